@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything Sluice needs to build, test and run its demo on a fresh
+# Debian 12 machine, from Debian's own packages only. Idempotent: safe to rerun.
+# The Dockerfile's build stage and .ci/run both call this script, so it is the
+# single list of dependencies.
+set -euo pipefail
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "setup.sh: run as root (it installs packages)" >&2
+  exit 1
+fi
+
+packages=(
+  # toolchain
+  build-essential cmake pkg-config clang libclang-rt-dev
+  # DPDK 22.11: libraries, the net PMDs (vhost, virtio_user, pcap, null, tap, ...) and dpdk-testpmd
+  libdpdk-dev dpdk dpdk-dev librte-meta-net
+  # control plane and API
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  nlohmann-json3-dev libboost-program-options-dev libabsl-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # networking tools used by the demo and the end-to-end tests
+  iproute2 procps containernetworking-plugins
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "setup.sh: all ${#packages[@]} packages present"
