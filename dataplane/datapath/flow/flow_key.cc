@@ -1,0 +1,255 @@
+// Flow key extraction: Ethernet (+ one VLAN tag), IPv4, IPv6 (+ extension
+// headers), ARP, TCP/UDP/SCTP/ICMP/ICMPv6. Every read is preceded by a length
+// check against the bytes the frame (or the IP length field) actually holds.
+#include "dataplane/datapath/flow/flow_key.h"
+
+namespace sluice::flow {
+namespace {
+
+constexpr uint16_t kEthTypeIpv4 = 0x0800;
+constexpr uint16_t kEthTypeArp = 0x0806;
+constexpr uint16_t kEthTypeVlan = 0x8100;
+constexpr uint16_t kEthTypeQinQ = 0x88a8;
+constexpr uint16_t kEthTypeIpv6 = 0x86dd;
+
+constexpr uint8_t kProtoIcmp = 1;
+constexpr uint8_t kProtoTcp = 6;
+constexpr uint8_t kProtoUdp = 17;
+constexpr uint8_t kProtoIcmpv6 = 58;
+constexpr uint8_t kProtoSctp = 132;
+
+// IPv6 extension headers the parser walks (RFC 8200 §4): hop-by-hop,
+// routing, fragment, authentication, destination options.
+constexpr uint8_t kIpv6HopByHop = 0;
+constexpr uint8_t kIpv6Routing = 43;
+constexpr uint8_t kIpv6Fragment = 44;
+constexpr uint8_t kIpv6Auth = 51;
+constexpr uint8_t kIpv6DestOpts = 60;
+// RFC 8200 recommends at most one of each plus a repeat of destination
+// options; eight bounds the walk while accepting every legal chain.
+constexpr int kMaxIpv6ExtHeaders = 8;
+
+constexpr uint32_t kEthHeaderLen = 14;
+constexpr uint32_t kVlanTagLen = 4;
+constexpr uint32_t kIpv4MinHeaderLen = 20;
+constexpr uint32_t kIpv6HeaderLen = 40;
+constexpr uint32_t kArpEthIpv4Len = 28;
+
+// Network-order 16-bit value read as the raw bytes (stays network order).
+inline uint16_t raw16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+inline uint32_t raw32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+// Network-order 16-bit value converted to host order (for length arithmetic).
+inline uint16_t host16(const uint8_t* p) {
+  return static_cast<uint16_t>((p[0] << 8) | p[1]);
+}
+inline uint16_t be16(uint16_t host) { return static_cast<uint16_t>((host >> 8) | (host << 8)); }
+
+inline uint8_t ttlClass(uint8_t ttl) {
+  return static_cast<uint8_t>(ttl == 0 ? TtlClass::kZero : ttl == 1 ? TtlClass::kOne : TtlClass::kMany);
+}
+
+// Parses the L4 header at [ofs, end) for protocol proto. icmp_proto is the
+// ICMP protocol number of the enclosing IP version (1 or 58).
+ParseResult parseL4(const uint8_t* data, uint32_t ofs, uint32_t end, uint8_t proto,
+                    uint8_t icmp_proto, FlowKey& key) {
+  const uint32_t avail = end - ofs;
+  const uint8_t* p = data + ofs;
+  key.l4_ofs = static_cast<uint16_t>(ofs);
+  switch (proto) {
+    case kProtoTcp: {
+      if (avail < 20) return ParseResult::kTcpTruncated;
+      const uint32_t doff = p[12] >> 4;
+      if (doff < 5) return ParseResult::kTcpBadOffset;
+      if (doff * 4 > avail) return ParseResult::kTcpTruncated;
+      key.tp_src = raw16(p);
+      key.tp_dst = raw16(p + 2);
+      return ParseResult::kOk;
+    }
+    case kProtoUdp:
+      if (avail < 8) return ParseResult::kUdpTruncated;
+      key.tp_src = raw16(p);
+      key.tp_dst = raw16(p + 2);
+      return ParseResult::kOk;
+    case kProtoSctp:
+      if (avail < 12) return ParseResult::kSctpTruncated;
+      key.tp_src = raw16(p);
+      key.tp_dst = raw16(p + 2);
+      return ParseResult::kOk;
+    default:
+      break;
+  }
+  if (proto == icmp_proto) {
+    if (avail < 4) return ParseResult::kIcmpTruncated;
+    key.icmp_type = p[0];
+    key.icmp_code = p[1];
+    return ParseResult::kOk;
+  }
+  key.l4_ofs = 0;  // a protocol whose header the key does not cover
+  return ParseResult::kOk;
+}
+
+ParseResult parseIpv4(const uint8_t* data, uint32_t ofs, uint32_t len, FlowKey& key) {
+  const uint32_t avail = len - ofs;
+  if (avail < kIpv4MinHeaderLen) return ParseResult::kIpv4Truncated;
+  const uint8_t* p = data + ofs;
+  if ((p[0] >> 4) != 4) return ParseResult::kIpv4BadVersion;
+  const uint32_t hlen = (p[0] & 0x0fU) * 4;
+  if (hlen < kIpv4MinHeaderLen) return ParseResult::kIpv4BadIhl;
+  if (hlen > avail) return ParseResult::kIpv4OptionsTruncated;
+  const uint32_t total = host16(p + 2);
+  if (total < hlen) return ParseResult::kIpv4BadTotalLength;
+  if (total > avail) return ParseResult::kIpv4LengthTruncated;
+
+  key.ip_tos = p[1];
+  key.ttl_class = ttlClass(p[8]);
+  key.ip_proto = p[9];
+  key.ipv4_src = raw32(p + 12);
+  key.ipv4_dst = raw32(p + 16);
+
+  const uint16_t frag = host16(p + 6);
+  const bool more_fragments = (frag & 0x2000) != 0;
+  if ((frag & 0x1fff) != 0) {
+    // Not the first fragment: what looks like an L4 header is payload.
+    key.ip_frag = static_cast<uint8_t>(IpFrag::kLater);
+    return ParseResult::kOk;
+  }
+  if (more_fragments) key.ip_frag = static_cast<uint8_t>(IpFrag::kFirst);
+  // Ethernet padding after the IP datagram is not L4 data: bound by total.
+  return parseL4(data, ofs + hlen, ofs + total, key.ip_proto, kProtoIcmp, key);
+}
+
+ParseResult parseIpv6(const uint8_t* data, uint32_t ofs, uint32_t len, FlowKey& key) {
+  const uint32_t avail = len - ofs;
+  if (avail < kIpv6HeaderLen) return ParseResult::kIpv6Truncated;
+  const uint8_t* p = data + ofs;
+  if ((p[0] >> 4) != 6) return ParseResult::kIpv6BadVersion;
+  const uint32_t payload = host16(p + 4);
+  if (kIpv6HeaderLen + payload > avail) return ParseResult::kIpv6LengthTruncated;
+
+  key.ip_tos = static_cast<uint8_t>(((p[0] & 0x0f) << 4) | (p[1] >> 4));
+  key.ttl_class = ttlClass(p[7]);
+  std::memcpy(key.ipv6_src, p + 8, 16);
+  std::memcpy(key.ipv6_dst, p + 24, 16);
+
+  const uint32_t end = ofs + kIpv6HeaderLen + payload;
+  uint32_t cur = ofs + kIpv6HeaderLen;
+  uint8_t next = p[6];
+  for (int n = 0;; ++n) {
+    if (n == kMaxIpv6ExtHeaders) {
+      key.ip_proto = next;
+      return ParseResult::kIpv6TooManyExt;
+    }
+    uint32_t ext_len = 0;
+    switch (next) {
+      case kIpv6HopByHop:
+      case kIpv6Routing:
+      case kIpv6DestOpts:
+        if (end - cur < 2) return ParseResult::kIpv6ExtTruncated;
+        ext_len = (data[cur + 1] + 1U) * 8;
+        break;
+      case kIpv6Auth:
+        if (end - cur < 2) return ParseResult::kIpv6ExtTruncated;
+        ext_len = (data[cur + 1] + 2U) * 4;
+        break;
+      case kIpv6Fragment: {
+        if (end - cur < 8) return ParseResult::kIpv6ExtTruncated;
+        const uint16_t off_flags = host16(data + cur + 2);
+        next = data[cur];
+        cur += 8;
+        if ((off_flags & 0xfff8) != 0) {
+          key.ip_frag = static_cast<uint8_t>(IpFrag::kLater);
+          key.ip_proto = next;
+          return ParseResult::kOk;
+        }
+        if ((off_flags & 1) != 0) key.ip_frag = static_cast<uint8_t>(IpFrag::kFirst);
+        continue;
+      }
+      default:
+        key.ip_proto = next;
+        return parseL4(data, cur, end, next, kProtoIcmpv6, key);
+    }
+    if (ext_len > end - cur) return ParseResult::kIpv6ExtTruncated;
+    next = data[cur];
+    cur += ext_len;
+  }
+}
+
+ParseResult parseArp(const uint8_t* data, uint32_t ofs, uint32_t len, FlowKey& key) {
+  if (len - ofs < kArpEthIpv4Len) return ParseResult::kArpTruncated;
+  const uint8_t* p = data + ofs;
+  // Ethernet (htype 1) / IPv4 (ptype 0x0800) with 6- and 4-byte addresses.
+  if (host16(p) != 1 || host16(p + 2) != kEthTypeIpv4 || p[4] != 6 || p[5] != 4) {
+    return ParseResult::kArpUnsupported;
+  }
+  key.arp_op = raw16(p + 6);
+  std::memcpy(key.arp_sha, p + 8, 6);
+  key.arp_spa = raw32(p + 14);
+  key.arp_tpa = raw32(p + 24);
+  return ParseResult::kOk;
+}
+
+ParseResult parseFrame(const uint8_t* data, uint32_t len, FlowKey& key) {
+  if (len < kEthHeaderLen) return ParseResult::kEthTruncated;
+  std::memcpy(key.eth_dst, data, 6);
+  std::memcpy(key.eth_src, data + 6, 6);
+  uint16_t type = raw16(data + 12);
+  uint32_t ofs = kEthHeaderLen;
+  if (type == be16(kEthTypeVlan) || type == be16(kEthTypeQinQ)) {
+    if (len - ofs < kVlanTagLen) {
+      key.eth_type = type;
+      return ParseResult::kVlanTruncated;
+    }
+    key.flags |= kFlagVlan;
+    key.vlan_tci = raw16(data + ofs);
+    type = raw16(data + ofs + 2);
+    ofs += kVlanTagLen;
+  }
+  key.eth_type = type;
+  key.l3_ofs = static_cast<uint16_t>(ofs);
+  if (type == be16(kEthTypeIpv4)) return parseIpv4(data, ofs, len, key);
+  if (type == be16(kEthTypeIpv6)) return parseIpv6(data, ofs, len, key);
+  if (type == be16(kEthTypeArp)) return parseArp(data, ofs, len, key);
+  // Any other EtherType (including a second VLAN tag or an 802.3 length) is
+  // not malformed: the key holds L2 only and the decision drops or forwards.
+  key.l3_ofs = 0;
+  return ParseResult::kOk;
+}
+
+}  // namespace
+
+ParseResult extractFlowKey(const uint8_t* data, uint32_t len, uint16_t in_port,
+                           std::optional<uint32_t> rss_hash, FlowKey& key) {
+  std::memset(&key, 0, sizeof(key));
+  key.in_port = in_port;
+  const ParseResult r = parseFrame(data, len, key);
+  key.parse_result = static_cast<uint8_t>(r);
+  if (r == ParseResult::kOk) {
+    key.hash = rss_hash.has_value() ? *rss_hash : hashKey(key);
+  }
+  return r;
+}
+
+uint32_t extractFlowKeys(const PacketRef* pkts, uint32_t n, uint16_t in_port, FlowKey* keys) {
+  uint32_t ok = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (i + 1 < n) {
+      // The first line holds Ethernet, IP and (without options) L4 headers.
+      __builtin_prefetch(pkts[i + 1].data);
+    }
+    const PacketRef& p = pkts[i];
+    const std::optional<uint32_t> rss =
+        p.has_rss ? std::optional<uint32_t>(p.rss_hash) : std::nullopt;
+    ok += extractFlowKey(p.data, p.len, in_port, rss, keys[i]) == ParseResult::kOk;
+  }
+  return ok;
+}
+
+}  // namespace sluice::flow

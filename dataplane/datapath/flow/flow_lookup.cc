@@ -1,0 +1,72 @@
+// EMC -> SMC -> classifier over a burst; refilling the upper tiers.
+#include "dataplane/datapath/flow/flow_lookup.h"
+
+#include <algorithm>
+
+namespace sluice::flow {
+
+absl::StatusOr<std::unique_ptr<FlowLookup>> FlowLookup::create(const FlowLookupConfig& config,
+                                                               const MegaflowTable& table) {
+  auto emc = Emc::create(config.emc);
+  if (!emc.ok()) return emc.status();
+  auto smc = Smc::create(config.smc);
+  if (!smc.ok()) return smc.status();
+  return std::unique_ptr<FlowLookup>(
+      new FlowLookup(std::move(*emc), std::move(*smc), table));
+}
+
+uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex* out,
+                                 uint16_t* misses) {
+  // Pending list: well-formed packets, in order.
+  uint32_t pending = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    out[i] = kNoMegaflow;
+    if (keys[i].parse_result == static_cast<uint8_t>(ParseResult::kOk)) {
+      misses[pending++] = static_cast<uint16_t>(i);
+    }
+  }
+  counters_.malformed += n - pending;
+
+  uint32_t before = pending;
+  pending = emc_->lookupBurst(keys, misses, pending, out, table_);
+  counters_.emc_hits += before - pending;
+
+  if (pending > 0 && smc_->enabled()) {
+    uint16_t tried[kMaxBurst];
+    std::copy(misses, misses + pending, tried);
+    before = pending;
+    pending = smc_->lookupBurst(keys, misses, pending, out, table_);
+    counters_.smc_hits += before - pending;
+    if (before != pending && emc_->enabled()) {
+      for (uint32_t j = 0; j < before; ++j) {
+        const uint16_t i = tried[j];
+        if (out[i] != kNoMegaflow) {
+          emc_->insert(keys[i], out[i], table_.at(out[i]).generation.load(std::memory_order_relaxed));
+        }
+      }
+    }
+  }
+
+  if (pending > 0 && classifier_ != nullptr) {
+    uint16_t tried[kMaxBurst];
+    std::copy(misses, misses + pending, tried);
+    before = pending;
+    pending = classifier_->lookupBurst(keys, misses, pending, out, table_);
+    counters_.megaflow_hits += before - pending;
+    if (before != pending) {
+      for (uint32_t j = 0; j < before; ++j) {
+        const uint16_t i = tried[j];
+        if (out[i] != kNoMegaflow) learn(keys[i], out[i]);
+      }
+    }
+  }
+  counters_.misses += pending;
+  return pending;
+}
+
+void FlowLookup::learn(const FlowKey& key, MegaflowIndex m) {
+  smc_->insert(key, m);
+  emc_->insert(key, m, table_.at(m).generation.load(std::memory_order_relaxed));
+}
+
+}  // namespace sluice::flow

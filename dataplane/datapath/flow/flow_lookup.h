@@ -1,0 +1,75 @@
+// The cached lookup pipeline of one PMD: EMC -> SMC -> megaflow classifier,
+// over a burst of extracted keys, with the tier counters that say where each
+// packet was resolved (exactly one tier per packet, STYLE.md §8).
+//
+// Owned and used by one PMD thread. The classifier version it searches is
+// swapped by that PMD at a quiescent point (setClassifier) after the control
+// thread published a new one; the megaflow table is the PMD's own.
+// Lower-tier hits refill the upper tiers: a classifier hit inserts into the
+// SMC and (probabilistically) the EMC, an SMC hit into the EMC.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "dataplane/datapath/flow/classifier.h"
+#include "dataplane/datapath/flow/emc.h"
+#include "dataplane/datapath/flow/flow_key.h"
+#include "dataplane/datapath/flow/megaflow.h"
+#include "dataplane/datapath/flow/smc.h"
+
+namespace sluice::flow {
+
+struct FlowLookupConfig {
+  EmcConfig emc;
+  SmcConfig smc;
+};
+
+// Where the packets of all bursts so far were resolved. Each packet is
+// counted in exactly one of these.
+struct TierCounters {
+  uint64_t emc_hits = 0;
+  uint64_t smc_hits = 0;
+  uint64_t megaflow_hits = 0;
+  uint64_t misses = 0;     // no tier matched: the packet needs an upcall
+  uint64_t malformed = 0;  // parse_result != kOk: never looked up
+  uint64_t total() const { return emc_hits + smc_hits + megaflow_hits + misses + malformed; }
+};
+
+class FlowLookup {
+ public:
+  static absl::StatusOr<std::unique_ptr<FlowLookup>> create(const FlowLookupConfig& config,
+                                                           const MegaflowTable& table);
+
+  // PMD, at a quiescent point: the classifier version to search from now on.
+  void setClassifier(const Classifier* classifier) { classifier_ = classifier; }
+
+  // Resolves keys[0, n) (n <= kMaxBurst). out[i] is the megaflow of packet
+  // i, or kNoMegaflow for a miss or a malformed packet. The indices of the
+  // misses (not the malformed) are written to misses[] in packet order and
+  // their count returned.
+  uint32_t lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex* out, uint16_t* misses);
+
+  // After an upcall installed megaflow m for key: cache it (SMC, then EMC
+  // with its usual probability) so the next packet of the flow hits early.
+  void learn(const FlowKey& key, MegaflowIndex m);
+
+  const TierCounters& counters() const { return counters_; }
+  Emc& emc() { return *emc_; }
+  Smc& smc() { return *smc_; }
+  const Emc& emc() const { return *emc_; }
+  const Smc& smc() const { return *smc_; }
+
+ private:
+  FlowLookup(std::unique_ptr<Emc> emc, std::unique_ptr<Smc> smc, const MegaflowTable& table)
+      : emc_(std::move(emc)), smc_(std::move(smc)), table_(table) {}
+
+  std::unique_ptr<Emc> emc_;
+  std::unique_ptr<Smc> smc_;
+  const MegaflowTable& table_;
+  const Classifier* classifier_ = nullptr;
+  TierCounters counters_;
+};
+
+}  // namespace sluice::flow

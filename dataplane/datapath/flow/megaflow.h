@@ -1,0 +1,113 @@
+// A megaflow: a masked key, its mask and the decision the slow path made for
+// every packet it matches, plus the per-PMD table of megaflow records the
+// caches and the classifier point into by index.
+//
+// Threads. A MegaflowTable belongs to one PMD (as OVS keeps one flow table per
+// PMD thread): that PMD reads records and writes their statistics; the control
+// thread installs and kills records. Their protocol, which keeps lookups free
+// of locks:
+//   install (control): take a free slot, write mask/key/actions while the slot
+//     is not alive, then alive.store(true, release).
+//   kill (control): alive.store(false, release) and generation+1 (release).
+//     The caches may still hold the index; they drop it lazily when they see
+//     the record dead or its generation changed.
+//   recycle (control): only after every PMD that reads this table has passed
+//     a quiescent point since the kill. No PMD can then be in the middle of
+//     reading the old contents, and a PMD that loads alive/generation again
+//     sees the kill; so rewriting the record on the next install races with
+//     no reader.
+//   PMD: load alive (acquire) before reading mask/key/actions; an EMC entry
+//     also compares the generation it stored at insertion.
+// Statistics (packets, bytes, last use) are written by the owning PMD only;
+// they are relaxed atomics so that the control thread may read them at any
+// time (for sluicectl flows and idle expiry) without a data race.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dataplane/datapath/flow/flow_key.h"
+
+namespace sluice::flow {
+
+// Index of a megaflow record in its PMD's MegaflowTable.
+using MegaflowIndex = uint32_t;
+inline constexpr MegaflowIndex kNoMegaflow = 0xffffffffU;
+
+// The decision cached for a megaflow. A placeholder with room for what the
+// action stage will need; the flow components never interpret it.
+struct MegaflowActions {
+  enum class Kind : uint8_t { kDrop = 0, kOutput = 1 };
+  Kind kind = Kind::kDrop;
+  uint8_t rewrite_flags = 0;  // which header rewrites apply (owned by the action stage)
+  uint16_t out_port = 0;      // datapath port number for kOutput
+  uint16_t drop_reason = 0;   // named drop reason for kDrop (action stage's list)
+  uint16_t pad = 0;
+  uint32_t arg = 0;           // e.g. a next-hop or tunnel index
+};
+
+struct alignas(64) Megaflow {
+  // Line 0: read on every hit.
+  std::atomic<bool> alive{false};       // see the protocol above
+  std::atomic<uint32_t> generation{0};  // +1 on every kill; EMC entries compare it
+  MegaflowActions actions;              // written only while not alive
+  std::atomic<uint64_t> packets{0};     // packets that hit (any tier); PMD-written
+  std::atomic<uint64_t> bytes{0};       // their bytes; PMD-written
+  std::atomic<uint64_t> last_used_tsc{0};  // TSC of the last hit; PMD-written
+  std::atomic<uint64_t> installed_tsc{0};  // TSC at install; control-written
+  // Lines 2..5: the match, written only while not alive.
+  FlowMask mask;
+  FlowKey key;  // already masked: key == applyMask(key, mask)
+
+  // True when the packet key falls in this megaflow (mask and compare only;
+  // liveness is the caller's business).
+  bool matches(const FlowKey& k) const { return maskedEqual(k, mask, key); }
+
+  // Accounts n packets of `bytes_total` bytes at time tsc. Owning PMD only:
+  // load+store instead of fetch_add, since there is a single writer.
+  void recordHits(uint32_t n, uint64_t bytes_total, uint64_t tsc) {
+    packets.store(packets.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    bytes.store(bytes.load(std::memory_order_relaxed) + bytes_total, std::memory_order_relaxed);
+    last_used_tsc.store(tsc, std::memory_order_relaxed);
+  }
+};
+
+class MegaflowTable {
+ public:
+  // capacity bounds the number of megaflows of one PMD (the flow limit).
+  explicit MegaflowTable(uint32_t capacity);
+  MegaflowTable(const MegaflowTable&) = delete;
+  MegaflowTable& operator=(const MegaflowTable&) = delete;
+
+  uint32_t capacity() const { return capacity_; }
+  // Live records (control thread's view).
+  uint32_t size() const { return live_; }
+
+  // --- PMD side -----------------------------------------------------------
+  const Megaflow& at(MegaflowIndex i) const { return records_[i]; }
+  Megaflow& at(MegaflowIndex i) { return records_[i]; }
+  bool isAlive(MegaflowIndex i) const { return records_[i].alive.load(std::memory_order_acquire); }
+
+  // --- control side -------------------------------------------------------
+  // Writes a new live record (key is masked here). ResourceExhausted when
+  // every slot is taken or waiting for recycle.
+  absl::StatusOr<MegaflowIndex> install(const FlowKey& key, const FlowMask& mask,
+                                        const MegaflowActions& actions, uint64_t now_tsc = 0);
+  // Marks a record dead; caches stop returning it (see the protocol above).
+  void kill(MegaflowIndex i);
+  // Returns a killed slot to the free list; only after a grace period.
+  // FailedPrecondition for a live or out-of-range index.
+  absl::Status recycle(MegaflowIndex i);
+
+ private:
+  uint32_t capacity_;
+  uint32_t live_ = 0;
+  std::unique_ptr<Megaflow[]> records_;
+  std::vector<MegaflowIndex> free_;  // control thread only
+};
+
+}  // namespace sluice::flow
