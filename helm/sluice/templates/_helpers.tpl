@@ -1,0 +1,154 @@
+{{/*
+Shared names, labels and derived settings. Everything node-independent that
+more than one template needs is computed here once.
+*/}}
+
+{{/* Object name prefix: the release name, suffixed with the chart name unless it already contains it. */}}
+{{- define "sluice.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "sluice.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "sluice.labels" -}}
+{{ include "sluice.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "sluice.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+
+{{/* Host directory of sluiced's API socket (and parent of the default vhost-user directory). */}}
+{{- define "sluice.runDir" -}}/var/run/sluice{{- end -}}
+
+{{- define "sluice.apiSocket" -}}{{ include "sluice.runDir" . }}/sluice.sock{{- end -}}
+
+{{/* Where the init container writes the node's final sluiced config (an emptyDir). */}}
+{{- define "sluice.bootDir" -}}/run/sluice-boot{{- end -}}
+
+{{/* Whole CPUs for sluiced: one per PMD core plus one for the control thread. */}}
+{{- define "sluice.cpus" -}}
+{{- add 1 (len (splitList "," .Values.dataplane.pmdCores)) -}}
+{{- end -}}
+
+{{/* Hugepage resource name, e.g. hugepages-2Mi. */}}
+{{- define "sluice.hugepageResource" -}}
+hugepages-{{ .Values.hugepages.size }}
+{{- end -}}
+
+{{/* Hugepage memory as a quantity: count x page size (the schema allows only 2Mi and 1Gi pages). */}}
+{{- define "sluice.hugepageAmount" -}}
+{{- if eq .Values.hugepages.size "1Gi" -}}
+{{- printf "%dGi" (int .Values.hugepages.count) -}}
+{{- else -}}
+{{- printf "%dMi" (mul 2 (int .Values.hugepages.count)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+EAL arguments. Memory: hugepages from the pod's HugePages emptyDir, or no-huge
+with a fixed size. PCI: an uplink given as a PCI address is the only device DPDK
+may probe (-a); without one, --no-pci keeps DPDK off the node's other NICs.
+--file-prefix keeps sluiced's runtime files apart from any DPDK pod's.
+*/}}
+{{- define "sluice.eal" -}}
+{{- $args := list -}}
+{{- if .Values.hugepages.enabled -}}
+{{- $args = append $args "--huge-dir /dev/hugepages" -}}
+{{- else -}}
+{{- $args = append $args (printf "--no-huge -m %d" (int .Values.hugepages.noHugeMemoryMB)) -}}
+{{- end -}}
+{{- $pci := regexFind "^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]" .Values.uplink.devargs -}}
+{{- if $pci -}}
+{{- $args = append $args (printf "-a %s" $pci) -}}
+{{- else -}}
+{{- $args = append $args "--no-pci" -}}
+{{- end -}}
+{{- $args = append $args "--file-prefix sluice" -}}
+{{- with .Values.dataplane.extraEal -}}
+{{- $args = append $args . -}}
+{{- end -}}
+{{- join " " $args -}}
+{{- end -}}
+
+{{/* Whether sluiced needs /dev/vfio: VF pools for DPDK pods or a PCI uplink. */}}
+{{- define "sluice.needsVfio" -}}
+{{- if or .Values.sriov.pools (regexMatch "^[0-9a-fA-F]{4}:" .Values.uplink.devargs) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+Whether network configs differ between nodes: host-local must hand out
+addresses from the node's own pod CIDR, so with per-node CIDRs the
+NetworkAttachmentDefinitions carry no config and Multus reads the node's copy by
+name from its confDir (written by the node-config init container).
+*/}}
+{{- define "sluice.perNodeNetconf" -}}
+{{- if and (not .Values.networks.ipam) (or .Values.network.nodes .Values.network.podCIDRFromNode.enabled) -}}true{{- end -}}
+{{- end -}}
+
+{{/* IPAM block shared by the network attachments; @NODE_POD_CIDR@ is filled in on the node. */}}
+{{- define "sluice.ipam" -}}
+{{- if .Values.networks.ipam -}}
+{{- toJson .Values.networks.ipam -}}
+{{- else -}}
+{{- $subnet := ternary "@NODE_POD_CIDR@" .Values.network.podCIDR (eq (include "sluice.perNodeNetconf" .) "true") -}}
+{{- toJson (dict "type" "host-local" "ranges" (list (list (dict "subnet" $subnet)))) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The uplink block of sluiced's config; called with dict "Values" and the node's "vtep". */}}
+{{- define "sluice.uplink" -}}
+{{- $u := dict "devargs" .Values.uplink.devargs "vtep" .vtep -}}
+{{- with .Values.uplink.mac -}}{{- $_ := set $u "mac" . -}}{{- end -}}
+{{- with .Values.uplink.nextHop -}}{{- $_ := set $u "next-hop" . -}}{{- end -}}
+{{- toJson $u -}}
+{{- end -}}
+
+{{/*
+CNI network configuration of one Sluice network, as JSON; called with dict
+"root" (the chart context), "name" and "interfaceType". The same text is the
+NetworkAttachmentDefinition's spec.config and the node's reference copy.
+*/}}
+{{- define "sluice.netconf" -}}
+{{- $v := .root.Values -}}
+{{- $c := dict
+      "cniVersion" "1.0.0"
+      "name" .name
+      "type" "sluice-cni"
+      "interfaceType" .interfaceType
+      "apiSocket" (include "sluice.apiSocket" .root)
+      "mtu" (int $v.cni.mtu)
+      "ipam" (include "sluice.ipam" .root | fromJson)
+-}}
+{{- if eq .interfaceType "vhost-user" -}}
+{{- $_ := set $c "vhostMode" $v.vhostUser.mode -}}
+{{- $_ := set $c "socketDir" $v.vhostUser.socketDir -}}
+{{- else if gt (int $v.networks.sriov.vlan) 0 -}}
+{{- $_ := set $c "vlan" (int $v.networks.sriov.vlan) -}}
+{{- end -}}
+{{- toJson $c -}}
+{{- end -}}
+
+{{/* The enabled networks as a list of dicts: name, interfaceType. */}}
+{{- define "sluice.networks" -}}
+{{- $l := list -}}
+{{- if .Values.networks.vhostUser.enabled -}}
+{{- $l = append $l (dict "name" .Values.networks.vhostUser.name "interfaceType" "vhost-user") -}}
+{{- end -}}
+{{- if .Values.networks.sriov.enabled -}}
+{{- $l = append $l (dict "name" .Values.networks.sriov.name "interfaceType" "sriov") -}}
+{{- end -}}
+{{- toJson $l -}}
+{{- end -}}
