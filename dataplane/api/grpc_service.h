@@ -1,0 +1,31 @@
+// The sluice.v1.Dataplane gRPC service: decode, validate, call control, map
+// the result to one status code (STYLE §13). No logic of its own beyond
+// translation, and no exception escapes into gRPC. Runs on gRPC's threads.
+#pragma once
+
+#include "dataplane/control/dataplane_control.h"
+#include "sluice/v1/dataplane.grpc.pb.h"
+
+namespace sluice {
+
+class DataplaneService final : public sluice::v1::Dataplane::Service {
+ public:
+  DataplaneService(DataplaneControl& control, std::string version)
+      : control_(control), version_(std::move(version)) {}
+
+  grpc::Status AddPort(grpc::ServerContext*, const v1::AddPortRequest*, v1::AddPortResponse*) override;
+  grpc::Status DeletePort(grpc::ServerContext*, const v1::DeletePortRequest*, v1::DeletePortResponse*) override;
+  grpc::Status ListPorts(grpc::ServerContext*, const v1::ListPortsRequest*, v1::ListPortsResponse*) override;
+  grpc::Status GetStats(grpc::ServerContext*, const v1::GetStatsRequest*, v1::GetStatsResponse*) override;
+  grpc::Status ClearStats(grpc::ServerContext*, const v1::ClearStatsRequest*, v1::ClearStatsResponse*) override;
+  grpc::Status Health(grpc::ServerContext*, const v1::HealthRequest*, v1::HealthResponse*) override;
+
+ private:
+  DataplaneControl& control_;
+  std::string version_;
+};
+
+// absl status → gRPC status, code for code (their numbering is the same).
+grpc::Status toGrpcStatus(const absl::Status& s);
+
+}  // namespace sluice

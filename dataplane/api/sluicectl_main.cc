@@ -1,0 +1,218 @@
+// sluicectl: the operator's CLI for a node's sluiced, over the same gRPC API
+// the CNI plugin uses (so `kubectl exec ds/sluice -- sluicectl stats` works).
+// Exit codes: 0 success, 1 the dataplane answered with an error or is not
+// ready, 2 bad usage, 3 the dataplane could not be reached.
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/grpcpp.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "dataplane/api/stats_format.h"
+#include "sluice/v1/dataplane.grpc.pb.h"
+
+namespace po = boost::program_options;
+namespace v1 = sluice::v1;
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: sluicectl [--socket PATH] [--json] [--timeout MS] COMMAND\n"
+    "commands:\n"
+    "  stats              per-PMD cycles/packet, batches, per-port and per-reason counters\n"
+    "  stats clear        reset the counters\n"
+    "  ports              list ports\n"
+    "  health             exit 0 if the dataplane is ready\n"
+    "  port add --container-id ID --ifname NAME --ip A.B.C.D [--mac M] [--mode server|client]\n"
+    "           [--namespace NS] [--pod NAME] [--socket-subdir DIR]\n"
+    "  port del --container-id ID --ifname NAME\n";
+
+struct Globals {
+  std::string socket = "/var/run/sluice/sluice.sock";
+  bool json = false;
+  int timeout_ms = 5000;
+};
+
+const char* codeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    default: return "ERROR";
+  }
+}
+
+int report(const grpc::Status& s, const Globals& g) {
+  bool unreachable = s.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                     s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+  if (unreachable)
+    std::fprintf(stderr, "sluicectl: cannot reach sluiced at %s: %s\n", g.socket.c_str(), s.error_message().c_str());
+  else
+    std::fprintf(stderr, "sluicectl: %s: %s\n", codeName(s.error_code()), s.error_message().c_str());
+  return unreachable ? 3 : 1;
+}
+
+void printJson(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.always_print_primitive_fields = true;
+  opts.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, opts);
+  std::fputs(out.c_str(), stdout);
+}
+
+struct Client {
+  explicit Client(const Globals& g)
+      : globals(g),
+        stub(v1::Dataplane::NewStub(grpc::CreateChannel("unix:" + g.socket, grpc::InsecureChannelCredentials()))) {}
+  std::unique_ptr<grpc::ClientContext> context() const {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(globals.timeout_ms));
+    return ctx;
+  }
+  const Globals& globals;
+  std::unique_ptr<v1::Dataplane::Stub> stub;
+};
+
+int portAdd(Client& client, const std::vector<std::string>& args) {
+  po::options_description desc("port add");
+  std::string mode = "server";
+  desc.add_options()("container-id", po::value<std::string>()->required(), "")(
+      "ifname", po::value<std::string>()->required(), "")("ip", po::value<std::string>()->required(), "")(
+      "mac", po::value<std::string>()->default_value(""), "")("mode", po::value<std::string>(&mode), "")(
+      "namespace", po::value<std::string>()->default_value(""), "")("pod", po::value<std::string>()->default_value(""), "")(
+      "socket-subdir", po::value<std::string>()->default_value(""), "");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  po::notify(vm);
+  v1::AddPortRequest req;
+  req.mutable_attachment()->set_container_id(vm["container-id"].as<std::string>());
+  req.mutable_attachment()->set_ifname(vm["ifname"].as<std::string>());
+  req.set_ip(vm["ip"].as<std::string>());
+  req.set_mac(vm["mac"].as<std::string>());
+  req.set_pod_namespace(vm["namespace"].as<std::string>());
+  req.set_pod_name(vm["pod"].as<std::string>());
+  req.set_socket_subdir(vm["socket-subdir"].as<std::string>());
+  req.set_type(v1::PORT_TYPE_VHOST_USER);
+  if (mode == "server") req.set_vhost_mode(v1::VHOST_MODE_SERVER);
+  else if (mode == "client") req.set_vhost_mode(v1::VHOST_MODE_CLIENT);
+  else throw po::error("--mode must be server or client");
+  v1::AddPortResponse resp;
+  grpc::Status s = client.stub->AddPort(client.context().get(), req, &resp);
+  if (!s.ok()) return report(s, client.globals);
+  if (client.globals.json) printJson(resp);
+  else std::fputs((std::string(resp.created() ? "created" : "exists") + "\n" + sluice::formatPort(resp.port())).c_str(), stdout);
+  return 0;
+}
+
+int portDel(Client& client, const std::vector<std::string>& args) {
+  po::options_description desc("port del");
+  desc.add_options()("container-id", po::value<std::string>()->required(), "")(
+      "ifname", po::value<std::string>()->required(), "");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  po::notify(vm);
+  v1::DeletePortRequest req;
+  req.mutable_attachment()->set_container_id(vm["container-id"].as<std::string>());
+  req.mutable_attachment()->set_ifname(vm["ifname"].as<std::string>());
+  v1::DeletePortResponse resp;
+  grpc::Status s = client.stub->DeletePort(client.context().get(), req, &resp);
+  if (!s.ok()) return report(s, client.globals);
+  if (client.globals.json) printJson(resp);
+  else std::puts(resp.deleted() ? "deleted" : "no such attachment (nothing to do)");
+  return 0;
+}
+
+int dispatch(Client& client, const std::vector<std::string>& words) {
+  const Globals& g = client.globals;
+  const std::string& cmd = words[0];
+  std::vector<std::string> rest(words.begin() + 1, words.end());
+  if (cmd == "stats" && rest.empty()) {
+    v1::GetStatsResponse resp;
+    grpc::Status s = client.stub->GetStats(client.context().get(), {}, &resp);
+    if (!s.ok()) return report(s, g);
+    if (g.json) printJson(resp);
+    else std::fputs(sluice::formatStats(resp).c_str(), stdout);
+    return 0;
+  }
+  if (cmd == "stats" && rest == std::vector<std::string>{"clear"}) {
+    v1::ClearStatsResponse resp;
+    grpc::Status s = client.stub->ClearStats(client.context().get(), {}, &resp);
+    if (!s.ok()) return report(s, g);
+    if (!g.json) std::puts("statistics cleared");
+    else printJson(resp);
+    return 0;
+  }
+  if (cmd == "ports" && rest.empty()) {
+    v1::ListPortsResponse resp;
+    grpc::Status s = client.stub->ListPorts(client.context().get(), {}, &resp);
+    if (!s.ok()) return report(s, g);
+    if (g.json) printJson(resp);
+    else std::fputs(sluice::formatPorts(resp).c_str(), stdout);
+    return 0;
+  }
+  if (cmd == "health" && rest.empty()) {
+    v1::HealthResponse resp;
+    grpc::Status s = client.stub->Health(client.context().get(), {}, &resp);
+    if (!s.ok()) return report(s, g);
+    if (g.json) printJson(resp);
+    else std::fputs(sluice::formatHealth(resp).c_str(), stdout);
+    return resp.ready() ? 0 : 1;
+  }
+  if (cmd == "port" && !rest.empty() && rest[0] == "add")
+    return portAdd(client, std::vector<std::string>(rest.begin() + 1, rest.end()));
+  if (cmd == "port" && !rest.empty() && rest[0] == "del")
+    return portDel(client, std::vector<std::string>(rest.begin() + 1, rest.end()));
+  std::fputs(kUsage, stderr);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Globals g;
+  std::vector<std::string> words;
+  try {
+    int i = 1;
+    for (; i < argc; ++i) {
+      std::string a = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw po::error(a + " needs a value");
+        return argv[++i];
+      };
+      if (a == "--socket") g.socket = value();
+      else if (a.rfind("--socket=", 0) == 0) g.socket = a.substr(9);
+      else if (a == "--json") g.json = true;
+      else if (a == "--timeout") g.timeout_ms = std::stoi(value());
+      else if (a == "-h" || a == "--help") {
+        std::fputs(kUsage, stdout);
+        return 0;
+      } else break;
+    }
+    for (; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--json") g.json = true;  // also accepted after the command
+      else words.push_back(a);
+    }
+    if (words.empty()) {
+      std::fputs(kUsage, stderr);
+      return 2;
+    }
+    Client client(g);
+    return dispatch(client, words);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluicectl: %s\n%s", e.what(), kUsage);
+    return 2;
+  }
+}

@@ -1,0 +1,76 @@
+#include "dataplane/api/stats_format.h"
+
+#include <cstdio>
+#include <string>
+
+namespace sluice {
+namespace {
+
+std::string fmt(const char* format, auto... args) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+double ratio(uint64_t num, uint64_t den) { return den == 0 ? 0.0 : static_cast<double>(num) / static_cast<double>(den); }
+
+std::string attachmentText(const v1::Attachment& a) {
+  std::string id = a.container_id().substr(0, 12);
+  return id + "/" + a.ifname();
+}
+
+}  // namespace
+
+std::string formatStats(const v1::GetStatsResponse& s) {
+  std::string out = fmt("Statistics over the last %.1f s (tx-flush-interval %u us)\n", s.seconds_since_clear(),
+                        s.tx_flush_interval_us());
+  for (const v1::PmdStats& p : s.pmds()) {
+    uint64_t total = p.busy_cycles() + p.idle_cycles();
+    double seconds = s.tsc_hz() ? static_cast<double>(total) / static_cast<double>(s.tsc_hz()) : 0;
+    out += fmt("\nPMD %u (lcore %u)\n", p.index(), p.lcore());
+    out += fmt("  packets received:       %14llu  (%.3f Mpps)\n", static_cast<unsigned long long>(p.packets()),
+               seconds > 0 ? static_cast<double>(p.packets()) / seconds / 1e6 : 0.0);
+    out += fmt("  cycles per packet:      %14.1f  (busy cycles / packets)\n", ratio(p.busy_cycles(), p.packets()));
+    out += fmt("  busy cycles:            %14llu  (%.1f %% of %llu)\n", static_cast<unsigned long long>(p.busy_cycles()),
+               100.0 * ratio(p.busy_cycles(), total), static_cast<unsigned long long>(total));
+    out += fmt("  rx bursts:              %14llu  (%.1f packets/burst)\n", static_cast<unsigned long long>(p.rx_bursts()),
+               ratio(p.packets(), p.rx_bursts()));
+    out += fmt("  output batches:         %14llu  (%.1f packets/batch)\n",
+               static_cast<unsigned long long>(p.tx_batches()), ratio(p.tx_batched_packets(), p.tx_batches()));
+    out += fmt("  packets sent:           %14llu\n", static_cast<unsigned long long>(p.tx_packets()));
+    out += fmt("  snapshot reloads:       %14llu\n", static_cast<unsigned long long>(p.reloads()));
+  }
+  out += "\nPorts\n";
+  out += fmt("  %-4s  %-22s %14s %14s %12s %12s\n", "PORT", "ATTACHMENT", "RX", "TX", "TX-DROPPED", "RX-DROPPED");
+  for (const v1::PortStats& p : s.ports())
+    out += fmt("  %-4u  %-22s %14llu %14llu %12llu %12llu\n", p.port_no(), attachmentText(p.attachment()).c_str(),
+               static_cast<unsigned long long>(p.rx_packets()), static_cast<unsigned long long>(p.tx_packets()),
+               static_cast<unsigned long long>(p.tx_dropped()), static_cast<unsigned long long>(p.rx_dropped()));
+  if (s.ports().empty()) out += "  (no ports)\n";
+  out += "\nDrops by reason\n";
+  for (const v1::DropCounter& d : s.drops())
+    out += fmt("  %-24s %14llu\n", d.reason().c_str(), static_cast<unsigned long long>(d.packets()));
+  return out;
+}
+
+std::string formatPort(const v1::Port& p) {
+  return fmt("  %-4u  %-22s %-15s %-17s %-6s %-4u %-4s %s\n", p.port_no(), attachmentText(p.attachment()).c_str(),
+             p.ip().c_str(), p.mac().c_str(), p.vhost_mode() == v1::VHOST_MODE_CLIENT ? "client" : "server",
+             p.pmd(), p.link_up() ? "up" : "down", p.socket_path().c_str());
+}
+
+std::string formatPorts(const v1::ListPortsResponse& ports) {
+  std::string out = fmt("  %-4s  %-22s %-15s %-17s %-6s %-4s %-4s %s\n", "PORT", "ATTACHMENT", "IP", "MAC", "MODE",
+                        "PMD", "LINK", "SOCKET");
+  for (const v1::Port& p : ports.ports()) out += formatPort(p);
+  if (ports.ports().empty()) out += "  (no ports)\n";
+  return out;
+}
+
+std::string formatHealth(const v1::HealthResponse& h) {
+  return fmt("%s: sluiced %s, up %.0f s, %u/%u ports, %u PMD(s), pod CIDR %s, gateway %s (%s)\n",
+             h.ready() ? "ready" : "NOT READY", h.version().c_str(), h.uptime_seconds(), h.ports(), h.max_ports(),
+             h.pmds(), h.pod_cidr().c_str(), h.gateway().c_str(), h.gateway_mac().c_str());
+}
+
+}  // namespace sluice

@@ -1,0 +1,16 @@
+// Human-readable renderings of the API's replies for sluicectl (the JSON form
+// is the messages' own protobuf JSON). Pure functions: tested without a server.
+#pragma once
+
+#include <string>
+
+#include "sluice/v1/dataplane.pb.h"
+
+namespace sluice {
+
+std::string formatStats(const v1::GetStatsResponse& stats);
+std::string formatPorts(const v1::ListPortsResponse& ports);
+std::string formatPort(const v1::Port& port);
+std::string formatHealth(const v1::HealthResponse& health);
+
+}  // namespace sluice

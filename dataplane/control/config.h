@@ -1,0 +1,45 @@
+// sluiced's configuration: defaults, then a JSON file (--config), then command
+// line flags, each overriding the one before. Parsed and validated once on the
+// main thread at start; immutable afterwards.
+#pragma once
+
+#include <absl/status/statusor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/net_address.h"
+
+namespace sluice {
+
+struct SluicedConfig {
+  std::string api_socket = "/var/run/sluice/sluice.sock";
+  std::string socket_dir = "/var/run/sluice/vhost";
+  // lcore that runs the main (control/API) thread, and the PMD lcores.
+  unsigned main_core = 0;
+  std::vector<unsigned> pmd_cores = {1};
+  // Extra EAL arguments. The default works on machines without hugepages or
+  // DPDK-bound NICs (no --in-memory: it does not combine with --no-huge).
+  std::string eal_args = "--no-huge --no-pci -m 1024 --no-shconf";
+  Ipv4Cidr pod_cidr = *Ipv4Cidr::parse("10.244.0.0/24");
+  Ipv4Address gateway = *Ipv4Address::parse("10.244.0.1");
+  MacAddress gateway_mac = MacAddress::fromIpv4(gateway);
+  uint32_t tx_flush_interval_us = 0;
+  uint16_t max_ports = 32;
+  uint32_t mbufs = 32768;
+  std::string log_level = "info";
+  // Keys the file held that this version does not know (warned about, ignored:
+  // a newer chart may configure features an older sluiced lacks).
+  std::vector<std::string> ignored_keys;
+};
+
+// Parses argv (sluiced's own flags, with --config FILE read first). Returns
+// InvalidArgument naming the flag or key on any bad value; "--help" yields a
+// status whose message is the usage text and whose code is kCancelled.
+absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* argv);
+
+// Parses just a JSON document's keys over `base` (for tests and --config).
+absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, SluicedConfig base);
+
+}  // namespace sluice

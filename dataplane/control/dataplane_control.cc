@@ -1,0 +1,291 @@
+#include "dataplane/control/dataplane_control.h"
+
+#include <absl/strings/str_cat.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "common/log.h"
+
+namespace sluice {
+namespace {
+
+// How often control re-checks a PMD's acknowledgement. PMDs acknowledge at
+// their next loop iteration (microseconds), so this bounds added latency of
+// port changes, not correctness.
+constexpr auto kAckPollInterval = std::chrono::microseconds(20);
+
+rte_ether_addr toEther(const MacAddress& mac) {
+  rte_ether_addr a;
+  std::memcpy(a.addr_bytes, mac.bytes.data(), 6);
+  return a;
+}
+
+}  // namespace
+
+DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
+                                   std::vector<PmdHandle> pmds, uint64_t tsc_hz)
+    : config_(config), backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz) {
+  live_.resize(pmds_.size());
+  baseline_ = readTotals();
+}
+
+void DataplaneControl::start() {
+  std::lock_guard lock(mu_);
+  started_ = true;
+  republishLocked();
+}
+
+std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
+  // Lowest free number: keeps numbers small and dense, and reuses them.
+  for (uint16_t n = 0; n < config_.max_ports; ++n)
+    if (!ports_[n]) return n;
+  return std::nullopt;
+}
+
+absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& raw) {
+  auto parsed = parsePortRequest(raw, config_.pod_cidr, config_.gateway);
+  if (!parsed.ok()) return parsed.status();
+  const PortRequest& req = *parsed;
+  if (req.kind == PortKind::kSriovVf)
+    return absl::UnimplementedError("type: SR-IOV VF ports are not supported by this sluiced yet");
+
+  std::lock_guard lock(mu_);
+  if (auto it = by_attachment_.find(req.attachment); it != by_attachment_.end()) {
+    if (ports_[it->second]->request.sameParameters(req)) return AddPortResult{viewLocked(it->second), false};
+    return absl::AlreadyExistsError(
+        absl::StrCat("attachment ", req.attachment.container_id, "/", req.attachment.ifname,
+                     " already exists with different parameters (port ", it->second, ")"));
+  }
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n]) continue;
+    if (ports_[n]->request.ip == req.ip)
+      return absl::AlreadyExistsError(absl::StrCat("ip: ", req.ip.toString(), " belongs to port ", n));
+    if (ports_[n]->request.mac == req.mac)
+      return absl::AlreadyExistsError(absl::StrCat("mac: ", req.mac.toString(), " belongs to port ", n));
+  }
+  std::optional<uint16_t> port_no = freePortNumberLocked();
+  if (!port_no)
+    return absl::ResourceExhaustedError(
+        absl::StrCat("port table full: all ", config_.max_ports, " ports are in use"));
+
+  auto socket_path = vhostSocketPath(config_.socket_dir, req);
+  if (!socket_path.ok()) return socket_path.status();
+  bool made_subdir = false;
+  if (!req.socket_subdir.empty()) {
+    std::string dir = absl::StrCat(config_.socket_dir, "/", req.socket_subdir);
+    if (::mkdir(dir.c_str(), 0755) == 0) {
+      made_subdir = true;
+    } else if (errno != EEXIST) {
+      return absl::InternalError(absl::StrCat("creating ", dir, ": ", std::strerror(errno)));
+    }
+  }
+  bool client = req.vhost_mode == VhostMode::kClient;
+  // A server socket left by a sluiced that died would make bind() fail; the
+  // path is ours (validated to lie in the socket directory).
+  if (!client) ::unlink(socket_path->c_str());
+  auto created = backend_.createVhostUser(*port_no, *socket_path, client);
+  if (!created.ok()) {
+    if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
+    return created.status();
+  }
+
+  PortEntry entry{req, *socket_path, *created, 0, nullptr};
+  if (pmds_.size() > created->tx_queues) entry.tx_lock = std::make_unique<rte_spinlock_t>();
+  if (entry.tx_lock) rte_spinlock_init(entry.tx_lock.get());
+  ports_[*port_no] = std::move(entry);
+  by_attachment_[req.attachment] = *port_no;
+  // Counters of a reused port number start from zero for the new port.
+  Totals now = readTotals();
+  baseline_.ports[*port_no] = now.ports[*port_no];
+  republishLocked();
+  logInfo("port ", *port_no, " added: ", req.attachment.container_id, "/", req.attachment.ifname, " ",
+          req.ip.toString(), " ", req.mac.toString(), " ", client ? "client" : "server", " ", *socket_path);
+  return AddPortResult{viewLocked(*port_no), true};
+}
+
+absl::StatusOr<bool> DataplaneControl::deletePort(const AttachmentId& id) {
+  if (absl::Status s = validateAttachment(id); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  auto it = by_attachment_.find(id);
+  if (it == by_attachment_.end()) return false;
+  removePortLocked(it->second);
+  return true;
+}
+
+void DataplaneControl::removePortLocked(uint16_t port_no) {
+  PortEntry entry = std::move(*ports_[port_no]);
+  ports_[port_no].reset();
+  by_attachment_.erase(entry.request.attachment);
+  // Every PMD stops polling and sending to the port before it is closed.
+  republishLocked();
+  backend_.destroy(entry.dpdk);
+  if (entry.request.vhost_mode == VhostMode::kServer) ::unlink(entry.socket_path.c_str());
+  if (!entry.request.socket_subdir.empty())
+    ::rmdir(absl::StrCat(config_.socket_dir, "/", entry.request.socket_subdir).c_str());  // only if empty
+  logInfo("port ", port_no, " removed: ", entry.request.attachment.container_id, "/",
+          entry.request.attachment.ifname);
+}
+
+void DataplaneControl::removeAllPorts() {
+  std::lock_guard lock(mu_);
+  for (uint16_t n = 0; n < kMaxPorts; ++n)
+    if (ports_[n]) removePortLocked(n);
+}
+
+void DataplaneControl::republishLocked() {
+  if (!started_) return;
+  std::vector<ForwardingTable::Entry> routes;
+  std::vector<std::vector<uint16_t>> target(pmds_.size());
+  size_t k = 0;
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n]) continue;
+    routes.push_back({ports_[n]->request.ip, n, ports_[n]->request.mac});
+    // Round-robin over ports in number order.
+    target[k++ % pmds_.size()].push_back(n);
+  }
+  auto fib = std::make_shared<const ForwardingTable>(routes);
+
+  // An rx queue moving between PMDs must never be polled by both at once:
+  // first publish a snapshot where moved queues belong to nobody, wait for
+  // every PMD, then hand them to their new owners.
+  std::vector<std::vector<uint16_t>> interim(pmds_.size());
+  bool moved = false;
+  for (size_t p = 0; p < pmds_.size(); ++p) {
+    for (uint16_t n : target[p]) {
+      bool was_elsewhere = false;
+      for (size_t q = 0; q < pmds_.size(); ++q) {
+        if (q == p || live_[q] == nullptr) continue;
+        for (const RxQueueRef& r : live_[q]->rx_queues)
+          if (r.port_no == n) was_elsewhere = true;
+      }
+      if (was_elsewhere) moved = true;
+      else interim[p].push_back(n);
+    }
+  }
+  if (moved) publishLocked(interim, fib);
+  publishLocked(target, fib);
+  for (size_t p = 0; p < pmds_.size(); ++p)
+    for (uint16_t n : target[p]) ports_[n]->pmd = static_cast<unsigned>(p);
+}
+
+void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& rx_ports_per_pmd,
+                                     const std::shared_ptr<const ForwardingTable>& fib) {
+  ++version_;
+  std::vector<std::shared_ptr<const PmdSnapshot>> next(pmds_.size());
+  for (size_t p = 0; p < pmds_.size(); ++p) {
+    auto snap = std::make_shared<PmdSnapshot>();
+    snap->version = version_;
+    snap->fib = fib;
+    snap->gateway_ip_be = config_.gateway.networkOrder();
+    snap->gateway_mac = toEther(config_.gateway_mac);
+    snap->pod_net_be = config_.pod_cidr.network.networkOrder();
+    snap->pod_mask_be = Ipv4Address{config_.pod_cidr.mask()}.networkOrder();
+    snap->tx_flush_cycles = tsc_hz_ / 1'000'000 * config_.tx_flush_interval_us;
+    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+      if (!ports_[n]) continue;
+      snap->tx_ports[n] = {ports_[n]->dpdk.dpdk_port, 0, true, ports_[n]->tx_lock.get()};
+    }
+    for (uint16_t n : rx_ports_per_pmd[p]) snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, 0, n});
+    next[p] = std::move(snap);
+  }
+  for (size_t p = 0; p < pmds_.size(); ++p)
+    pmds_[p].mailbox->published.store(next[p].get(), std::memory_order_release);
+  for (const PmdHandle& pmd : pmds_) {
+    while (pmd.mailbox->running.load(std::memory_order_acquire) &&
+           pmd.mailbox->acked_version.load(std::memory_order_acquire) < version_)
+      std::this_thread::sleep_for(kAckPollInterval);
+  }
+  // Every PMD now runs `next`: the previous snapshots can go.
+  live_ = std::move(next);
+}
+
+PortView DataplaneControl::viewLocked(uint16_t port_no) {
+  const PortEntry& e = *ports_[port_no];
+  return PortView{port_no, e.request, e.socket_path, e.dpdk.dpdk_name, e.pmd,
+                  backend_.linkUp(e.dpdk.dpdk_port)};
+}
+
+std::vector<PortView> DataplaneControl::listPorts() {
+  std::lock_guard lock(mu_);
+  std::vector<PortView> out;
+  for (uint16_t n = 0; n < kMaxPorts; ++n)
+    if (ports_[n]) out.push_back(viewLocked(n));
+  return out;
+}
+
+DataplaneControl::Totals DataplaneControl::readTotals() const {
+  Totals t;
+  for (size_t p = 0; p < pmds_.size(); ++p) {
+    const PmdCounters& c = *pmds_[p].counters;
+    t.pmds.push_back({static_cast<unsigned>(p), pmds_[p].lcore, c.busy_cycles.read(), c.idle_cycles.read(),
+                      c.packets.read(), c.rx_bursts.read(), c.tx_batches.read(), c.tx_batched.read(), c.tx_packets.read(),
+                      c.reloads.read()});
+    for (size_t r = 0; r < kDropReasonCount; ++r) t.drops[r] += c.drops[r].read();
+    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+      t.ports[n].rx_packets += c.ports[n].rx_packets.read();
+      t.ports[n].tx_packets += c.ports[n].tx_packets.read();
+      t.ports[n].tx_dropped += c.ports[n].tx_dropped.read();
+      t.ports[n].rx_dropped += c.ports[n].rx_dropped.read();
+    }
+  }
+  return t;
+}
+
+StatsView DataplaneControl::stats() {
+  std::lock_guard lock(mu_);
+  Totals now = readTotals();
+  StatsView v;
+  v.tsc_hz = tsc_hz_;
+  v.tx_flush_interval_us = config_.tx_flush_interval_us;
+  v.seconds_since_clear = std::chrono::duration<double>(std::chrono::steady_clock::now() - cleared_at_).count();
+  for (size_t p = 0; p < now.pmds.size(); ++p) {
+    PmdStatsView s = now.pmds[p];
+    const PmdStatsView& b = baseline_.pmds[p];
+    s.busy_cycles -= b.busy_cycles;
+    s.idle_cycles -= b.idle_cycles;
+    s.packets -= b.packets;
+    s.rx_bursts -= b.rx_bursts;
+    s.tx_batches -= b.tx_batches;
+    s.tx_batched -= b.tx_batched;
+    s.tx_packets -= b.tx_packets;
+    s.reloads -= b.reloads;
+    v.pmds.push_back(s);
+  }
+  for (size_t r = 0; r < kDropReasonCount; ++r) v.drops[r] = now.drops[r] - baseline_.drops[r];
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n]) continue;
+    const PortStatsView& c = now.ports[n];
+    const PortStatsView& b = baseline_.ports[n];
+    v.ports.push_back({n, ports_[n]->request.attachment, c.rx_packets - b.rx_packets,
+                       c.tx_packets - b.tx_packets, c.tx_dropped - b.tx_dropped, c.rx_dropped - b.rx_dropped});
+  }
+  return v;
+}
+
+void DataplaneControl::clearStats() {
+  std::lock_guard lock(mu_);
+  baseline_ = readTotals();
+  cleared_at_ = std::chrono::steady_clock::now();
+}
+
+HealthView DataplaneControl::health() {
+  std::lock_guard lock(mu_);
+  HealthView h;
+  bool all_running = true;
+  for (const PmdHandle& pmd : pmds_) all_running &= pmd.mailbox->running.load(std::memory_order_acquire);
+  h.ready = started_ && all_running;
+  h.uptime_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at_).count();
+  h.ports = static_cast<uint32_t>(by_attachment_.size());
+  h.max_ports = config_.max_ports;
+  h.pmds = static_cast<uint32_t>(pmds_.size());
+  h.pod_cidr = config_.pod_cidr;
+  h.gateway = config_.gateway;
+  h.gateway_mac = config_.gateway_mac;
+  return h;
+}
+
+}  // namespace sluice

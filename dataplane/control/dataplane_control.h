@@ -1,0 +1,144 @@
+// The control path's owner of every mutable table: ports, their numbers and
+// PMD assignment, the forwarding table, and the statistics baselines. The gRPC
+// service and sluicectl see the node only through these typed functions
+// (STYLE §12). Thread-safe: API threads call in concurrently; one mutex
+// serialises changes (control-path only; PMDs never take it).
+//
+// Changes reach PMDs as immutable snapshots (pmd_snapshot.h): a call that
+// changes the port set returns only after every running PMD has acknowledged
+// the new snapshot, so a removed port is closed only once no PMD can touch it.
+#pragma once
+
+#include <absl/status/statusor.h>
+
+#include <array>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dataplane/control/config.h"
+#include "dataplane/control/port_backend.h"
+#include "dataplane/control/port_request.h"
+#include "dataplane/datapath/drop_reason.h"
+#include "dataplane/datapath/limits.h"
+#include "dataplane/datapath/pmd_counters.h"
+#include "dataplane/datapath/pmd_snapshot.h"
+
+namespace sluice {
+
+// What control needs to reach one PMD (owned by the daemon's main).
+struct PmdHandle {
+  unsigned lcore = 0;
+  PmdMailbox* mailbox = nullptr;
+  PmdCounters* counters = nullptr;
+};
+
+struct PortView {
+  uint16_t port_no = 0;
+  PortRequest request;
+  std::string socket_path;
+  std::string dpdk_name;
+  unsigned pmd = 0;
+  bool link_up = false;
+};
+
+struct PmdStatsView {
+  unsigned index = 0, lcore = 0;
+  uint64_t busy_cycles = 0, idle_cycles = 0, packets = 0, rx_bursts = 0, tx_batches = 0,
+           tx_batched = 0, tx_packets = 0, reloads = 0;
+};
+
+struct PortStatsView {
+  uint16_t port_no = 0;
+  AttachmentId attachment;
+  uint64_t rx_packets = 0, tx_packets = 0, tx_dropped = 0, rx_dropped = 0;
+};
+
+struct StatsView {
+  uint64_t tsc_hz = 0;
+  std::vector<PmdStatsView> pmds;
+  std::vector<PortStatsView> ports;
+  std::array<uint64_t, kDropReasonCount> drops{};
+  double seconds_since_clear = 0;
+  uint32_t tx_flush_interval_us = 0;
+};
+
+struct HealthView {
+  bool ready = false;
+  double uptime_seconds = 0;
+  uint32_t ports = 0, max_ports = 0, pmds = 0;
+  Ipv4Cidr pod_cidr;
+  Ipv4Address gateway;
+  MacAddress gateway_mac;
+};
+
+struct AddPortResult {
+  PortView port;
+  bool created = false;
+};
+
+class DataplaneControl {
+ public:
+  DataplaneControl(const SluicedConfig& config, PortBackend& backend, std::vector<PmdHandle> pmds,
+                   uint64_t tsc_hz);
+  DataplaneControl(const DataplaneControl&) = delete;
+  DataplaneControl& operator=(const DataplaneControl&) = delete;
+
+  // Publishes the first (empty) snapshot; call before launching the PMDs.
+  void start();
+  absl::StatusOr<AddPortResult> addPort(const RawPortRequest& raw);
+  // Returns whether a port was removed (false: unknown attachment, not an error).
+  absl::StatusOr<bool> deletePort(const AttachmentId& id);
+  std::vector<PortView> listPorts();
+  StatsView stats();
+  void clearStats();
+  HealthView health();
+  // Removes every port (daemon shutdown): sockets closed and unlinked.
+  void removeAllPorts();
+
+ private:
+  struct PortEntry {
+    PortRequest request;
+    std::string socket_path;
+    CreatedPort dpdk;
+    unsigned pmd = 0;
+    // Shared tx queue lock when there are more PMDs than tx queues.
+    std::unique_ptr<rte_spinlock_t> tx_lock;
+  };
+  // Raw counter sums over all PMDs; statistics report raw minus baseline.
+  struct Totals {
+    std::vector<PmdStatsView> pmds;
+    std::array<PortStatsView, kMaxPorts> ports{};
+    std::array<uint64_t, kDropReasonCount> drops{};
+  };
+
+  void republishLocked();
+  void publishLocked(const std::vector<std::vector<uint16_t>>& rx_ports_per_pmd,
+                     const std::shared_ptr<const ForwardingTable>& fib);
+  std::optional<uint16_t> freePortNumberLocked() const;
+  PortView viewLocked(uint16_t port_no);
+  Totals readTotals() const;
+  void removePortLocked(uint16_t port_no);
+
+  const SluicedConfig config_;
+  PortBackend& backend_;
+  const std::vector<PmdHandle> pmds_;
+  const uint64_t tsc_hz_;
+  const std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
+
+  std::mutex mu_;
+  std::array<std::optional<PortEntry>, kMaxPorts> ports_;  // indexed by port number
+  std::map<AttachmentId, uint16_t> by_attachment_;
+  uint64_t version_ = 0;
+  // What each PMD currently runs; kept alive here until replaced and acknowledged.
+  std::vector<std::shared_ptr<const PmdSnapshot>> live_;
+  bool started_ = false;
+  Totals baseline_;
+  std::chrono::steady_clock::time_point cleared_at_ = started_at_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,27 @@
+// The real PortBackend: vhost-user ports as hot-plugged `net_vhost` vdevs.
+// Control thread only (DPDK's hot-plug calls are not for PMD threads).
+#pragma once
+
+#include <rte_mempool.h>
+
+#include "dataplane/control/port_backend.h"
+
+namespace sluice {
+
+class DpdkPortBackend final : public PortBackend {
+ public:
+  explicit DpdkPortBackend(rte_mempool* pool) : pool_(pool) {}
+
+  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
+                                              bool client_mode) override;
+  void destroy(const CreatedPort& port) override;
+  bool linkUp(uint16_t dpdk_port) override;
+
+ private:
+  rte_mempool* pool_;
+  // Makes every vdev name unique over the process's life: DPDK keeps a
+  // removed vdev's name reserved until its teardown completes.
+  uint64_t generation_ = 0;
+};
+
+}  // namespace sluice

@@ -1,0 +1,33 @@
+// Creates and destroys the DPDK ports behind Sluice ports. An interface so the
+// control logic (numbering, validation, snapshots, statistics) is tested on a
+// fake without EAL; DpdkPortBackend is the real one. Control thread only.
+#pragma once
+
+#include <absl/status/statusor.h>
+
+#include <cstdint>
+#include <string>
+
+namespace sluice {
+
+struct CreatedPort {
+  uint16_t dpdk_port = 0;  // ethdev port id
+  std::string dpdk_name;   // ethdev/vdev name
+  uint16_t tx_queues = 1;  // tx queues the port offers
+};
+
+class PortBackend {
+ public:
+  virtual ~PortBackend() = default;
+  // A vhost-user port on `socket_path`: sluiced listens (server) or connects
+  // and keeps reconnecting (client). The port is started when this returns.
+  virtual absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
+                                                      bool client_mode) = 0;
+  // Stops, closes and removes the port (and, for a server, its socket file).
+  // Called only after no PMD polls or transmits on it any more.
+  virtual void destroy(const CreatedPort& port) = 0;
+  // Whether the peer is connected and the link up.
+  virtual bool linkUp(uint16_t dpdk_port) = 0;
+};
+
+}  // namespace sluice

@@ -1,0 +1,59 @@
+// A request to plug a pod into the dataplane, in typed form, and the checks
+// that make it safe to act on: every name that becomes part of a file path is
+// confined to the socket directory. Pure functions; used by the control thread
+// (and reused by tests and fuzzers without DPDK).
+#pragma once
+
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include <string>
+
+#include "common/net_address.h"
+
+namespace sluice {
+
+enum class PortKind { kVhostUser, kSriovVf };
+enum class VhostMode { kServer, kClient };
+
+struct AttachmentId {
+  std::string container_id;
+  std::string ifname;
+  auto operator<=>(const AttachmentId&) const = default;
+};
+
+struct PortRequest {
+  AttachmentId attachment;
+  std::string pod_namespace;
+  std::string pod_name;
+  Ipv4Address ip;
+  MacAddress mac;  // always set after validation (derived from ip if not given)
+  PortKind kind = PortKind::kVhostUser;
+  VhostMode vhost_mode = VhostMode::kServer;
+  std::string socket_subdir;  // optional single path component
+
+  bool sameParameters(const PortRequest& other) const;
+};
+
+// The raw text fields as they arrive from the API, before parsing.
+struct RawPortRequest {
+  std::string container_id, ifname, pod_namespace, pod_name, ip, mac, socket_subdir;
+  PortKind kind = PortKind::kVhostUser;
+  VhostMode vhost_mode = VhostMode::kServer;
+};
+
+// Parses and validates every field. InvalidArgument names the field and says
+// what is wrong; FailedPrecondition when the IP cannot belong to a pod of this
+// node (outside the pod CIDR, the network, broadcast or gateway address).
+absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
+                                             Ipv4Address gateway);
+
+// Checks an attachment id alone (DeletePort takes only that).
+absl::Status validateAttachment(const AttachmentId& id);
+
+// Where the port's vhost-user socket lives: <socket_dir>/<subdir>/<ifname>.sock,
+// or <socket_dir>/<container_id[:12]>-<ifname>.sock without a subdir.
+// InvalidArgument if the result would not fit a unix socket address.
+absl::StatusOr<std::string> vhostSocketPath(const std::string& socket_dir, const PortRequest& req);
+
+}  // namespace sluice

@@ -1,0 +1,124 @@
+#include "dataplane/datapath/l3_forward.h"
+
+#include <rte_arp.h>
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_prefetch.h>
+
+#include <cstring>
+
+namespace sluice {
+namespace {
+
+// How far ahead to prefetch packet data: enough to cover the L2/L3 stage's
+// per-packet latency without evicting the burst's mbuf headers.
+constexpr uint16_t kPrefetchAhead = 4;
+
+struct Verdict {
+  uint16_t next;
+  DropReason reason;
+};
+
+inline Verdict drop(DropReason r) { return {kNextDrop, r}; }
+// The reason field is only read for drops.
+inline Verdict forwardTo(uint16_t port_no) { return {port_no, DropReason{}}; }
+
+Verdict forwardIpv4(const PmdSnapshot& snap, rte_ether_hdr* eth, uint32_t len) {
+  if (len < sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr)) return drop(DropReason::kTruncated);
+  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
+  uint32_t ihl_bytes = (ip->version_ihl & 0x0f) * 4u;
+  uint32_t l3_len = len - static_cast<uint32_t>(sizeof(rte_ether_hdr));
+  if ((ip->version_ihl >> 4) != 4 || ihl_bytes < sizeof(rte_ipv4_hdr))
+    return drop(DropReason::kBadIpv4Header);
+  if (ihl_bytes > l3_len) return drop(DropReason::kTruncated);
+  uint32_t total_len = rte_be_to_cpu_16(ip->total_length);
+  if (total_len < ihl_bytes) return drop(DropReason::kBadIpv4Header);
+  if (total_len > l3_len) return drop(DropReason::kTruncated);
+
+  uint32_t dst = ip->dst_addr;
+  if (dst == snap.gateway_ip_be) return drop(DropReason::kToGateway);
+  const PodRoute* route = snap.fib->lookup(dst);
+  if (route == nullptr) return drop(DropReason::kNoRoute);
+  if (ip->time_to_live <= 1) return drop(DropReason::kTtlExceeded);
+
+  // TTL is the high byte of the (TTL, protocol) header word.
+  uint16_t old_word = *reinterpret_cast<const uint16_t*>(&ip->time_to_live);
+  ip->time_to_live = static_cast<uint8_t>(ip->time_to_live - 1);
+  uint16_t new_word = *reinterpret_cast<const uint16_t*>(&ip->time_to_live);
+  ip->hdr_checksum = ipv4ChecksumAdjust(ip->hdr_checksum, old_word, new_word);
+
+  std::memcpy(&eth->dst_addr, route->mac, RTE_ETHER_ADDR_LEN);
+  eth->src_addr = snap.gateway_mac;
+  return forwardTo(route->port_no);
+}
+
+Verdict answerArp(const PmdSnapshot& snap, uint16_t in_port, rte_ether_hdr* eth, uint32_t len) {
+  if (len < sizeof(rte_ether_hdr) + sizeof(rte_arp_hdr)) return drop(DropReason::kTruncated);
+  auto* arp = reinterpret_cast<rte_arp_hdr*>(eth + 1);
+  if (arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
+      arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) || arp->arp_hlen != RTE_ETHER_ADDR_LEN ||
+      arp->arp_plen != 4 || arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST))
+    return drop(DropReason::kArpNotAnswered);
+  uint32_t target = arp->arp_data.arp_tip;
+  uint32_t sender = arp->arp_data.arp_sip;
+  bool for_gateway = target == snap.gateway_ip_be;
+  bool in_pod_cidr = (target & snap.pod_mask_be) == snap.pod_net_be;
+  // The asker's own address is duplicate-address detection or a gratuitous
+  // ARP: answering would tell the pod its own address is taken.
+  if ((!for_gateway && !in_pod_cidr) || target == sender) return drop(DropReason::kArpNotAnswered);
+
+  arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REPLY);
+  arp->arp_data.arp_tha = arp->arp_data.arp_sha;
+  arp->arp_data.arp_tip = sender;
+  arp->arp_data.arp_sha = snap.gateway_mac;
+  arp->arp_data.arp_sip = target;
+  eth->dst_addr = eth->src_addr;
+  eth->src_addr = snap.gateway_mac;
+  return forwardTo(in_port);
+}
+
+Verdict forwardOne(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m) {
+  // Headers must sit in the first segment; a chained mbuf whose first segment
+  // is shorter than the headers is treated as truncated.
+  uint32_t len = rte_pktmbuf_data_len(m);
+  if (len < sizeof(rte_ether_hdr)) return drop(DropReason::kTruncated);
+  auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
+  switch (eth->ether_type) {
+    case RTE_BE16(RTE_ETHER_TYPE_IPV4):
+      return forwardIpv4(snap, eth, len);
+    case RTE_BE16(RTE_ETHER_TYPE_ARP):
+      return answerArp(snap, in_port, eth, len);
+    default:
+      return drop(DropReason::kUnsupportedEthertype);
+  }
+}
+
+}  // namespace
+
+uint16_t ipv4ChecksumAdjust(uint16_t checksum, uint16_t old_word, uint16_t new_word) {
+  // HC' = ~(~HC + ~m + m'), one's complement arithmetic folded back to 16 bits.
+  uint32_t sum = static_cast<uint16_t>(~checksum);
+  sum += static_cast<uint16_t>(~old_word);
+  sum += new_word;
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
+uint16_t l3ForwardBurst(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* const* pkts,
+                        uint16_t n, uint16_t* next, DropReason* reason) {
+  for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i)
+    rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+  uint16_t forwarded = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
+    Verdict v = forwardOne(snap, in_port, pkts[i]);
+    next[i] = v.next;
+    reason[i] = v.reason;
+    forwarded += v.next != kNextDrop;
+  }
+  return forwarded;
+}
+
+}  // namespace sluice

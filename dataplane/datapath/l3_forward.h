@@ -1,0 +1,34 @@
+// The forwarding stage of the fast path: for each packet of an rx burst,
+// decide where it goes and rewrite it in place. Runs on PMD threads only.
+//
+//  - IPv4 to a pod on this node: Ethernet source := gateway MAC, destination
+//    := the pod's MAC, TTL decremented with an incremental checksum update
+//    (RFC 1624), next := the pod's port.
+//  - ARP request for the gateway, or for another address in the pod CIDR
+//    (proxy ARP): turned into the reply in place, next := the ingress port.
+//  - Anything else: next := kNextDrop with a named reason.
+//
+// A stage function over a burst (STYLE §3): it writes one next-step per packet
+// and returns how many were not dropped; the caller groups them by output port.
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <cstdint>
+
+#include "dataplane/datapath/drop_reason.h"
+#include "dataplane/datapath/limits.h"
+#include "dataplane/datapath/pmd_snapshot.h"
+
+namespace sluice {
+
+inline constexpr uint16_t kNextDrop = kInvalidPort;
+
+uint16_t l3ForwardBurst(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* const* pkts,
+                        uint16_t n, uint16_t* next, DropReason* reason);
+
+// RFC 1624 eqn. 3: the IPv4 header checksum after one 16-bit header word
+// changes from old_word to new_word (all in network byte order).
+uint16_t ipv4ChecksumAdjust(uint16_t checksum, uint16_t old_word, uint16_t new_word);
+
+}  // namespace sluice

@@ -1,0 +1,26 @@
+// Compile-time sizes shared by the fast path and the control path. Every
+// per-PMD array is sized by these at start, so PMDs never allocate.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sluice {
+
+// Port numbers index the PMDs' tx arrays. Debian's DPDK is built with
+// RTE_MAX_ETHPORTS = 32, which bounds how many ethdevs one process can hold;
+// our port numbers cannot usefully exceed it.
+inline constexpr uint16_t kMaxPorts = 32;
+
+// Packets per rx burst and per output batch: DPDK's customary 32, which keeps
+// a burst's mbuf pointers within four cache lines.
+inline constexpr uint16_t kBurstSize = 32;
+
+// PMD threads per sluiced (bounded by what a node would dedicate; sized so the
+// per-PMD counter blocks stay small).
+inline constexpr size_t kMaxPmds = 16;
+
+// "No port": marks an empty slot in port-number-indexed arrays.
+inline constexpr uint16_t kInvalidPort = 0xffff;
+
+}  // namespace sluice

@@ -1,0 +1,50 @@
+// Per-PMD statistics. Each PMD owns one PmdCounters block and is its only
+// writer; control threads read it to build `sluicectl stats`.
+//
+// Memory order: a counter is a std::atomic written with relaxed load+store
+// (no read-modify-write, so no lock prefix: on x86-64 this is a plain add to
+// memory), and read with a relaxed load. A reader may see a slightly old value,
+// never a torn one. Clearing is done by the reader remembering a baseline and
+// subtracting it, so PMDs never see a foreign write (as OVS's pmd-stats-clear).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "dataplane/datapath/drop_reason.h"
+#include "dataplane/datapath/limits.h"
+
+namespace sluice {
+
+class Counter {
+ public:
+  void add(uint64_t n) { value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  void inc() { add(1); }
+  uint64_t read() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> value_{0};
+};
+
+struct PortCounters {
+  Counter rx_packets;  // received on this port by this PMD
+  Counter tx_packets;  // accepted by this port's tx queue
+  Counter tx_dropped;  // refused by the tx queue (or port gone) and freed
+  Counter rx_dropped;  // received on this port, dropped by the pipeline
+};
+
+struct alignas(64) PmdCounters {
+  Counter busy_cycles;  // TSC cycles of loop iterations that received packets
+  Counter idle_cycles;  // TSC cycles of loop iterations that received nothing
+  Counter packets;      // packets received
+  Counter rx_bursts;    // rx bursts that returned at least one packet
+  Counter tx_batches;   // tx bursts issued (output batches flushed)
+  Counter tx_batched;   // packets offered to tx bursts (packets per batch = this / tx_batches)
+  Counter tx_packets;   // packets accepted by tx bursts
+  Counter reloads;      // snapshots picked up
+  std::array<Counter, kDropReasonCount> drops;
+  std::array<PortCounters, kMaxPorts> ports;
+};
+
+}  // namespace sluice

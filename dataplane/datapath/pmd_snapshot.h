@@ -1,0 +1,79 @@
+// What one PMD needs to forward, as an immutable snapshot published by the
+// control path.
+//
+// Hand-over protocol (quiescent-state reclamation, as DPDK's lib/rcu QSBR and
+// OVS's PMD reload):
+//  1. Control builds a new PmdSnapshot (fresh version number) and publishes it
+//     with a release store into the PMD's `PmdMailbox::published`.
+//  2. At the top of each poll-loop iteration (its quiescent point: it holds no
+//     pointer into any snapshot there) the PMD acquire-loads `published`. If it
+//     changed, the PMD first flushes every output batch under the *old*
+//     snapshot, then switches, then release-stores the new version into
+//     `acked_version`.
+//  3. Control acquire-waits until `acked_version` >= the version it published;
+//     from then on no PMD touches the old snapshot, its forwarding table, or
+//     any port that the new snapshot no longer lists, so control may free them
+//     and close the port.
+// Snapshots are never modified after publication, so PMDs read them without
+// synchronisation beyond the acquire in step 2.
+#pragma once
+
+#include <rte_ether.h>
+#include <rte_spinlock.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "dataplane/datapath/forwarding_table.h"
+#include "dataplane/datapath/limits.h"
+
+namespace sluice {
+
+// One rx queue a PMD polls.
+struct RxQueueRef {
+  uint16_t dpdk_port = 0;  // ethdev port id
+  uint16_t queue = 0;      // rx queue id
+  uint16_t port_no = 0;    // Sluice port number of that port
+};
+
+// How a PMD transmits on a port, indexed by port number.
+struct TxPortSlot {
+  uint16_t dpdk_port = 0;
+  uint16_t queue = 0;
+  bool valid = false;  // false: no such port (packets to it are dropped as port_gone)
+  // Non-null when several PMDs share this tx queue (more PMDs than the port has
+  // tx queues, as with a single-queue vhost-user pod). Taken once per batch,
+  // not per packet; null with one PMD, which is the common deployment.
+  rte_spinlock_t* lock = nullptr;
+};
+
+struct PmdSnapshot {
+  uint64_t version = 0;
+  std::vector<RxQueueRef> rx_queues;
+  std::array<TxPortSlot, kMaxPorts> tx_ports{};
+  // Shared by all PMDs' snapshots of one version; control keeps it alive.
+  std::shared_ptr<const ForwardingTable> fib;
+  uint32_t gateway_ip_be = 0;
+  rte_ether_addr gateway_mac{};
+  // Node pod CIDR, network order: ARP for any address inside it (other than
+  // the asker's own) is answered with the gateway MAC (proxy ARP), so pods
+  // that believe their peers are on-link still reach them through us.
+  uint32_t pod_net_be = 0;
+  uint32_t pod_mask_be = 0;
+  // Output batches wait at most this many TSC cycles (0: flush after every rx burst).
+  uint64_t tx_flush_cycles = 0;
+};
+
+// The control ↔ PMD exchange point for one PMD (one cache line each way so the
+// PMD's loads do not contend with control's stores to the other field).
+struct PmdMailbox {
+  alignas(64) std::atomic<const PmdSnapshot*> published{nullptr};
+  alignas(64) std::atomic<uint64_t> acked_version{0};
+  alignas(64) std::atomic<bool> stop{false};
+  std::atomic<bool> running{false};
+};
+
+}  // namespace sluice

@@ -1,0 +1,172 @@
+// sluiced: the node dataplane daemon. Main thread: parses the configuration,
+// starts DPDK's EAL, the PMD lcores and the gRPC API, then waits for
+// SIGTERM/SIGINT and shuts down in reverse order (API stops taking calls,
+// ports are closed and their sockets removed, PMDs stop, EAL is released).
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <grpcpp/grpcpp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "dataplane/api/grpc_service.h"
+#include "dataplane/control/config.h"
+#include "dataplane/control/dataplane_control.h"
+#include "dataplane/control/dpdk_port_backend.h"
+#include "dataplane/datapath/pmd.h"
+
+namespace sluice {
+namespace {
+
+constexpr char kVersion[] = "0.1.0";
+
+std::vector<std::string> ealArguments(const SluicedConfig& c) {
+  std::vector<std::string> args = {"sluiced"};
+  std::string lcores = std::to_string(c.main_core);
+  for (unsigned core : c.pmd_cores) lcores += "," + std::to_string(core);
+  args.insert(args.end(), {"-l", lcores, "--main-lcore", std::to_string(c.main_core)});
+  std::istringstream extra(c.eal_args);
+  for (std::string word; extra >> word;) args.push_back(word);
+  // DPDK's own messages: keep them to warnings unless we are debugging.
+  args.push_back(c.log_level == "debug" ? "--log-level=8" : "--log-level=5");
+  return args;
+}
+
+// True if something accepts connections on the unix socket at `path`.
+bool socketIsLive(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return live;
+}
+
+int run(int argc, char** argv) {
+  // Block the shutdown signals before EAL and gRPC start their threads, so
+  // they inherit the mask and only sigwait() below receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  auto config = parseSluicedConfig(argc, argv);
+  if (!config.ok()) {
+    if (config.status().code() == absl::StatusCode::kCancelled) {
+      std::fputs(std::string(config.status().message()).c_str(), stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "sluiced: %s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  setLogLevel(config->log_level);
+  for (const std::string& key : config->ignored_keys)
+    logWarning("config key '", key, "' is for a feature this sluiced does not have yet; ignored");
+
+  std::error_code ec;
+  std::filesystem::create_directories(config->socket_dir, ec);
+  if (ec) {
+    logError("creating socket directory ", config->socket_dir, ": ", ec.message());
+    return 1;
+  }
+  std::filesystem::create_directories(std::filesystem::path(config->api_socket).parent_path(), ec);
+  if (socketIsLive(config->api_socket)) {
+    logError("another sluiced is serving ", config->api_socket);
+    return 1;
+  }
+  ::unlink(config->api_socket.c_str());
+
+  std::vector<std::string> eal_args = ealArguments(*config);
+  std::vector<char*> eal_argv;
+  for (std::string& a : eal_args) eal_argv.push_back(a.data());
+  if (rte_eal_init(static_cast<int>(eal_argv.size()), eal_argv.data()) < 0) {
+    logError("EAL initialisation failed: ", rte_strerror(rte_errno));
+    return 1;
+  }
+
+  // Cache of 256 per lcore: DPDK's recommended ceiling, amortises the ring.
+  rte_mempool* pool = rte_pktmbuf_pool_create("sluice_mbufs", config->mbufs, 256, 0,
+                                              RTE_MBUF_DEFAULT_BUF_SIZE, static_cast<int>(rte_socket_id()));
+  if (pool == nullptr) {
+    logError("creating a pool of ", config->mbufs, " mbufs: ", rte_strerror(rte_errno));
+    rte_eal_cleanup();
+    return 1;
+  }
+
+  std::vector<std::unique_ptr<PmdMailbox>> mailboxes;
+  std::vector<std::unique_ptr<PmdCounters>> counters;
+  std::vector<std::unique_ptr<Pmd>> pmds;
+  std::vector<PmdHandle> handles;
+  for (unsigned lcore : config->pmd_cores) {
+    mailboxes.push_back(std::make_unique<PmdMailbox>());
+    counters.push_back(std::make_unique<PmdCounters>());
+    pmds.push_back(std::make_unique<Pmd>(*mailboxes.back(), *counters.back()));
+    handles.push_back({lcore, mailboxes.back().get(), counters.back().get()});
+  }
+
+  DpdkPortBackend backend(pool);
+  DataplaneControl control(*config, backend, handles, rte_get_tsc_hz());
+  control.start();
+  for (size_t i = 0; i < pmds.size(); ++i) {
+    if (int rc = rte_eal_remote_launch(Pmd::launch, pmds[i].get(), config->pmd_cores[i]); rc != 0) {
+      logError("launching the PMD on lcore ", config->pmd_cores[i], ": ", rte_strerror(-rc));
+      for (auto& m : mailboxes) m->stop.store(true);
+      rte_eal_mp_wait_lcore();
+      rte_eal_cleanup();
+      return 1;
+    }
+  }
+
+  DataplaneService service(control, kVersion);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + config->api_socket, grpc::InsecureServerCredentials());
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  int exit_code = 0;
+  if (server == nullptr) {
+    logError("cannot serve the API on ", config->api_socket);
+    exit_code = 1;
+  } else {
+    // Only root (the CNI plugin, sluicectl via kubectl exec) may drive the dataplane.
+    ::chmod(config->api_socket.c_str(), 0600);
+    logInfo("sluiced ", kVersion, " ready: API ", config->api_socket, ", ", pmds.size(), " PMD(s), pod CIDR ",
+            config->pod_cidr.toString(), ", gateway ", config->gateway.toString(), " ",
+            config->gateway_mac.toString());
+    int sig = 0;
+    sigwait(&signals, &sig);
+    logInfo("signal ", sig, " received, shutting down");
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  }
+
+  control.removeAllPorts();
+  for (auto& m : mailboxes) m->stop.store(true, std::memory_order_relaxed);
+  rte_eal_mp_wait_lcore();
+  ::unlink(config->api_socket.c_str());
+  rte_mempool_free(pool);
+  rte_eal_cleanup();
+  logInfo("sluiced stopped");
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace sluice
+
+int main(int argc, char** argv) { return sluice::run(argc, argv); }
