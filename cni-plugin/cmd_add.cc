@@ -1,0 +1,145 @@
+// ADD: IPAM address → attachment record → per-pod socket directory →
+// sluiced port → device-info file → result. All or nothing: each step pushes
+// its undo onto an UndoStack that is dismissed only once the result is built.
+#include <nlohmann/json.hpp>
+
+#include "cni-plugin/text.h"
+#include "cni-plugin/cni_error.h"
+#include "cni-plugin/cni_result.h"
+#include "cni-plugin/commands.h"
+#include "cni-plugin/device_info.h"
+#include "cni-plugin/file_util.h"
+#include "cni-plugin/pod_paths.h"
+#include "cni-plugin/scope_guard.h"
+#include "common/net_address.h"
+
+namespace sluice::cni {
+namespace {
+
+using nlohmann::json;
+
+absl::Status invalid(std::string_view msg) { return cniError(ErrorCode::kInvalidConfig, msg); }
+
+}  // namespace
+
+absl::StatusOr<json> runAdd(CommandContext& c) {
+  const NetConf& conf = c.conf;
+  const CniEnv& env = c.env;
+  if (c.ipam == nullptr) {
+    return invalid("network config: \"ipam\" is required (sluiced needs the pod's IPv4 address)");
+  }
+  if (conf.interface_type == InterfaceType::kVhostUser && conf.vlan != 0) {
+    return invalid("network config: \"vlan\" applies to interfaceType \"sriov\" only");
+  }
+  // A chained plugin's output is our input: keep it and append to it (spec:
+  // a plugin given prevResult returns it, with its own additions).
+  Result out;
+  if (conf.prev_result) {
+    absl::StatusOr<Result> prev = parseResult(*conf.prev_result, "prevResult");
+    if (!prev.ok()) return prev.status();
+    out = std::move(*prev);
+  }
+
+  UndoStack undo;
+
+  // 1. Address. The release is armed before the call: a delegate that
+  // allocated and then printed something we reject still gets its DEL.
+  undo.push([&c] {
+    if (absl::Status s = c.ipam->del(c.stdin_data); !s.ok()) {
+      c.log.error(cat("undo: IPAM release failed: ", s.message()));
+    }
+  });
+  absl::StatusOr<Result> ipam = c.ipam->add(c.stdin_data);
+  if (!ipam.ok()) return ipam.status();
+  std::optional<Ipv4Assignment> ipv4 = ipam->firstIpv4();
+  if (!ipv4) return invalid(cat("ipam ", conf.ipam->type, " returned no IPv4 address; sluiced needs one"));
+
+  // 2. Record, before the port exists, so GC never sees a port of ours
+  // that no network claims.
+  const std::string subdir = socketSubdir(env.container_id);
+  AttachmentRecord record{env.container_id, env.ifname, ipv4->address.toString(), subdir,
+                          conf.device_info_file};
+  if (absl::Status s = c.store.put(record); !s.ok()) return withPrefix(s, "attachment record");
+  undo.push([&c, &env] {
+    if (absl::Status s = c.store.remove(env.container_id, env.ifname); !s.ok()) {
+      c.log.error(cat("undo: ", s.message()));
+    }
+  });
+
+  // 3. The pod's socket directory (the pod mounts it; in client mode the
+  // pod's application creates its socket there, so it must exist first).
+  if (conf.interface_type == InterfaceType::kVhostUser) {
+    absl::StatusOr<bool> made = makeDirs(podSocketDir(conf.socket_dir, subdir), 0755);
+    if (!made.ok()) return withPrefix(made.status(), "socketDir");
+    undo.push([&c, &conf, &env, subdir] { removePodSocket(conf, subdir, env.ifname, c.log); });
+  }
+
+  // 4. The port.
+  v1::AddPortRequest req;
+  *req.mutable_attachment() = toAttachment(env.container_id, env.ifname);
+  req.set_pod_namespace(env.arg("K8S_POD_NAMESPACE").value_or(""));
+  req.set_pod_name(env.arg("K8S_POD_NAME").value_or(""));
+  req.set_ip(ipv4->address.toString());
+  req.set_type(conf.interface_type == InterfaceType::kVhostUser ? v1::PORT_TYPE_VHOST_USER
+                                                                : v1::PORT_TYPE_SRIOV_VF);
+  req.set_vhost_mode(conf.vhost_mode == VhostMode::kServer ? v1::VHOST_MODE_SERVER : v1::VHOST_MODE_CLIENT);
+  req.set_socket_subdir(subdir);
+  absl::StatusOr<v1::AddPortResponse> added = c.dataplane.addPort(req);
+  if (!added.ok()) {
+    if (conf.interface_type == InterfaceType::kSriov && added.status().code() == absl::StatusCode::kUnimplemented) {
+      return withPrefix(added.status(), "interfaceType \"sriov\" is not supported by this sluiced");
+    }
+    return added.status();
+  }
+  undo.push([&c, &env] {
+    absl::StatusOr<bool> del = c.dataplane.deletePort(toAttachment(env.container_id, env.ifname));
+    if (!del.ok()) c.log.error(cat("undo: ", del.status().message()));
+  });
+  const v1::Port& port = added->port();
+  if (!added->created()) c.log.info("sluiced already had this attachment; reusing its port");
+  if (!MacAddress::parse(port.mac())) {
+    return cniError(ErrorCode::kInternal, cat("sluiced AddPort: port has an invalid MAC \"", port.mac(), "\""));
+  }
+  if (conf.interface_type == InterfaceType::kVhostUser && !isUnder(port.socket_path(), conf.socket_dir)) {
+    return invalid(cat("network config: \"socketDir\" ", conf.socket_dir,
+                                " does not match sluiced's --socket-dir (its socket is \"", port.socket_path(),
+                                "\")"));
+  }
+
+  // 5. Device-info for the pod's application (Multus copies it into the
+  // pod's network-status annotation).
+  if (!conf.device_info_file.empty()) {
+    json info = vhostUserDeviceInfo(conf.vhost_mode, port.socket_path());
+    if (conf.interface_type == InterfaceType::kSriov) {
+      info = {{"type", "pci"}, {"version", "1.1.0"}, {"pci", {{"pci-address", port.pci_id()}}}};
+    }
+    if (absl::Status s = writeDeviceInfo(conf.device_info_file, info); !s.ok()) return withPrefix(s, "device-info");
+    undo.push([&c, &conf] {
+      if (absl::Status s = removeDeviceInfo(conf.device_info_file); !s.ok()) c.log.error(cat("undo: ", s.message()));
+    });
+  }
+
+  // 6. Result: our interface after any earlier ones, the IPAM addresses
+  // pointing at it, IPAM routes and DNS.
+  json iface = {{"name", env.ifname}, {"mac", port.mac()}, {"sandbox", env.netns}};
+  if (conf.cni_version != "1.0.0") {  // 1.1.0 interface fields
+    if (!port.socket_path().empty()) iface["socketPath"] = port.socket_path();
+    if (!port.pci_id().empty()) iface["pciID"] = port.pci_id();
+    if (conf.mtu) iface["mtu"] = *conf.mtu;
+  }
+  const size_t index = out.interfaces.size();
+  out.interfaces.push_back(iface);
+  for (json ip : ipam->ips) {
+    ip["interface"] = index;
+    out.ips.push_back(std::move(ip));
+  }
+  for (const json& route : ipam->routes) out.routes.push_back(route);
+  if (!ipam->dns.empty()) out.dns = ipam->dns;
+
+  c.log.info(cat("added port ", port.port_no(), " ip ", port.ip(), " mac ", port.mac(),
+                          port.socket_path().empty() ? "" : " socket ", port.socket_path()));
+  undo.dismiss();
+  return out.toJson(conf.cni_version);
+}
+
+}  // namespace sluice::cni

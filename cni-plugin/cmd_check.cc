@@ -1,0 +1,60 @@
+// CHECK: the attachment described by prevResult still exists as described.
+// Consults prevResult for our interface (name = CNI_IFNAME) and its IPv4,
+// asks the IPAM delegate to CHECK its reservation (spec: delegates are
+// checked too), then requires sluiced's port for the attachment to carry the
+// same IP, MAC and (1.1.0) socket path.
+#include "cni-plugin/text.h"
+#include "cni-plugin/cni_error.h"
+#include "cni-plugin/cni_result.h"
+#include "cni-plugin/commands.h"
+#include "common/net_address.h"
+
+namespace sluice::cni {
+namespace {
+
+absl::Status mismatch(std::string_view msg) { return cniError(ErrorCode::kCheckFailed, msg); }
+
+}  // namespace
+
+absl::Status runCheck(CommandContext& c) {
+  const CniEnv& env = c.env;
+  if (!c.conf.prev_result) {
+    return cniError(ErrorCode::kInvalidConfig, "network config: \"prevResult\" is required for CHECK");
+  }
+  absl::StatusOr<Result> prev = parseResult(*c.conf.prev_result, "prevResult");
+  if (!prev.ok()) return prev.status();
+  std::optional<size_t> index = prev->findInterface(env.ifname, env.netns);
+  if (!index) return mismatch(cat("prevResult has no interface \"", env.ifname, "\""));
+  const nlohmann::json& iface = prev->interfaces[*index];
+  std::optional<Ipv4Assignment> ip = prev->ipv4ForInterface(*index);
+  if (!ip) return mismatch(cat("prevResult has no IPv4 address for \"", env.ifname, "\""));
+
+  if (c.ipam != nullptr) {
+    if (absl::Status s = c.ipam->check(c.stdin_data); !s.ok()) return s;
+  }
+
+  absl::StatusOr<std::vector<v1::Port>> ports = c.dataplane.listPorts();
+  if (!ports.ok()) return ports.status();
+  const v1::Port* port = nullptr;
+  for (const v1::Port& p : *ports) {
+    if (p.attachment().container_id() == env.container_id && p.attachment().ifname() == env.ifname) port = &p;
+  }
+  if (port == nullptr) return mismatch("sluiced has no port for this attachment");
+  if (port->ip() != ip->address.toString()) {
+    return mismatch(cat("port IP is ", port->ip(), ", prevResult says ", ip->address.toString()));
+  }
+  if (auto mac = iface.find("mac"); mac != iface.end()) {
+    std::optional<MacAddress> want = MacAddress::parse(mac->get<std::string>());
+    std::optional<MacAddress> have = MacAddress::parse(port->mac());
+    if (!want || !have || *want != *have) {
+      return mismatch(cat("port MAC is ", port->mac(), ", prevResult says ", mac->get<std::string>()));
+    }
+  }
+  if (auto sock = iface.find("socketPath"); sock != iface.end() && sock->get<std::string>() != port->socket_path()) {
+    return mismatch(cat("port socket is ", port->socket_path(), ", prevResult says ",
+                                 sock->get<std::string>()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sluice::cni

@@ -1,0 +1,159 @@
+// See cni_result.h.
+#include "cni-plugin/cni_result.h"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+
+#include "cni-plugin/text.h"
+#include "cni-plugin/cni_error.h"
+
+namespace sluice::cni {
+namespace {
+
+using nlohmann::json;
+
+absl::Status bad(std::string_view what, std::string_view why) {
+  return cniError(ErrorCode::kDecodeFailure, cat(what, ": invalid result: ", why));
+}
+
+bool isIpv6(std::string_view text) {
+  std::string s(text);
+  in6_addr addr{};
+  return inet_pton(AF_INET6, s.c_str(), &addr) == 1;
+}
+
+bool isCidr(std::string_view text) {
+  if (parseIpv4Cidr(text)) return true;
+  size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return false;
+  std::string_view len = text.substr(slash + 1);
+  int prefix = -1;
+  auto [ptr, ec] = std::from_chars(len.data(), len.data() + len.size(), prefix);
+  if (ec != std::errc() || ptr != len.data() + len.size() || prefix < 0 || prefix > 128) return false;
+  return isIpv6(text.substr(0, slash));
+}
+
+bool isIp(std::string_view text) { return Ipv4Address::parse(text).has_value() || isIpv6(text); }
+
+std::optional<Ipv4Assignment> assignmentOf(const json& ip) {
+  std::optional<Ipv4Assignment> a = parseIpv4Cidr(ip.at("address").get<std::string>());
+  if (!a) return std::nullopt;
+  if (auto gw = ip.find("gateway"); gw != ip.end()) a->gateway = Ipv4Address::parse(gw->get<std::string>());
+  return a;
+}
+
+}  // namespace
+
+std::optional<Ipv4Assignment> parseIpv4Cidr(std::string_view text) {
+  size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  std::optional<Ipv4Address> addr = Ipv4Address::parse(text.substr(0, slash));
+  if (!addr) return std::nullopt;
+  std::string_view len = text.substr(slash + 1);
+  unsigned prefix = 0;
+  auto [ptr, ec] = std::from_chars(len.data(), len.data() + len.size(), prefix);
+  if (len.empty() || ec != std::errc() || ptr != len.data() + len.size() || prefix > 32) return std::nullopt;
+  if (len.size() > 1 && len[0] == '0') return std::nullopt;
+  return Ipv4Assignment{*addr, static_cast<uint8_t>(prefix), std::nullopt};
+}
+
+absl::StatusOr<Result> parseResult(const json& doc, std::string_view what) {
+  if (!doc.is_object()) return bad(what, "not a JSON object");
+  Result r;
+  if (auto it = doc.find("interfaces"); it != doc.end() && !it->is_null()) {
+    if (!it->is_array()) return bad(what, "\"interfaces\" must be an array");
+    for (const json& iface : *it) {
+      if (!iface.is_object()) return bad(what, "\"interfaces\" entries must be objects");
+      auto name = iface.find("name");
+      if (name == iface.end() || !name->is_string()) return bad(what, "interface without a string \"name\"");
+      for (const char* key : {"mac", "sandbox", "socketPath", "pciID"}) {
+        if (auto f = iface.find(key); f != iface.end() && !f->is_string()) {
+          return bad(what, cat("interface \"", key, "\" must be a string"));
+        }
+      }
+      r.interfaces.push_back(iface);
+    }
+  }
+  if (auto it = doc.find("ips"); it != doc.end() && !it->is_null()) {
+    if (!it->is_array()) return bad(what, "\"ips\" must be an array");
+    for (const json& ip : *it) {
+      if (!ip.is_object()) return bad(what, "\"ips\" entries must be objects");
+      auto addr = ip.find("address");
+      if (addr == ip.end() || !addr->is_string() || !isCidr(addr->get<std::string>())) {
+        return bad(what, "\"ips\" entry without a CIDR \"address\"");
+      }
+      if (auto gw = ip.find("gateway"); gw != ip.end() && (!gw->is_string() || !isIp(gw->get<std::string>()))) {
+        return bad(what, "\"ips\" entry with an invalid \"gateway\"");
+      }
+      if (auto idx = ip.find("interface"); idx != ip.end()) {
+        if (!idx->is_number_integer() || idx->get<int64_t>() < 0 ||
+            static_cast<size_t>(idx->get<int64_t>()) >= r.interfaces.size()) {
+          return bad(what, "\"ips\" entry with an \"interface\" index out of range");
+        }
+      }
+      r.ips.push_back(ip);
+    }
+  }
+  if (auto it = doc.find("routes"); it != doc.end() && !it->is_null()) {
+    if (!it->is_array()) return bad(what, "\"routes\" must be an array");
+    for (const json& route : *it) {
+      if (!route.is_object()) return bad(what, "\"routes\" entries must be objects");
+      auto dst = route.find("dst");
+      if (dst == route.end() || !dst->is_string() || !isCidr(dst->get<std::string>())) {
+        return bad(what, "route without a CIDR \"dst\"");
+      }
+      if (auto gw = route.find("gw"); gw != route.end() && (!gw->is_string() || !isIp(gw->get<std::string>()))) {
+        return bad(what, "route with an invalid \"gw\"");
+      }
+      r.routes.push_back(route);
+    }
+  }
+  if (auto it = doc.find("dns"); it != doc.end() && !it->is_null()) {
+    if (!it->is_object()) return bad(what, "\"dns\" must be an object");
+    r.dns = *it;
+  }
+  return r;
+}
+
+std::optional<Ipv4Assignment> Result::firstIpv4() const {
+  for (const json& ip : ips) {
+    if (auto a = assignmentOf(ip)) return a;
+  }
+  return std::nullopt;
+}
+
+std::optional<Ipv4Assignment> Result::ipv4ForInterface(size_t index) const {
+  for (const json& ip : ips) {
+    auto idx = ip.find("interface");
+    if (idx == ip.end() || static_cast<size_t>(idx->get<int64_t>()) != index) continue;
+    if (auto a = assignmentOf(ip)) return a;
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> Result::findInterface(std::string_view name, std::string_view sandbox) const {
+  for (size_t i = 0; i < interfaces.size(); ++i) {
+    const json& iface = interfaces[i];
+    if (iface.at("name").get<std::string>() != name) continue;
+    auto sb = iface.find("sandbox");
+    if (!sandbox.empty() && sb != iface.end() && !sb->get<std::string>().empty() &&
+        sb->get<std::string>() != sandbox) {
+      continue;
+    }
+    return i;
+  }
+  return std::nullopt;
+}
+
+json Result::toJson(std::string_view cni_version) const {
+  json out = json::object();
+  out["cniVersion"] = std::string(cni_version);
+  if (!interfaces.empty()) out["interfaces"] = interfaces;
+  out["ips"] = ips;
+  if (!routes.empty()) out["routes"] = routes;
+  out["dns"] = dns;
+  return out;
+}
+
+}  // namespace sluice::cni

@@ -1,0 +1,48 @@
+// The CNI verbs sluice-cni implements, each a function over one invocation's
+// parsed inputs, plus the helpers they share. The dispatcher builds the
+// CommandContext; the verbs never touch the process environment, stdin or
+// stdout themselves. Used by the single thread of the sluice-cni process.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cni-plugin/attachment_store.h"
+#include "cni-plugin/cni_env.h"
+#include "cni-plugin/dataplane_client.h"
+#include "cni-plugin/ipam_delegate.h"
+#include "cni-plugin/logger.h"
+#include "cni-plugin/netconf.h"
+
+namespace sluice::cni {
+
+struct CommandContext {
+  const CniEnv& env;             // validated CNI_* variables
+  const NetConf& conf;           // validated network config
+  std::string_view stdin_data;   // the raw config, passed on to IPAM as is
+  Logger& log;
+  DataplaneClient& dataplane;
+  AttachmentStore& store;
+  IpamDelegate* ipam;            // null when the config has no "ipam"
+};
+
+// ADD: the result object to print.
+absl::StatusOr<nlohmann::json> runAdd(CommandContext& ctx);
+absl::Status runDel(CommandContext& ctx);
+absl::Status runCheck(CommandContext& ctx);
+absl::Status runStatus(CommandContext& ctx);
+absl::Status runGc(CommandContext& ctx);
+
+// Shared by ADD's undo, DEL and GC: removes <socketDir>/<subdir>/<ifname>.sock
+// if it is a socket, then the pod directory if that left it empty (another
+// interface of the same pod may still have its socket there).
+void removePodSocket(const NetConf& conf, const std::string& subdir, const std::string& ifname,
+                     Logger& log);
+
+v1::Attachment toAttachment(const std::string& container_id, const std::string& ifname);
+
+}  // namespace sluice::cni

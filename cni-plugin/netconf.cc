@@ -1,0 +1,260 @@
+// See netconf.h.
+#include "cni-plugin/netconf.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <set>
+
+#include "cni-plugin/text.h"
+#include "cni-plugin/cni_error.h"
+
+namespace sluice::cni {
+namespace {
+
+using nlohmann::json;
+
+// stdin larger than this is not a network config; refusing early bounds the
+// parser's memory (configs are a few KiB; prevResult adds little).
+constexpr size_t kMaxConfigBytes = 1 << 20;
+// MTU bounds: 68 is the IPv4 minimum (RFC 791); 9216 is the common jumbo
+// frame ceiling of NICs and of DPDK's vhost PMD.
+constexpr int64_t kMinMtu = 68;
+constexpr int64_t kMaxMtu = 9216;
+constexpr int64_t kMaxVlan = 4094;  // 802.1Q: 4095 is reserved
+// A deadline above two minutes would outlast kubelet's own CNI timeout.
+constexpr int64_t kMaxTimeoutMs = 120000;
+// Unix socket paths must fit sockaddr_un.sun_path (108 bytes with NUL).
+constexpr size_t kMaxSocketPathLen = 107;
+// Keys of the spec, of runtimes and of Multus that we accept without using.
+const std::set<std::string, std::less<>> kKnownIgnored = {
+    "args", "capabilities", "cniVersions", "disableCheck", "disableGC", "dns",
+    "cni.dev/attachments",  // handled with valid-attachments below
+};
+
+absl::Status invalid(std::string_view field, std::string_view why) {
+  return cniError(ErrorCode::kInvalidConfig, cat("network config: \"", field, "\" ", why));
+}
+
+// Network name and IPAM type rule: the spec's name grammar (alphanumeric
+// first, then alphanumerics, '_', '.', '-'), which also makes them safe file
+// names (no '/', never "." or "..").
+bool isSafeName(std::string_view s) {
+  if (s.empty() || s.size() > 128) return false;
+  if (std::isalnum(static_cast<unsigned char>(s[0])) == 0) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-';
+  });
+}
+
+absl::StatusOr<std::string> getString(const json& obj, std::string_view field, bool required) {
+  auto it = obj.find(field);
+  if (it == obj.end() || it->is_null()) {
+    if (required) return invalid(field, "is required");
+    return std::string();
+  }
+  if (!it->is_string()) return invalid(field, "must be a string");
+  return it->get<std::string>();
+}
+
+absl::StatusOr<std::optional<int64_t>> getInteger(const json& obj, std::string_view field,
+                                                  int64_t min, int64_t max) {
+  auto it = obj.find(field);
+  if (it == obj.end() || it->is_null()) return std::optional<int64_t>();
+  int64_t value = 0;
+  if (it->is_number_unsigned()) {
+    uint64_t u = it->get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return invalid(field, cat("must be between ", min, " and ", max));
+    }
+    value = static_cast<int64_t>(u);
+  } else if (it->is_number_integer()) {
+    value = it->get<int64_t>();
+  } else {
+    return invalid(field, "must be an integer");
+  }
+  if (value < min || value > max) {
+    return invalid(field, cat("must be between ", min, " and ", max, ", got ", value));
+  }
+  return std::optional<int64_t>(value);
+}
+
+absl::StatusOr<std::string> getAbsolutePath(const json& obj, std::string_view field,
+                                            std::string_view fallback, size_t max_len) {
+  absl::StatusOr<std::string> value = getString(obj, field, false);
+  if (!value.ok()) return value.status();
+  if (value->empty()) return std::string(fallback);
+  if ((*value)[0] != '/') return invalid(field, "must be an absolute path");
+  if (value->size() > max_len) return invalid(field, cat("is longer than ", max_len, " bytes"));
+  if (value->find('\0') != std::string::npos) return invalid(field, "must not contain NUL");
+  return value;
+}
+
+absl::Status parseRuntimeConfig(const json& doc, NetConf& conf) {
+  auto it = doc.find("runtimeConfig");
+  if (it == doc.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_object()) return invalid("runtimeConfig", "must be an object");
+  const json& rc = *it;
+  if (auto f = rc.find("CNIDeviceInfoFile"); f != rc.end() && !f->is_null()) {
+    if (!f->is_string()) return invalid("runtimeConfig.CNIDeviceInfoFile", "must be a string");
+    std::string path = f->get<std::string>();
+    if (!path.empty()) {
+      if (path[0] != '/') return invalid("runtimeConfig.CNIDeviceInfoFile", "must be an absolute path");
+      if (path.find('\0') != std::string::npos || path.size() > 4096) {
+        return invalid("runtimeConfig.CNIDeviceInfoFile", "is not a usable path");
+      }
+      conf.device_info_file = std::move(path);
+    }
+  }
+  if (auto f = rc.find("deviceID"); f != rc.end() && !f->is_null()) {
+    if (!f->is_string()) return invalid("runtimeConfig.deviceID", "must be a string");
+    if (conf.device_id.empty()) conf.device_id = f->get<std::string>();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status parseValidAttachments(const json& doc, NetConf& conf) {
+  // libcni sends both keys with the same value (an early spec draft used the
+  // second name); prefer the spec's.
+  for (std::string_view key : {"cni.dev/valid-attachments", "cni.dev/attachments"}) {
+    auto it = doc.find(key);
+    if (it == doc.end() || it->is_null()) continue;
+    if (!it->is_array()) return invalid(key, "must be an array");
+    std::vector<AttachmentId> list;
+    for (const json& entry : *it) {
+      if (!entry.is_object()) return invalid(key, "entries must be objects");
+      auto cid = entry.find("containerID");
+      auto ifn = entry.find("ifname");
+      if (cid == entry.end() || !cid->is_string() || ifn == entry.end() || !ifn->is_string()) {
+        return invalid(key, "entries need string \"containerID\" and \"ifname\"");
+      }
+      list.push_back({cid->get<std::string>(), ifn->get<std::string>()});
+    }
+    conf.valid_attachments = std::move(list);
+    return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool isSupportedVersion(std::string_view version) {
+  return std::find(std::begin(kSupportedVersions), std::end(kSupportedVersions), version) !=
+         std::end(kSupportedVersions);
+}
+
+std::string_view vhostModeName(VhostMode mode) {
+  return mode == VhostMode::kServer ? "server" : "client";
+}
+
+std::string_view interfaceTypeName(InterfaceType type) {
+  return type == InterfaceType::kVhostUser ? "vhost-user" : "sriov";
+}
+
+std::string peekCniVersion(std::string_view text) {
+  if (text.size() <= kMaxConfigBytes) {
+    json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_object()) {
+      auto it = doc.find("cniVersion");
+      if (it != doc.end() && it->is_string() && isSupportedVersion(it->get<std::string>())) {
+        return it->get<std::string>();
+      }
+    }
+  }
+  return std::string(kLatestVersion);
+}
+
+absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
+  if (text.size() > kMaxConfigBytes) {
+    return cniError(ErrorCode::kDecodeFailure,
+                    cat("network config: larger than ", kMaxConfigBytes, " bytes"));
+  }
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return cniError(ErrorCode::kDecodeFailure, "network config: not valid JSON");
+  if (!doc.is_object()) return cniError(ErrorCode::kDecodeFailure, "network config: not a JSON object");
+
+  NetConf conf;
+  absl::StatusOr<std::string> s = getString(doc, "cniVersion", true);
+  if (!s.ok()) return s.status();
+  if (!isSupportedVersion(*s)) {
+    return cniError(ErrorCode::kIncompatibleVersion,
+                    cat("incompatible CNI version \"", *s, "\"; sluice-cni supports 1.0.0, 1.1.0"));
+  }
+  conf.cni_version = *s;
+
+  if (s = getString(doc, "name", true); !s.ok()) return s.status();
+  if (!isSafeName(*s)) {
+    return invalid("name", "must start with an alphanumeric and contain only alphanumerics, '_', '.', '-'");
+  }
+  conf.name = *s;
+
+  if (s = getString(doc, "type", true); !s.ok()) return s.status();
+  if (*s != kPluginType) return invalid("type", cat("must be \"", kPluginType, "\", got \"", *s, "\""));
+
+  if (s = getString(doc, "interfaceType", false); !s.ok()) return s.status();
+  if (s->empty() || *s == "vhost-user") {
+    conf.interface_type = InterfaceType::kVhostUser;
+  } else if (*s == "sriov") {
+    conf.interface_type = InterfaceType::kSriov;
+  } else {
+    return invalid("interfaceType", cat("must be \"vhost-user\" or \"sriov\", got \"", *s, "\""));
+  }
+
+  if (s = getString(doc, "vhostMode", false); !s.ok()) return s.status();
+  if (s->empty() || *s == "server") {
+    conf.vhost_mode = VhostMode::kServer;
+  } else if (*s == "client") {
+    conf.vhost_mode = VhostMode::kClient;
+  } else {
+    return invalid("vhostMode", cat("must be \"server\" or \"client\", got \"", *s, "\""));
+  }
+
+  if (s = getAbsolutePath(doc, "apiSocket", kDefaultApiSocket, kMaxSocketPathLen); !s.ok()) return s.status();
+  conf.api_socket = *s;
+  // The socket itself goes to <socketDir>/<pod dir ≤ 21>/<ifname ≤ 15>.sock,
+  // which must still fit sun_path: leave 44 bytes for that tail.
+  if (s = getAbsolutePath(doc, "socketDir", kDefaultSocketDir, kMaxSocketPathLen - 44); !s.ok()) return s.status();
+  conf.socket_dir = *s;
+  if (s = getAbsolutePath(doc, "dataDir", kDefaultDataDir, 2048); !s.ok()) return s.status();
+  conf.data_dir = *s;
+  if (s = getAbsolutePath(doc, "logFile", "", 4096); !s.ok()) return s.status();
+  conf.log_file = *s;
+
+  absl::StatusOr<std::optional<int64_t>> n = getInteger(doc, "mtu", kMinMtu, kMaxMtu);
+  if (!n.ok()) return n.status();
+  if (*n) conf.mtu = static_cast<uint32_t>(**n);
+  if (n = getInteger(doc, "vlan", 0, kMaxVlan); !n.ok()) return n.status();
+  if (*n) conf.vlan = static_cast<uint16_t>(**n);
+  if (n = getInteger(doc, "timeoutMs", 1, kMaxTimeoutMs); !n.ok()) return n.status();
+  if (*n) conf.timeout_ms = static_cast<uint32_t>(**n);
+
+  if (auto it = doc.find("ipam"); it != doc.end() && !it->is_null()) {
+    if (!it->is_object()) return invalid("ipam", "must be an object");
+    absl::StatusOr<std::string> type = getString(*it, "type", false);
+    if (!type.ok() || type->empty()) return invalid("ipam.type", "is required and must be a string");
+    if (!isSafeName(*type)) return invalid("ipam.type", "must be a plugin name, not a path");
+    conf.ipam = IpamConfig{*type};
+  }
+
+  if (s = getString(doc, "deviceID", false); !s.ok()) return s.status();
+  conf.device_id = *s;
+  if (absl::Status st = parseRuntimeConfig(doc, conf); !st.ok()) return st;
+
+  if (auto it = doc.find("prevResult"); it != doc.end() && !it->is_null()) {
+    if (!it->is_object()) return invalid("prevResult", "must be an object");
+    conf.prev_result = *it;
+  }
+  if (absl::Status st = parseValidAttachments(doc, conf); !st.ok()) return st;
+
+  static const std::set<std::string, std::less<>> kKnown = {
+      "cniVersion", "name", "type", "interfaceType", "vhostMode", "apiSocket", "socketDir",
+      "dataDir", "logFile", "mtu", "vlan", "timeoutMs", "ipam", "deviceID", "runtimeConfig",
+      "prevResult", "cni.dev/valid-attachments"};
+  for (const auto& item : doc.items()) {
+    const std::string& key = item.key();
+    if (!kKnown.contains(key) && !kKnownIgnored.contains(key)) conf.unknown_fields.push_back(key);
+  }
+  return conf;
+}
+
+}  // namespace sluice::cni

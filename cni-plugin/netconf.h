@@ -1,0 +1,87 @@
+// The typed network configuration sluice-cni reads from stdin: every field it
+// understands is type- and range-checked (an error names the field, code 7;
+// undecodable JSON is code 6; an unsupported cniVersion code 1), and fields it
+// does not know are collected for logging rather than rejected, because
+// runtimes and Multus add their own. Used by the single thread of the
+// sluice-cni process, and by the netconf fuzz target.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+
+namespace sluice::cni {
+
+// The spec versions this plugin speaks, oldest first. Results of 1.0.0 and
+// 1.1.0 differ only in the 1.1 interface fields (mtu, socketPath, pciID).
+inline constexpr std::string_view kSupportedVersions[] = {"1.0.0", "1.1.0"};
+inline constexpr std::string_view kLatestVersion = "1.1.0";
+bool isSupportedVersion(std::string_view version);
+
+inline constexpr std::string_view kPluginType = "sluice-cni";
+inline constexpr std::string_view kDefaultApiSocket = "/var/run/sluice/sluice.sock";
+inline constexpr std::string_view kDefaultSocketDir = "/var/run/sluice/vhost";
+// Per-network attachment records (see attachment_store.h); under /var/lib/cni
+// beside libcni's own cache.
+inline constexpr std::string_view kDefaultDataDir = "/var/lib/cni/sluice";
+inline constexpr uint32_t kDefaultTimeoutMs = 5000;
+
+enum class InterfaceType { kVhostUser, kSriov };
+// Who owns the vhost-user socket, seen from sluiced: kServer = sluiced
+// creates it and the pod connects; kClient = the pod's app creates it.
+enum class VhostMode { kServer, kClient };
+
+struct IpamConfig {
+  std::string type;  // plugin executable name, a single path component
+};
+
+struct AttachmentId {
+  std::string container_id;
+  std::string ifname;
+  auto operator<=>(const AttachmentId&) const = default;
+};
+
+struct NetConf {
+  std::string cni_version;  // one of kSupportedVersions
+  std::string name;         // network name; a safe file-name component
+  InterfaceType interface_type = InterfaceType::kVhostUser;
+  VhostMode vhost_mode = VhostMode::kServer;
+  std::string api_socket{kDefaultApiSocket};  // sluiced's gRPC unix socket
+  // Host directory the pods mount; must equal sluiced's --socket-dir.
+  std::string socket_dir{kDefaultSocketDir};
+  std::string data_dir{kDefaultDataDir};
+  std::optional<uint32_t> mtu;  // reported to the pod (1.1 interface "mtu")
+  uint16_t vlan = 0;            // 0 = untagged
+  std::optional<IpamConfig> ipam;
+  std::string log_file;                     // empty: log to stderr
+  uint32_t timeout_ms = kDefaultTimeoutMs;  // deadline for each gRPC call and IPAM exec
+  // The VF the SR-IOV device plugin allocated: top-level "deviceID" (how
+  // Multus passes it) or runtimeConfig.deviceID (the capability convention).
+  std::string device_id;
+  // runtimeConfig.CNIDeviceInfoFile: where Multus wants the NPWG device-info.
+  std::string device_info_file;
+  std::optional<nlohmann::json> prev_result;  // an object when present
+  // GC only: "cni.dev/valid-attachments" (or the older "cni.dev/attachments").
+  std::optional<std::vector<AttachmentId>> valid_attachments;
+  // Top-level keys we do not know (logged by the caller).
+  std::vector<std::string> unknown_fields;
+};
+
+// Parses and validates the whole document. Does not require "ipam" (DEL,
+// STATUS and GC can work without); ADD checks that itself.
+absl::StatusOr<NetConf> parseNetConf(std::string_view text);
+
+// The "cniVersion" of a document that failed to parse, for the error
+// reply; kLatestVersion when there is none or it is not one we speak.
+std::string peekCniVersion(std::string_view text);
+
+std::string_view vhostModeName(VhostMode mode);
+std::string_view interfaceTypeName(InterfaceType type);
+
+}  // namespace sluice::cni
