@@ -1,0 +1,405 @@
+// Flow key extraction on crafted frames: every field, every truncation
+// length, malformed IPv4/IPv6/TCP/ARP headers, fragments, VLAN, padding.
+#include "dataplane/datapath/flow/flow_key.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "tests/unit/flow/frame_builder.h"
+
+namespace sluice::flow {
+namespace {
+
+using testing::be16;
+using testing::be32;
+using testing::Frame;
+using testing::Ip6;
+
+constexpr uint32_t kSrc = 0x0a000001;  // 10.0.0.1
+constexpr uint32_t kDst = 0x0a000102;  // 10.0.1.2
+
+// Extracts from an exactly-sized heap copy, so that under ASan any read past
+// len is reported as a heap-buffer-overflow.
+ParseResult extract(const std::vector<uint8_t>& bytes, uint32_t len, FlowKey& key,
+                    std::optional<uint32_t> rss = std::nullopt, uint16_t port = 3) {
+  std::unique_ptr<uint8_t[]> copy(new uint8_t[len == 0 ? 1 : len]);
+  if (len > 0) std::memcpy(copy.get(), bytes.data(), len);
+  return extractFlowKey(copy.get(), len, port, rss, key);
+}
+ParseResult extract(const Frame& f, FlowKey& key) { return extract(f.bytes(), f.size(), key); }
+
+TEST(FlowKeyTest, Ipv4UdpFields) {
+  const Frame f = testing::udp4(kSrc, kDst, 1234, 53);
+  FlowKey k;
+  ASSERT_EQ(extract(f.bytes(), f.size(), k, std::nullopt, 7), ParseResult::kOk);
+  EXPECT_EQ(k.in_port, 7);
+  EXPECT_EQ(0, std::memcmp(k.eth_dst, testing::kMacA.data(), 6));
+  EXPECT_EQ(0, std::memcmp(k.eth_src, testing::kMacB.data(), 6));
+  EXPECT_EQ(k.eth_type, be16(0x0800));
+  EXPECT_EQ(k.ipv4_src, be32(kSrc));
+  EXPECT_EQ(k.ipv4_dst, be32(kDst));
+  EXPECT_EQ(k.ip_proto, 17);
+  EXPECT_EQ(k.ttl_class, static_cast<uint8_t>(TtlClass::kMany));
+  EXPECT_EQ(k.tp_src, be16(1234));
+  EXPECT_EQ(k.tp_dst, be16(53));
+  EXPECT_EQ(k.ip_frag, static_cast<uint8_t>(IpFrag::kNone));
+  EXPECT_EQ(k.l3_ofs, 14);
+  EXPECT_EQ(k.l4_ofs, 34);
+  EXPECT_EQ(k.flags, 0);
+  EXPECT_EQ(k.result(), ParseResult::kOk);
+  EXPECT_EQ(k.hash, hashKey(k));
+}
+
+TEST(FlowKeyTest, RssHashIsUsedWhenPresent) {
+  const Frame f = testing::udp4(kSrc, kDst, 1, 2);
+  FlowKey k;
+  ASSERT_EQ(extract(f.bytes(), f.size(), k, 0xdeadbeef), ParseResult::kOk);
+  EXPECT_EQ(k.hash, 0xdeadbeefU);
+}
+
+TEST(FlowKeyTest, HashDependsOnEveryMatchedField) {
+  FlowKey a;
+  FlowKey b;
+  ASSERT_EQ(extract(testing::udp4(kSrc, kDst, 1, 2), a), ParseResult::kOk);
+  ASSERT_EQ(extract(testing::udp4(kSrc, kDst, 1, 3), b), ParseResult::kOk);
+  EXPECT_NE(a.hash, b.hash);
+  EXPECT_FALSE(keysEqual(a, b));
+}
+
+TEST(FlowKeyTest, TcpWithOptions) {
+  FlowKey k;
+  ASSERT_EQ(extract(testing::tcp4(kSrc, kDst, 40000, 443, 8), k), ParseResult::kOk);
+  EXPECT_EQ(k.ip_proto, 6);
+  EXPECT_EQ(k.tp_src, be16(40000));
+  EXPECT_EQ(k.tp_dst, be16(443));
+}
+
+TEST(FlowKeyTest, TcpDataOffsetBelowFiveIsMalformed) {
+  for (uint8_t doff = 0; doff < 5; ++doff) {
+    Frame f;
+    f.eth(testing::kMacA, testing::kMacB, 0x0800).ipv4(kSrc, kDst, 6, 20).tcp(1, 2, doff);
+    FlowKey k;
+    EXPECT_EQ(extract(f, k), ParseResult::kTcpBadOffset) << "doff " << int{doff};
+  }
+}
+
+TEST(FlowKeyTest, TcpOptionsPastIpLengthAreTruncated) {
+  Frame f;  // data offset 15 (60 bytes) but only 20 bytes of TCP
+  f.eth(testing::kMacA, testing::kMacB, 0x0800).ipv4(kSrc, kDst, 6, 20).tcp(1, 2, 5);
+  f.bytes()[34 + 12] = 0xf0;
+  FlowKey k;
+  EXPECT_EQ(extract(f, k), ParseResult::kTcpTruncated);
+}
+
+TEST(FlowKeyTest, IcmpTypeAndCode) {
+  FlowKey k;
+  ASSERT_EQ(extract(testing::icmp4(kSrc, kDst, 8, 0), k), ParseResult::kOk);
+  EXPECT_EQ(k.ip_proto, 1);
+  EXPECT_EQ(k.icmp_type, 8);
+  EXPECT_EQ(k.icmp_code, 0);
+  EXPECT_EQ(k.tp_src, 0);
+  EXPECT_EQ(k.tp_dst, 0);
+  ASSERT_EQ(extract(testing::icmp4(kSrc, kDst, 3, 4), k), ParseResult::kOk);
+  EXPECT_EQ(k.icmp_type, 3);
+  EXPECT_EQ(k.icmp_code, 4);
+}
+
+TEST(FlowKeyTest, ArpRequest) {
+  FlowKey k;
+  ASSERT_EQ(extract(testing::arpRequest(kSrc, kDst), k), ParseResult::kOk);
+  EXPECT_EQ(k.eth_type, be16(0x0806));
+  EXPECT_EQ(k.arp_op, be16(1));
+  EXPECT_EQ(0, std::memcmp(k.arp_sha, testing::kMacB.data(), 6));
+  EXPECT_EQ(k.arp_spa, be32(kSrc));
+  EXPECT_EQ(k.arp_tpa, be32(kDst));
+  EXPECT_EQ(k.ipv4_src, 0U);  // ARP addresses do not masquerade as IP ones
+  EXPECT_EQ(k.ttl_class, static_cast<uint8_t>(TtlClass::kNotIp));
+}
+
+TEST(FlowKeyTest, ArpOtherThanEthernetIpv4IsUnsupported) {
+  Frame f;
+  f.eth(testing::kMacA, testing::kMacB, 0x0806).arp(1, testing::kMacB, kSrc, {}, kDst, 6);
+  FlowKey k;
+  EXPECT_EQ(extract(f, k), ParseResult::kArpUnsupported);
+  Frame g;
+  g.eth(testing::kMacA, testing::kMacB, 0x0806).arp(1, testing::kMacB, kSrc, {}, kDst, 1, 0x86dd);
+  EXPECT_EQ(extract(g, k), ParseResult::kArpUnsupported);
+}
+
+TEST(FlowKeyTest, VlanTaggedIpv4) {
+  Frame f;
+  f.eth(testing::kMacA, testing::kMacB, 0x8100).vlan(0x2064, 0x0800).ipv4(kSrc, kDst, 17, 8).udp(5, 6);
+  FlowKey k;
+  ASSERT_EQ(extract(f, k), ParseResult::kOk);
+  EXPECT_EQ(k.flags & kFlagVlan, kFlagVlan);
+  EXPECT_EQ(k.vlan_tci, be16(0x2064));
+  EXPECT_EQ(k.eth_type, be16(0x0800));
+  EXPECT_EQ(k.l3_ofs, 18);
+  EXPECT_EQ(k.tp_dst, be16(6));
+}
+
+TEST(FlowKeyTest, TtlClasses) {
+  const std::pair<uint8_t, TtlClass> cases[] = {
+      {0, TtlClass::kZero}, {1, TtlClass::kOne}, {2, TtlClass::kMany}, {255, TtlClass::kMany}};
+  for (const auto& [ttl, cls] : cases) {
+    FlowKey k;
+    ASSERT_EQ(extract(testing::udp4(kSrc, kDst, 1, 2, ttl), k), ParseResult::kOk);
+    EXPECT_EQ(k.ttl_class, static_cast<uint8_t>(cls)) << "ttl " << int{ttl};
+  }
+}
+
+TEST(FlowKeyTest, Ipv6UdpAndIcmpv6) {
+  Ip6 src{};
+  Ip6 dst{};
+  src[0] = 0xfd;
+  src[15] = 1;
+  dst[0] = 0xfd;
+  dst[15] = 2;
+  FlowKey k;
+  ASSERT_EQ(extract(testing::udp6(src, dst, 546, 547), k), ParseResult::kOk);
+  EXPECT_EQ(k.eth_type, be16(0x86dd));
+  EXPECT_EQ(0, std::memcmp(k.ipv6_src, src.data(), 16));
+  EXPECT_EQ(0, std::memcmp(k.ipv6_dst, dst.data(), 16));
+  EXPECT_EQ(k.ip_proto, 17);
+  EXPECT_EQ(k.tp_src, be16(546));
+  EXPECT_EQ(k.tp_dst, be16(547));
+  EXPECT_EQ(k.l4_ofs, 54);
+  EXPECT_EQ(k.ttl_class, static_cast<uint8_t>(TtlClass::kMany));
+
+  Frame f;
+  f.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(src, dst, 58, 8, 1).icmp(135, 0);
+  ASSERT_EQ(extract(f, k), ParseResult::kOk);
+  EXPECT_EQ(k.ip_proto, 58);
+  EXPECT_EQ(k.icmp_type, 135);
+  EXPECT_EQ(k.ttl_class, static_cast<uint8_t>(TtlClass::kOne));
+}
+
+TEST(FlowKeyTest, Ipv6ExtensionHeadersAndFragments) {
+  const Ip6 a{1};
+  const Ip6 b{2};
+  // hop-by-hop -> fragment (first, more follow) -> UDP: ports are read.
+  Frame first;
+  first.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 0, 24).ipv6Ext(44).ipv6Frag(17, 0, true).udp(7, 8);
+  FlowKey k;
+  ASSERT_EQ(extract(first, k), ParseResult::kOk);
+  EXPECT_EQ(k.ip_proto, 17);
+  EXPECT_EQ(k.ip_frag, static_cast<uint8_t>(IpFrag::kFirst));
+  EXPECT_EQ(k.tp_dst, be16(8));
+  // Later fragment: bytes after the fragment header are not a UDP header.
+  Frame later;
+  later.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 44, 12).ipv6Frag(17, 100, false).udp(7, 8).bytes().resize(14 + 40 + 12);
+  ASSERT_EQ(extract(later, k), ParseResult::kOk);
+  EXPECT_EQ(k.ip_frag, static_cast<uint8_t>(IpFrag::kLater));
+  EXPECT_EQ(k.ip_proto, 17);
+  EXPECT_EQ(k.tp_src, 0);
+  EXPECT_EQ(k.tp_dst, 0);
+  // Nine destination-options headers: more than the parser walks.
+  Frame many;
+  many.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 60, 9 * 8 + 8);
+  for (int i = 0; i < 9; ++i) many.ipv6Ext(i < 8 ? 60 : 17);
+  many.udp(1, 2);
+  EXPECT_EQ(extract(many, k), ParseResult::kIpv6TooManyExt);
+  // An extension header whose length runs past the payload.
+  Frame longext;
+  longext.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 0, 8).ipv6Ext(17);
+  longext.bytes()[14 + 40 + 1] = 3;  // claims 32 bytes
+  EXPECT_EQ(extract(longext, k), ParseResult::kIpv6ExtTruncated);
+}
+
+TEST(FlowKeyTest, Ipv6BadVersionAndPayloadLength) {
+  Frame f = testing::udp6(Ip6{1}, Ip6{2}, 1, 2);
+  f.bytes()[14] = 0x40;
+  FlowKey k;
+  EXPECT_EQ(extract(f, k), ParseResult::kIpv6BadVersion);
+  Frame g = testing::udp6(Ip6{1}, Ip6{2}, 1, 2);
+  g.bytes()[14 + 5] = 9;  // payload length 9 > 8 present
+  EXPECT_EQ(extract(g, k), ParseResult::kIpv6LengthTruncated);
+}
+
+TEST(FlowKeyTest, Ipv4IhlBelowFiveIsMalformed) {
+  for (uint8_t ihl = 0; ihl < 5; ++ihl) {
+    Frame f;
+    f.eth(testing::kMacA, testing::kMacB, 0x0800).ipv4(kSrc, kDst, 17, 8, 64, 0, ihl).udp(1, 2);
+    FlowKey k;
+    EXPECT_EQ(extract(f, k), ParseResult::kIpv4BadIhl) << "ihl " << int{ihl};
+    EXPECT_EQ(k.tp_src, 0);
+  }
+}
+
+TEST(FlowKeyTest, Ipv4IhlBeyondBuffer) {
+  // IHL 15 (60 bytes) but only the 20-byte base header is present.
+  Frame f;
+  f.eth(testing::kMacA, testing::kMacB, 0x0800).ipv4(kSrc, kDst, 17, 0);
+  f.bytes()[14] = 0x4f;
+  FlowKey k;
+  EXPECT_EQ(extract(f, k), ParseResult::kIpv4OptionsTruncated);
+  // IHL 6 with its 4 option bytes present: fine, L4 after the options.
+  Frame g;
+  g.eth(testing::kMacA, testing::kMacB, 0x0800).ipv4(kSrc, kDst, 17, 8, 64, 0, 6).udp(9, 10);
+  ASSERT_EQ(extract(g, k), ParseResult::kOk);
+  EXPECT_EQ(k.l4_ofs, 14 + 24);
+  EXPECT_EQ(k.tp_src, be16(9));
+}
+
+TEST(FlowKeyTest, Ipv4BadVersionAndTotalLength) {
+  Frame f = testing::udp4(kSrc, kDst, 1, 2);
+  f.bytes()[14] = 0x65;
+  FlowKey k;
+  EXPECT_EQ(extract(f, k), ParseResult::kIpv4BadVersion);
+  Frame g = testing::udp4(kSrc, kDst, 1, 2);
+  g.bytes()[16] = 0;
+  g.bytes()[17] = 19;  // total length below the header length
+  EXPECT_EQ(extract(g, k), ParseResult::kIpv4BadTotalLength);
+}
+
+TEST(FlowKeyTest, Ipv4Fragments) {
+  // First fragment (MF set, offset 0): ports are read.
+  Frame first;
+  first.eth(testing::kMacA, testing::kMacB, 0x0800).ipv4(kSrc, kDst, 17, 8, 64, 0x2000).udp(11, 12);
+  FlowKey k;
+  ASSERT_EQ(extract(first, k), ParseResult::kOk);
+  EXPECT_EQ(k.ip_frag, static_cast<uint8_t>(IpFrag::kFirst));
+  EXPECT_EQ(k.tp_src, be16(11));
+  // Later fragment: what sits where ports would be is payload, and even a
+  // 3-byte payload (too short for UDP) is well formed.
+  for (uint16_t frag : {uint16_t{0x2000 | 185}, uint16_t{185}}) {
+    Frame later;
+    later.eth(testing::kMacA, testing::kMacB, 0x0800).ipv4(kSrc, kDst, 17, 3, 64, frag).u8(0xaa).u8(0xbb).u8(0xcc);
+    ASSERT_EQ(extract(later, k), ParseResult::kOk);
+    EXPECT_EQ(k.ip_frag, static_cast<uint8_t>(IpFrag::kLater));
+    EXPECT_EQ(k.ip_proto, 17);
+    EXPECT_EQ(k.tp_src, 0);
+    EXPECT_EQ(k.tp_dst, 0);
+    EXPECT_EQ(k.l4_ofs, 0);
+  }
+}
+
+TEST(FlowKeyTest, EthernetPaddingIsNotL4) {
+  // A 60-byte minimum frame: UDP datagram fits, padding follows.
+  Frame f = testing::udp4(kSrc, kDst, 1, 2);
+  f.zeros(60 - f.size());
+  FlowKey k;
+  ASSERT_EQ(extract(f, k), ParseResult::kOk);
+  EXPECT_EQ(k.tp_dst, be16(2));
+  // IP says 4 bytes of L4 (too short for UDP); padding must not make up for it.
+  Frame g;
+  g.eth(testing::kMacA, testing::kMacB, 0x0800).ipv4(kSrc, kDst, 17, 4).u16(1).u16(2).zeros(30);
+  EXPECT_EQ(extract(g, k), ParseResult::kUdpTruncated);
+  EXPECT_EQ(k.tp_src, 0);
+}
+
+TEST(FlowKeyTest, OtherEtherTypesAreL2Only) {
+  Frame f;
+  f.eth(testing::kMacA, testing::kMacB, 0x88cc).zeros(40);  // LLDP
+  FlowKey k;
+  ASSERT_EQ(extract(f, k), ParseResult::kOk);
+  EXPECT_EQ(k.eth_type, be16(0x88cc));
+  EXPECT_EQ(k.l3_ofs, 0);
+  EXPECT_EQ(k.ip_proto, 0);
+}
+
+// Expected result when a well-formed frame is cut to len bytes. Boundaries
+// are the header ends of each frame type.
+struct TruncationCase {
+  std::string name;
+  Frame frame;
+  std::vector<std::pair<uint32_t, ParseResult>> below;  // (until this length, result)
+};
+
+TEST(FlowKeyTest, TruncatedAtEveryLength) {
+  Frame vlan_udp;
+  vlan_udp.eth(testing::kMacA, testing::kMacB, 0x8100).vlan(5, 0x0800).ipv4(kSrc, kDst, 17, 8).udp(1, 2);
+  const TruncationCase cases[] = {
+      {"udp4", testing::udp4(kSrc, kDst, 1, 2),
+       {{14, ParseResult::kEthTruncated}, {34, ParseResult::kIpv4Truncated},
+        {42, ParseResult::kIpv4LengthTruncated}}},
+      {"tcp4", testing::tcp4(kSrc, kDst, 1, 2, 6),
+       {{14, ParseResult::kEthTruncated}, {34, ParseResult::kIpv4Truncated},
+        {58, ParseResult::kIpv4LengthTruncated}}},
+      {"icmp4", testing::icmp4(kSrc, kDst, 8, 0),
+       {{14, ParseResult::kEthTruncated}, {34, ParseResult::kIpv4Truncated},
+        {42, ParseResult::kIpv4LengthTruncated}}},
+      {"vlan_udp4", vlan_udp,
+       {{14, ParseResult::kEthTruncated}, {18, ParseResult::kVlanTruncated},
+        {38, ParseResult::kIpv4Truncated}, {46, ParseResult::kIpv4LengthTruncated}}},
+      {"arp", testing::arpRequest(kSrc, kDst),
+       {{14, ParseResult::kEthTruncated}, {42, ParseResult::kArpTruncated}}},
+      {"udp6", testing::udp6(Ip6{1}, Ip6{2}, 1, 2),
+       {{14, ParseResult::kEthTruncated}, {54, ParseResult::kIpv6Truncated},
+        {62, ParseResult::kIpv6LengthTruncated}}},
+  };
+  for (const TruncationCase& c : cases) {
+    FlowKey k;
+    ASSERT_EQ(extract(c.frame, k), ParseResult::kOk) << c.name;
+    ASSERT_EQ(c.below.back().first, c.frame.size()) << c.name;
+    for (uint32_t len = 0; len < c.frame.size(); ++len) {
+      ParseResult want = ParseResult::kOk;
+      for (const auto& [limit, r] : c.below) {
+        if (len < limit) {
+          want = r;
+          break;
+        }
+      }
+      EXPECT_EQ(extract(c.frame.bytes(), len, k), want) << c.name << " cut to " << len;
+      EXPECT_EQ(k.hash, 0U) << c.name << " cut to " << len;
+      EXPECT_EQ(k.result(), want);
+    }
+  }
+}
+
+TEST(FlowKeyTest, BurstMatchesSinglePacketExtraction) {
+  const Frame frames[] = {testing::udp4(kSrc, kDst, 1, 2), testing::arpRequest(kSrc, kDst),
+                          testing::icmp4(kSrc, kDst, 0, 0)};
+  Frame bad = testing::udp4(kSrc, kDst, 1, 2);
+  bad.bytes().resize(20);
+  PacketRef pkts[4];
+  for (int i = 0; i < 3; ++i) pkts[i] = {frames[i].data(), frames[i].size(), 0, false};
+  pkts[1].has_rss = true;
+  pkts[1].rss_hash = 77;
+  pkts[3] = {bad.data(), bad.size(), 0, false};
+  FlowKey keys[4];
+  EXPECT_EQ(extractFlowKeys(pkts, 4, 9, keys), 3U);
+  for (int i = 0; i < 3; ++i) {
+    FlowKey single;
+    extractFlowKey(pkts[i].data, pkts[i].len, 9,
+                   pkts[i].has_rss ? std::optional<uint32_t>(pkts[i].rss_hash) : std::nullopt, single);
+    EXPECT_EQ(0, std::memcmp(&single, &keys[i], sizeof(FlowKey))) << i;
+  }
+  EXPECT_EQ(keys[1].hash, 77U);
+  EXPECT_EQ(keys[3].result(), ParseResult::kIpv4Truncated);
+}
+
+TEST(FlowKeyTest, MaskHelpers) {
+  FlowKey k;
+  ASSERT_EQ(extract(testing::udp4(kSrc, kDst, 1, 2), k), ParseResult::kOk);
+  FlowMask m = zeroKey();
+  m.ipv4_dst = be32(0xffffff00);  // a /24 on the destination
+  const FlowKey mk = applyMask(k, m);
+  EXPECT_EQ(mk.ipv4_dst, be32(kDst & 0xffffff00));
+  EXPECT_EQ(mk.ipv4_src, 0U);
+  EXPECT_TRUE(maskedEqual(k, m, mk));
+  FlowKey other;
+  ASSERT_EQ(extract(testing::udp4(kSrc + 5, kDst + 7, 9, 9), other), ParseResult::kOk);
+  EXPECT_TRUE(maskedEqual(other, m, mk));  // same /24, other fields ignored
+  ASSERT_EQ(extract(testing::udp4(kSrc, kDst + 256, 1, 2), other), ParseResult::kOk);
+  EXPECT_FALSE(maskedEqual(other, m, mk));
+}
+
+TEST(FlowKeyTest, ParseResultNamesAreUniqueAndNamed) {
+  std::set<std::string_view> names;
+  for (uint32_t i = 0; i < kParseResultCount; ++i) {
+    const std::string_view n = parseResultName(static_cast<ParseResult>(i));
+    EXPECT_FALSE(n.empty());
+    EXPECT_NE(n, "unknown");
+    names.insert(n);
+  }
+  EXPECT_EQ(names.size(), kParseResultCount);
+  EXPECT_EQ(parseResultName(ParseResult::kIpv4BadIhl), "ipv4_bad_ihl");
+}
+
+}  // namespace
+}  // namespace sluice::flow
