@@ -152,3 +152,24 @@ NetworkAttachmentDefinition's spec.config and the node's reference copy.
 {{- end -}}
 {{- toJson $l -}}
 {{- end -}}
+
+{{/*
+Checks across values that JSON Schema cannot express; fails the render with
+a message naming the values.
+*/}}
+{{- define "sluice.validate" -}}
+{{- $pmds := splitList "," .Values.dataplane.pmdCores -}}
+{{- if ne (len $pmds) (len (uniq $pmds)) -}}
+{{- fail (printf "dataplane.pmdCores %q lists a core twice" .Values.dataplane.pmdCores) -}}
+{{- end -}}
+{{- if has (toString (int .Values.dataplane.mainCore)) $pmds -}}
+{{- fail (printf "dataplane.mainCore %d is also in dataplane.pmdCores %q: the control thread needs a core of its own" (int .Values.dataplane.mainCore) .Values.dataplane.pmdCores) -}}
+{{- end -}}
+{{- $cidrs := dict -}}
+{{- range $name, $n := .Values.network.nodes -}}
+{{- if hasKey $cidrs $n.podCIDR -}}
+{{- fail (printf "network.nodes: %s and %s have the same podCIDR %s" (get $cidrs $n.podCIDR) $name $n.podCIDR) -}}
+{{- end -}}
+{{- $_ := set $cidrs $n.podCIDR $name -}}
+{{- end -}}
+{{- end -}}

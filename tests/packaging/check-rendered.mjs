@@ -1,0 +1,211 @@
+// Asserts what the chart promises about its rendered objects, beyond schema
+// validity: Guaranteed QoS with whole CPUs per PMD core, hugepages wired through
+// resources and volumes, the host paths and probes of the DaemonSet, sluiced's
+// config keys, the network attachments and the least-privilege RBAC. One
+// profile per values file the tests render (see run.sh).
+//
+// Usage: node check-rendered.mjs default|production|node-lookup RENDERED.yaml
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+
+const [profile, file] = process.argv.slice(2);
+if (!['default', 'production', 'node-lookup'].includes(profile) || !file) {
+  console.error('usage: check-rendered.mjs default|production|node-lookup RENDERED.yaml');
+  process.exit(2);
+}
+const objects = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean);
+const ofKind = (kind) => objects.filter((o) => o.kind === kind);
+const one = (kind) => { const l = ofKind(kind); assert.equal(l.length, 1, `exactly one ${kind}`); return l[0]; };
+
+// Keys sluiced knows or will know (the contract between chart and dataplane);
+// a typo in the chart's config shows up here instead of as a warning at run time.
+const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores', 'main-core', 'eal', 'pod-cidr',
+  'gateway', 'gateway-mac', 'tx-flush-interval', 'max-ports', 'mbufs', 'log-level', 'uplink', 'vni',
+  'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools']);
+const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
+  'mtu', 'vlan', 'ipam']);
+
+let passed = 0, failed = 0;
+function check(name, fn) {
+  try { fn(); passed++; console.log(`ok   ${name}`); } catch (e) { failed++; console.log(`FAIL ${name}\n     ${e.message.split('\n').join('\n     ')}`); }
+}
+
+const ds = one('DaemonSet');
+const pod = ds.spec.template.spec;
+const sluiced = pod.containers.find((c) => c.name === 'sluiced');
+const inits = pod.initContainers ?? [];
+const cm = one('ConfigMap');
+const configs = Object.fromEntries(Object.entries(cm.data).filter(([k]) => k.endsWith('.json')).map(([k, v]) => [k, JSON.parse(v)]));
+const cniConfs = Object.fromEntries(Object.entries(cm.data).filter(([k]) => k.startsWith('cni-')).map(([k, v]) => [k, JSON.parse(v)]));
+const volumes = Object.fromEntries(pod.volumes.map((v) => [v.name, v]));
+const hostPathOf = (container, mountPath) => {
+  const m = container.volumeMounts.find((vm) => vm.mountPath === mountPath);
+  return m && volumes[m.name]?.hostPath?.path;
+};
+const def = configs['default.json'];
+
+check('sluiced runs privileged on the host network with its rendered config', () => {
+  assert.ok(sluiced, 'container sluiced');
+  assert.equal(pod.hostNetwork, true);
+  assert.equal(sluiced.securityContext.privileged, true);
+  assert.deepEqual([...sluiced.command, ...sluiced.args], ['sluiced', '--config', '/run/sluice-boot/sluiced.json']);
+});
+
+check('every container has requests == limits for cpu and memory (Guaranteed QoS)', () => {
+  for (const c of [...inits, ...pod.containers]) {
+    const { requests, limits } = c.resources;
+    assert.ok(requests?.cpu && requests?.memory, `${c.name}: cpu and memory requests`);
+    assert.deepEqual(requests, limits, `${c.name}: requests equal limits`);
+  }
+});
+
+check('sluiced gets one whole CPU per PMD core plus one for the control thread', () => {
+  const pmds = def['pmd-cores'].split(',').length;
+  assert.equal(sluiced.resources.limits.cpu, String(pmds + 1));
+  assert.ok(!def['pmd-cores'].split(',').includes(String(def['main-core'])), 'main core is not a PMD core');
+});
+
+check('probes: startup, liveness and readiness all run sluicectl health on the API socket', () => {
+  for (const p of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+    assert.deepEqual(sluiced[p].exec.command, ['sluicectl', '--socket', def['api-socket'], 'health'], p);
+  }
+});
+
+check('host paths: run dir, vhost sockets, /sys, /var/run/netns (HostToContainer)', () => {
+  assert.equal(hostPathOf(sluiced, '/var/run/sluice'), '/var/run/sluice');
+  assert.equal(hostPathOf(sluiced, def['socket-dir']), def['socket-dir']);
+  assert.equal(hostPathOf(sluiced, '/sys'), '/sys');
+  assert.equal(hostPathOf(sluiced, '/var/run/netns'), '/var/run/netns');
+  assert.equal(sluiced.volumeMounts.find((m) => m.mountPath === '/var/run/netns').mountPropagation, 'HostToContainer');
+  assert.ok(def['api-socket'].startsWith('/var/run/sluice/'), 'API socket lives in the shared run dir');
+});
+
+check('install-cni copies sluice-cni into the host CNI bin dir, atomically', () => {
+  const ic = inits.find((c) => c.name === 'install-cni');
+  assert.ok(ic, 'init container install-cni');
+  assert.equal(hostPathOf(ic, '/host/cni-bin'), '/opt/cni/bin');
+  const script = ic.command.at(-1);
+  assert.match(script, /cp \/usr\/local\/bin\/sluice-cni \/host\/cni-bin\/\.sluice-cni\.tmp/);
+  assert.match(script, /mv \/host\/cni-bin\/\.sluice-cni\.tmp \/host\/cni-bin\/sluice-cni/);
+});
+
+check('node-config writes network configs into the host Multus conf dir', () => {
+  const nc = inits.find((c) => c.name === 'node-config');
+  assert.ok(nc, 'init container node-config');
+  assert.equal(hostPathOf(nc, '/host/cni-conf'), '/etc/cni/multus/net.d');
+  assert.ok(!pod.volumes.some((v) => v.hostPath?.path === '/etc/cni/net.d'), 'never writes the runtime\'s own conf dir');
+});
+
+check('sluiced config files use only known keys', () => {
+  for (const [name, c] of Object.entries(configs)) {
+    for (const k of Object.keys(c)) assert.ok(kSluicedKeys.has(k), `${name}: unknown key ${k}`);
+  }
+});
+
+check('network attachments: vhost-user and SR-IOV, configs of type sluice-cni', () => {
+  const nads = ofKind('NetworkAttachmentDefinition');
+  assert.deepEqual(nads.map((n) => n.metadata.name).sort(), ['sluice-sriov', 'sluice-vhost']);
+  assert.deepEqual(Object.keys(cniConfs).sort(), ['cni-sluice-sriov.conf', 'cni-sluice-vhost.conf']);
+  for (const [name, c] of Object.entries(cniConfs)) {
+    for (const k of Object.keys(c)) assert.ok(kCniKeys.has(k), `${name}: unknown key ${k}`);
+    assert.equal(c.type, 'sluice-cni');
+    assert.equal(c.cniVersion, '1.0.0');
+    assert.equal(c.apiSocket, def['api-socket']);
+    assert.equal(c.ipam.type, 'host-local');
+  }
+  const vhost = cniConfs['cni-sluice-vhost.conf'];
+  assert.equal(vhost.interfaceType, 'vhost-user');
+  assert.equal(vhost.socketDir, def['socket-dir']);
+  assert.ok(['client', 'server'].includes(vhost.vhostMode));
+  assert.equal(cniConfs['cni-sluice-sriov.conf'].interfaceType, 'sriov');
+  for (const n of nads) {
+    if (n.spec.config) assert.deepEqual(JSON.parse(n.spec.config), cniConfs[`cni-${n.metadata.name}.conf`], `${n.metadata.name}: config equals the node copy`);
+  }
+});
+
+check('example DPDK pod: a helm test on the vhost-user network, reading its device-info', () => {
+  const ex = ofKind('Pod').find((p) => p.metadata.annotations?.['helm.sh/hook'] === 'test');
+  assert.ok(ex, 'test-hook pod');
+  assert.equal(ex.metadata.annotations['k8s.v1.cni.cncf.io/networks'], `${ds.metadata.namespace}/sluice-vhost`);
+  const c = ex.spec.containers[0];
+  const exVolumes = Object.fromEntries(ex.spec.volumes.map((v) => [v.name, v]));
+  const sock = c.volumeMounts.find((m) => m.mountPath === def['socket-dir']);
+  assert.equal(exVolumes[sock.name].hostPath.path, def['socket-dir'], 'socket dir at the host path');
+  const info = c.volumeMounts.find((m) => m.mountPath === '/etc/podnetinfo');
+  assert.equal(exVolumes[info.name].downwardAPI.items[0].fieldRef.fieldPath, 'metadata.annotations');
+});
+
+check('service account: used by the DaemonSet', () => {
+  assert.equal(pod.serviceAccountName, one('ServiceAccount').metadata.name);
+});
+
+if (profile === 'default') {
+  check('default: no-huge mode, no hugepage resources or volumes', () => {
+    assert.match(def.eal, /--no-huge -m 1024/);
+    assert.match(def.eal, /--no-pci/);
+    assert.ok(!Object.keys(sluiced.resources.limits).some((k) => k.startsWith('hugepages-')));
+    assert.ok(!pod.volumes.some((v) => v.emptyDir?.medium?.startsWith('HugePages')));
+  });
+  check('default: no RBAC and no API token (sluiced reads nothing from the API)', () => {
+    assert.equal(ofKind('ClusterRole').length + ofKind('Role').length + ofKind('ClusterRoleBinding').length + ofKind('RoleBinding').length, 0);
+    assert.equal(pod.automountServiceAccountToken, false);
+  });
+  check('default: one pod CIDR, embedded in the attachments', () => {
+    assert.equal(def['pod-cidr'], '10.244.0.0/24');
+    for (const n of ofKind('NetworkAttachmentDefinition')) assert.equal(JSON.parse(n.spec.config).ipam.ranges[0][0].subnet, '10.244.0.0/24');
+  });
+}
+
+if (profile === 'production') {
+  check('production: 1Gi hugepages requested, limited and mounted at /dev/hugepages', () => {
+    assert.equal(sluiced.resources.requests['hugepages-1Gi'], '2Gi');
+    assert.equal(sluiced.resources.limits['hugepages-1Gi'], '2Gi');
+    const m = sluiced.volumeMounts.find((vm) => vm.mountPath === '/dev/hugepages');
+    assert.equal(volumes[m.name].emptyDir.medium, 'HugePages-1Gi');
+    assert.match(def.eal, /^--huge-dir \/dev\/hugepages /);
+  });
+  check('production: two PMD cores -> 3 CPUs; PCI uplink allow-listed, vfio mounted', () => {
+    assert.equal(sluiced.resources.limits.cpu, '3');
+    assert.match(def.eal, / -a 0000:3b:00\.0 /);
+    assert.doesNotMatch(def.eal, /--no-pci/);
+    assert.equal(hostPathOf(sluiced, '/dev/vfio'), '/dev/vfio');
+  });
+  check('production: per-node configs carry own CIDR and VTEP, the others as remote nodes', () => {
+    const nodes = { 'worker-1': ['10.244.1.0/24', '192.0.2.11'], 'worker-2': ['10.244.2.0/24', '192.0.2.12'], 'worker-3': ['10.244.3.0/24', '192.0.2.13'] };
+    for (const [name, [cidr, vtep]] of Object.entries(nodes)) {
+      const c = configs[`node-${name}.json`];
+      assert.ok(c, `node-${name}.json`);
+      assert.equal(c['pod-cidr'], cidr);
+      assert.equal(c.uplink.vtep, vtep);
+      assert.deepEqual(c['remote-nodes'].map((r) => r.name).sort(), Object.keys(nodes).filter((n) => n !== name));
+    }
+    assert.equal(def.uplink.vtep, '@HOST_IP@');
+    assert.equal(def['remote-nodes'].length, 3);
+    assert.deepEqual(def['sriov-pools'], [{ pf: 'ens1f0', vfs: 8, mode: 'vfio' }, { pf: 'ens1f1', vfs: 8, mode: 'kernel' }]);
+  });
+  check('production: attachments defer to the per-node config (CIDR filled in on the node)', () => {
+    for (const n of ofKind('NetworkAttachmentDefinition')) assert.deepEqual(n.spec, {});
+    for (const c of Object.values(cniConfs)) assert.equal(c.ipam.ranges[0][0].subnet, '@NODE_POD_CIDR@');
+    assert.equal(cniConfs['cni-sluice-sriov.conf'].vlan, 100);
+  });
+}
+
+if (profile === 'node-lookup') {
+  check('node-lookup: a ClusterRole with get on nodes only, bound to the service account', () => {
+    const role = one('ClusterRole');
+    assert.deepEqual(role.rules, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]);
+    const b = one('ClusterRoleBinding');
+    assert.equal(b.roleRef.name, role.metadata.name);
+    assert.deepEqual(b.subjects, [{ kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: ds.metadata.namespace }]);
+    assert.equal(pod.automountServiceAccountToken, true);
+  });
+  check('node-lookup: the lookup runs first and the config waits for its result', () => {
+    assert.deepEqual(inits.map((c) => c.name), ['lookup-pod-cidr', 'node-config', 'install-cni']);
+    assert.match(inits[0].command.at(-1), /kubectl get node "\$NODE_NAME" -o 'jsonpath=\{\.spec\.podCIDR\}'/);
+    assert.equal(def['pod-cidr'], '@NODE_POD_CIDR@');
+  });
+}
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed || passed === 0 ? 1 : 0);

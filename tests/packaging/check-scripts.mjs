@@ -1,0 +1,145 @@
+// Runs the chart's shell scripts the way the kubelet would, on this machine:
+// the node-config init container (picks this node's sluiced config, fills in
+// the node IP and pod CIDR, writes the CNI network configs for Multus) and the
+// example DPDK pod's device-info check. Their absolute paths (ConfigMap mount,
+// boot emptyDir, host CNI dir, downward API file) are redirected into a
+// temporary directory; the scripts themselves run unchanged under /bin/sh.
+//
+// Usage: node check-scripts.mjs PRODUCTION.yaml NODE-LOOKUP.yaml DEFAULT.yaml
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+
+const [prodFile, lookupFile, defaultFile] = process.argv.slice(2);
+if (!defaultFile) { console.error('usage: check-scripts.mjs PRODUCTION.yaml NODE-LOOKUP.yaml DEFAULT.yaml'); process.exit(2); }
+const load = (f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS()).filter(Boolean);
+
+let passed = 0, failed = 0;
+async function check(name, fn) {
+  try { await fn(); passed++; console.log(`ok   ${name}`); } catch (e) { failed++; console.log(`FAIL ${name}\n     ${e.message.split('\n').join('\n     ')}`); }
+}
+
+// Lays out the node-config container's world under a fresh directory and runs
+// its script; returns the directory and the shell's result.
+function runNodeConfig(objects, env, lookupResult) {
+  const ds = objects.find((o) => o.kind === 'DaemonSet');
+  const cm = objects.find((o) => o.kind === 'ConfigMap');
+  const init = ds.spec.template.spec.initContainers.find((c) => c.name === 'node-config');
+  const root = mkdtempSync(join(tmpdir(), 'sluice-node-config-'));
+  for (const d of ['etc-sluice', 'boot', 'cni-conf']) mkdirSync(join(root, d));
+  for (const [k, v] of Object.entries(cm.data)) writeFileSync(join(root, 'etc-sluice', k), v);
+  if (lookupResult !== undefined) writeFileSync(join(root, 'boot', 'node-pod-cidr'), lookupResult);
+  const script = init.command.at(-1)
+    .replaceAll('/etc/sluice/', `${root}/etc-sluice/`)
+    .replaceAll('/run/sluice-boot', `${root}/boot`)
+    .replaceAll('/host/cni-conf', `${root}/cni-conf`);
+  assert.deepEqual(init.command.slice(0, 2), ['/bin/sh', '-ec']);
+  const r = spawnSync('/bin/sh', ['-ec', script], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
+  return { root, r };
+}
+const readJson = (p) => JSON.parse(readFileSync(p, 'utf8'));
+
+const prod = load(prodFile);
+const lookup = load(lookupFile);
+const dflt = load(defaultFile);
+
+await check('node-config on a listed node: own CIDR and VTEP, others remote, CNI subnet = own CIDR', () => {
+  const { root, r } = runNodeConfig(prod, { NODE_NAME: 'worker-2', HOST_IP: '198.51.100.7' });
+  try {
+    assert.equal(r.status, 0, r.stderr);
+    const c = readJson(join(root, 'boot', 'sluiced.json'));
+    assert.equal(c['pod-cidr'], '10.244.2.0/24');
+    assert.equal(c.uplink.vtep, '192.0.2.12');
+    assert.deepEqual(c['remote-nodes'].map((n) => n.name), ['worker-1', 'worker-3']);
+    for (const n of ['sluice-vhost', 'sluice-sriov']) {
+      const conf = readJson(join(root, 'cni-conf', `${n}.conf`));
+      assert.equal(conf.name, n);
+      assert.equal(conf.ipam.ranges[0][0].subnet, '10.244.2.0/24');
+    }
+    assert.ok(!existsSync(join(root, 'boot', 'sluiced.json.tmp')), 'temporary file renamed away');
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('node-config on an unlisted node: default config, VTEP = node IP', () => {
+  const { root, r } = runNodeConfig(prod, { NODE_NAME: 'edge-9', HOST_IP: '198.51.100.7' });
+  try {
+    assert.equal(r.status, 0, r.stderr);
+    const c = readJson(join(root, 'boot', 'sluiced.json'));
+    assert.equal(c['pod-cidr'], '10.244.0.0/24');
+    assert.equal(c.uplink.vtep, '198.51.100.7');
+    assert.equal(c['remote-nodes'].length, 3);
+    assert.doesNotMatch(readFileSync(join(root, 'boot', 'sluiced.json'), 'utf8'), /@[A-Z_]+@/);
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('node-config with the Node lookup: spec.podCIDR becomes the config and the IPAM subnet', () => {
+  const { root, r } = runNodeConfig(lookup, { NODE_NAME: 'n1', HOST_IP: '198.51.100.8' }, '10.244.7.0/24');
+  try {
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(readJson(join(root, 'boot', 'sluiced.json'))['pod-cidr'], '10.244.7.0/24');
+    assert.equal(readJson(join(root, 'cni-conf', 'sluice-vhost.conf')).ipam.ranges[0][0].subnet, '10.244.7.0/24');
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('node-config refuses a node without spec.podCIDR, and writes nothing', () => {
+  const { root, r } = runNodeConfig(lookup, { NODE_NAME: 'n1', HOST_IP: '198.51.100.8' }, '');
+  try {
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /node n1: spec\.podCIDR is '', not an IPv4 CIDR/);
+    assert.ok(!existsSync(join(root, 'boot', 'sluiced.json')));
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+// The example pod: writes the downward-API annotation file as the kubelet does
+// (key="Go-quoted value", one per line) and runs the container's script.
+function runExample(networkStatus, root) {
+  const pod = dflt.find((o) => o.kind === 'Pod' && o.metadata.annotations?.['helm.sh/hook'] === 'test');
+  const ann = { 'k8s.v1.cni.cncf.io/networks': 'default/sluice-vhost' };
+  if (networkStatus) ann['k8s.v1.cni.cncf.io/network-status'] = JSON.stringify(networkStatus, null, 4);
+  writeFileSync(join(root, 'annotations'), Object.keys(ann).sort().map((k) => `${k}=${JSON.stringify(ann[k])}`).join('\n') + '\n');
+  const script = pod.spec.containers[0].command.at(-1).replaceAll('/etc/podnetinfo/annotations', join(root, 'annotations'));
+  return spawnSync('/bin/sh', ['-ec', script], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+}
+const status = (path) => [
+  { name: 'cbr0', interface: 'eth0', ips: ['10.88.0.5'], default: true },
+  { name: 'default/sluice-vhost', interface: 'net1', ips: ['10.244.0.9'],
+    'device-info': { type: 'vhost-user', version: '1.1.0', 'vhost-user': { mode: 'client', path } } },
+];
+
+await check('example pod: finds its vhost-user socket through the device-info and prints the EAL vdev', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'sluice-example-'));
+  const sock = join(root, 'net1.sock');
+  const server = createServer();
+  await new Promise((res) => server.listen(sock, res));
+  try {
+    const r = runExample(status(sock), root);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`device-info: vhost-user socket ${sock} \\(pod side: client\\)`));
+    assert.match(r.stdout, new RegExp(`--vdev=net_virtio_user0,path=${sock},server=0`));
+  } finally { server.close(); rmSync(root, { recursive: true }); }
+});
+
+await check('example pod: fails when the socket named in the device-info is missing', () => {
+  const root = mkdtempSync(join(tmpdir(), 'sluice-example-'));
+  try {
+    const r = runExample(status(join(root, 'gone.sock')), root);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /gone\.sock does not exist/);
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('example pod: fails when the network status has no vhost-user device-info', () => {
+  const root = mkdtempSync(join(tmpdir(), 'sluice-example-'));
+  try {
+    const r = runExample([{ name: 'cbr0', interface: 'eth0', default: true }], root);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /no vhost-user device-info/);
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed || passed === 0 ? 1 : 0);

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Driver of the packaging tests registered with CTest (CMakeLists.txt here).
+# Usage: run.sh CASE [ARGS...]; each case exits non-zero on failure.
+#   lint VALUES              helm lint --strict (VALUES: default or a file in helm/sluice/ci)
+#   render PROFILE VALUES    helm template, strict schema validation, chart assertions
+#   bad-value EXPECTED ARGS  helm template ARGS must fail and print EXPECTED
+#   validator-selftest       the validator rejects known-bad manifests
+#   scripts                  the chart's init and example-pod scripts, run here
+#   manifests                committed manifests/ match the chart and validate
+#   dockerfile               the Dockerfile builds the way CI does
+# Tools: the pinned helm and npm packages from scripts/setup-packaging.sh.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+chart=$root/helm/sluice
+helm=${SLUICE_HELM:-$here/node_modules/.helm/helm}
+export SLUICE_HELM=$helm
+if [[ ! -x $helm || ! -d $here/node_modules/kubernetes-models ]]; then
+  echo "packaging tests: tools missing; run scripts/setup-packaging.sh" >&2
+  exit 1
+fi
+# The Kubernetes version the offline schemas describe (kubernetes-models 5.1.0,
+# @kubernetes/client-node 1.4.0).
+template=("$helm" template sluice "$chart" --namespace kube-system --kube-version 1.34.0)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+values_args() {
+  if [[ $1 == default ]]; then return; fi
+  echo "-f"
+  echo "$chart/ci/$1"
+}
+
+case=${1:?case}
+shift
+case $case in
+  lint)
+    mapfile -t extra < <(values_args "$1")
+    "$helm" lint --strict "$chart" "${extra[@]}"
+    ;;
+  render)
+    profile=$1
+    mapfile -t extra < <(values_args "$2")
+    "${template[@]}" "${extra[@]}" >"$tmp/rendered.yaml"
+    node "$here/validate-k8s.mjs" "$tmp/rendered.yaml"
+    node "$here/check-rendered.mjs" "$profile" "$tmp/rendered.yaml"
+    ;;
+  bad-value)
+    expected=$1
+    shift
+    if "${template[@]}" "$@" >"$tmp/out" 2>"$tmp/err"; then
+      echo "FAIL: helm template $* succeeded; expected it to fail with: $expected"
+      exit 1
+    fi
+    cat "$tmp/err"
+    if ! grep -qF -- "$expected" "$tmp/err"; then
+      echo "FAIL: helm template $* failed without the expected message: $expected"
+      exit 1
+    fi
+    echo "ok: rejected with \"$expected\""
+    ;;
+  validator-selftest)
+    node "$here/validator-selftest.mjs"
+    ;;
+  scripts)
+    "${template[@]}" >"$tmp/default.yaml"
+    "${template[@]}" -f "$chart/ci/production-values.yaml" >"$tmp/production.yaml"
+    "${template[@]}" -f "$chart/ci/node-lookup-values.yaml" >"$tmp/node-lookup.yaml"
+    node "$here/check-scripts.mjs" "$tmp/production.yaml" "$tmp/node-lookup.yaml" "$tmp/default.yaml"
+    ;;
+  manifests)
+    bash "$root/scripts/render-manifests.sh" --check
+    node "$here/validate-k8s.mjs" "$root"/manifests/*.yaml
+    ;;
+  dockerfile)
+    bash "$here/check-dockerfile.sh" "$root"
+    ;;
+  *)
+    echo "unknown case $case" >&2
+    exit 2
+    ;;
+esac
