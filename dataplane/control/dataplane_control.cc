@@ -193,9 +193,11 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
     next[p] = std::move(snap);
   }
   for (size_t p = 0; p < pmds_.size(); ++p)
-    pmds_[p].mailbox->published.store(next[p].get(), std::memory_order_release);
+    pmds_[p].mailbox->published.store(next[p].get(), std::memory_order_seq_cst);
+  // A PMD that is not running holds no snapshot; one that starts after this
+  // point reads the new one (seq_cst pairs with its store to `running`).
   for (const PmdHandle& pmd : pmds_) {
-    while (pmd.mailbox->running.load(std::memory_order_acquire) &&
+    while (pmd.mailbox->running.load(std::memory_order_seq_cst) &&
            pmd.mailbox->acked_version.load(std::memory_order_acquire) < version_)
       std::this_thread::sleep_for(kAckPollInterval);
   }

@@ -13,11 +13,14 @@ int Pmd::launch(void* pmd) {
 }
 
 void Pmd::run() {
-  mailbox_.running.store(true, std::memory_order_release);
+  // seq_cst here and on control's side of the hand-over (publish, then read
+  // `running`): otherwise control could see us not running while we read a
+  // stale snapshot pointer (the store→load pattern needs a full fence).
+  mailbox_.running.store(true, std::memory_order_seq_cst);
   rte_mbuf* pkts[kBurstSize];
   while (!mailbox_.stop.load(std::memory_order_relaxed)) {
     // Quiescent point: no packet or snapshot pointer is held across it.
-    if (mailbox_.published.load(std::memory_order_acquire) != snap_) pickUpSnapshot();
+    if (mailbox_.published.load(std::memory_order_seq_cst) != snap_) pickUpSnapshot();
     if (snap_ == nullptr) continue;
 
     uint64_t start = rte_rdtsc();
@@ -48,7 +51,7 @@ void Pmd::pickUpSnapshot() {
   // Packets batched under the old snapshot go out under it: its ports are
   // still open until control sees our acknowledgement below.
   flushAll();
-  snap_ = mailbox_.published.load(std::memory_order_acquire);
+  snap_ = mailbox_.published.load(std::memory_order_seq_cst);
   counters_.reloads.inc();
   mailbox_.acked_version.store(snap_ != nullptr ? snap_->version : 0, std::memory_order_release);
 }

@@ -5,6 +5,7 @@
 // OVS's PMD reload):
 //  1. Control builds a new PmdSnapshot (fresh version number) and publishes it
 //     with a release store into the PMD's `PmdMailbox::published`.
+//     (seq_cst, with `running`: see Pmd::run.)
 //  2. At the top of each poll-loop iteration (its quiescent point: it holds no
 //     pointer into any snapshot there) the PMD acquire-loads `published`. If it
 //     changed, the PMD first flushes every output batch under the *old*

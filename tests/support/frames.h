@@ -1,0 +1,40 @@
+// Builds and inspects Ethernet frames for tests and benchmarks: IPv4/UDP with
+// a correct header checksum, ARP requests, and accessors for the fields the
+// tests assert on. Plain bytes, no DPDK.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/net_address.h"
+
+namespace sluice::test {
+
+using Frame = std::vector<uint8_t>;
+
+struct UdpFrameSpec {
+  MacAddress src_mac, dst_mac;
+  Ipv4Address src_ip, dst_ip;
+  uint8_t ttl = 64;
+  uint16_t src_port = 1024, dst_port = 5001;
+  // Total frame length without FCS; 60 is the Ethernet minimum (64 with FCS).
+  size_t frame_len = 60;
+  uint32_t sequence = 0;  // written into the payload so receivers can tell frames apart
+};
+
+Frame udpFrame(const UdpFrameSpec& spec);
+Frame arpRequest(MacAddress sender_mac, Ipv4Address sender_ip, Ipv4Address target_ip);
+
+// RFC 1071 checksum over a byte range (0 when the range holds a valid checksum).
+uint16_t internetChecksum(const uint8_t* data, size_t len);
+
+// Field accessors (frames assumed long enough; tests check length first).
+MacAddress ethDst(const Frame& f);
+MacAddress ethSrc(const Frame& f);
+uint16_t etherType(const Frame& f);
+uint8_t ipv4Ttl(const Frame& f);
+bool ipv4ChecksumValid(const Frame& f);
+uint32_t udpSequence(const Frame& f);
+
+}  // namespace sluice::test

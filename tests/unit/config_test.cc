@@ -1,0 +1,80 @@
+#include "dataplane/control/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <vector>
+
+namespace sluice {
+namespace {
+
+absl::StatusOr<SluicedConfig> parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "sluiced");
+  return parseSluicedConfig(static_cast<int>(args.size()), args.data());
+}
+
+TEST(ConfigTest, DefaultsDeriveGatewayFromCidr) {
+  auto c = parse({"--pod-cidr", "10.244.7.0/24"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->gateway.toString(), "10.244.7.1");
+  EXPECT_EQ(c->gateway_mac, MacAddress::fromIpv4(c->gateway));
+  EXPECT_EQ(c->pmd_cores, std::vector<unsigned>{1});
+  EXPECT_EQ(c->tx_flush_interval_us, 0u);
+}
+
+TEST(ConfigTest, FlagsOverrideTheFile) {
+  std::string path = ::testing::TempDir() + "/sluiced.json";
+  std::ofstream(path) << R"({"pod-cidr": "10.1.0.0/16", "pmd-cores": [2, 3], "tx-flush-interval": 50,
+                             "main-core": 1, "uplink": {"devargs": "x"}})";
+  auto c = parse({"--config", path.c_str(), "--tx-flush-interval", "0"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->pod_cidr.toString(), "10.1.0.0/16");
+  EXPECT_EQ(c->pmd_cores, (std::vector<unsigned>{2, 3}));
+  EXPECT_EQ(c->tx_flush_interval_us, 0u);
+  EXPECT_EQ(c->ignored_keys, std::vector<std::string>{"uplink"});
+}
+
+TEST(ConfigTest, BadValuesNameTheSetting) {
+  struct Case {
+    std::vector<const char*> args;
+    const char* mentions;
+  } cases[] = {
+      {{"--pod-cidr", "10.244.1.1/24"}, "pod-cidr"},
+      {{"--pod-cidr", "10.0.0.0/31"}, "pod-cidr"},
+      {{"--gateway", "10.9.9.9"}, "gateway"},
+      {{"--pmd-cores", ""}, "pmd-cores"},
+      {{"--pmd-cores", "1,1"}, "pmd-cores"},
+      {{"--pmd-cores", "0"}, "pmd-cores"},  // same as main-core
+      {{"--tx-flush-interval", "-1"}, "tx-flush-interval"},
+      {{"--max-ports", "33"}, "max-ports"},
+      {{"--gateway-mac", "01:00:00:00:00:01"}, "gateway-mac"},
+      {{"--log-level", "loud"}, "log-level"},
+      {{"--api-socket", "relative.sock"}, "api-socket"},
+      {{"--no-such-flag"}, "no-such-flag"},
+  };
+  for (const Case& c : cases) {
+    auto r = parse(c.args);
+    ASSERT_FALSE(r.ok()) << c.mentions;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << c.mentions;
+    EXPECT_NE(r.status().message().find(c.mentions), std::string::npos) << r.status();
+  }
+}
+
+TEST(ConfigTest, BadJsonFiles) {
+  EXPECT_EQ(applyConfigJson("{", {}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(applyConfigJson("[]", {}).status().code(), absl::StatusCode::kInvalidArgument);
+  auto wrong_type = applyConfigJson(R"({"pod-cidr": 5})", {});
+  EXPECT_NE(wrong_type.status().message().find("pod-cidr"), std::string::npos);
+  auto unknown = applyConfigJson(R"({"pod-cdir": "10.0.0.0/24"})", {});
+  EXPECT_NE(unknown.status().message().find("pod-cdir: unknown setting"), std::string::npos);
+  EXPECT_EQ(parse({"--config", "/nonexistent/sluiced.json"}).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ConfigTest, HelpIsNotAnError) {
+  auto r = parse({"--help"});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_NE(r.status().message().find("--tx-flush-interval"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice

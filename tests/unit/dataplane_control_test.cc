@@ -1,0 +1,240 @@
+// DataplaneControl on a fake port backend, with fake PMD threads that follow
+// the snapshot hand-over protocol (pick up, acknowledge) without polling
+// ethdevs, so no EAL is needed: port numbering, validation, idempotence, the
+// hand-over and statistics baselines. The real Pmd loop is exercised by the
+// integration tests.
+#include "dataplane/control/dataplane_control.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <thread>
+
+
+namespace sluice {
+namespace {
+
+class FakeBackend : public PortBackend {
+ public:
+  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
+                                              bool client_mode) override {
+    if (fail_next) {
+      fail_next = false;
+      return absl::InternalError("fake: refused");
+    }
+    created.push_back(socket_path);
+    client_modes.push_back(client_mode);
+    live.insert(next_dpdk_port);
+    return CreatedPort{next_dpdk_port++, "fake" + std::to_string(port_no), 1};
+  }
+  void destroy(const CreatedPort& port) override {
+    // Control must have taken the port away from every PMD first.
+    EXPECT_TRUE(pmds_quiesced_on_destroy()) << port.dpdk_name;
+    live.erase(port.dpdk_port);
+    destroyed.push_back(port.dpdk_name);
+  }
+  bool linkUp(uint16_t) override { return false; }
+
+  std::function<bool()> pmds_quiesced_on_destroy = [] { return true; };
+  bool fail_next = false;
+  uint16_t next_dpdk_port = 0;
+  std::set<uint16_t> live;
+  std::vector<std::string> created, destroyed;
+  std::vector<bool> client_modes;
+};
+
+// Mirrors Pmd::run's hand-over: running, then acknowledge every snapshot.
+void fakePmdLoop(PmdMailbox& m) {
+  m.running.store(true);
+  const PmdSnapshot* current = nullptr;
+  while (!m.stop.load()) {
+    const PmdSnapshot* s = m.published.load();
+    if (s != current) {
+      current = s;
+      m.acked_version.store(s != nullptr ? s->version : 0);
+    }
+    std::this_thread::yield();
+  }
+  m.running.store(false);
+}
+
+class DataplaneControlTest : public ::testing::TestWithParam<unsigned> {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/control-test-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir_);
+    config_.socket_dir = dir_;
+    config_.pod_cidr = *Ipv4Cidr::parse("10.244.1.0/24");
+    config_.gateway = *Ipv4Address::parse("10.244.1.1");
+    config_.max_ports = 4;
+    config_.tx_flush_interval_us = 0;
+    unsigned n_pmds = GetParam();
+    for (unsigned i = 0; i < n_pmds; ++i) {
+      mailboxes_.push_back(std::make_unique<PmdMailbox>());
+      counters_.push_back(std::make_unique<PmdCounters>());
+      handles_.push_back({i + 1, mailboxes_.back().get(), counters_.back().get()});
+    }
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, handles_, 2'600'000'000);
+    control_->start();
+    for (auto& m : mailboxes_) threads_.emplace_back([mb = m.get()] { fakePmdLoop(*mb); });
+    // As in sluiced, where the API serves only once every PMD polls.
+    for (auto& m : mailboxes_)
+      while (!m->running.load()) std::this_thread::yield();
+    backend_.pmds_quiesced_on_destroy = [this] {
+      // Every PMD has acknowledged a snapshot that no longer has the port.
+      for (auto& m : mailboxes_)
+        if (m->acked_version.load() != m->published.load()->version) return false;
+      return true;
+    };
+  }
+  void TearDown() override {
+    control_->removeAllPorts();
+    for (auto& m : mailboxes_) m->stop.store(true);
+    for (auto& t : threads_) t.join();
+    std::filesystem::remove_all(dir_);
+  }
+
+  RawPortRequest request(const std::string& id, const std::string& ip) {
+    RawPortRequest r;
+    r.container_id = id;
+    r.ifname = "net1";
+    r.ip = ip;
+    return r;
+  }
+
+  std::string dir_;
+  SluicedConfig config_;
+  FakeBackend backend_;
+  std::vector<std::unique_ptr<PmdMailbox>> mailboxes_;
+  std::vector<std::unique_ptr<PmdCounters>> counters_;
+  std::vector<PmdHandle> handles_;
+  std::vector<std::thread> threads_;
+  std::unique_ptr<DataplaneControl> control_;
+};
+
+TEST_P(DataplaneControlTest, PortNumbersAreDenseAndReused) {
+  auto a = control_->addPort(request("aaaa", "10.244.1.10"));
+  auto b = control_->addPort(request("bbbb", "10.244.1.11"));
+  auto c = control_->addPort(request("cccc", "10.244.1.12"));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(a->port.port_no, 0);
+  EXPECT_EQ(b->port.port_no, 1);
+  EXPECT_EQ(c->port.port_no, 2);
+  ASSERT_TRUE(*control_->deletePort({"bbbb", "net1"}));
+  auto d = control_->addPort(request("dddd", "10.244.1.13"));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->port.port_no, 1);
+  EXPECT_EQ(control_->listPorts().size(), 3u);
+}
+
+TEST_P(DataplaneControlTest, PortsAreSpreadRoundRobinOverPmds) {
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(control_->addPort(request("p" + std::to_string(i), "10.244.1." + std::to_string(10 + i))).ok());
+  std::vector<PortView> ports = control_->listPorts();
+  for (const PortView& p : ports) EXPECT_EQ(p.pmd, p.port_no % GetParam());
+  // Removing port 0 shifts the others' assignment; they must move safely.
+  ASSERT_TRUE(*control_->deletePort({"p0", "net1"}));
+  ports = control_->listPorts();
+  for (size_t k = 0; k < ports.size(); ++k) EXPECT_EQ(ports[k].pmd, k % GetParam());
+  // Every PMD ran the snapshots: each acknowledged what was published last.
+  for (auto& m : mailboxes_) EXPECT_EQ(m->acked_version.load(), m->published.load()->version);
+}
+
+TEST_P(DataplaneControlTest, AddingTheSameAttachmentTwiceReturnsTheExistingPort) {
+  auto first = control_->addPort(request("aaaa", "10.244.1.10"));
+  auto again = control_->addPort(request("aaaa", "10.244.1.10"));
+  ASSERT_TRUE(first.ok() && again.ok());
+  EXPECT_TRUE(first->created);
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(first->port.port_no, again->port.port_no);
+  EXPECT_EQ(backend_.created.size(), 1u);
+  // Same attachment, different IP: a conflict, and nothing changes.
+  auto changed = control_->addPort(request("aaaa", "10.244.1.99"));
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(control_->listPorts()[0].request.ip.toString(), "10.244.1.10");
+}
+
+TEST_P(DataplaneControlTest, ConflictsAndFullTableAreRefusedWithoutChanges) {
+  ASSERT_TRUE(control_->addPort(request("aaaa", "10.244.1.10")).ok());
+  EXPECT_EQ(control_->addPort(request("bbbb", "10.244.1.10")).status().code(), absl::StatusCode::kAlreadyExists);
+  RawPortRequest same_mac = request("bbbb", "10.244.1.11");
+  same_mac.mac = MacAddress::fromIpv4(*Ipv4Address::parse("10.244.1.10")).toString();
+  EXPECT_EQ(control_->addPort(same_mac).status().code(), absl::StatusCode::kAlreadyExists);
+  for (int i = 1; i < 4; ++i)
+    ASSERT_TRUE(control_->addPort(request("p" + std::to_string(i), "10.244.1." + std::to_string(20 + i))).ok());
+  auto full = control_->addPort(request("eeee", "10.244.1.50"));
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(full.status().message().find("full"), std::string::npos);
+  EXPECT_EQ(control_->listPorts().size(), 4u);
+  EXPECT_EQ(backend_.created.size(), 4u);
+}
+
+TEST_P(DataplaneControlTest, ABackendFailureLeavesNothingBehind) {
+  backend_.fail_next = true;
+  RawPortRequest r = request("aaaa", "10.244.1.10");
+  r.socket_subdir = "pod-aaaa";
+  EXPECT_EQ(control_->addPort(r).status().code(), absl::StatusCode::kInternal);
+  EXPECT_TRUE(control_->listPorts().empty());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/pod-aaaa"));
+  // The number and address are free for the next request.
+  auto ok = control_->addPort(r);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->port.port_no, 0);
+  EXPECT_EQ(ok->port.socket_path, dir_ + "/pod-aaaa/net1.sock");
+}
+
+TEST_P(DataplaneControlTest, DeletingAnUnknownAttachmentSucceedsAndDeletingTwiceIsHarmless) {
+  EXPECT_FALSE(*control_->deletePort({"nope", "net1"}));
+  ASSERT_TRUE(control_->addPort(request("aaaa", "10.244.1.10")).ok());
+  EXPECT_TRUE(*control_->deletePort({"aaaa", "net1"}));
+  EXPECT_FALSE(*control_->deletePort({"aaaa", "net1"}));
+  EXPECT_EQ(backend_.destroyed.size(), 1u);
+  EXPECT_TRUE(backend_.live.empty());
+  EXPECT_EQ(control_->deletePort({"../x", "net1"}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(DataplaneControlTest, SriovIsNotImplementedYet) {
+  RawPortRequest r = request("aaaa", "10.244.1.10");
+  r.kind = PortKind::kSriovVf;
+  EXPECT_EQ(control_->addPort(r).status().code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST_P(DataplaneControlTest, StatisticsStartAtZeroForAReusedPortNumberAndClear) {
+  ASSERT_TRUE(control_->addPort(request("aaaa", "10.244.1.10")).ok());
+  // Pretend PMD 0 received packets on port 0, then the port goes away.
+  counters_[0]->ports[0].rx_packets.add(5);
+  counters_[0]->drops[static_cast<size_t>(DropReason::kNoRoute)].add(2);
+  StatsView s = control_->stats();
+  ASSERT_EQ(s.ports.size(), 1u);
+  EXPECT_EQ(s.ports[0].rx_packets, 5u);
+  EXPECT_EQ(s.drops[static_cast<size_t>(DropReason::kNoRoute)], 2u);
+  ASSERT_TRUE(*control_->deletePort({"aaaa", "net1"}));
+  ASSERT_TRUE(control_->addPort(request("bbbb", "10.244.1.11")).ok());
+  s = control_->stats();
+  ASSERT_EQ(s.ports.size(), 1u);
+  EXPECT_EQ(s.ports[0].port_no, 0);
+  EXPECT_EQ(s.ports[0].rx_packets, 0u);
+  control_->clearStats();
+  s = control_->stats();
+  EXPECT_EQ(s.drops[static_cast<size_t>(DropReason::kNoRoute)], 0u);
+  counters_[0]->ports[0].rx_packets.add(3);
+  EXPECT_EQ(control_->stats().ports[0].rx_packets, 3u);
+}
+
+TEST_P(DataplaneControlTest, HealthIsReadyOnceEveryPmdRuns) {
+  for (auto& m : mailboxes_)
+    while (!m->running.load()) std::this_thread::yield();
+  HealthView h = control_->health();
+  EXPECT_TRUE(h.ready);
+  EXPECT_EQ(h.pmds, GetParam());
+  EXPECT_EQ(h.max_ports, 4u);
+  mailboxes_[0]->stop.store(true);
+  while (mailboxes_[0]->running.load()) std::this_thread::yield();
+  EXPECT_FALSE(control_->health().ready);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pmds, DataplaneControlTest, ::testing::Values(1u, 2u));
+
+}  // namespace
+}  // namespace sluice
