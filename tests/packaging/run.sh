@@ -8,6 +8,7 @@
 #   scripts                  the chart's init and example-pod scripts, run here
 #   manifests                committed manifests/ match the chart and validate
 #   dockerfile               the Dockerfile builds the way CI does
+#   runtime-closure          the image's collected runtime tree runs a DPDK program
 # Tools: the pinned helm and npm packages from scripts/setup-packaging.sh.
 set -euo pipefail
 
@@ -75,6 +76,9 @@ case $case in
     ;;
   dockerfile)
     bash "$here/check-dockerfile.sh" "$root"
+    ;;
+  runtime-closure)
+    bash "$here/check-runtime-closure.sh" "$root"
     ;;
   *)
     echo "unknown case $case" >&2

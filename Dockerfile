@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1
+# Sluice container image: sluiced, sluicectl and sluice-cni with their runtime
+# libraries and DPDK's PMD plugins, nothing else. Build from the repository root:
+#   docker build -t sluice:0.1.0 .
+# The build stage installs dependencies and builds with the same commands as CI
+# (scripts/setup.sh, then the CMake configure/build/install), so the image and
+# the tests never disagree about what the project needs.
+
+FROM debian:12 AS build
+WORKDIR /src
+# The set-up script alone first: its package layer stays cached until the
+# dependency list changes.
+COPY scripts/setup.sh scripts/setup.sh
+RUN bash scripts/setup.sh
+COPY . .
+RUN cmake -S . -B build \
+ && cmake --build build \
+ && cmake --install build
+# Programs plus what they load at run time (shared libraries, the DPDK PMD
+# plugin directory and its libraries), laid out under /runtime.
+RUN bash scripts/collect-runtime.sh /runtime \
+      /usr/local/bin/sluiced /usr/local/bin/sluicectl /usr/local/bin/sluice-cni
+
+FROM debian:12-slim
+COPY --from=build /runtime/ /
+# Root, because DPDK maps hugepages and devices and sluiced moves VF netdevs
+# between network namespaces; the DaemonSet runs it privileged for the same
+# reasons. Nothing else in the image needs it.
+USER 0:0
+# The sockets (API and vhost-user) live on the host: /var/run/sluice is a
+# hostPath mount in the DaemonSet.
+VOLUME ["/var/run/sluice"]
+ENTRYPOINT ["/usr/local/bin/sluiced"]
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["/usr/local/bin/sluicectl", "--socket", "/var/run/sluice/sluice.sock", "health"]
