@@ -12,7 +12,7 @@ absl::StatusOr<std::unique_ptr<FlowLookup>> FlowLookup::create(const FlowLookupC
   auto smc = Smc::create(config.smc);
   if (!smc.ok()) return smc.status();
   return std::unique_ptr<FlowLookup>(
-      new FlowLookup(std::move(*emc), std::move(*smc), table));
+      new FlowLookup(config, std::move(*emc), std::move(*smc), table));
 }
 
 uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex* out,
@@ -27,9 +27,13 @@ uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex*
   }
   counters_.malformed += n - pending;
 
+  const bool emc_active = emcActive();
   uint32_t before = pending;
-  pending = emc_->lookupBurst(keys, misses, pending, out, table_);
-  counters_.emc_hits += before - pending;
+  if (emc_active) {
+    pending = emc_->lookupBurst(keys, misses, pending, out, table_);
+    counters_.emc_hits += before - pending;
+    emcWindow(before, before - pending);
+  }
 
   if (pending > 0 && smc_->enabled()) {
     uint16_t tried[kMaxBurst];
@@ -37,7 +41,7 @@ uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex*
     before = pending;
     pending = smc_->lookupBurst(keys, misses, pending, out, table_);
     counters_.smc_hits += before - pending;
-    if (before != pending && emc_->enabled()) {
+    if (before != pending && emc_active) {
       for (uint32_t j = 0; j < before; ++j) {
         const uint16_t i = tried[j];
         if (out[i] != kNoMegaflow) {
@@ -56,7 +60,7 @@ uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex*
     if (before != pending) {
       for (uint32_t j = 0; j < before; ++j) {
         const uint16_t i = tried[j];
-        if (out[i] != kNoMegaflow) learn(keys[i], out[i]);
+        if (out[i] != kNoMegaflow) cacheInUpperTiers(keys[i], out[i], emc_active);
       }
     }
   }
@@ -65,8 +69,35 @@ uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex*
 }
 
 void FlowLookup::learn(const FlowKey& key, MegaflowIndex m) {
+  cacheInUpperTiers(key, m, emc_pause_left_ == 0);
+}
+
+void FlowLookup::cacheInUpperTiers(const FlowKey& key, MegaflowIndex m, bool emc_active) {
   smc_->insert(key, m);
-  emc_->insert(key, m, table_.at(m).generation.load(std::memory_order_relaxed));
+  if (emc_active) {
+    emc_->insert(key, m, table_.at(m).generation.load(std::memory_order_relaxed));
+  }
+}
+
+bool FlowLookup::emcActive() {
+  if (!emc_->enabled()) return false;
+  if (emc_pause_left_ == 0) return true;
+  --emc_pause_left_;
+  ++counters_.emc_paused_bursts;
+  return false;
+}
+
+void FlowLookup::emcWindow(uint32_t lookups, uint32_t hits) {
+  if (config_.emc_min_hit_pct == 0) return;
+  window_lookups_ += lookups;
+  window_hits_ += hits;
+  if (window_lookups_ < config_.emc_window) return;
+  if (window_hits_ * 100 < window_lookups_ * config_.emc_min_hit_pct) {
+    emc_pause_left_ = config_.emc_pause_bursts;
+    ++counters_.emc_pauses;
+  }
+  window_lookups_ = 0;
+  window_hits_ = 0;
 }
 
 }  // namespace sluice::flow

@@ -7,6 +7,13 @@
 // thread published a new one; the megaflow table is the PMD's own.
 // Lower-tier hits refill the upper tiers: a classifier hit inserts into the
 // SMC and (probabilistically) the EMC, an SMC hit into the EMC.
+//
+// Adaptive EMC. With more flows than EMC entries the EMC mostly misses, and
+// a miss costs a probe of two cache lines on top of the SMC lookup that
+// follows (ARCHITECTURE.md: OVS at 100k flows ran faster with its EMC off).
+// So the EMC's hit rate is measured over windows of lookups; below a
+// threshold, EMC lookups and inserts pause for a number of bursts, then a new
+// window measures again. The caches keep their contents while paused.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +31,10 @@ namespace sluice::flow {
 struct FlowLookupConfig {
   EmcConfig emc;
   SmcConfig smc;
+  // Adaptive EMC (see above). 0 turns adaptation off (EMC always used).
+  uint32_t emc_min_hit_pct = 50;
+  uint32_t emc_window = 8192;        // EMC lookups per measurement window
+  uint32_t emc_pause_bursts = 1024;  // bursts without EMC after a poor window
 };
 
 // Where the packets of all bursts so far were resolved. Each packet is
@@ -35,6 +46,10 @@ struct TierCounters {
   uint64_t misses = 0;     // no tier matched: the packet needs an upcall
   uint64_t malformed = 0;  // parse_result != kOk: never looked up
   uint64_t total() const { return emc_hits + smc_hits + megaflow_hits + misses + malformed; }
+
+  // Adaptive EMC (not per-packet tiers): poor windows and bursts spent paused.
+  uint64_t emc_pauses = 0;
+  uint64_t emc_paused_bursts = 0;
 };
 
 class FlowLookup {
@@ -52,7 +67,8 @@ class FlowLookup {
   uint32_t lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex* out, uint16_t* misses);
 
   // After an upcall installed megaflow m for key: cache it (SMC, then EMC
-  // with its usual probability) so the next packet of the flow hits early.
+  // with its usual probability unless paused) so the next packet of the
+  // flow hits early.
   void learn(const FlowKey& key, MegaflowIndex m);
 
   const TierCounters& counters() const { return counters_; }
@@ -62,14 +78,25 @@ class FlowLookup {
   const Smc& smc() const { return *smc_; }
 
  private:
-  FlowLookup(std::unique_ptr<Emc> emc, std::unique_ptr<Smc> smc, const MegaflowTable& table)
-      : emc_(std::move(emc)), smc_(std::move(smc)), table_(table) {}
+  FlowLookup(const FlowLookupConfig& config, std::unique_ptr<Emc> emc, std::unique_ptr<Smc> smc,
+             const MegaflowTable& table)
+      : config_(config), emc_(std::move(emc)), smc_(std::move(smc)), table_(table) {}
 
+  // Whether this burst uses the EMC (and counts the pause down).
+  bool emcActive();
+  // Feeds one burst's EMC outcome into the current window.
+  void emcWindow(uint32_t lookups, uint32_t hits);
+  void cacheInUpperTiers(const FlowKey& key, MegaflowIndex m, bool emc_active);
+
+  FlowLookupConfig config_;
   std::unique_ptr<Emc> emc_;
   std::unique_ptr<Smc> smc_;
   const MegaflowTable& table_;
   const Classifier* classifier_ = nullptr;
   TierCounters counters_;
+  uint32_t emc_pause_left_ = 0;  // bursts to go without the EMC
+  uint64_t window_lookups_ = 0;
+  uint64_t window_hits_ = 0;
 };
 
 }  // namespace sluice::flow

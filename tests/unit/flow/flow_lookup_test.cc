@@ -21,10 +21,14 @@ class FlowLookupTest : public ::testing::Test {
     dst_mask_.ipv4_dst = 0xffffffffU;
     dst_mask_.eth_type = 0xffff;
   }
-  std::unique_ptr<FlowLookup> make(uint32_t emc_inv_prob, bool smc = true) {
+  std::unique_ptr<FlowLookup> make(uint32_t emc_inv_prob, bool smc = true,
+                                   uint32_t emc_min_hit_pct = 0) {
     FlowLookupConfig cfg;
     cfg.emc = {1024, emc_inv_prob, 1};
     cfg.smc = {4096, smc};
+    cfg.emc_min_hit_pct = emc_min_hit_pct;
+    cfg.emc_window = 256;
+    cfg.emc_pause_bursts = 10;
     auto fl = FlowLookup::create(cfg, table_);
     EXPECT_TRUE(fl.ok());
     (*fl)->setClassifier(&cls_);
@@ -157,6 +161,38 @@ TEST_F(FlowLookupTest, LearnAfterUpcallMakesTheNextPacketHitACache) {
   EXPECT_EQ(out[0], m);
   EXPECT_EQ(fl->counters().emc_hits, 1U);
   EXPECT_EQ(fl->counters().misses, 1U);
+}
+
+TEST_F(FlowLookupTest, EmcPausesWhenItMostlyMissesAndResumesToMeasure) {
+  auto fl = make(1, true, 50);
+  installDestinations(64);
+  // 4096 flows round robin through a 1024-entry EMC: it can only miss.
+  std::vector<std::vector<FlowKey>> bursts;
+  for (uint16_t b = 0; b < 128; ++b) bursts.push_back(burst(32, 64, static_cast<uint16_t>(b * 32)));
+  std::vector<MegaflowIndex> out;
+  // The first 8 bursts (256 EMC lookups) fill the window: all misses.
+  for (int i = 0; i < 8; ++i) run(*fl, bursts[i], out);
+  EXPECT_EQ(fl->counters().emc_pauses, 1U);
+  EXPECT_EQ(fl->emc().stats().misses, 256U);
+  // The next 10 bursts skip the EMC entirely, yet every packet is resolved
+  // and counted once.
+  for (int i = 8; i < 18; ++i) EXPECT_EQ(run(*fl, bursts[i], out), 0U);
+  EXPECT_EQ(fl->emc().stats().misses + fl->emc().stats().hits, 256U);
+  EXPECT_EQ(fl->counters().emc_paused_bursts, 10U);
+  EXPECT_EQ(fl->counters().total(), 18U * 32);
+  // Then the EMC is probed again.
+  run(*fl, bursts[18], out);
+  EXPECT_EQ(fl->emc().stats().misses + fl->emc().stats().hits, 256U + 32);
+}
+
+TEST_F(FlowLookupTest, EmcStaysOnWhileItHits) {
+  auto fl = make(1, true, 50);
+  installDestinations(8);
+  const auto keys = burst(32, 8);
+  std::vector<MegaflowIndex> out;
+  for (int i = 0; i < 100; ++i) run(*fl, keys, out);
+  EXPECT_EQ(fl->counters().emc_pauses, 0U);
+  EXPECT_EQ(fl->counters().emc_hits, 99U * 32);
 }
 
 }  // namespace
