@@ -8,6 +8,7 @@
 #   scripts                  the chart's init and example-pod scripts, run here
 #   manifests                committed manifests/ match the chart and validate
 #   dockerfile               the Dockerfile builds the way CI does
+#   notes                    NOTES.txt tells how to reach sluicectl
 #   runtime-closure          the image's collected runtime tree runs a DPDK program
 # Tools: the pinned helm and npm packages from scripts/setup-packaging.sh.
 set -euo pipefail
@@ -76,6 +77,9 @@ case $case in
     ;;
   dockerfile)
     bash "$here/check-dockerfile.sh" "$root"
+    ;;
+  notes)
+    bash "$here/check-notes.sh" "$root"
     ;;
   runtime-closure)
     bash "$here/check-runtime-closure.sh" "$root"
