@@ -85,6 +85,12 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   req.set_vhost_mode(conf.vhost_mode == VhostMode::kServer ? v1::VHOST_MODE_SERVER : v1::VHOST_MODE_CLIENT);
   req.set_socket_subdir(subdir);
   absl::StatusOr<v1::AddPortResponse> added = c.dataplane.addPort(req);
+  if (!added.ok() && added.status().code() == absl::StatusCode::kDeadlineExceeded) {
+    // sluiced may still carry the request out after we stopped waiting;
+    // ask it to drop the port (a no-op if it never made one).
+    absl::StatusOr<bool> del = c.dataplane.deletePort(toAttachment(env.container_id, env.ifname));
+    if (!del.ok()) c.log.error(cat("undo: ", del.status().message()));
+  }
   if (!added.ok()) {
     if (conf.interface_type == InterfaceType::kSriov && added.status().code() == absl::StatusCode::kUnimplemented) {
       return withPrefix(added.status(), "interfaceType \"sriov\" is not supported by this sluiced");

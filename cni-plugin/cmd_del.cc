@@ -35,10 +35,12 @@ absl::Status runDel(CommandContext& c) {
     if (first_error.ok()) first_error = s;
   };
 
-  // 1.
-  const std::string device_info =
-      !c.conf.device_info_file.empty() ? c.conf.device_info_file : (record ? record->device_info_file : "");
-  if (!device_info.empty()) note(withPrefix(removeDeviceInfo(device_info), "device-info"));
+  // 1. The runtime's path (it passes the same runtimeConfig as at ADD) and
+  // the one ADD recorded, should they differ or the runtime omit it.
+  if (!c.conf.device_info_file.empty()) note(withPrefix(removeDeviceInfo(c.conf.device_info_file), "device-info"));
+  if (record && !record->device_info_file.empty() && record->device_info_file != c.conf.device_info_file) {
+    note(withPrefix(removeDeviceInfo(record->device_info_file), "device-info"));
+  }
 
   // 2.
   bool keep_record = false;

@@ -10,8 +10,8 @@ namespace sluice::cni {
 namespace {
 
 // File names are limited to 255 bytes; the attachment record is named
-// "<container id>:<ifname>" (ifname ≤ 15), so 200 leaves room to spare.
-constexpr size_t kMaxContainerIdLen = 200;
+// "<container id>:<ifname>" (ifname ≤ 15); 128 is also sluiced's limit.
+constexpr size_t kMaxContainerIdLen = 128;
 // IFNAMSIZ (16) including the terminating NUL.
 constexpr size_t kMaxIfnameLen = 15;
 

@@ -43,9 +43,17 @@ absl::Status writeFileAtomic(const std::string& path, std::string_view content, 
   if (slash != std::string::npos && slash > 0) {
     if (absl::StatusOr<bool> made = makeDirs(path.substr(0, slash), 0755); !made.ok()) return made.status();
   }
-  std::string tmp = cat(path, ".tmp.", getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, static_cast<mode_t>(mode));
+  // mkstemp: unique even when two writers of the same path race (the name
+  // also marks it as temporary for AttachmentStore's directory scans).
+  std::string tmp = cat(path, ".tmp.XXXXXX");
+  int fd = mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) return ioError("create", tmp, errno);
+  if (fchmod(fd, static_cast<mode_t>(mode)) != 0) {
+    int err = errno;
+    close(fd);
+    unlink(tmp.c_str());
+    return ioError("chmod", tmp, err);
+  }
   size_t done = 0;
   while (done < content.size()) {
     ssize_t w = write(fd, content.data() + done, content.size() - done);

@@ -1,0 +1,171 @@
+// See fake_dataplane.h.
+#include "tests/cni/fake_dataplane.h"
+
+#include "common/net_address.h"
+
+namespace sluice::cni::testing {
+
+grpc::Status FakeDataplane::enter(const std::string& method, grpc::ServerContext* ctx) {
+  std::unique_lock lock(mu_);
+  calls_.push_back(method);
+  // Wait until released or the client has gone (its deadline passed). The
+  // sync API has no cancellation callback, so cancellation is polled.
+  while (held_ && !ctx->IsCancelled()) released_.wait_for(lock, std::chrono::milliseconds(20));
+  // A call whose client gave up changes nothing (so a test can tell whether
+  // the plugin cleaned up after its own timed-out calls).
+  if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "client gave up");
+  auto it = failures_.find(method);
+  if (it != failures_.end()) return grpc::Status(it->second, "injected failure of " + method);
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDataplane::AddPort(grpc::ServerContext* ctx, const v1::AddPortRequest* req,
+                                    v1::AddPortResponse* resp) {
+  if (grpc::Status s = enter("AddPort", ctx); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  add_requests_.push_back(*req);
+  if (req->type() == v1::PORT_TYPE_SRIOV_VF) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "type: SR-IOV VFs are not supported yet");
+  }
+  if (req->ip().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "ip: required");
+  auto key = std::make_pair(req->attachment().container_id(), req->attachment().ifname());
+  if (auto it = ports_.find(key); it != ports_.end()) {
+    *resp->mutable_port() = it->second;
+    resp->set_created(false);
+    return grpc::Status::OK;
+  }
+  if (ports_.size() >= max_ports_) return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "port table full");
+  v1::Port port;
+  port.set_port_no(next_port_no_++);
+  *port.mutable_attachment() = req->attachment();
+  port.set_pod_namespace(req->pod_namespace());
+  port.set_pod_name(req->pod_name());
+  port.set_ip(req->ip());
+  auto ip = Ipv4Address::parse(req->ip());
+  port.set_mac(req->mac().empty() && ip ? MacAddress::fromIpv4(*ip).toString() : req->mac());
+  port.set_type(req->type());
+  port.set_vhost_mode(req->vhost_mode());
+  const std::string& dir = socket_dir_override_.empty() ? socket_dir_ : socket_dir_override_;
+  port.set_socket_path(dir + "/" + req->socket_subdir() + "/" + req->attachment().ifname() + ".sock");
+  ports_[key] = port;
+  *resp->mutable_port() = port;
+  resp->set_created(true);
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDataplane::DeletePort(grpc::ServerContext* ctx, const v1::DeletePortRequest* req,
+                                       v1::DeletePortResponse* resp) {
+  if (grpc::Status s = enter("DeletePort", ctx); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  resp->set_deleted(ports_.erase({req->attachment().container_id(), req->attachment().ifname()}) > 0);
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDataplane::ListPorts(grpc::ServerContext* ctx, const v1::ListPortsRequest*,
+                                      v1::ListPortsResponse* resp) {
+  if (grpc::Status s = enter("ListPorts", ctx); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  for (const auto& [key, port] : ports_) *resp->add_ports() = port;
+  return grpc::Status::OK;
+}
+
+grpc::Status FakeDataplane::Health(grpc::ServerContext* ctx, const v1::HealthRequest*, v1::HealthResponse* resp) {
+  if (grpc::Status s = enter("Health", ctx); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  resp->set_ready(ready_);
+  resp->set_version("fake");
+  resp->set_ports(static_cast<uint32_t>(ports_.size()));
+  resp->set_max_ports(max_ports_);
+  return grpc::Status::OK;
+}
+
+void FakeDataplane::failMethod(const std::string& method, grpc::StatusCode code) {
+  std::lock_guard lock(mu_);
+  failures_[method] = code;
+}
+
+void FakeDataplane::setReady(bool ready) {
+  std::lock_guard lock(mu_);
+  ready_ = ready;
+}
+
+void FakeDataplane::setMaxPorts(uint32_t max_ports) {
+  std::lock_guard lock(mu_);
+  max_ports_ = max_ports;
+}
+
+void FakeDataplane::hold() {
+  std::lock_guard lock(mu_);
+  held_ = true;
+}
+
+void FakeDataplane::release() {
+  {
+    std::lock_guard lock(mu_);
+    held_ = false;
+  }
+  released_.notify_all();
+}
+
+void FakeDataplane::setSocketDirOverride(std::string dir) {
+  std::lock_guard lock(mu_);
+  socket_dir_override_ = std::move(dir);
+}
+
+void FakeDataplane::injectPort(const std::string& container_id, const std::string& ifname, const std::string& ip) {
+  std::lock_guard lock(mu_);
+  v1::Port port;
+  port.set_port_no(next_port_no_++);
+  port.mutable_attachment()->set_container_id(container_id);
+  port.mutable_attachment()->set_ifname(ifname);
+  port.set_ip(ip);
+  port.set_mac(MacAddress::fromIpv4(*Ipv4Address::parse(ip)).toString());
+  port.set_type(v1::PORT_TYPE_VHOST_USER);
+  ports_[{container_id, ifname}] = port;
+}
+
+void FakeDataplane::dropPort(const std::string& container_id, const std::string& ifname) {
+  std::lock_guard lock(mu_);
+  ports_.erase({container_id, ifname});
+}
+
+void FakeDataplane::setMac(const std::string& container_id, const std::string& ifname, const std::string& mac) {
+  std::lock_guard lock(mu_);
+  ports_.at({container_id, ifname}).set_mac(mac);
+}
+
+std::vector<v1::Port> FakeDataplane::ports() const {
+  std::lock_guard lock(mu_);
+  std::vector<v1::Port> out;
+  for (const auto& [key, port] : ports_) out.push_back(port);
+  return out;
+}
+
+std::vector<std::string> FakeDataplane::calls() const {
+  std::lock_guard lock(mu_);
+  return calls_;
+}
+
+std::vector<v1::AddPortRequest> FakeDataplane::addRequests() const {
+  std::lock_guard lock(mu_);
+  return add_requests_;
+}
+
+FakeServer::FakeServer(FakeDataplane& service, const std::string& socket_path) {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + socket_path, grpc::InsecureServerCredentials());
+  builder.RegisterService(&service);
+  server_ = builder.BuildAndStart();
+}
+
+FakeServer::~FakeServer() { stop(); }
+
+void FakeServer::stop() {
+  if (server_) {
+    // Held calls end when their clients' deadlines pass; don't wait longer.
+    server_->Shutdown(std::chrono::system_clock::now());
+    server_.reset();
+  }
+}
+
+}  // namespace sluice::cni::testing

@@ -1,0 +1,323 @@
+// The CNI verbs end to end through the in-process dispatcher, against the
+// fake sluiced and Debian's host-local IPAM: results, side effects, and
+// that DEL / GC / failed ADDs leave nothing behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "cni-plugin/file_util.h"
+#include "cni-plugin/pod_paths.h"
+#include "tests/cni/cni_fixture.h"
+
+namespace sluice::cni::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json readJson(const std::string& path) {
+  std::ifstream f(path);
+  return json::parse(f, nullptr, false);
+}
+
+TEST_F(CniTest, VersionReportsBothSpecVersions) {
+  RunResult r = run({{"CNI_COMMAND", "VERSION"}}, std::string(R"({"cniVersion":"1.0.0"})"));
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  EXPECT_EQ(r.out["cniVersion"], "1.0.0");
+  EXPECT_EQ(r.out["supportedVersions"], json({"1.0.0", "1.1.0"}));
+}
+
+TEST_F(CniTest, VersionWithoutStdinAnswersInLatestVersion) {
+  RunResult r = run({{"CNI_COMMAND", "VERSION"}}, std::string());
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out["cniVersion"], "1.1.0");
+}
+
+TEST_F(CniTest, AddReturnsSocketInterfaceAddressesAndRoutes) {
+  RunResult r = run(env("ADD"), conf("1.1.0"));
+  ASSERT_EQ(r.rc, 0) << r.stdout_text << r.stderr_text;
+  ASSERT_EQ(fake_->ports().size(), 1u);
+  const v1::Port port = fake_->ports()[0];
+  const std::string subdir = socketSubdir(kContainerId);
+
+  EXPECT_EQ(r.out["cniVersion"], "1.1.0");
+  ASSERT_EQ(r.out["interfaces"].size(), 1u);
+  const json& iface = r.out["interfaces"][0];
+  EXPECT_EQ(iface["name"], "net1");
+  EXPECT_EQ(iface["mac"], port.mac());
+  EXPECT_EQ(iface["sandbox"], "/var/run/netns/test-pod");
+  EXPECT_EQ(iface["socketPath"], socket_dir_ + "/" + subdir + "/net1.sock");
+  EXPECT_EQ(iface["mtu"], 1500);
+  ASSERT_EQ(r.out["ips"].size(), 1u);
+  EXPECT_EQ(r.out["ips"][0]["address"], "10.244.1.2/24");
+  EXPECT_EQ(r.out["ips"][0]["gateway"], "10.244.1.1");
+  EXPECT_EQ(r.out["ips"][0]["interface"], 0);
+  EXPECT_EQ(r.out["routes"], json({{{"dst", "10.244.0.0/16"}}}));
+
+  // What sluiced was asked for.
+  ASSERT_EQ(fake_->addRequests().size(), 1u);
+  const v1::AddPortRequest req = fake_->addRequests()[0];
+  EXPECT_EQ(req.attachment().container_id(), kContainerId);
+  EXPECT_EQ(req.attachment().ifname(), "net1");
+  EXPECT_EQ(req.pod_namespace(), "default");
+  EXPECT_EQ(req.pod_name(), "pod-a");
+  EXPECT_EQ(req.ip(), "10.244.1.2");
+  EXPECT_EQ(req.type(), v1::PORT_TYPE_VHOST_USER);
+  EXPECT_EQ(req.vhost_mode(), v1::VHOST_MODE_SERVER);
+  EXPECT_EQ(req.socket_subdir(), subdir);
+
+  // Side effects: the address held, the record, the pod dir, device-info
+  // (sluiced serves the socket, so the pod app is the vhost client).
+  EXPECT_EQ(heldIps(), std::vector<std::string>{"10.244.1.2"});
+  EXPECT_EQ(records(), std::vector<std::string>{std::string(kContainerId) + ":net1"});
+  EXPECT_TRUE(fs::is_directory(socket_dir_ + "/" + subdir));
+  json info = readJson(devinfo_path_);
+  EXPECT_EQ(info, json({{"type", "vhost-user"},
+                        {"version", "1.1.0"},
+                        {"vhost-user", {{"mode", "client"}, {"path", port.socket_path()}}}}));
+  // stdout holds the result alone; logs went to stderr.
+  EXPECT_EQ(r.stdout_text.find("sluice-cni["), std::string::npos);
+  EXPECT_NE(r.stderr_text.find("added port"), std::string::npos);
+}
+
+TEST_F(CniTest, AddInSpec100LeavesOut11InterfaceFields) {
+  RunResult r = run(env("ADD"), conf("1.0.0"));
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  EXPECT_EQ(r.out["cniVersion"], "1.0.0");
+  const json& iface = r.out["interfaces"][0];
+  EXPECT_FALSE(iface.contains("socketPath"));
+  EXPECT_FALSE(iface.contains("mtu"));
+  EXPECT_TRUE(iface.contains("mac"));
+}
+
+TEST_F(CniTest, AddInClientModeAsksForClientPortAndTellsPodToServe) {
+  json c = conf();
+  c["vhostMode"] = "client";
+  RunResult r = run(env("ADD"), c);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  EXPECT_EQ(fake_->addRequests()[0].vhost_mode(), v1::VHOST_MODE_CLIENT);
+  EXPECT_EQ(readJson(devinfo_path_)["vhost-user"]["mode"], "server");
+}
+
+TEST_F(CniTest, AddAppendsToPrevResult) {
+  json c = conf();
+  c["prevResult"] = {{"cniVersion", "1.1.0"},
+                     {"interfaces", {{{"name", "eth0"}, {"sandbox", "/var/run/netns/test-pod"}}}},
+                     {"ips", {{{"address", "192.168.5.7/24"}, {"interface", 0}}}},
+                     {"dns", {{"nameservers", {"10.96.0.10"}}}}};
+  RunResult r = run(env("ADD"), c);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  ASSERT_EQ(r.out["interfaces"].size(), 2u);
+  EXPECT_EQ(r.out["interfaces"][0]["name"], "eth0");
+  EXPECT_EQ(r.out["interfaces"][1]["name"], "net1");
+  ASSERT_EQ(r.out["ips"].size(), 2u);
+  EXPECT_EQ(r.out["ips"][0]["address"], "192.168.5.7/24");
+  EXPECT_EQ(r.out["ips"][1]["interface"], 1);
+  // host-local gave no DNS, so the earlier plugin's stays.
+  EXPECT_EQ(r.out["dns"]["nameservers"], json({"10.96.0.10"}));
+}
+
+TEST_F(CniTest, DelAfterAddLeavesNothingAndRepeatsHarmlessly) {
+  ASSERT_EQ(run(env("ADD"), conf()).rc, 0);
+  RunResult del = run(env("DEL"), conf());
+  EXPECT_EQ(del.rc, 0) << del.stdout_text;
+  EXPECT_TRUE(del.stdout_text.empty());
+  expectNothingLeft();
+  // containerd's second DEL comes with an empty CNI_NETNS.
+  Environment again = env("DEL");
+  again["CNI_NETNS"] = "";
+  RunResult del2 = run(again, conf());
+  EXPECT_EQ(del2.rc, 0) << del2.stdout_text;
+  expectNothingLeft();
+}
+
+TEST_F(CniTest, DelOfUnknownAttachmentSucceeds) {
+  Environment e = env("DEL", "never-added");
+  e.erase("CNI_NETNS");
+  RunResult r = run(e, conf());
+  EXPECT_EQ(r.rc, 0) << r.stdout_text;
+  expectNothingLeft();
+}
+
+TEST_F(CniTest, DelWhileSluicedIsDownSucceedsAndGcFinishesLater) {
+  ASSERT_EQ(run(env("ADD"), conf()).rc, 0);
+  server_->stop();
+  RunResult del = run(env("DEL"), conf());
+  EXPECT_EQ(del.rc, 0) << del.stdout_text;
+  EXPECT_NE(del.stderr_text.find("reconcile"), std::string::npos);
+  EXPECT_TRUE(heldIps().empty());
+  EXPECT_FALSE(fs::exists(devinfo_path_));
+  // The record stays so a GC can finish the job once sluiced is back.
+  EXPECT_EQ(records().size(), 1u);
+
+  server_ = std::make_unique<FakeServer>(*fake_, api_socket_);
+  json gc = conf();
+  gc["cni.dev/valid-attachments"] = json::array();
+  RunResult r = run(env("GC"), gc);
+  EXPECT_EQ(r.rc, 0) << r.stdout_text;
+  expectNothingLeft();
+}
+
+TEST_F(CniTest, DelTakesDeviceInfoPathFromRecordWhenRuntimeOmitsIt) {
+  ASSERT_EQ(run(env("ADD"), conf()).rc, 0);
+  ASSERT_TRUE(fs::exists(devinfo_path_));
+  json c = conf();
+  c.erase("runtimeConfig");
+  EXPECT_EQ(run(env("DEL"), c).rc, 0);
+  expectNothingLeft();
+}
+
+TEST_F(CniTest, CheckPassesForAnIntactAttachment) {
+  for (const std::string version : {"1.0.0", "1.1.0"}) {
+    RunResult add = run(env("ADD"), conf(version));
+    ASSERT_EQ(add.rc, 0) << add.stdout_text;
+    json c = conf(version);
+    c["prevResult"] = add.out;
+    RunResult check = run(env("CHECK"), c);
+    EXPECT_EQ(check.rc, 0) << version << ": " << check.stdout_text;
+    EXPECT_TRUE(check.stdout_text.empty());
+    ASSERT_EQ(run(env("DEL"), conf(version)).rc, 0);
+  }
+}
+
+TEST_F(CniTest, CheckFailsWhenPortIsGoneOrDifferent) {
+  RunResult add = run(env("ADD"), conf());
+  ASSERT_EQ(add.rc, 0);
+  json c = conf();
+  c["prevResult"] = add.out;
+
+  fake_->setMac(kContainerId, "net1", "02:aa:bb:cc:dd:ee");
+  RunResult wrong_mac = run(env("CHECK"), c);
+  EXPECT_EQ(wrong_mac.code(), 101) << wrong_mac.stdout_text;
+  EXPECT_NE(wrong_mac.msg().find("MAC"), std::string::npos);
+
+  json other = c;
+  other["prevResult"]["ips"][0]["address"] = "10.244.1.9/24";
+  fake_->setMac(kContainerId, "net1", add.out["interfaces"][0]["mac"].get<std::string>());
+  RunResult wrong_ip = run(env("CHECK"), other);
+  EXPECT_EQ(wrong_ip.code(), 101) << wrong_ip.stdout_text;
+  EXPECT_NE(wrong_ip.msg().find("IP"), std::string::npos);
+
+  server_->stop();
+  RunResult down = run(env("CHECK"), c);
+  EXPECT_EQ(down.code(), 11) << down.stdout_text;
+  server_ = std::make_unique<FakeServer>(*fake_, api_socket_);
+
+  fake_->dropPort(kContainerId, "net1");
+  RunResult missing = run(env("CHECK"), c);
+  EXPECT_EQ(missing.code(), 101) << missing.stdout_text;
+  EXPECT_NE(missing.msg().find("no port"), std::string::npos);
+}
+
+TEST_F(CniTest, CheckWithoutPrevResultIsInvalidConfig) {
+  RunResult r = run(env("CHECK"), conf());
+  EXPECT_EQ(r.code(), 7);
+  EXPECT_NE(r.msg().find("prevResult"), std::string::npos);
+}
+
+TEST_F(CniTest, StatusReflectsSluicedHealth) {
+  Environment e = {{"CNI_COMMAND", "STATUS"}, {"CNI_PATH", bin_dir_ + ":" + kSystemCniPath}};
+  RunResult ok = run(e, conf());
+  EXPECT_EQ(ok.rc, 0) << ok.stdout_text;
+  EXPECT_TRUE(ok.stdout_text.empty());
+
+  fake_->setReady(false);
+  EXPECT_EQ(run(e, conf()).code(), 51);
+  fake_->setReady(true);
+
+  fake_->setMaxPorts(0);
+  fake_->injectPort("other", "net1", "10.244.1.50");
+  fake_->setMaxPorts(1);
+  EXPECT_EQ(run(e, conf()).code(), 50);
+
+  server_->stop();
+  RunResult down = run(e, conf());
+  EXPECT_EQ(down.code(), 50);
+  EXPECT_NE(down.msg().find("sluiced"), std::string::npos);
+}
+
+TEST_F(CniTest, StatusAndGcNeedSpec110) {
+  Environment e = {{"CNI_COMMAND", "STATUS"}};
+  EXPECT_EQ(run(e, conf("1.0.0")).code(), 1);
+  Environment g = {{"CNI_COMMAND", "GC"}, {"CNI_PATH", kSystemCniPath}};
+  json c = conf("1.0.0");
+  c["cni.dev/valid-attachments"] = json::array();
+  EXPECT_EQ(run(g, c).code(), 1);
+}
+
+TEST_F(CniTest, GcRemovesOnlyStaleAttachmentsOfThisNetwork) {
+  ASSERT_EQ(run(env("ADD", "pod-keep"), conf()).rc, 0);
+  ASSERT_EQ(run(env("ADD", "pod-stale"), conf()).rc, 0);
+  // A port no network claims (its record was lost) and one another network
+  // of this dataDir claims.
+  fake_->injectPort("pod-orphan", "net1", "10.244.1.77");
+  fake_->injectPort("pod-othernet", "net2", "10.244.1.78");
+  fs::create_directories(data_dir_ + "/other-net");
+  std::ofstream(data_dir_ + "/other-net/pod-othernet:net2")
+      << R"({"containerID":"pod-othernet","ifname":"net2"})";
+
+  json gc = conf();
+  gc["cni.dev/valid-attachments"] = {{{"containerID", "pod-keep"}, {"ifname", "net1"}}};
+  RunResult r = run(env("GC"), gc);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text << r.stderr_text;
+
+  std::set<std::string> left;
+  for (const v1::Port& p : fake_->ports()) left.insert(p.attachment().container_id());
+  EXPECT_EQ(left, (std::set<std::string>{"pod-keep", "pod-othernet"}));
+  EXPECT_EQ(heldIps().size(), 1u);
+  EXPECT_EQ(records(), std::vector<std::string>{"pod-keep:net1"});
+}
+
+TEST_F(CniTest, GcWithoutValidAttachmentsIsInvalidConfig) {
+  RunResult r = run({{"CNI_COMMAND", "GC"}, {"CNI_PATH", kSystemCniPath}}, conf());
+  EXPECT_EQ(r.code(), 7);
+}
+
+TEST_F(CniTest, ParallelAddsForDifferentPodsAllSucceed) {
+  constexpr int kPods = 6;
+  std::vector<RunResult> results(kPods);
+  std::vector<std::thread> threads;
+  const json c = conf();
+  for (int i = 0; i < kPods; ++i) {
+    json pod_conf = c;
+    pod_conf["runtimeConfig"]["CNIDeviceInfoFile"] = (dir_ / ("devinfo-" + std::to_string(i) + ".json")).string();
+    threads.emplace_back([this, &results, i, pod_conf] {
+      results[i] = run(env("ADD", "pod-" + std::to_string(i)), pod_conf);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::set<std::string> ips;
+  for (const RunResult& r : results) {
+    ASSERT_EQ(r.rc, 0) << r.stdout_text;
+    ips.insert(r.out["ips"][0]["address"].get<std::string>());
+  }
+  EXPECT_EQ(ips.size(), static_cast<size_t>(kPods));
+  EXPECT_EQ(fake_->ports().size(), static_cast<size_t>(kPods));
+  for (int i = 0; i < kPods; ++i) {
+    ASSERT_TRUE(fs::exists(dir_ / ("devinfo-" + std::to_string(i) + ".json")));
+    ASSERT_EQ(run(env("DEL", "pod-" + std::to_string(i)), c).rc, 0);
+  }
+  EXPECT_TRUE(fake_->ports().empty());
+  EXPECT_TRUE(heldIps().empty());
+  EXPECT_TRUE(records().empty());
+  for (int i = 0; i < kPods; ++i) EXPECT_FALSE(fs::exists(dir_ / ("devinfo-" + std::to_string(i) + ".json")));
+}
+
+TEST_F(CniTest, LogFileReceivesLogsInsteadOfStderr) {
+  json c = conf();
+  const std::string log = (dir_ / "cni.log").string();
+  c["logFile"] = log;
+  c["someRuntimeField"] = true;
+  RunResult r = run(env("ADD"), c);
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_TRUE(r.stderr_text.empty()) << r.stderr_text;
+  absl::StatusOr<std::string> text = readFile(log);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("ignoring unknown field \"someRuntimeField\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::cni::testing
