@@ -163,7 +163,7 @@ if (profile === 'production') {
     assert.equal(sluiced.resources.limits['hugepages-1Gi'], '2Gi');
     const m = sluiced.volumeMounts.find((vm) => vm.mountPath === '/dev/hugepages');
     assert.equal(volumes[m.name].emptyDir.medium, 'HugePages-1Gi');
-    assert.match(def.eal, /^--huge-dir \/dev\/hugepages /);
+    assert.match(def.eal, /^--huge-dir \/dev\/hugepages -m 2048 /, "all 2 x 1Gi pages reserved at start");
   });
   check('production: two PMD cores -> 3 CPUs; PCI uplink allow-listed, vfio mounted', () => {
     assert.equal(sluiced.resources.limits.cpu, '3');

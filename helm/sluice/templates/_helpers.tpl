@@ -58,15 +58,17 @@ hugepages-{{ .Values.hugepages.size }}
 {{- end -}}
 
 {{/*
-EAL arguments. Memory: hugepages from the pod's HugePages emptyDir, or no-huge
-with a fixed size. PCI: an uplink given as a PCI address is the only device DPDK
+EAL arguments. Memory: the pod's hugepages (HugePages emptyDir, all of them
+reserved at start), or no-huge with a fixed size. PCI: an uplink given as a PCI address is the only device DPDK
 may probe (-a); without one, --no-pci keeps DPDK off the node's other NICs.
 --file-prefix keeps sluiced's runtime files apart from any DPDK pod's.
 */}}
 {{- define "sluice.eal" -}}
 {{- $args := list -}}
 {{- if .Values.hugepages.enabled -}}
-{{- $args = append $args "--huge-dir /dev/hugepages" -}}
+{{- /* -m takes exactly the pod's hugepage limit up front: DPDK fails at start, not with SIGBUS later. */ -}}
+{{- $mb := ternary (mul 1024 (int .Values.hugepages.count)) (mul 2 (int .Values.hugepages.count)) (eq .Values.hugepages.size "1Gi") -}}
+{{- $args = append $args (printf "--huge-dir /dev/hugepages -m %d" $mb) -}}
 {{- else -}}
 {{- $args = append $args (printf "--no-huge -m %d" (int .Values.hugepages.noHugeMemoryMB)) -}}
 {{- end -}}
