@@ -225,6 +225,7 @@ void BM_FlowLookup(benchmark::State& state) {
   const auto burst = static_cast<uint32_t>(state.range(2));
   const bool smc = state.range(3) != 0;
   const auto dsts = static_cast<uint32_t>(state.range(4));
+  const auto auto_pct = static_cast<uint32_t>(state.range(5));
   MegaflowTable table(dsts == 0 ? flows : dsts);
   Classifier cls;
   if (dsts == 0) {
@@ -241,6 +242,7 @@ void BM_FlowLookup(benchmark::State& state) {
   FlowLookupConfig cfg;
   cfg.emc = {8192, inv_prob, 1};
   cfg.smc = {1U << 20, smc};
+  cfg.emc_min_hit_pct = auto_pct;
   auto fl = std::move(*FlowLookup::create(cfg, table));
   fl->setClassifier(&cls);
   FlowRing ring(flows, dsts);
@@ -266,15 +268,17 @@ void BM_FlowLookup(benchmark::State& state) {
   state.counters["mf%"] = pct(c.megaflow_hits, before.megaflow_hits);
 }
 BENCHMARK(BM_FlowLookup)
-    ->ArgNames({"flows", "emc_inv", "burst", "smc", "dsts"})
-    // one megaflow per flow, EMC always / 1 in 100 / off, SMC on
-    ->ArgsProduct({{1, 100, 1000, 10000, 100000, 1000000}, {1, 100, 0}, {32}, {1}, {0}})
-    // the same without SMC
-    ->ArgsProduct({{1, 10000, 100000}, {100, 0}, {32}, {0}, {0}})
+    ->ArgNames({"flows", "emc_inv", "burst", "smc", "dsts", "auto"})
+    // one megaflow per flow; EMC always / 1 in 100 / off; SMC on; no adaptation
+    ->ArgsProduct({{1, 100, 1000, 10000, 100000, 1000000}, {1, 100, 0}, {32}, {1}, {0}, {0}})
+    // adaptive EMC (pause below 50% hits)
+    ->ArgsProduct({{1, 1000, 10000, 100000, 1000000}, {100}, {32}, {1}, {0}, {50}})
+    // without SMC
+    ->ArgsProduct({{1, 10000, 100000}, {100, 0}, {32}, {0}, {0}, {0}})
     // 100 destination megaflows shared by all flows
-    ->ArgsProduct({{1, 1000, 10000, 100000, 1000000}, {100, 0}, {32}, {1, 0}, {100}})
+    ->ArgsProduct({{1, 1000, 10000, 100000, 1000000}, {100, 0}, {32}, {1, 0}, {100}, {0}})
     // burst size sweep
-    ->ArgsProduct({{10000}, {100}, {1, 4, 16, 32, 64}, {1}, {0}});
+    ->ArgsProduct({{10000}, {100}, {1, 4, 16, 32, 64}, {1}, {0}, {0}});
 
 }  // namespace
 }  // namespace sluice::flow

@@ -8,6 +8,14 @@
 // Lower-tier hits refill the upper tiers: a classifier hit inserts into the
 // SMC and (probabilistically) the EMC, an SMC hit into the EMC.
 //
+// How a PMD uses the flow components, per rx burst (n <= kMaxBurst):
+//   PacketRef refs[n] from the mbufs (data, data_len, hash.rss if flagged);
+//   extractFlowKeys(refs, n, port_no, keys)       // parse, hash once
+//   drop keys[i].result() != kOk with that reason // parseResultName()
+//   m = lookup.lookupBurst(keys, n, out, misses)  // out[i]: megaflow or miss
+//   group the hits by table.at(out[i]).actions (by output port), record
+//     hits on the megaflows, and hand misses[0..m) to the upcall path.
+//
 // Adaptive EMC. With more flows than EMC entries the EMC mostly misses, and
 // a miss costs a probe of two cache lines on top of the SMC lookup that
 // follows (ARCHITECTURE.md: OVS at 100k flows ran faster with its EMC off).

@@ -99,6 +99,14 @@ class MegaflowTable {
                                         const MegaflowActions& actions, uint64_t now_tsc = 0);
   // Marks a record dead; caches stop returning it (see the protocol above).
   void kill(MegaflowIndex i);
+  // Calls f(index, record) for every live record (control thread: dumps for
+  // `sluicectl flows`, idle expiry from last_used_tsc, revalidation).
+  template <typename F>
+  void forEachLive(F&& f) const {
+    for (uint32_t i = 0; i < capacity_; ++i) {
+      if (records_[i].alive.load(std::memory_order_relaxed)) f(static_cast<MegaflowIndex>(i), records_[i]);
+    }
+  }
   // Returns a killed slot to the free list; only after a grace period.
   // FailedPrecondition for a live or out-of-range index.
   absl::Status recycle(MegaflowIndex i);
