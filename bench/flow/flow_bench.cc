@@ -218,14 +218,15 @@ BENCHMARK(BM_ClassifierLookup)
     ->ArgsProduct({{1, 100, 1000, 10000, 100000}, {1, 2, 4, 8}});
 
 // The whole pipeline in steady state: EMC (insert 1/inv) -> SMC -> classifier,
-// one megaflow per flow, caches warmed before timing.
+// caches warmed before timing. policy:1 lets the tier policy pick the tiers
+// (its probes are part of the timed loop, as they would be in a PMD).
 void BM_FlowLookup(benchmark::State& state) {
   const auto flows = static_cast<uint32_t>(state.range(0));
   const auto inv_prob = static_cast<uint32_t>(state.range(1));
   const auto burst = static_cast<uint32_t>(state.range(2));
   const bool smc = state.range(3) != 0;
   const auto dsts = static_cast<uint32_t>(state.range(4));
-  const auto auto_pct = static_cast<uint32_t>(state.range(5));
+  const bool policy = state.range(5) != 0;
   MegaflowTable table(dsts == 0 ? flows : dsts);
   Classifier cls;
   if (dsts == 0) {
@@ -242,13 +243,13 @@ void BM_FlowLookup(benchmark::State& state) {
   FlowLookupConfig cfg;
   cfg.emc = {8192, inv_prob, 1};
   cfg.smc = {1U << 20, smc};
-  cfg.emc_min_hit_pct = auto_pct;
+  cfg.policy.enabled = policy;
   auto fl = std::move(*FlowLookup::create(cfg, table));
   fl->setClassifier(&cls);
   FlowRing ring(flows, dsts);
   MegaflowIndex out[kMaxBurst];
   uint16_t misses[kMaxBurst];
-  for (uint32_t i = 0; i < 3 * flows / burst + 200; ++i) {
+  for (uint32_t i = 0; i < 3 * flows / burst + 300; ++i) {
     fl->lookupBurst(ring.next(burst), burst, out, misses);
   }
   const TierCounters before = fl->counters();
@@ -268,11 +269,11 @@ void BM_FlowLookup(benchmark::State& state) {
   state.counters["mf%"] = pct(c.megaflow_hits, before.megaflow_hits);
 }
 BENCHMARK(BM_FlowLookup)
-    ->ArgNames({"flows", "emc_inv", "burst", "smc", "dsts", "auto"})
-    // one megaflow per flow; EMC always / 1 in 100 / off; SMC on; no adaptation
+    ->ArgNames({"flows", "emc_inv", "burst", "smc", "dsts", "policy"})
+    // one megaflow per flow; EMC always / 1 in 100 / off; SMC on; fixed tiers
     ->ArgsProduct({{1, 100, 1000, 10000, 100000, 1000000}, {1, 100, 0}, {32}, {1}, {0}, {0}})
-    // adaptive EMC (pause below 50% hits)
-    ->ArgsProduct({{1, 1000, 10000, 100000, 1000000}, {100}, {32}, {1}, {0}, {50}})
+    // the tier policy choosing, per-flow and per-destination megaflows
+    ->ArgsProduct({{1, 1000, 10000, 100000, 1000000}, {100}, {32}, {1}, {0, 100}, {1}})
     // without SMC
     ->ArgsProduct({{1, 10000, 100000}, {100, 0}, {32}, {0}, {0}, {0}})
     // 100 destination megaflows shared by all flows

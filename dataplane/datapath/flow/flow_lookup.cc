@@ -17,6 +17,10 @@ absl::StatusOr<std::unique_ptr<FlowLookup>> FlowLookup::create(const FlowLookupC
 
 uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex* out,
                                  uint16_t* misses) {
+  const uint8_t mode = policy_.mode();
+  const bool emc_active = (mode & kTierEmc) != 0 && emc_->enabled();
+  const bool smc_active = (mode & kTierSmc) != 0 && smc_->enabled();
+  const uint64_t t0 = cycles_();
   // Pending list: well-formed packets, in order.
   uint32_t pending = 0;
   for (uint32_t i = 0; i < n; ++i) {
@@ -27,21 +31,19 @@ uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex*
   }
   counters_.malformed += n - pending;
 
-  const bool emc_active = emcActive();
   uint32_t before = pending;
   if (emc_active) {
     pending = emc_->lookupBurst(keys, misses, pending, out, table_);
     counters_.emc_hits += before - pending;
-    emcWindow(before, before - pending);
   }
 
-  if (pending > 0 && smc_->enabled()) {
+  if (pending > 0 && smc_active) {
     uint16_t tried[kMaxBurst];
     std::copy(misses, misses + pending, tried);
     before = pending;
     pending = smc_->lookupBurst(keys, misses, pending, out, table_);
     counters_.smc_hits += before - pending;
-    if (before != pending && emc_active) {
+    if (before != pending && emc_->enabled()) {
       for (uint32_t j = 0; j < before; ++j) {
         const uint16_t i = tried[j];
         if (out[i] != kNoMegaflow) {
@@ -60,44 +62,25 @@ uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex*
     if (before != pending) {
       for (uint32_t j = 0; j < before; ++j) {
         const uint16_t i = tried[j];
-        if (out[i] != kNoMegaflow) cacheInUpperTiers(keys[i], out[i], emc_active);
+        if (out[i] != kNoMegaflow) cacheInUpperTiers(keys[i], out[i], smc_active);
       }
     }
   }
   counters_.misses += pending;
+  policy_.record(cycles_() - t0, n);
   return pending;
 }
 
 void FlowLookup::learn(const FlowKey& key, MegaflowIndex m) {
-  cacheInUpperTiers(key, m, emc_pause_left_ == 0);
+  cacheInUpperTiers(key, m, smc_->enabled());
 }
 
-void FlowLookup::cacheInUpperTiers(const FlowKey& key, MegaflowIndex m, bool emc_active) {
-  smc_->insert(key, m);
-  if (emc_active) {
-    emc_->insert(key, m, table_.at(m).generation.load(std::memory_order_relaxed));
-  }
-}
-
-bool FlowLookup::emcActive() {
-  if (!emc_->enabled()) return false;
-  if (emc_pause_left_ == 0) return true;
-  --emc_pause_left_;
-  ++counters_.emc_paused_bursts;
-  return false;
-}
-
-void FlowLookup::emcWindow(uint32_t lookups, uint32_t hits) {
-  if (config_.emc_min_hit_pct == 0) return;
-  window_lookups_ += lookups;
-  window_hits_ += hits;
-  if (window_lookups_ < config_.emc_window) return;
-  if (window_hits_ * 100 < window_lookups_ * config_.emc_min_hit_pct) {
-    emc_pause_left_ = config_.emc_pause_bursts;
-    ++counters_.emc_pauses;
-  }
-  window_lookups_ = 0;
-  window_hits_ = 0;
+// The EMC is refilled whatever the mode (at its insertion probability, so
+// cheaply) to stay warm for the next probe; the SMC only while it is used,
+// since refilling it costs a random write into a large table per packet.
+void FlowLookup::cacheInUpperTiers(const FlowKey& key, MegaflowIndex m, bool smc_active) {
+  if (smc_active) smc_->insert(key, m);
+  emc_->insert(key, m, table_.at(m).generation.load(std::memory_order_relaxed));
 }
 
 }  // namespace sluice::flow

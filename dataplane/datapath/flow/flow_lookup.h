@@ -16,13 +16,12 @@
 //   group the hits by table.at(out[i]).actions (by output port), record
 //     hits on the megaflows, and hand misses[0..m) to the upcall path.
 //
-// Adaptive EMC. With more flows than EMC entries the EMC mostly misses, and
-// a miss costs a probe of two cache lines on top of the SMC lookup that
-// follows (ARCHITECTURE.md: OVS at 100k flows ran faster with its EMC off).
-// So the EMC's hit rate is measured over windows of lookups; below a
-// threshold, EMC lookups and inserts pause for a number of bursts, then a new
-// window measures again. The caches keep their contents while paused.
+// Which tiers run is chosen per burst by a TierPolicy from the measured cost
+// of each combination (see tier_policy.h): with many flows and few megaflows
+// the classifier alone is the cheapest path, with few flows the EMC is.
 #pragma once
+
+#include <x86intrin.h>
 
 #include <cstdint>
 #include <memory>
@@ -33,16 +32,19 @@
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/flow/smc.h"
+#include "dataplane/datapath/flow/tier_policy.h"
 
 namespace sluice::flow {
+
+// The PMD's cycle counter; injectable so tests control what the policy sees.
+using CycleFn = uint64_t (*)();
+inline uint64_t readTsc() { return __rdtsc(); }
 
 struct FlowLookupConfig {
   EmcConfig emc;
   SmcConfig smc;
-  // Adaptive EMC (see above). 0 turns adaptation off (EMC always used).
-  uint32_t emc_min_hit_pct = 50;
-  uint32_t emc_window = 8192;        // EMC lookups per measurement window
-  uint32_t emc_pause_bursts = 1024;  // bursts without EMC after a poor window
+  TierPolicyConfig policy;
+  CycleFn cycles = &readTsc;
 };
 
 // Where the packets of all bursts so far were resolved. Each packet is
@@ -54,10 +56,6 @@ struct TierCounters {
   uint64_t misses = 0;     // no tier matched: the packet needs an upcall
   uint64_t malformed = 0;  // parse_result != kOk: never looked up
   uint64_t total() const { return emc_hits + smc_hits + megaflow_hits + misses + malformed; }
-
-  // Adaptive EMC (not per-packet tiers): poor windows and bursts spent paused.
-  uint64_t emc_pauses = 0;
-  uint64_t emc_paused_bursts = 0;
 };
 
 class FlowLookup {
@@ -75,11 +73,11 @@ class FlowLookup {
   uint32_t lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex* out, uint16_t* misses);
 
   // After an upcall installed megaflow m for key: cache it (SMC, then EMC
-  // with its usual probability unless paused) so the next packet of the
-  // flow hits early.
+  // with its usual probability) so the next packet of the flow hits early.
   void learn(const FlowKey& key, MegaflowIndex m);
 
   const TierCounters& counters() const { return counters_; }
+  const TierPolicy& policy() const { return policy_; }
   Emc& emc() { return *emc_; }
   Smc& smc() { return *smc_; }
   const Emc& emc() const { return *emc_; }
@@ -88,23 +86,19 @@ class FlowLookup {
  private:
   FlowLookup(const FlowLookupConfig& config, std::unique_ptr<Emc> emc, std::unique_ptr<Smc> smc,
              const MegaflowTable& table)
-      : config_(config), emc_(std::move(emc)), smc_(std::move(smc)), table_(table) {}
+      : emc_(std::move(emc)), smc_(std::move(smc)), table_(table), cycles_(config.cycles),
+        policy_(config.policy, static_cast<uint8_t>((emc_->enabled() ? kTierEmc : 0) |
+                                                    (smc_->enabled() ? kTierSmc : 0))) {}
 
-  // Whether this burst uses the EMC (and counts the pause down).
-  bool emcActive();
-  // Feeds one burst's EMC outcome into the current window.
-  void emcWindow(uint32_t lookups, uint32_t hits);
-  void cacheInUpperTiers(const FlowKey& key, MegaflowIndex m, bool emc_active);
+  void cacheInUpperTiers(const FlowKey& key, MegaflowIndex m, bool smc_active);
 
-  FlowLookupConfig config_;
   std::unique_ptr<Emc> emc_;
   std::unique_ptr<Smc> smc_;
   const MegaflowTable& table_;
   const Classifier* classifier_ = nullptr;
+  CycleFn cycles_;
+  TierPolicy policy_;
   TierCounters counters_;
-  uint32_t emc_pause_left_ = 0;  // bursts to go without the EMC
-  uint64_t window_lookups_ = 0;
-  uint64_t window_hits_ = 0;
 };
 
 }  // namespace sluice::flow

@@ -21,14 +21,15 @@ class FlowLookupTest : public ::testing::Test {
     dst_mask_.ipv4_dst = 0xffffffffU;
     dst_mask_.eth_type = 0xffff;
   }
+  // Tier policy off unless a cycle source is given (then probing 2 bursts
+  // per mode, holding 10).
   std::unique_ptr<FlowLookup> make(uint32_t emc_inv_prob, bool smc = true,
-                                   uint32_t emc_min_hit_pct = 0) {
+                                   CycleFn cycles = nullptr) {
     FlowLookupConfig cfg;
     cfg.emc = {1024, emc_inv_prob, 1};
     cfg.smc = {4096, smc};
-    cfg.emc_min_hit_pct = emc_min_hit_pct;
-    cfg.emc_window = 256;
-    cfg.emc_pause_bursts = 10;
+    cfg.policy = {cycles != nullptr, 2, 10};
+    if (cycles != nullptr) cfg.cycles = cycles;
     auto fl = FlowLookup::create(cfg, table_);
     EXPECT_TRUE(fl.ok());
     (*fl)->setClassifier(&cls_);
@@ -163,36 +164,55 @@ TEST_F(FlowLookupTest, LearnAfterUpcallMakesTheNextPacketHitACache) {
   EXPECT_EQ(fl->counters().misses, 1U);
 }
 
-TEST_F(FlowLookupTest, EmcPausesWhenItMostlyMissesAndResumesToMeasure) {
-  auto fl = make(1, true, 50);
-  installDestinations(64);
-  // 4096 flows round robin through a 1024-entry EMC: it can only miss.
-  std::vector<std::vector<FlowKey>> bursts;
-  for (uint16_t b = 0; b < 128; ++b) bursts.push_back(burst(32, 64, static_cast<uint16_t>(b * 32)));
-  std::vector<MegaflowIndex> out;
-  // The first 8 bursts (256 EMC lookups) fill the window: all misses.
-  for (int i = 0; i < 8; ++i) run(*fl, bursts[i], out);
-  EXPECT_EQ(fl->counters().emc_pauses, 1U);
-  EXPECT_EQ(fl->emc().stats().misses, 256U);
-  // The next 10 bursts skip the EMC entirely, yet every packet is resolved
-  // and counted once.
-  for (int i = 8; i < 18; ++i) EXPECT_EQ(run(*fl, bursts[i], out), 0U);
-  EXPECT_EQ(fl->emc().stats().misses + fl->emc().stats().hits, 256U);
-  EXPECT_EQ(fl->counters().emc_paused_bursts, 10U);
-  EXPECT_EQ(fl->counters().total(), 18U * 32);
-  // Then the EMC is probed again.
-  run(*fl, bursts[18], out);
-  EXPECT_EQ(fl->emc().stats().misses + fl->emc().stats().hits, 256U + 32);
+// A cycle source whose burst cost depends on the mode the burst ran in:
+// the second read of each burst adds kModeCost[mode].
+FlowLookup* g_lookup = nullptr;
+uint64_t g_now = 0;
+uint64_t g_reads = 0;
+uint64_t g_mode_cost[4] = {};
+uint64_t fakeCycles() {
+  if (g_reads++ % 2 == 1) g_now += g_mode_cost[g_lookup->policy().mode()];
+  return g_now;
 }
 
-TEST_F(FlowLookupTest, EmcStaysOnWhileItHits) {
-  auto fl = make(1, true, 50);
+TEST_F(FlowLookupTest, PolicyRunsTheCheapestTiersAndCountsStayExact) {
+  // Classifier alone cheapest, as with many flows over few megaflows.
+  g_mode_cost[0] = 100;
+  g_mode_cost[kTierEmc] = 300;
+  g_mode_cost[kTierSmc] = 200;
+  g_mode_cost[kTierEmc | kTierSmc] = 400;
+  auto fl = make(1, true, &fakeCycles);
+  g_lookup = fl.get();
   installDestinations(8);
   const auto keys = burst(32, 8);
   std::vector<MegaflowIndex> out;
-  for (int i = 0; i < 100; ++i) run(*fl, keys, out);
-  EXPECT_EQ(fl->counters().emc_pauses, 0U);
-  EXPECT_EQ(fl->counters().emc_hits, 99U * 32);
+  // Probe: 2 bursts in each of the 4 modes, richest first.
+  const uint8_t expected_modes[8] = {3, 3, 2, 2, 1, 1, 0, 0};
+  for (uint8_t m : expected_modes) {
+    EXPECT_EQ(fl->policy().mode(), m);
+    run(*fl, keys, out);
+  }
+  EXPECT_EQ(fl->policy().probeRounds(), 1U);
+  EXPECT_EQ(fl->policy().mode(), 0);
+  const TierCounters before = fl->counters();
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(run(*fl, keys, out), 0U);
+    for (uint32_t p = 0; p < 32; ++p) EXPECT_EQ(out[p], by_dst_[p % 8]);
+  }
+  // Held mode 0: every packet resolved by the classifier, caches untouched.
+  EXPECT_EQ(fl->counters().megaflow_hits - before.megaflow_hits, 320U);
+  EXPECT_EQ(fl->counters().emc_hits, before.emc_hits);
+  EXPECT_EQ(fl->counters().smc_hits, before.smc_hits);
+  EXPECT_EQ(fl->counters().total(), 18U * 32);
+  // Next probe: now the EMC is cheapest (as with few flows) and wins; it was
+  // kept warm while off, so it hits at once.
+  g_mode_cost[kTierEmc] = 50;
+  for (int i = 0; i < 8; ++i) run(*fl, keys, out);
+  EXPECT_EQ(fl->policy().mode(), kTierEmc);
+  const uint64_t emc_before = fl->counters().emc_hits;
+  run(*fl, keys, out);
+  EXPECT_EQ(fl->counters().emc_hits - emc_before, 32U);
+  g_lookup = nullptr;
 }
 
 }  // namespace
