@@ -24,7 +24,7 @@ const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores',
   'gateway', 'gateway-mac', 'tx-flush-interval', 'max-ports', 'mbufs', 'log-level', 'uplink', 'vni',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
-  'mtu', 'vlan', 'ipam']);
+  'mtu', 'vlan', 'ipam', 'capabilities']);
 
 let passed = 0, failed = 0;
 function check(name, fn) {
@@ -113,6 +113,7 @@ check('network attachments: vhost-user and SR-IOV, configs of type sluice-cni', 
     assert.equal(c.cniVersion, '1.0.0');
     assert.equal(c.apiSocket, def['api-socket']);
     assert.equal(c.ipam.type, 'host-local');
+    assert.deepEqual(c.capabilities, { CNIDeviceInfoFile: true }, `${name}: Multus passes a device-info path`);
   }
   const vhost = cniConfs['cni-sluice-vhost.conf'];
   assert.equal(vhost.interfaceType, 'vhost-user');

@@ -104,10 +104,10 @@ function runExample(networkStatus, root) {
   const script = pod.spec.containers[0].command.at(-1).replaceAll('/etc/podnetinfo/annotations', join(root, 'annotations'));
   return spawnSync('/bin/sh', ['-ec', script], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
 }
-const status = (path) => [
+const status = (path, mode = 'client') => [
   { name: 'cbr0', interface: 'eth0', ips: ['10.88.0.5'], default: true },
   { name: 'default/sluice-vhost', interface: 'net1', ips: ['10.244.0.9'],
-    'device-info': { type: 'vhost-user', version: '1.1.0', 'vhost-user': { mode: 'client', path } } },
+    'device-info': { type: 'vhost-user', version: '1.1.0', 'vhost-user': { mode, path } } },
 ];
 
 await check('example pod: finds its vhost-user socket through the device-info and prints the EAL vdev', async () => {
@@ -129,6 +129,16 @@ await check('example pod: fails when the socket named in the device-info is miss
     const r = runExample(status(join(root, 'gone.sock')), root);
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /gone\.sock does not exist/);
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('example pod: as vhost-user server it creates the socket itself (server=1, no socket yet)', () => {
+  const root = mkdtempSync(join(tmpdir(), 'sluice-example-'));
+  try {
+    const sock = join(root, 'net1.sock');
+    const r = runExample(status(sock, 'server'), root);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`--vdev=net_virtio_user0,path=${sock},server=1`));
   } finally { rmSync(root, { recursive: true }); }
 });
 

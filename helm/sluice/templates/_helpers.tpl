@@ -121,7 +121,9 @@ name from its confDir (written by the node-config init container).
 {{/*
 CNI network configuration of one Sluice network, as JSON; called with dict
 "root" (the chart context), "name" and "interfaceType". The same text is the
-NetworkAttachmentDefinition's spec.config and the node's reference copy.
+NetworkAttachmentDefinition's spec.config and the node's copy for Multus. The
+CNIDeviceInfoFile capability makes Multus pass sluice-cni a device-info path
+and publish the file in the pod's network-status annotation.
 */}}
 {{- define "sluice.netconf" -}}
 {{- $v := .root.Values -}}
@@ -133,6 +135,7 @@ NetworkAttachmentDefinition's spec.config and the node's reference copy.
       "apiSocket" (include "sluice.apiSocket" .root)
       "mtu" (int $v.cni.mtu)
       "ipam" (include "sluice.ipam" .root | fromJson)
+      "capabilities" (dict "CNIDeviceInfoFile" true)
 -}}
 {{- if eq .interfaceType "vhost-user" -}}
 {{- $_ := set $c "vhostMode" $v.vhostUser.mode -}}
