@@ -10,6 +10,7 @@
 #   dockerfile               the Dockerfile builds the way CI does
 #   notes                    NOTES.txt tells how to reach sluicectl
 #   cni-config PLUGIN        the real sluice-cni accepts every rendered network config
+#   sluiced-config CHECKER   sluiced's parser accepts every rendered sluiced config
 #   runtime-closure          the image's collected runtime tree runs a DPDK program
 # Tools: the pinned helm and npm packages from scripts/setup-packaging.sh.
 set -euo pipefail
@@ -82,11 +83,11 @@ case $case in
   notes)
     bash "$here/check-notes.sh" "$root"
     ;;
-  cni-config)
+  cni-config | sluiced-config)
     "${template[@]}" >"$tmp/default.yaml"
     "${template[@]}" -f "$chart/ci/production-values.yaml" >"$tmp/production.yaml"
     "${template[@]}" -f "$chart/ci/node-lookup-values.yaml" >"$tmp/node-lookup.yaml"
-    node "$here/check-cni-config.mjs" "$1" "$tmp/default.yaml" "$tmp/production.yaml" "$tmp/node-lookup.yaml"
+    node "$here/check-$case.mjs" "$1" "$tmp/default.yaml" "$tmp/production.yaml" "$tmp/node-lookup.yaml"
     ;;
   runtime-closure)
     bash "$here/check-runtime-closure.sh" "$root"

@@ -1,0 +1,34 @@
+// Command-line check used by the packaging tests (main thread only): parses
+// each sluiced config file the chart renders with sluiced's own parser
+// (parseSluicedConfig, as `sluiced --config FILE` would) and reports whether
+// sluiced would start with it, which keys it would ignore as not yet known,
+// and the settings that matter to the chart (cores, ports, CIDR).
+// Usage: sluiced_config_check FILE...; exit 1 if any file is rejected.
+#include <cstdio>
+#include <string>
+
+#include "dataplane/control/config.h"
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s FILE...\n", argv[0]);
+    return 2;
+  }
+  int rejected = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = "--config";
+    const char* args[] = {"sluiced", flag.c_str(), argv[i]};
+    absl::StatusOr<sluice::SluicedConfig> c = sluice::parseSluicedConfig(3, args);
+    if (!c.ok()) {
+      ++rejected;
+      std::printf("REJECTED %s: %s\n", argv[i], std::string(c.status().message()).c_str());
+      continue;
+    }
+    std::string ignored;
+    for (const std::string& k : c->ignored_keys) ignored += (ignored.empty() ? "" : ",") + k;
+    std::printf("accepted %s: pod-cidr %s, %zu PMD cores, main core %u, max-ports %u, ignored [%s]\n", argv[i],
+                c->pod_cidr.toString().c_str(), c->pmd_cores.size(), c->main_core,
+                static_cast<unsigned>(c->max_ports), ignored.c_str());
+  }
+  return rejected == 0 ? 0 : 1;
+}
