@@ -81,11 +81,13 @@ uint32_t Classifier::lookupBurst(const FlowKey* keys, uint16_t* idx, uint32_t n,
                                  MegaflowIndex* out, const MegaflowTable& table) const {
   uint32_t pending = n;
   uint32_t hashes[kMaxBurst];
+  uint64_t masked[kMaxBurst][kMatchWords];  // stage 1's masked words, reused by stage 2
   for (uint32_t r = 0; r < order_.size() && pending > 0; ++r) {
     const Subtable& st = *subtables_[order_[r]];
     // Stage 1: hash every pending key under this mask, prefetch its slot.
     for (uint32_t j = 0; j < pending; ++j) {
-      hashes[j] = st.hashOf(keys[idx[j]]);
+      st.maskedWords(keys[idx[j]], masked[j]);
+      hashes[j] = st.hashMasked(masked[j]);
       st.prefetch(hashes[j]);
     }
     // Stage 2: probe and compare; compact the misses in order.
@@ -93,7 +95,7 @@ uint32_t Classifier::lookupBurst(const FlowKey* keys, uint16_t* idx, uint32_t n,
     uint32_t hits = 0;
     for (uint32_t j = 0; j < pending; ++j) {
       const uint16_t i = idx[j];
-      const MegaflowIndex m = st.find(keys[i], hashes[j]);
+      const MegaflowIndex m = st.findMasked(masked[j], hashes[j]);
       if (m != kNoMegaflow && table.isAlive(m)) {
         out[i] = m;
         ++hits;

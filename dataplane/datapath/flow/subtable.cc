@@ -39,9 +39,7 @@ Subtable::Subtable(const Subtable& other)
   std::memcpy(mask_words_, other.mask_words_, sizeof(mask_words_));
 }
 
-MegaflowIndex Subtable::find(const FlowKey& key, uint32_t hash) const {
-  uint64_t w[kMatchWords];
-  maskedWords(key, w);
+MegaflowIndex Subtable::findMasked(const uint64_t* w, uint32_t hash) const {
   uint32_t s = hash & cap_mask_;
   for (;;) {
     const uint64_t* slot = &slots_[s * stride_];

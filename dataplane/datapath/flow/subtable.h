@@ -34,15 +34,28 @@ class Subtable {
   uint32_t wordCount() const { return n_words_; }
 
   // --- PMD side -----------------------------------------------------------
+  // key AND mask, compacted to the mask's words (wordCount() of them).
+  void maskedWords(const FlowKey& key, uint64_t* out) const {
+    const KeyWord* k = key.words();
+    for (uint32_t w = 0; w < n_words_; ++w) out[w] = k[word_idx_[w]] & mask_words_[w];
+  }
+  // Hash of masked words from maskedWords().
+  uint32_t hashMasked(const uint64_t* w) const { return hashWords(w, n_words_, 0); }
   // Hash of key AND mask (over the mask's words only).
   uint32_t hashOf(const FlowKey& key) const {
     uint64_t w[kMatchWords];
     maskedWords(key, w);
-    return hashWords(w, n_words_, 0);
+    return hashMasked(w);
   }
   void prefetch(uint32_t hash) const { __builtin_prefetch(&slots_[(hash & cap_mask_) * stride_]); }
   // The megaflow whose masked key equals key AND mask, or kNoMegaflow.
-  MegaflowIndex find(const FlowKey& key, uint32_t hash) const;
+  MegaflowIndex find(const FlowKey& key, uint32_t hash) const {
+    uint64_t w[kMatchWords];
+    maskedWords(key, w);
+    return findMasked(w, hash);
+  }
+  // The same from maskedWords() output (saves redoing the masking).
+  MegaflowIndex findMasked(const uint64_t* w, uint32_t hash) const;
 
   uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   void addHits(uint64_t n) const {
@@ -60,10 +73,6 @@ class Subtable {
  private:
   static constexpr uint32_t kInitialCapacity = 16;
 
-  void maskedWords(const FlowKey& key, uint64_t* out) const {
-    const KeyWord* k = key.words();
-    for (uint32_t w = 0; w < n_words_; ++w) out[w] = k[word_idx_[w]] & mask_words_[w];
-  }
   // Slot whose masked words equal w (with hash h), or the empty slot ending
   // its probe chain.
   uint32_t probe(const uint64_t* w, uint32_t h) const;
