@@ -115,9 +115,16 @@ uint32_t Classifier::lookupBurst(const FlowKey* keys, uint16_t* idx, uint32_t n,
 }
 
 void Classifier::rankSubtables() const {
-  std::stable_sort(order_.begin(), order_.end(), [this](uint16_t a, uint16_t b) {
-    return subtables_[a]->hits() > subtables_[b]->hits();
-  });
+  // Insertion sort, stable, by hits (most first): at most max_subtables
+  // entries, usually already in order, and unlike std::stable_sort it never
+  // allocates — this runs on the PMD.
+  for (uint32_t i = 1; i < order_.size(); ++i) {
+    const uint16_t o = order_[i];
+    const uint64_t h = subtables_[o]->hits();
+    uint32_t j = i;
+    for (; j > 0 && subtables_[order_[j - 1]]->hits() < h; --j) order_[j] = order_[j - 1];
+    order_[j] = o;
+  }
   for (const auto& st : subtables_) st->resetHits();
 }
 
