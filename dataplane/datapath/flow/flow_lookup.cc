@@ -68,6 +68,10 @@ uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex*
   }
   counters_.misses += pending;
   policy_.record(cycles_() - t0, n);
+  if (rank_interval_ != 0 && classifier_ != nullptr && ++bursts_to_rank_ >= rank_interval_) {
+    bursts_to_rank_ = 0;
+    classifier_->rankSubtables();
+  }
   return pending;
 }
 

@@ -45,6 +45,10 @@ struct FlowLookupConfig {
   SmcConfig smc;
   TierPolicyConfig policy;
   CycleFn cycles = &readTsc;
+  // The classifier's subtables are re-ranked by hits every this many bursts
+  // (~1M packets at 32 per burst, about OVS's once a second at line rate);
+  // 0 = never (the PMD calls Classifier::rankSubtables itself).
+  uint32_t rank_interval_bursts = 32768;
 };
 
 // Where the packets of all bursts so far were resolved. Each packet is
@@ -87,6 +91,7 @@ class FlowLookup {
   FlowLookup(const FlowLookupConfig& config, std::unique_ptr<Emc> emc, std::unique_ptr<Smc> smc,
              const MegaflowTable& table)
       : emc_(std::move(emc)), smc_(std::move(smc)), table_(table), cycles_(config.cycles),
+        rank_interval_(config.rank_interval_bursts),
         policy_(config.policy, static_cast<uint8_t>((emc_->enabled() ? kTierEmc : 0) |
                                                     (smc_->enabled() ? kTierSmc : 0))) {}
 
@@ -97,6 +102,8 @@ class FlowLookup {
   const MegaflowTable& table_;
   const Classifier* classifier_ = nullptr;
   CycleFn cycles_;
+  uint32_t rank_interval_;
+  uint32_t bursts_to_rank_ = 0;  // bursts since the last ranking
   TierPolicy policy_;
   TierCounters counters_;
 };

@@ -29,6 +29,7 @@ class FlowLookupTest : public ::testing::Test {
     cfg.emc = {1024, emc_inv_prob, 1};
     cfg.smc = {4096, smc};
     cfg.policy = {cycles != nullptr, 2, 10};
+    cfg.rank_interval_bursts = rank_interval_;
     if (cycles != nullptr) cfg.cycles = cycles;
     auto fl = FlowLookup::create(cfg, table_);
     EXPECT_TRUE(fl.ok());
@@ -58,6 +59,7 @@ class FlowLookupTest : public ::testing::Test {
     return fl.lookupBurst(keys.data(), static_cast<uint32_t>(keys.size()), out.data(), misses);
   }
 
+  uint32_t rank_interval_ = 0;
   FlowMask dst_mask_;
   MegaflowTable table_{256};
   Classifier cls_;
@@ -162,6 +164,27 @@ TEST_F(FlowLookupTest, LearnAfterUpcallMakesTheNextPacketHitACache) {
   EXPECT_EQ(out[0], m);
   EXPECT_EQ(fl->counters().emc_hits, 1U);
   EXPECT_EQ(fl->counters().misses, 1U);
+}
+
+TEST_F(FlowLookupTest, SubtablesAreRerankedEveryInterval) {
+  rank_interval_ = 4;
+  auto fl = make(0, false);  // no caches: every packet searches the classifier
+  installDestinations(2);    // subtable 0: dst_mask_
+  FlowMask by_src = zeroKey();
+  by_src.eth_type = 0xffff;
+  by_src.ipv4_src = 0xffffffffU;
+  const FlowKey from_src = udpKey(0x0b000001, 0x0c000001, 1, 1);
+  ASSERT_TRUE(cls_.insert(by_src, from_src, *table_.install(from_src, by_src, {})).ok());
+  ASSERT_TRUE(keysEqual(cls_.searchOrder()[0], dst_mask_));
+  const std::vector<FlowKey> keys(32, from_src);
+  std::vector<MegaflowIndex> out;
+  for (int i = 0; i < 3; ++i) run(*fl, keys, out);
+  EXPECT_TRUE(keysEqual(cls_.searchOrder()[0], dst_mask_));  // not yet
+  EXPECT_EQ(cls_.stats().lookups_on_hits, 3U * 32 * 2);
+  run(*fl, keys, out);  // 4th burst: re-ranked after it
+  EXPECT_TRUE(keysEqual(cls_.searchOrder()[0], by_src));
+  run(*fl, keys, out);
+  EXPECT_EQ(cls_.stats().lookups_on_hits, 4U * 32 * 2 + 32);
 }
 
 // A cycle source whose burst cost depends on the mode the burst ran in:
