@@ -42,14 +42,19 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
 
   UndoStack undo;
 
-  // 1. Address. The release is armed before the call: a delegate that
-  // allocated and then printed something we reject still gets its DEL.
+  // 1. Address. A delegate that reported an error allocated nothing
+  // (releasing then could free the address of an earlier, still valid ADD);
+  // one that was killed at the deadline, or that printed a result we reject,
+  // may have, so from here on its release is armed.
+  absl::StatusOr<std::string> raw = c.ipam->addRaw(c.stdin_data);
+  if (!raw.ok() && raw.status().code() != absl::StatusCode::kDeadlineExceeded) return raw.status();
   undo.push([&c] {
     if (absl::Status s = c.ipam->del(c.stdin_data); !s.ok()) {
       c.log.error(cat("undo: IPAM release failed: ", s.message()));
     }
   });
-  absl::StatusOr<Result> ipam = c.ipam->add(c.stdin_data);
+  if (!raw.ok()) return raw.status();
+  absl::StatusOr<Result> ipam = c.ipam->parseAddResult(*raw);
   if (!ipam.ok()) return ipam.status();
   std::optional<Ipv4Assignment> ipv4 = ipam->firstIpv4();
   if (!ipv4) return invalid(cat("ipam ", conf.ipam->type, " returned no IPv4 address; sluiced needs one"));
@@ -71,7 +76,8 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   if (conf.interface_type == InterfaceType::kVhostUser) {
     absl::StatusOr<bool> made = makeDirs(podSocketDir(conf.socket_dir, subdir), 0755);
     if (!made.ok()) return withPrefix(made.status(), "socketDir");
-    undo.push([&c, &conf, &env, subdir] { removePodSocket(conf, subdir, env.ifname, c.log); });
+    // Only a directory this ADD made is this ADD's to remove.
+    if (*made) undo.push([&c, &conf, &env, subdir] { removePodSocket(conf, subdir, env.ifname, c.log); });
   }
 
   // 4. The port.

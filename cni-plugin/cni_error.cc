@@ -62,6 +62,14 @@ absl::Status withPrefix(const absl::Status& status, std::string_view prefix) {
   return out;
 }
 
+absl::Status withStatusCode(const absl::Status& status, absl::StatusCode code) {
+  if (status.ok()) return status;
+  absl::Status out(code, status.message());
+  status.ForEachPayload(
+      [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  return out;
+}
+
 nlohmann::json errorJson(const absl::Status& status, std::string_view cni_version) {
   nlohmann::json out = nlohmann::json::object();
   out["cniVersion"] = std::string(cni_version);

@@ -46,6 +46,10 @@ ErrorCode cniCodeOf(const absl::Status& status);
 // Same status with "prefix: " in front of its message, payloads kept.
 absl::Status withPrefix(const absl::Status& status, std::string_view prefix);
 
+// Same CNI code, message and payloads under another absl status code (so
+// callers can tell e.g. a deadline from a refusal without parsing text).
+absl::Status withStatusCode(const absl::Status& status, absl::StatusCode code);
+
 // The spec's error object: {"cniVersion", "code", "msg", "details"?}.
 nlohmann::json errorJson(const absl::Status& status, std::string_view cni_version);
 

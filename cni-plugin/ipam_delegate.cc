@@ -66,7 +66,8 @@ absl::StatusOr<std::string> IpamDelegate::exec(std::string_view command, std::st
   const std::string what = cat("ipam ", type_, " ", command);
   if (!out.ok()) {
     if (out.status().code() == absl::StatusCode::kDeadlineExceeded) {
-      return cniError(ErrorCode::kTryAgainLater, cat(what, ": ", out.status().message()));
+      return withStatusCode(cniError(ErrorCode::kTryAgainLater, cat(what, ": ", out.status().message())),
+                            absl::StatusCode::kDeadlineExceeded);
     }
     return cniError(ErrorCode::kInternal, cat(what, ": ", out.status().message()));
   }
@@ -101,11 +102,13 @@ absl::StatusOr<std::string> IpamDelegate::execNegotiated(std::string_view comman
   return exec(command, rewriteVersion(conf, "1.0.0"), env);
 }
 
-absl::StatusOr<Result> IpamDelegate::add(std::string_view conf) {
-  absl::StatusOr<std::string> out = execNegotiated("ADD", conf, env_);
-  if (!out.ok()) return out.status();
+absl::StatusOr<std::string> IpamDelegate::addRaw(std::string_view conf) {
+  return execNegotiated("ADD", conf, env_);
+}
+
+absl::StatusOr<Result> IpamDelegate::parseAddResult(std::string_view output) const {
   const std::string what = cat("ipam ", type_, " ADD");
-  json doc = json::parse(*out, nullptr, false);
+  json doc = json::parse(output, nullptr, false);
   if (doc.is_discarded()) return cniError(ErrorCode::kDecodeFailure, cat(what, ": result is not JSON"));
   absl::StatusOr<Result> result = parseResult(doc, what);
   if (!result.ok()) return result.status();

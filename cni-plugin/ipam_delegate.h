@@ -25,8 +25,13 @@ class IpamDelegate {
   IpamDelegate(const Environment& env, std::vector<std::string> cni_path, std::string type,
                std::chrono::milliseconds timeout, Logger& log);
 
-  // ADD: allocates and returns the result (at least one IP).
-  absl::StatusOr<Result> add(std::string_view conf);
+  // ADD: the delegate's stdout. An error means the delegate reported a
+  // failure (and, as IPAM plugins do, allocated nothing) unless its status
+  // code is kDeadlineExceeded: then it was killed and may have allocated.
+  absl::StatusOr<std::string> addRaw(std::string_view conf);
+  // Validates addRaw()'s output: a result with at least one IP and no
+  // interface indexes (they are ours to fill in).
+  absl::StatusOr<Result> parseAddResult(std::string_view output) const;
   // DEL for the invocation's attachment, or for `attachment` (GC).
   absl::Status del(std::string_view conf, const std::optional<std::pair<std::string, std::string>>& attachment = {});
   absl::Status check(std::string_view conf);

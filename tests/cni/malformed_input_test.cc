@@ -149,6 +149,37 @@ TEST_F(CniTest, IpamErrorCodeIsPassedThrough) {
   expectNothingLeft();
 }
 
+TEST_F(CniTest, IpamKilledAtDeadlineIsReleasedAndTryAgainLater) {
+  writeIpamScript("fake-ipam", "[ \"$CNI_COMMAND\" = ADD ] && exec sleep 1000\nexit 0");
+  json c = conf();
+  c["ipam"] = {{"type", "fake-ipam"}};
+  c["timeoutMs"] = 300;
+  RunResult r = run(env("ADD"), c);
+  EXPECT_EQ(r.code(), 11) << r.stdout_text;
+  std::ifstream log(ipamLog());
+  std::string line1, line2;
+  std::getline(log, line1);
+  std::getline(log, line2);
+  EXPECT_EQ(line2.substr(0, 4), "DEL ") << "a killed delegate may have allocated: release";
+  EXPECT_TRUE(fake_->calls().empty());
+  expectNothingLeft();
+}
+
+TEST_F(CniTest, IpamRefusalDoesNotReleaseAnEarlierAllocation) {
+  // A runtime must not ADD the same attachment twice, but if it does,
+  // host-local refuses the duplicate, and that refusal must not free the
+  // address the first ADD still uses.
+  ASSERT_EQ(run(env("ADD"), conf()).rc, 0);
+  RunResult again = run(env("ADD"), conf());
+  EXPECT_EQ(again.code(), 999) << again.stdout_text;
+  EXPECT_NE(again.msg().find("duplicate"), std::string::npos);
+  EXPECT_EQ(heldIps(), std::vector<std::string>{"10.244.1.2"});
+  EXPECT_EQ(fake_->ports().size(), 1u);
+  EXPECT_EQ(records().size(), 1u);
+  ASSERT_EQ(run(env("DEL"), conf()).rc, 0);
+  expectNothingLeft();
+}
+
 TEST_F(CniTest, AbsentSluicedIsTryAgainLater) {
   server_->stop();
   fs::remove(api_socket_);
