@@ -18,12 +18,13 @@ inline std::atomic<LogLevel>& logThreshold() {
 }
 
 bool setLogLevel(const std::string& name);  // false for an unknown name
+std::string logTimestamp();                 // UTC, millisecond resolution
 
 template <typename... Args>
 void logAt(LogLevel level, const char* tag, const Args&... args) {
   if (level > logThreshold().load(std::memory_order_relaxed)) return;
   std::ostringstream line;
-  line << tag << ": ";
+  line << logTimestamp() << ' ' << tag << ": ";
   (line << ... << args) << '\n';
   std::fputs(line.str().c_str(), stderr);
 }

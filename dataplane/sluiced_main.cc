@@ -153,7 +153,8 @@ int run(int argc, char** argv) {
     int sig = 0;
     sigwait(&signals, &sig);
     logInfo("signal ", sig, " received, shutting down");
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    // In-flight calls get a moment to finish; then they are cancelled.
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
   }
 
   control.removeAllPorts();

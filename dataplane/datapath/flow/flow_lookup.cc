@@ -57,8 +57,10 @@ uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex*
     uint16_t tried[kMaxBurst];
     std::copy(misses, misses + pending, tried);
     before = pending;
+    const uint64_t searched = classifier_->stats().lookups_on_hits;
     pending = classifier_->lookupBurst(keys, misses, pending, out, table_);
     counters_.megaflow_hits += before - pending;
+    counters_.subtable_lookups += classifier_->stats().lookups_on_hits - searched;
     if (before != pending) {
       for (uint32_t j = 0; j < before; ++j) {
         const uint16_t i = tried[j];

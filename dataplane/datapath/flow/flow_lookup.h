@@ -60,6 +60,11 @@ struct TierCounters {
   uint64_t misses = 0;     // no tier matched: the packet needs an upcall
   uint64_t malformed = 0;  // parse_result != kOk: never looked up
   uint64_t total() const { return emc_hits + smc_hits + megaflow_hits + misses + malformed; }
+
+  // Not a tier: subtables searched summed over megaflow hits, kept here so it
+  // survives classifier version switches. subtable_lookups / megaflow_hits
+  // is OVS's "avg. subtable lookups per megaflow hit".
+  uint64_t subtable_lookups = 0;
 };
 
 class FlowLookup {

@@ -1,0 +1,184 @@
+#include "tests/integration/sluiced_process.h"
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace sluice::test {
+namespace {
+
+std::atomic<int> g_instance{0};
+
+std::unique_ptr<grpc::ClientContext> ctx() {
+  auto c = std::make_unique<grpc::ClientContext>();
+  c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  return c;
+}
+
+// Polls `done` until it holds or `limit` passes; a condition wait, not a sleep.
+template <typename F>
+bool waitFor(F done, std::chrono::seconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+}  // namespace
+
+std::unique_ptr<SluicedProcess> SluicedProcess::start(const SluicedOptions& o, std::string* error) {
+  std::unique_ptr<SluicedProcess> p(new SluicedProcess());
+  // Short: vhost socket paths must fit 107 bytes.
+  p->dir_ = "/tmp/sit-" + std::to_string(::getpid()) + "-" + std::to_string(g_instance++);
+  std::filesystem::remove_all(p->dir_);
+  std::filesystem::create_directories(p->dir_);
+  std::vector<std::string> args = {
+      SLUICED_PATH,
+      "--api-socket", p->apiSocket(),
+      "--socket-dir", p->socketDir(),
+      "--eal", "--no-huge --no-pci -m 512 --no-shconf --file-prefix=" + p->dir_.substr(5),
+      "--pod-cidr", o.pod_cidr,
+      "--main-core", "0", "--pmd-cores", "1",
+      "--max-ports", std::to_string(o.max_ports),
+      "--mbufs", "16384",
+      "--tx-flush-interval", std::to_string(o.tx_flush_interval_us)};
+  args.insert(args.end(), o.extra_flags.begin(), o.extra_flags.end());
+  std::string log_path = p->dir_ + "/sluiced.log";
+  p->pid_ = ::fork();
+  if (p->pid_ == 0) {
+    FILE* log = std::freopen(log_path.c_str(), "w", stderr);
+    if (log != nullptr) ::dup2(::fileno(stderr), STDOUT_FILENO);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    std::_Exit(127);
+  }
+  bool exited = false;
+  bool ready = waitFor(
+      [&] {
+        int status = 0;
+        if (::waitpid(p->pid_, &status, WNOHANG) == p->pid_) {
+          exited = true;
+          return true;
+        }
+        // A channel created before the socket exists backs off for seconds;
+        // create it once the socket is there.
+        if (!std::filesystem::exists(p->apiSocket())) return false;
+        if (!p->stub_)
+          p->stub_ = v1::Dataplane::NewStub(
+              grpc::CreateChannel("unix:" + p->apiSocket(), grpc::InsecureChannelCredentials()));
+        v1::HealthResponse h;
+        grpc::ClientContext c;
+        c.set_wait_for_ready(true);
+        c.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+        return p->stub_->Health(&c, {}, &h).ok() && h.ready();
+      },
+      std::chrono::seconds(60));
+  if (!ready || exited) {
+    *error = std::string(exited ? "sluiced exited" : "sluiced not ready in 60 s") + "; log:\n" + p->log();
+    if (exited) p->pid_ = -1;
+    return nullptr;
+  }
+  return p;
+}
+
+int SluicedProcess::stop() {
+  if (pid_ < 0) return -1;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  bool done = waitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, std::chrono::seconds(20));
+  if (!done) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return -1;
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+SluicedProcess::~SluicedProcess() {
+  stop();
+  // SLUICE_TEST_KEEP=1 keeps the directory (and sluiced's log) for debugging.
+  if (std::getenv("SLUICE_TEST_KEEP") == nullptr) std::filesystem::remove_all(dir_);
+}
+
+std::string SluicedProcess::log() const {
+  std::ifstream in(dir_ + "/sluiced.log");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+grpc::Status SluicedProcess::addPort(const v1::AddPortRequest& req, v1::AddPortResponse* resp) {
+  return stub_->AddPort(ctx().get(), req, resp);
+}
+
+grpc::Status SluicedProcess::deletePort(const std::string& container_id, const std::string& ifname,
+                                        v1::DeletePortResponse* resp) {
+  v1::DeletePortRequest req;
+  req.mutable_attachment()->set_container_id(container_id);
+  req.mutable_attachment()->set_ifname(ifname);
+  v1::DeletePortResponse ignored;
+  return stub_->DeletePort(ctx().get(), req, resp != nullptr ? resp : &ignored);
+}
+
+v1::GetStatsResponse SluicedProcess::stats() {
+  v1::GetStatsResponse s;
+  stub_->GetStats(ctx().get(), {}, &s);
+  return s;
+}
+
+v1::ListPortsResponse SluicedProcess::ports() {
+  v1::ListPortsResponse s;
+  stub_->ListPorts(ctx().get(), {}, &s);
+  return s;
+}
+
+bool SluicedProcess::waitLinkUp(uint32_t port_no) {
+  return waitFor(
+      [&] {
+        v1::ListPortsResponse list = ports();
+        for (const v1::Port& p : list.ports())
+          if (p.port_no() == port_no) return p.link_up();
+        return false;
+      },
+      std::chrono::seconds(20));
+}
+
+v1::AddPortRequest portRequest(const std::string& container_id, const std::string& ip, v1::VhostMode mode) {
+  v1::AddPortRequest r;
+  r.mutable_attachment()->set_container_id(container_id);
+  r.mutable_attachment()->set_ifname("net1");
+  r.set_pod_namespace("default");
+  r.set_pod_name("pod-" + container_id);
+  r.set_ip(ip);
+  r.set_type(v1::PORT_TYPE_VHOST_USER);
+  r.set_vhost_mode(mode);
+  return r;
+}
+
+uint64_t dropCount(const v1::GetStatsResponse& stats, const std::string& reason) {
+  for (const v1::DropCounter& d : stats.drops())
+    if (d.reason() == reason) return d.packets();
+  return ~uint64_t{0};
+}
+
+const v1::PortStats* portStats(const v1::GetStatsResponse& stats, uint32_t port_no) {
+  for (const v1::PortStats& p : stats.ports())
+    if (p.port_no() == port_no) return &p;
+  return nullptr;
+}
+
+}  // namespace sluice::test

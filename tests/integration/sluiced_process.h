@@ -1,0 +1,58 @@
+// Runs the real sluiced binary as a child process for a test, in a private
+// directory (API socket, vhost sockets, log), and talks to it over gRPC.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sluice/v1/dataplane.grpc.pb.h"
+
+namespace sluice::test {
+
+struct SluicedOptions {
+  std::string pod_cidr = "10.250.0.0/24";
+  unsigned max_ports = 32;
+  unsigned tx_flush_interval_us = 0;
+  std::vector<std::string> extra_flags;
+};
+
+class SluicedProcess {
+ public:
+  // Starts sluiced and waits until Health reports ready; on failure the
+  // returned pointer is null and `error` says why (with the daemon's log).
+  static std::unique_ptr<SluicedProcess> start(const SluicedOptions& options, std::string* error);
+  ~SluicedProcess();  // SIGTERM, then SIGKILL if it does not exit
+
+  // SIGTERM and wait; returns the exit status (or -1 if it had to be killed).
+  int stop();
+  v1::Dataplane::Stub& api() { return *stub_; }
+  const std::string& dir() const { return dir_; }
+  std::string socketDir() const { return dir_ + "/vhost"; }
+  std::string apiSocket() const { return dir_ + "/api.sock"; }
+  std::string log() const;
+
+  // Convenience wrappers (deadline 10 s).
+  grpc::Status addPort(const v1::AddPortRequest& req, v1::AddPortResponse* resp);
+  grpc::Status deletePort(const std::string& container_id, const std::string& ifname,
+                          v1::DeletePortResponse* resp = nullptr);
+  v1::GetStatsResponse stats();
+  v1::ListPortsResponse ports();
+  // Waits until the port's link is up (the pod's virtio device negotiated).
+  bool waitLinkUp(uint32_t port_no);
+
+ private:
+  SluicedProcess() = default;
+  pid_t pid_ = -1;
+  std::string dir_;
+  std::unique_ptr<v1::Dataplane::Stub> stub_;
+};
+
+v1::AddPortRequest portRequest(const std::string& container_id, const std::string& ip,
+                               v1::VhostMode mode = v1::VHOST_MODE_SERVER);
+uint64_t dropCount(const v1::GetStatsResponse& stats, const std::string& reason);
+const v1::PortStats* portStats(const v1::GetStatsResponse& stats, uint32_t port_no);
+
+}  // namespace sluice::test

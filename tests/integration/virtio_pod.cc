@@ -1,0 +1,110 @@
+#include "tests/integration/virtio_pod.h"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+namespace sluice::test {
+namespace {
+std::atomic<int> g_pod_counter{0};
+}
+
+bool initPodEal(const std::string& program, unsigned lcore) {
+  std::string prefix = "--file-prefix=sluice-pods-" + std::to_string(::getpid());
+  std::string lcores = "-l" + std::to_string(lcore);
+  std::vector<std::string> args = {program, lcores, "--no-huge", "--no-pci", "-m", "512", "--no-shconf",
+                                   prefix,  "--log-level=4"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0) {
+    std::fprintf(stderr, "EAL init failed: %s\n", rte_strerror(rte_errno));
+    return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::unique_ptr<VirtioPod>> VirtioPod::create(const std::string& socket_path, bool server,
+                                                             rte_mempool* pool) {
+  std::string name = "net_virtio_user_pod" + std::to_string(g_pod_counter++);
+  std::string args = "path=" + socket_path + ",queues=1,queue_size=1024" + (server ? ",server=1" : "");
+  if (int rc = rte_eal_hotplug_add("vdev", name.c_str(), args.c_str()); rc != 0)
+    return absl::InternalError("virtio_user on " + socket_path + ": " + rte_strerror(-rc));
+  uint16_t port = 0;
+  if (rte_eth_dev_get_port_by_name(name.c_str(), &port) != 0) return absl::InternalError("no port for " + name);
+  std::unique_ptr<VirtioPod> pod(new VirtioPod(name, port, pool));
+  rte_eth_conf conf{};
+  if (int rc = rte_eth_dev_configure(port, 1, 1, &conf); rc != 0)
+    return absl::InternalError(std::string("configure: ") + rte_strerror(-rc));
+  if (int rc = rte_eth_rx_queue_setup(port, 0, 1024, SOCKET_ID_ANY, nullptr, pool); rc != 0)
+    return absl::InternalError(std::string("rx queue: ") + rte_strerror(-rc));
+  if (int rc = rte_eth_tx_queue_setup(port, 0, 1024, SOCKET_ID_ANY, nullptr); rc != 0)
+    return absl::InternalError(std::string("tx queue: ") + rte_strerror(-rc));
+  if (int rc = rte_eth_dev_start(port); rc != 0)
+    return absl::InternalError(std::string("start: ") + rte_strerror(-rc));
+  return pod;
+}
+
+VirtioPod::~VirtioPod() {
+  rte_eth_dev_stop(port_id_);
+  rte_eth_dev_close(port_id_);
+  rte_eal_hotplug_remove("vdev", name_.c_str());
+}
+
+size_t VirtioPod::send(const std::vector<Frame>& frames, std::chrono::steady_clock::duration deadline) {
+  auto until = std::chrono::steady_clock::now() + deadline;
+  size_t sent = 0;
+  while (sent < frames.size()) {
+    rte_mbuf* burst[32];
+    uint16_t n = static_cast<uint16_t>(std::min<size_t>(32, frames.size() - sent));
+    if (rte_pktmbuf_alloc_bulk(pool_, burst, n) != 0) return sent;
+    for (uint16_t i = 0; i < n; ++i) {
+      const Frame& f = frames[sent + i];
+      char* data = rte_pktmbuf_append(burst[i], static_cast<uint16_t>(f.size()));
+      std::memcpy(data, f.data(), f.size());
+    }
+    uint16_t done = 0;
+    while (done < n) {
+      done = static_cast<uint16_t>(done + rte_eth_tx_burst(port_id_, 0, burst + done, static_cast<uint16_t>(n - done)));
+      if (done < n && std::chrono::steady_clock::now() > until) {
+        rte_pktmbuf_free_bulk(burst + done, n - done);
+        return sent + done;
+      }
+    }
+    sent += n;
+  }
+  return sent;
+}
+
+std::vector<Frame> VirtioPod::receive(size_t count, std::chrono::steady_clock::duration deadline) {
+  auto until = std::chrono::steady_clock::now() + deadline;
+  std::vector<Frame> out;
+  while (out.size() < count && std::chrono::steady_clock::now() < until) {
+    rte_mbuf* burst[32];
+    uint16_t n = rte_eth_rx_burst(port_id_, 0, burst, 32);
+    for (uint16_t i = 0; i < n; ++i) {
+      const uint8_t* d = rte_pktmbuf_mtod(burst[i], const uint8_t*);
+      out.emplace_back(d, d + rte_pktmbuf_data_len(burst[i]));
+    }
+    rte_pktmbuf_free_bulk(burst, n);
+    if (n == 0) std::this_thread::yield();
+  }
+  return out;
+}
+
+size_t VirtioPod::drainCount() {
+  size_t total = 0;
+  rte_mbuf* burst[32];
+  while (uint16_t n = rte_eth_rx_burst(port_id_, 0, burst, 32)) {
+    rte_pktmbuf_free_bulk(burst, n);
+    total += n;
+  }
+  return total;
+}
+
+}  // namespace sluice::test
