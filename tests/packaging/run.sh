@@ -11,6 +11,7 @@
 #   notes                    NOTES.txt tells how to reach sluicectl
 #   cni-config PLUGIN        the real sluice-cni accepts every rendered network config
 #   sluiced-config CHECKER   sluiced's parser accepts every rendered sluiced config
+#   sluiced-start D CTL      sluiced starts with the manifests' config; the probe passes
 #   runtime-closure          the image's collected runtime tree runs a DPDK program
 # Tools: the pinned helm and npm packages from scripts/setup-packaging.sh.
 set -euo pipefail
@@ -79,6 +80,9 @@ case $case in
     ;;
   dockerfile)
     bash "$here/check-dockerfile.sh" "$root"
+    ;;
+  sluiced-start)
+    bash "$here/check-sluiced-start.sh" "$1" "$2" "$root"
     ;;
   notes)
     bash "$here/check-notes.sh" "$root"
