@@ -185,6 +185,8 @@ TEST_F(FlowLookupTest, SubtablesAreRerankedEveryInterval) {
   EXPECT_TRUE(keysEqual(cls_.searchOrder()[0], by_src));
   run(*fl, keys, out);
   EXPECT_EQ(cls_.stats().lookups_on_hits, 4U * 32 * 2 + 32);
+  EXPECT_EQ(fl->counters().subtable_lookups, 4U * 32 * 2 + 32);
+  EXPECT_EQ(fl->counters().megaflow_hits, 5U * 32);
 }
 
 // A cycle source whose burst cost depends on the mode the burst ran in:
