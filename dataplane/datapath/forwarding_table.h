@@ -40,8 +40,10 @@ class ForwardingTable {
     uint32_t i = slotFor(ip_be);
     for (;;) {
       const PodRoute& r = slots_[i];
-      if (r.ip_be == ip_be) return &r;
+      // Empty first: 0.0.0.0 (a valid destination in a hostile frame) must
+      // not match an empty slot.
       if (r.ip_be == 0) return nullptr;
+      if (r.ip_be == ip_be) return &r;
       i = (i + 1) & mask_;
     }
   }

@@ -115,6 +115,8 @@ TEST_F(L3ForwardTest, DropsWithNamedReasons) {
   test::UdpFrameSpec elsewhere = aToB();
   elsewhere.dst_ip = *Ipv4Address::parse("10.244.1.99");
   EXPECT_EQ(run(test::udpFrame(elsewhere)).reason, DropReason::kNoRoute);
+  elsewhere.dst_ip = *Ipv4Address::parse("0.0.0.0");
+  EXPECT_EQ(run(test::udpFrame(elsewhere)).reason, DropReason::kNoRoute);
   elsewhere.dst_ip = *Ipv4Address::parse("8.8.8.8");
   EXPECT_EQ(run(test::udpFrame(elsewhere)).reason, DropReason::kNoRoute);
 
@@ -240,6 +242,8 @@ TEST(ForwardingTableTest, FindsEveryEntryAndNothingElse) {
   }
   EXPECT_EQ(fib.lookup(Ipv4Address{0x0a000000u + 5000}.networkOrder()), nullptr);
   EXPECT_EQ(ForwardingTable().lookup(Ipv4Address{1}.networkOrder()), nullptr);
+  // Found by fuzz_l3_forward: 0.0.0.0 once matched an empty slot.
+  EXPECT_EQ(fib.lookup(0), nullptr);
 }
 
 }  // namespace
