@@ -23,7 +23,10 @@ absl::Status runStatus(CommandContext& c) {
     return cniError(ErrorCode::kNotAvailable,
                     cat("sluiced's port table is full (", health->ports(), " of ", health->max_ports(), ")"));
   }
-  if (c.ipam != nullptr) {
+  // CNI_PATH is optional for STATUS; without it the delegate cannot be found
+  // and only sluiced's side is judged.
+  if (c.ipam != nullptr && c.env.path.empty()) c.log.info("no CNI_PATH: IPAM delegate not checked");
+  if (c.ipam != nullptr && !c.env.path.empty()) {
     absl::StatusOr<std::vector<std::string>> versions = c.ipam->supportedVersions();
     if (!versions.ok()) {
       return cniError(ErrorCode::kNotAvailable, cat("IPAM is not available: ", versions.status().message()));

@@ -239,6 +239,14 @@ TEST_F(CniTest, StatusReflectsSluicedHealth) {
   EXPECT_NE(down.msg().find("sluiced"), std::string::npos);
 }
 
+TEST_F(CniTest, StatusChecksIpamDelegateWhenCniPathIsGiven) {
+  json c = conf();
+  c["ipam"]["type"] = "no-such-ipam";
+  EXPECT_EQ(run({{"CNI_COMMAND", "STATUS"}, {"CNI_PATH", bin_dir_}}, c).code(), 50);
+  // CNI_PATH is optional for STATUS: then only sluiced is judged.
+  EXPECT_EQ(run({{"CNI_COMMAND", "STATUS"}}, c).rc, 0);
+}
+
 TEST_F(CniTest, StatusAndGcNeedSpec110) {
   Environment e = {{"CNI_COMMAND", "STATUS"}};
   EXPECT_EQ(run(e, conf("1.0.0")).code(), 1);

@@ -1,0 +1,134 @@
+// sluice-cni against the real sluiced (a child process on DPDK vdevs, via the
+// integration harness), pinning the gRPC behaviours the plugin relies on:
+// AddPort creates the vhost-user socket at <socket-dir>/<socket_subdir>/
+// <ifname>.sock and derives the MAC; DeletePort of an unknown attachment
+// succeeds; ListPorts reports IP and MAC; Health is ready; an IP outside the
+// pod CIDR is FAILED_PRECONDITION; and DEL succeeds while sluiced is down.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cni-plugin/dispatcher.h"
+#include "tests/integration/sluiced_process.h"
+
+namespace sluice::cni {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class RealSluicedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    test::SluicedOptions options;
+    options.pod_cidr = "10.250.0.0/24";
+    sluiced_ = test::SluicedProcess::start(options, &error);
+    ASSERT_NE(sluiced_, nullptr) << error;
+    dir_ = sluiced_->dir() + "/cni";
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    sluiced_.reset();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  json conf(const std::string& version, const std::string& subnet = "10.250.0.0/24",
+            const std::string& gateway = "10.250.0.1") const {
+    return {{"cniVersion", version},
+            {"name", "real"},
+            {"type", "sluice-cni"},
+            {"apiSocket", sluiced_->apiSocket()},
+            {"socketDir", sluiced_->socketDir()},
+            {"dataDir", dir_ + "/records"},
+            {"ipam",
+             {{"type", "host-local"},
+              {"dataDir", dir_ + "/ipam"},
+              {"ranges", {{{{"subnet", subnet}, {"gateway", gateway}}}}}}},
+            {"runtimeConfig", {{"CNIDeviceInfoFile", dir_ + "/devinfo.json"}}}};
+  }
+  Environment env(const std::string& command, const std::string& cid = "c0ffee0123456789") const {
+    return {{"CNI_COMMAND", command}, {"CNI_CONTAINERID", cid}, {"CNI_NETNS", "/var/run/netns/p"},
+            {"CNI_IFNAME", "net1"}, {"CNI_PATH", "/usr/lib/cni"},
+            {"CNI_ARGS", "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=web-0"}};
+  }
+  std::pair<int, json> run(const Environment& e, const json& c) {
+    std::ostringstream out, err;
+    const std::string in = c.dump();
+    int rc = runPlugin({e, in, out, err});
+    json parsed = out.str().empty() ? json() : json::parse(out.str(), nullptr, false);
+    return {rc, parsed};
+  }
+
+  std::unique_ptr<test::SluicedProcess> sluiced_;
+  std::string dir_;
+};
+
+TEST_F(RealSluicedTest, AddCheckStatusDelAgainstSluiced) {
+  for (const std::string version : {"1.0.0", "1.1.0"}) {
+    auto [rc, result] = run(env("ADD"), conf(version));
+    ASSERT_EQ(rc, 0) << result.dump();
+    const v1::ListPortsResponse ports = sluiced_->ports();
+    ASSERT_EQ(ports.ports_size(), 1);
+    const v1::Port& port = ports.ports(0);
+    EXPECT_EQ(result["ips"][0]["address"], port.ip() + "/24");
+    EXPECT_EQ(port.pod_name(), "web-0");
+    EXPECT_EQ(result["interfaces"][0]["mac"], port.mac());
+    // sluiced (vhost server) created the socket where the plugin said.
+    struct stat st {};
+    ASSERT_EQ(stat(port.socket_path().c_str(), &st), 0) << port.socket_path();
+    EXPECT_TRUE(S_ISSOCK(st.st_mode));
+    EXPECT_EQ(fs::path(port.socket_path()).parent_path().parent_path(), fs::path(sluiced_->socketDir()));
+    if (version == "1.1.0") {
+      EXPECT_EQ(result["interfaces"][0]["socketPath"], port.socket_path());
+    }
+
+    json check = conf(version);
+    check["prevResult"] = result;
+    EXPECT_EQ(run(env("CHECK"), check).first, 0);
+    if (version == "1.1.0") {
+      EXPECT_EQ(run({{"CNI_COMMAND", "STATUS"}}, conf(version)).first, 0);
+    }
+
+    EXPECT_EQ(run(env("DEL"), conf(version)).first, 0);
+    EXPECT_EQ(sluiced_->ports().ports_size(), 0);
+    EXPECT_FALSE(fs::exists(port.socket_path()));
+    EXPECT_EQ(run(env("DEL"), conf(version)).first, 0) << "repeated DEL";
+  }
+}
+
+TEST_F(RealSluicedTest, AddressOutsidePodCidrIsInvalidConfigAndUndone) {
+  auto [rc, result] = run(env("ADD"), conf("1.1.0", "10.99.0.0/24", "10.99.0.1"));
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(result["code"], 7) << result.dump();
+  EXPECT_EQ(sluiced_->ports().ports_size(), 0);
+  EXPECT_FALSE(fs::exists(dir_ + "/devinfo.json"));
+}
+
+TEST_F(RealSluicedTest, GcRemovesStaleAttachmentKeepsValid) {
+  ASSERT_EQ(run(env("ADD", "keep"), conf("1.1.0")).first, 0);
+  ASSERT_EQ(run(env("ADD", "stale"), conf("1.1.0")).first, 0);
+  json gc = conf("1.1.0");
+  gc["cni.dev/valid-attachments"] = {{{"containerID", "keep"}, {"ifname", "net1"}}};
+  EXPECT_EQ(run({{"CNI_COMMAND", "GC"}, {"CNI_PATH", "/usr/lib/cni"}}, gc).first, 0);
+  const v1::ListPortsResponse ports = sluiced_->ports();
+  ASSERT_EQ(ports.ports_size(), 1);
+  EXPECT_EQ(ports.ports(0).attachment().container_id(), "keep");
+}
+
+TEST_F(RealSluicedTest, DelWhileSluicedIsDownSucceeds) {
+  ASSERT_EQ(run(env("ADD"), conf("1.1.0")).first, 0);
+  sluiced_->stop();
+  EXPECT_EQ(run(env("DEL"), conf("1.1.0")).first, 0);
+  auto [rc, result] = run({{"CNI_COMMAND", "STATUS"}}, conf("1.1.0"));
+  EXPECT_EQ(result["code"], 50);
+}
+
+}  // namespace
+}  // namespace sluice::cni
