@@ -227,6 +227,7 @@ void BM_FlowLookup(benchmark::State& state) {
   const bool smc = state.range(3) != 0;
   const auto dsts = static_cast<uint32_t>(state.range(4));
   const bool policy = state.range(5) != 0;
+  const auto shadow = static_cast<uint32_t>(state.range(6));
   MegaflowTable table(dsts == 0 ? flows : dsts);
   Classifier cls;
   if (dsts == 0) {
@@ -244,6 +245,7 @@ void BM_FlowLookup(benchmark::State& state) {
   cfg.emc = {8192, inv_prob, 1};
   cfg.smc = {1U << 20, smc};
   cfg.policy.enabled = policy;
+  cfg.smc_shadow_inv_prob = shadow;
   auto fl = std::move(*FlowLookup::create(cfg, table));
   fl->setClassifier(&cls);
   FlowRing ring(flows, dsts);
@@ -269,17 +271,18 @@ void BM_FlowLookup(benchmark::State& state) {
   state.counters["mf%"] = pct(c.megaflow_hits, before.megaflow_hits);
 }
 BENCHMARK(BM_FlowLookup)
-    ->ArgNames({"flows", "emc_inv", "burst", "smc", "dsts", "policy"})
+    ->ArgNames({"flows", "emc_inv", "burst", "smc", "dsts", "policy", "shadow"})
     // one megaflow per flow; EMC always / 1 in 100 / off; SMC on; fixed tiers
-    ->ArgsProduct({{1, 100, 1000, 10000, 100000, 1000000}, {1, 100, 0}, {32}, {1}, {0}, {0}})
-    // the tier policy choosing, per-flow and per-destination megaflows
-    ->ArgsProduct({{1, 1000, 10000, 100000, 1000000}, {100}, {32}, {1}, {0, 100}, {1}})
+    ->ArgsProduct({{1, 100, 1000, 10000, 100000, 1000000}, {1, 100, 0}, {32}, {1}, {0}, {0}, {0}})
+    // the tier policy choosing, per-flow and per-destination megaflows,
+    // with and without SMC refills while the SMC is off
+    ->ArgsProduct({{1, 1000, 10000, 100000, 1000000}, {100}, {32}, {1}, {0, 100}, {1}, {8, 0}})
     // without SMC
-    ->ArgsProduct({{1, 10000, 100000}, {100, 0}, {32}, {0}, {0}, {0}})
+    ->ArgsProduct({{1, 10000, 100000}, {100, 0}, {32}, {0}, {0}, {0}, {0}})
     // 100 destination megaflows shared by all flows
-    ->ArgsProduct({{1, 1000, 10000, 100000, 1000000}, {100, 0}, {32}, {1, 0}, {100}, {0}})
+    ->ArgsProduct({{1, 1000, 10000, 100000, 1000000}, {100, 0}, {32}, {1, 0}, {100}, {0}, {0}})
     // burst size sweep
-    ->ArgsProduct({{10000}, {100}, {1, 4, 16, 32, 64}, {1}, {0}, {0}});
+    ->ArgsProduct({{10000}, {100}, {1, 4, 16, 32, 64}, {1}, {0}, {0}, {0}});
 
 }  // namespace
 }  // namespace sluice::flow

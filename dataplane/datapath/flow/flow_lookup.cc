@@ -82,10 +82,13 @@ void FlowLookup::learn(const FlowKey& key, MegaflowIndex m) {
 }
 
 // The EMC is refilled whatever the mode (at its insertion probability, so
-// cheaply) to stay warm for the next probe; the SMC only while it is used,
-// since refilling it costs a random write into a large table per packet.
+// cheaply) to stay warm for the next probe; the SMC fully only while it is
+// used, since refilling it costs a random write into a large table per
+// packet, and 1 in smc_shadow_inv_prob hits while it is not.
 void FlowLookup::cacheInUpperTiers(const FlowKey& key, MegaflowIndex m, bool smc_active) {
-  if (smc_active) smc_->insert(key, m);
+  if (smc_active || (shadow_threshold_ != 0 && prng_.next() <= shadow_threshold_)) {
+    smc_->insert(key, m);
+  }
   emc_->insert(key, m, table_.at(m).generation.load(std::memory_order_relaxed));
 }
 

@@ -31,6 +31,7 @@
 #include "dataplane/datapath/flow/emc.h"
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/flow/megaflow.h"
+#include "dataplane/datapath/flow/prng.h"
 #include "dataplane/datapath/flow/smc.h"
 #include "dataplane/datapath/flow/tier_policy.h"
 
@@ -49,6 +50,14 @@ struct FlowLookupConfig {
   // (~1M packets at 32 per burst, about OVS's once a second at line rate);
   // 0 = never (the PMD calls Classifier::rankSubtables itself).
   uint32_t rank_interval_bursts = 32768;
+  // While the policy keeps the SMC's lookups off, 1 in this many classifier
+  // hits may still refill it, so that its next probe measures a warmer
+  // cache. Off by default: measured at 100k round-robin flows (bench/flow,
+  // medians of 3, interleaved), refills at 1/8 helped one-megaflow-per-flow
+  // traffic a little (161 -> 150 cycles/packet) but made the policy pick the
+  // SMC for 100 shared megaflows where the classifier alone is cheaper
+  // (54 -> 87). 0 = no refills while off.
+  uint32_t smc_shadow_inv_prob = 0;
 };
 
 // Where the packets of all bursts so far were resolved. Each packet is
@@ -97,6 +106,10 @@ class FlowLookup {
              const MegaflowTable& table)
       : emc_(std::move(emc)), smc_(std::move(smc)), table_(table), cycles_(config.cycles),
         rank_interval_(config.rank_interval_bursts),
+        shadow_threshold_(config.smc_shadow_inv_prob == 0
+                              ? 0
+                              : 0xffffffffU / config.smc_shadow_inv_prob),
+        prng_(config.emc.seed ^ 0x5a5a5a5a5a5a5a5aULL),
         policy_(config.policy, static_cast<uint8_t>((emc_->enabled() ? kTierEmc : 0) |
                                                     (smc_->enabled() ? kTierSmc : 0))) {}
 
@@ -109,6 +122,8 @@ class FlowLookup {
   CycleFn cycles_;
   uint32_t rank_interval_;
   uint32_t bursts_to_rank_ = 0;  // bursts since the last ranking
+  uint32_t shadow_threshold_;    // SMC refill while off when prng <= this (0: never)
+  Prng prng_;
   TierPolicy policy_;
   TierCounters counters_;
 };

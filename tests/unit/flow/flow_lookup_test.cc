@@ -30,6 +30,7 @@ class FlowLookupTest : public ::testing::Test {
     cfg.smc = {4096, smc};
     cfg.policy = {cycles != nullptr, 2, 10};
     cfg.rank_interval_bursts = rank_interval_;
+    cfg.smc_shadow_inv_prob = smc_shadow_;
     if (cycles != nullptr) cfg.cycles = cycles;
     auto fl = FlowLookup::create(cfg, table_);
     EXPECT_TRUE(fl.ok());
@@ -60,6 +61,7 @@ class FlowLookupTest : public ::testing::Test {
   }
 
   uint32_t rank_interval_ = 0;
+  uint32_t smc_shadow_ = 0;
   FlowMask dst_mask_;
   MegaflowTable table_{256};
   Classifier cls_;
@@ -206,6 +208,7 @@ TEST_F(FlowLookupTest, PolicyRunsTheCheapestTiersAndCountsStayExact) {
   g_mode_cost[kTierEmc] = 300;
   g_mode_cost[kTierSmc] = 200;
   g_mode_cost[kTierEmc | kTierSmc] = 400;
+  smc_shadow_ = 8;
   auto fl = make(1, true, &fakeCycles);
   g_lookup = fl.get();
   installDestinations(8);
@@ -220,6 +223,7 @@ TEST_F(FlowLookupTest, PolicyRunsTheCheapestTiersAndCountsStayExact) {
   EXPECT_EQ(fl->policy().probeRounds(), 1U);
   EXPECT_EQ(fl->policy().mode(), 0);
   const TierCounters before = fl->counters();
+  const uint64_t smc_inserts_before = fl->smc().stats().inserts;
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(run(*fl, keys, out), 0U);
     for (uint32_t p = 0; p < 32; ++p) EXPECT_EQ(out[p], by_dst_[p % 8]);
@@ -229,6 +233,10 @@ TEST_F(FlowLookupTest, PolicyRunsTheCheapestTiersAndCountsStayExact) {
   EXPECT_EQ(fl->counters().emc_hits, before.emc_hits);
   EXPECT_EQ(fl->counters().smc_hits, before.smc_hits);
   EXPECT_EQ(fl->counters().total(), 18U * 32);
+  // The SMC, off, is still refilled by about 1 in 8 classifier hits.
+  const uint64_t shadow = fl->smc().stats().inserts - smc_inserts_before;
+  EXPECT_GT(shadow, 10U);
+  EXPECT_LT(shadow, 100U);
   // Next probe: now the EMC is cheapest (as with few flows) and wins; it was
   // kept warm while off, so it hits at once.
   g_mode_cost[kTierEmc] = 50;
