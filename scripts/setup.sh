@@ -34,3 +34,6 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 echo "setup.sh: all ${#packages[@]} packages present"
+
+# Tools for the packaging tests (helm, pinned npm validators).
+bash "$(dirname "${BASH_SOURCE[0]}")/setup-packaging.sh"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs every Sluice test, as root, after scripts/setup.sh:
+#   1. the normal build (warnings are errors) and all CTest suites: unit,
+#      integration on real DPDK vdevs, the CNI plugin's, packaging, end-to-end;
+#   2. the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. every libFuzzer target for a bounded number of inputs (clang).
+# Ends with one summary line "N passed, N failed". Exit status 0 only if all passed.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+jobs=${JOBS:-$(nproc)}
+passed=0
+failed=0
+log_dir=$(mktemp -d)
+
+die() {
+  echo "test.sh: $*" >&2
+  echo "${passed} passed, $((failed + 1)) failed"
+  exit 1
+}
+
+# Runs ctest with the given arguments in a build dir and adds up its counts.
+run_ctest() {
+  local dir=$1
+  shift
+  local out="$log_dir/ctest-$(basename "$dir").log"
+  (cd "$dir" && ctest --output-on-failure "$@") 2>&1 | tee "$out"
+  local line total bad
+  line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$out" | tail -1)
+  if [[ -z $line ]]; then
+    if grep -q "No tests were found" "$out"; then die "no tests found in $dir ($*)"; fi
+    die "ctest in $dir did not finish"
+  fi
+  bad=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+  total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+  passed=$((passed + total - bad))
+  failed=$((failed + bad))
+}
+
+echo "== build (RelWithDebInfo, -Werror)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || die "cmake configure failed"
+cmake --build build -j "$jobs" || die "build failed"
+
+echo "== all test suites"
+run_ctest build
+
+echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF >/dev/null ||
+  die "cmake configure (asan) failed"
+cmake --build build-asan -j "$jobs" --target sanitized_unit_tests || die "build (asan) failed"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_ctest build-asan -L unit
+
+echo "== fuzz targets, bounded runs"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSLUICE_FUZZ=ON -DSLUICE_BENCH=OFF >/dev/null ||
+  die "cmake configure (fuzz) failed"
+cmake --build build-fuzz -j "$jobs" --target fuzz_targets || die "build (fuzz) failed"
+run_ctest build-fuzz -R '^fuzz_'
+
+rm -rf "$log_dir"
+echo "${passed} passed, ${failed} failed"
+((failed == 0))
