@@ -81,6 +81,10 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   }
 
   // 4. The port.
+  if (conf.interface_type == InterfaceType::kSriov && !conf.device_id.empty()) {
+    // sluice.v1 has no field for it yet: sluiced picks the VF itself.
+    c.log.info(cat("deviceID ", conf.device_id, " requested; sluiced chooses the VF"));
+  }
   v1::AddPortRequest req;
   *req.mutable_attachment() = toAttachment(env.container_id, env.ifname);
   req.set_pod_namespace(env.arg("K8S_POD_NAMESPACE").value_or(""));

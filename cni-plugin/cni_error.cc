@@ -35,6 +35,15 @@ absl::StatusCode absCodeFor(ErrorCode code) {
   }
 }
 
+// `status`'s payloads (the CNI code and details) under a new code and message.
+absl::Status rebuilt(const absl::Status& status, absl::StatusCode code, std::string_view message) {
+  if (status.ok()) return status;
+  absl::Status out(code, asv(message));
+  status.ForEachPayload(
+      [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  return out;
+}
+
 }  // namespace
 
 absl::Status cniError(ErrorCode code, std::string_view msg, std::string_view details) {
@@ -54,20 +63,12 @@ ErrorCode cniCodeOf(const absl::Status& status) {
   return static_cast<ErrorCode>(value);
 }
 
-absl::Status withPrefix(const absl::Status& status, std::string_view prefix) {
-  if (status.ok()) return status;
-  absl::Status out(status.code(), cat(prefix, ": ", status.message()));
-  status.ForEachPayload(
-      [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
-  return out;
+absl::Status withStatusCode(const absl::Status& status, absl::StatusCode code) {
+  return rebuilt(status, code, sv(status.message()));
 }
 
-absl::Status withStatusCode(const absl::Status& status, absl::StatusCode code) {
-  if (status.ok()) return status;
-  absl::Status out(code, status.message());
-  status.ForEachPayload(
-      [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
-  return out;
+absl::Status withPrefix(const absl::Status& status, std::string_view prefix) {
+  return rebuilt(status, status.code(), cat(prefix, ": ", status.message()));
 }
 
 nlohmann::json errorJson(const absl::Status& status, std::string_view cni_version) {

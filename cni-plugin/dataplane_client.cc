@@ -51,12 +51,9 @@ absl::Status fromGrpc(const grpc::Status& status, std::string_view method) {
       code = ErrorCode::kInternal;
       break;
   }
-  absl::Status out = cniError(code, msg);
   // Keep the gRPC code as the status code (the numbering is the same) so
   // callers can ask isUnreachable().
-  absl::Status typed(static_cast<absl::StatusCode>(status.error_code()), out.message());
-  out.ForEachPayload([&typed](absl::string_view url, const absl::Cord& p) { typed.SetPayload(url, p); });
-  return typed;
+  return withStatusCode(cniError(code, msg), static_cast<absl::StatusCode>(status.error_code()));
 }
 
 absl::StatusOr<v1::AddPortResponse> DataplaneClient::addPort(const v1::AddPortRequest& req) {

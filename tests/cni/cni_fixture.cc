@@ -95,6 +95,14 @@ void CniTest::writeIpamScript(const std::string& name, const std::string& body) 
 
 std::string CniTest::ipamLog() const { return (dir_ / "fake-ipam.log").string(); }
 
+std::vector<std::string> CniTest::ipamCommands() const {
+  std::vector<std::string> out;
+  std::ifstream log(ipamLog());
+  std::string line;
+  while (std::getline(log, line)) out.push_back(line.substr(0, line.find(' ')));
+  return out;
+}
+
 std::vector<std::string> CniTest::heldIps() const {
   std::vector<std::string> out;
   std::error_code ec;

@@ -49,6 +49,8 @@ class CniTest : public ::testing::Test {
   // $CNI_CONTAINERID $CNI_IFNAME" to ipamLog() and then runs `body`.
   void writeIpamScript(const std::string& name, const std::string& body);
   std::string ipamLog() const;
+  // The CNI_COMMAND of each fake IPAM invocation so far, in order.
+  std::vector<std::string> ipamCommands() const;
 
   // IPs host-local currently holds for network "sluice-test".
   std::vector<std::string> heldIps() const;
