@@ -25,7 +25,8 @@ Subtable::Subtable(const FlowMask& mask) : mask_(applyMask(mask, mask)) {
       ++n_words_;
     }
   }
-  stride_ = 1 + n_words_;
+  stride_ = 2;
+  while (stride_ < 1 + n_words_) stride_ *= 2;
   cap_mask_ = kInitialCapacity - 1;
   slots_.assign(static_cast<size_t>(kInitialCapacity) * stride_, 0);
   for (uint32_t s = 0; s < kInitialCapacity; ++s) slots_[s * stride_] = makeHeader(0, kNoMegaflow);
@@ -66,7 +67,7 @@ uint32_t Subtable::probe(const uint64_t* w, uint32_t h) const {
 }
 
 void Subtable::grow() {
-  std::vector<uint64_t> old;
+  std::vector<uint64_t, CacheAlignedAllocator<uint64_t>> old;
   old.swap(slots_);
   const uint32_t old_cap = cap_mask_ + 1;
   const uint32_t cap = old_cap * 2;
