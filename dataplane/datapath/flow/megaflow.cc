@@ -26,6 +26,17 @@ absl::StatusOr<MegaflowIndex> MegaflowTable::install(const FlowKey& key, const F
   // applyMask(mask, mask) is the mask with its (meaningless) metadata zeroed.
   m.mask = applyMask(mask, mask);
   m.key = applyMask(key, mask);
+  uint32_t n = 0;
+  for (uint32_t w = 0; w < kMatchWords; ++w) {
+    if (m.mask.words()[w] == 0) continue;
+    if (n < kCompactWords) {
+      m.compact_idx[n] = static_cast<uint8_t>(w);
+      m.compact_mask[n] = m.mask.words()[w];
+      m.compact_key[n] = m.key.words()[w];
+    }
+    ++n;
+  }
+  m.n_compact = static_cast<uint8_t>(n > kCompactWords ? kCompactWords + 1 : n);
   m.actions = actions;
   m.packets.store(0, std::memory_order_relaxed);
   m.bytes.store(0, std::memory_order_relaxed);

@@ -46,9 +46,9 @@ uint32_t Smc::lookupBurst(const FlowKey* keys, uint16_t* idx, uint32_t n, Megafl
     for (uint32_t w = 0; w < kSmcWays; ++w) {
       if (b.sig[w] == sig && b.megaflow[w] != kNoMegaflow) {
         cand[j] = b.megaflow[w];
+        // Header and compact match; masks over more words read mask/key too.
         __builtin_prefetch(&table.at(cand[j]));
-        __builtin_prefetch(&table.at(cand[j]).mask);
-        __builtin_prefetch(&table.at(cand[j]).key);
+        __builtin_prefetch(&table.at(cand[j]).compact_mask);
         break;
       }
     }
