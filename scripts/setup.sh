@@ -35,5 +35,6 @@ if ((${#missing[@]})); then
 fi
 echo "setup.sh: all ${#packages[@]} packages present"
 
-# Tools for the packaging tests (helm, pinned npm validators).
-bash "$(dirname "${BASH_SOURCE[0]}")/setup-packaging.sh"
+# Tools for the packaging tests (helm, pinned npm validators). The Dockerfile's
+# build stage sets SLUICE_PACKAGING_TOOLS=0: an image needs none of them.
+[[ ${SLUICE_PACKAGING_TOOLS:-1} == 0 ]] || bash "$(dirname "${BASH_SOURCE[0]}")/setup-packaging.sh"
