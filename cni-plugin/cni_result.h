@@ -17,10 +17,11 @@
 
 namespace sluice::cni {
 
+// One IPv4 entry of a result's "ips".
 struct Ipv4Assignment {
-  Ipv4Address address;
-  uint8_t prefix_len = 0;
-  std::optional<Ipv4Address> gateway;
+  Ipv4Address address;                 // the interface's address
+  uint8_t prefix_len = 0;              // of "address": "a.b.c.d/len"
+  std::optional<Ipv4Address> gateway;  // "gateway" when given and IPv4
 };
 
 struct Result {

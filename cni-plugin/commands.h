@@ -24,9 +24,9 @@ struct CommandContext {
   const CniEnv& env;             // validated CNI_* variables
   const NetConf& conf;           // validated network config
   std::string_view stdin_data;   // the raw config, passed on to IPAM as is
-  Logger& log;
-  DataplaneClient& dataplane;
-  AttachmentStore& store;
+  Logger& log;                   // stderr or the config's logFile
+  DataplaneClient& dataplane;    // sluiced at conf.api_socket
+  AttachmentStore& store;        // this network's attachment records
   IpamDelegate* ipam;            // null when the config has no "ipam"
 };
 

@@ -41,9 +41,10 @@ struct IpamConfig {
   std::string type;  // plugin executable name, a single path component
 };
 
+// An attachment as the spec keys it within one network.
 struct AttachmentId {
-  std::string container_id;
-  std::string ifname;
+  std::string container_id;  // CNI_CONTAINERID
+  std::string ifname;        // CNI_IFNAME
   auto operator<=>(const AttachmentId&) const = default;
 };
 
