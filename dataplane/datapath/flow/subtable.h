@@ -6,9 +6,9 @@
 // [hash:32 | megaflow:32] followed by those masked words, all in one
 // contiguous array: a probe usually costs one cache line.
 //
-// Threads: find()/hashOf()/prefetch() are the PMD's and only read; insert()/
-// remove() are the control thread's and run on a classifier version no PMD
-// reads yet (see classifier.h). The hit counter is written by the PMD that
+// Threads: maskedWords()/hashMasked()/prefetch()/findMasked() are the PMD's
+// and only read; insert()/remove() are the control thread's and run on a
+// classifier version no PMD reads yet (see classifier.h). The hit counter is written by the PMD that
 // reads this version and read by the control thread when it builds the next
 // version; a relaxed atomic makes that a heuristic, not a data race.
 #pragma once
@@ -58,20 +58,9 @@ class Subtable {
   }
   // Hash of masked words from maskedWords().
   uint32_t hashMasked(const uint64_t* w) const { return hashWords(w, n_words_, 0); }
-  // Hash of key AND mask (over the mask's words only).
-  uint32_t hashOf(const FlowKey& key) const {
-    uint64_t w[kMatchWords];
-    maskedWords(key, w);
-    return hashMasked(w);
-  }
   void prefetch(uint32_t hash) const { __builtin_prefetch(&slots_[(hash & cap_mask_) * stride_]); }
-  // The megaflow whose masked key equals key AND mask, or kNoMegaflow.
-  MegaflowIndex find(const FlowKey& key, uint32_t hash) const {
-    uint64_t w[kMatchWords];
-    maskedWords(key, w);
-    return findMasked(w, hash);
-  }
-  // The same from maskedWords() output (saves redoing the masking).
+  // The megaflow whose masked key equals the masked words w (from
+  // maskedWords(), hash from hashMasked()), or kNoMegaflow.
   MegaflowIndex findMasked(const uint64_t* w, uint32_t hash) const;
 
   uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
