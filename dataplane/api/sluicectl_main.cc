@@ -85,6 +85,19 @@ struct Client {
   std::unique_ptr<v1::Dataplane::Stub> stub;
 };
 
+// One unary call: print the reply as JSON or through `human`, or report the error.
+template <typename Request, typename Response, typename Human>
+int call(Client& client,
+         grpc::Status (v1::Dataplane::Stub::*rpc)(grpc::ClientContext*, const Request&, Response*),
+         const Request& request, Human human) {
+  Response resp;
+  grpc::Status s = (client.stub.get()->*rpc)(client.context().get(), request, &resp);
+  if (!s.ok()) return report(s, client.globals);
+  if (client.globals.json) printJson(resp);
+  else std::fputs(human(resp).c_str(), stdout);
+  return 0;
+}
+
 int portAdd(Client& client, const std::vector<std::string>& args) {
   po::options_description desc("port add");
   std::string mode = "server";
@@ -135,40 +148,24 @@ int portDel(Client& client, const std::vector<std::string>& args) {
 }
 
 int dispatch(Client& client, const std::vector<std::string>& words) {
-  const Globals& g = client.globals;
   const std::string& cmd = words[0];
   std::vector<std::string> rest(words.begin() + 1, words.end());
-  if (cmd == "stats" && rest.empty()) {
-    v1::GetStatsResponse resp;
-    grpc::Status s = client.stub->GetStats(client.context().get(), {}, &resp);
-    if (!s.ok()) return report(s, g);
-    if (g.json) printJson(resp);
-    else std::fputs(sluice::formatStats(resp).c_str(), stdout);
-    return 0;
-  }
-  if (cmd == "stats" && rest == std::vector<std::string>{"clear"}) {
-    v1::ClearStatsResponse resp;
-    grpc::Status s = client.stub->ClearStats(client.context().get(), {}, &resp);
-    if (!s.ok()) return report(s, g);
-    if (!g.json) std::puts("statistics cleared");
-    else printJson(resp);
-    return 0;
-  }
-  if (cmd == "ports" && rest.empty()) {
-    v1::ListPortsResponse resp;
-    grpc::Status s = client.stub->ListPorts(client.context().get(), {}, &resp);
-    if (!s.ok()) return report(s, g);
-    if (g.json) printJson(resp);
-    else std::fputs(sluice::formatPorts(resp).c_str(), stdout);
-    return 0;
-  }
+  if (cmd == "stats" && rest.empty())
+    return call(client, &v1::Dataplane::Stub::GetStats, v1::GetStatsRequest{},
+                [](const v1::GetStatsResponse& r) { return sluice::formatStats(r); });
+  if (cmd == "stats" && rest == std::vector<std::string>{"clear"})
+    return call(client, &v1::Dataplane::Stub::ClearStats, v1::ClearStatsRequest{},
+                [](const v1::ClearStatsResponse&) { return std::string("statistics cleared\n"); });
+  if (cmd == "ports" && rest.empty())
+    return call(client, &v1::Dataplane::Stub::ListPorts, v1::ListPortsRequest{},
+                [](const v1::ListPortsResponse& r) { return sluice::formatPorts(r); });
   if (cmd == "health" && rest.empty()) {
-    v1::HealthResponse resp;
-    grpc::Status s = client.stub->Health(client.context().get(), {}, &resp);
-    if (!s.ok()) return report(s, g);
-    if (g.json) printJson(resp);
-    else std::fputs(sluice::formatHealth(resp).c_str(), stdout);
-    return resp.ready() ? 0 : 1;
+    bool ready = false;
+    int rc = call(client, &v1::Dataplane::Stub::Health, v1::HealthRequest{}, [&](const v1::HealthResponse& r) {
+      ready = r.ready();
+      return sluice::formatHealth(r);
+    });
+    return rc != 0 ? rc : (ready ? 0 : 1);
   }
   if (cmd == "port" && !rest.empty() && rest[0] == "add")
     return portAdd(client, std::vector<std::string>(rest.begin() + 1, rest.end()));

@@ -2,6 +2,9 @@
 // its precise status code and changes nothing (no port, no socket file).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <filesystem>
 
 #include "tests/integration/sluiced_process.h"
@@ -139,6 +142,49 @@ TEST_F(ApiTest, HealthDescribesTheNode) {
   EXPECT_EQ(h.gateway(), "10.250.0.1");
   EXPECT_EQ(h.max_ports(), 2u);
   EXPECT_EQ(h.pmds(), 1u);
+}
+
+}  // namespace
+}  // namespace sluice::test
+
+namespace sluice::test {
+namespace {
+
+struct CommandResult {
+  int exit_code;
+  std::string output;
+};
+
+CommandResult sluicectl(const std::string& socket, const std::string& args) {
+  std::string cmd = std::string(SLUICECTL_PATH) + " --socket " + socket + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// sluicectl is the operator's view of the same API: same calls, exit codes.
+TEST_F(ApiTest, SluicectlDrivesTheSameApi) {
+  std::string sock = node_->apiSocket();
+  CommandResult add = sluicectl(sock, "port add --container-id ctl-pod --ifname net1 --ip 10.250.0.20");
+  EXPECT_EQ(add.exit_code, 0) << add.output;
+  EXPECT_NE(add.output.find("created"), std::string::npos);
+  CommandResult ports = sluicectl(sock, "--json ports");
+  EXPECT_EQ(ports.exit_code, 0);
+  EXPECT_NE(ports.output.find("\"ip\": \"10.250.0.20\""), std::string::npos) << ports.output;
+  CommandResult stats = sluicectl(sock, "stats");
+  EXPECT_EQ(stats.exit_code, 0);
+  EXPECT_NE(stats.output.find("cycles per packet"), std::string::npos) << stats.output;
+  EXPECT_NE(stats.output.find("ctl-pod/net1"), std::string::npos) << stats.output;
+  CommandResult bad = sluicectl(sock, "port add --container-id ../x --ifname net1 --ip 10.250.0.21");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.output.find("INVALID_ARGUMENT"), std::string::npos) << bad.output;
+  EXPECT_EQ(sluicectl(sock, "health").exit_code, 0);
+  EXPECT_EQ(sluicectl(sock, "port del --container-id ctl-pod --ifname net1").exit_code, 0);
+  EXPECT_EQ(sluicectl(sock, "frobnicate").exit_code, 2);
+  EXPECT_EQ(sluicectl(node_->dir() + "/absent.sock", "--timeout 500 health").exit_code, 3);
 }
 
 }  // namespace
