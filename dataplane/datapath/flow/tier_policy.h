@@ -12,6 +12,11 @@
 // mode (EMC on/off x SMC on/off; the classifier is always on) for
 // probe_bursts bursts, keeps the one with the fewest cycles per packet for
 // hold_bursts bursts, then probes again, so it follows the traffic.
+// Each mode's probe is split into four sub-windows and scored by the lower
+// median of their cycles per packet, so one burst inflated by an interrupt
+// or a preemption (frequent on a shared core) does not decide; and the policy
+// leaves its current choice only for a mode at least min_gain_pct cheaper,
+// so near-equal modes do not flap.
 // A tier whose lookups are off stops being refilled (SMC) or is refilled only
 // at its insertion probability (EMC), so its probe starts colder than its
 // steady state: the policy errs towards fewer tiers, never towards a wrong
@@ -32,6 +37,7 @@ struct TierPolicyConfig {
   bool enabled = true;           // false: always use every allowed tier
   uint32_t probe_bursts = 64;    // bursts measured per mode
   uint32_t hold_bursts = 16384;  // bursts the winner runs before a new probe (~0.5M packets)
+  uint32_t min_gain_pct = 5;     // hysteresis: switch only for this much less cost
 };
 
 class TierPolicy {
@@ -49,8 +55,12 @@ class TierPolicy {
   uint8_t lastChoice() const { return choice_; }
 
  private:
+  static constexpr uint32_t kSubWindows = 4;
+
   void startProbe();
-  void nextCandidate();
+  void endSubWindow();
+  void endCandidate();
+  void decide();
 
   TierPolicyConfig config_;
   uint8_t candidates_[4];  // allowed modes, richest first
@@ -59,12 +69,14 @@ class TierPolicy {
   bool probing_ = false;
   uint8_t mode_;
   uint8_t choice_;
-  uint32_t bursts_left_ = 0;
-  uint64_t cycles_ = 0;   // of the candidate being probed
+  uint32_t bursts_left_ = 0;      // in the probe of this candidate, or in the hold
+  uint32_t window_bursts_ = 1;    // bursts per sub-window
+  uint32_t window_left_ = 0;      // bursts left in the current sub-window
+  uint64_t cycles_ = 0;           // of the current sub-window
   uint64_t packets_ = 0;
-  uint64_t best_cycles_ = 0;
-  uint64_t best_packets_ = 0;
-  uint8_t best_mode_ = 0;
+  uint64_t window_cost_[kSubWindows] = {};  // cycles per packet x 256, per sub-window
+  uint32_t n_windows_ = 0;
+  uint64_t cost_[4] = {};         // score per candidate (0 = not measured)
   uint64_t probe_rounds_ = 0;
 };
 
