@@ -60,9 +60,10 @@ if [[ -f $ci ]]; then
     if [[ -z $(comm -23 <(echo "$docker_opts" | sed '/^$/d') <(opts_of "$line" | sed '/^$/d')) ]]; then
       match=yes
     fi
-  done < <(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$ci" | grep -E 'cmake +(-S|-B|-G)' || true)
-  [[ $match == yes ]] && ok ".ci/run configures CMake with the image's -D options (${docker_opts:-none})" \
-    || fail ".ci/run has no cmake configure step with the image's -D options (${docker_opts:-none})"
+  # .ci/run runs the README's test command, scripts/test.sh, which configures CMake.
+  done < <(cat "$ci" "$root/scripts/test.sh" | sed -e ':a' -e '/\\$/N; s/\\\n//; ta' | grep -E 'cmake +(-S|-B|-G)' || true)
+  [[ $match == yes ]] && ok "CI configures CMake with the image's -D options (${docker_opts:-none})" \
+    || fail "CI (.ci/run, scripts/test.sh) has no cmake configure step with the image's -D options (${docker_opts:-none})"
 else
   echo "note .ci/run does not exist yet: compared with the documented build commands only"
 fi
