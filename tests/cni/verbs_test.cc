@@ -329,3 +329,76 @@ TEST_F(CniTest, LogFileReceivesLogsInsteadOfStderr) {
 
 }  // namespace
 }  // namespace sluice::cni::testing
+
+namespace sluice::cni::testing {
+namespace {
+
+// An IPAM delegate that speaks 1.1.0: STATUS and GC are forwarded to it
+// (spec: plugins pass these verbs on to their delegates); one that speaks
+// only up to 1.0.0 (host-local above) is not sent them.
+class Ipam11Test : public CniTest {
+ protected:
+  void SetUp() override {
+    CniTest::SetUp();
+    writeIpamScript("ipam11", R"(case "$CNI_COMMAND" in
+  VERSION) echo '{"cniVersion":"1.1.0","supportedVersions":["1.0.0","1.1.0"]}' ;;
+  ADD) echo '{"cniVersion":"1.1.0","ips":[{"address":"10.244.1.40/24","gateway":"10.244.1.1"}]}' ;;
+  STATUS) if [ -e )" + (dir_ / "ipam-down").string() + R"( ]; then echo '{"cniVersion":"1.1.0","code":50,"msg":"pool offline"}'; exit 1; fi ;;
+esac
+exit 0)");
+  }
+  json conf11() const {
+    json c = conf();
+    c["ipam"] = {{"type", "ipam11"}};
+    return c;
+  }
+  std::vector<std::string> commandsExceptVersion() const {
+    std::vector<std::string> out;
+    for (const std::string& c : ipamCommands()) {
+      if (c != "VERSION") out.push_back(c);
+    }
+    return out;
+  }
+};
+
+TEST_F(Ipam11Test, StatusIsForwardedToTheDelegate) {
+  Environment e = {{"CNI_COMMAND", "STATUS"}, {"CNI_PATH", bin_dir_}};
+  EXPECT_EQ(run(e, conf11()).rc, 0);
+  EXPECT_EQ(commandsExceptVersion(), std::vector<std::string>{"STATUS"});
+  std::ofstream(dir_ / "ipam-down") << "";
+  RunResult down = run(e, conf11());
+  EXPECT_EQ(down.code(), 50);
+  EXPECT_NE(down.msg().find("pool offline"), std::string::npos);
+}
+
+TEST_F(Ipam11Test, GcReleasesStaleAddressesThenForwardsGc) {
+  ASSERT_EQ(run(env("ADD", "stale"), conf11()).rc, 0);
+  json gc = conf11();
+  gc["cni.dev/valid-attachments"] = json::array();
+  RunResult r = run({{"CNI_COMMAND", "GC"}, {"CNI_PATH", bin_dir_}}, gc);
+  EXPECT_EQ(r.rc, 0) << r.stdout_text;
+  EXPECT_EQ(commandsExceptVersion(), (std::vector<std::string>{"ADD", "DEL", "GC"}));
+  EXPECT_TRUE(fake_->ports().empty());
+  EXPECT_TRUE(records().empty());
+}
+
+TEST_F(Ipam11Test, CheckIsForwardedToTheDelegate) {
+  RunResult add = run(env("ADD"), conf11());
+  ASSERT_EQ(add.rc, 0);
+  json c = conf11();
+  c["prevResult"] = add.out;
+  EXPECT_EQ(run(env("CHECK"), c).rc, 0);
+  EXPECT_EQ(commandsExceptVersion(), (std::vector<std::string>{"ADD", "CHECK"}));
+}
+
+TEST_F(CniTest, OlderIpamIsNotSentStatusOrGc) {
+  // host-local (plugins 1.1.1) speaks up to 1.0.0 and would fail either
+  // verb (incompatible version), so success means it was not asked.
+  EXPECT_EQ(run({{"CNI_COMMAND", "STATUS"}, {"CNI_PATH", kSystemCniPath}}, conf()).rc, 0);
+  json gc = conf();
+  gc["cni.dev/valid-attachments"] = json::array();
+  EXPECT_EQ(run({{"CNI_COMMAND", "GC"}, {"CNI_PATH", kSystemCniPath}}, gc).rc, 0);
+}
+
+}  // namespace
+}  // namespace sluice::cni::testing
