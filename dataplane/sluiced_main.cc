@@ -113,13 +113,35 @@ int run(int argc, char** argv) {
 
   std::vector<std::unique_ptr<PmdMailbox>> mailboxes;
   std::vector<std::unique_ptr<PmdCounters>> counters;
+  std::vector<std::unique_ptr<flow::MegaflowTable>> megaflows;
+  std::vector<std::unique_ptr<flow::FlowLookup>> lookups;
+  std::vector<std::unique_ptr<UpcallQueue>> upcalls;
   std::vector<std::unique_ptr<Pmd>> pmds;
   std::vector<PmdHandle> handles;
   for (unsigned lcore : config->pmd_cores) {
     mailboxes.push_back(std::make_unique<PmdMailbox>());
     counters.push_back(std::make_unique<PmdCounters>());
-    pmds.push_back(std::make_unique<Pmd>(*mailboxes.back(), *counters.back()));
-    handles.push_back({lcore, mailboxes.back().get(), counters.back().get()});
+    // Every flow-cache structure is sized and allocated here, before the PMD
+    // runs: the fast path never allocates.
+    megaflows.push_back(std::make_unique<flow::MegaflowTable>(config->flow_limit));
+    flow::FlowLookupConfig fc;
+    fc.emc.entries = config->emc_entries;
+    fc.emc.insert_inv_prob = config->emc_insert_inv_prob;
+    fc.emc.seed = 0x5eed + lcore;  // distinct insertion coin flips per PMD
+    fc.smc.enabled = config->smc_enable;
+    auto lookup = flow::FlowLookup::create(fc, *megaflows.back());
+    if (!lookup.ok()) {
+      logError("flow caches: ", lookup.status().message());
+      rte_eal_cleanup();
+      return 1;
+    }
+    lookups.push_back(std::move(*lookup));
+    upcalls.push_back(std::make_unique<UpcallQueue>());
+    PmdFlowParts parts{lookups.back().get(), megaflows.back().get(), upcalls.back().get(), {}};
+    parts.gate.tsc_hz = rte_get_tsc_hz();
+    pmds.push_back(std::make_unique<Pmd>(*mailboxes.back(), *counters.back(), parts));
+    handles.push_back({lcore, mailboxes.back().get(), counters.back().get(), megaflows.back().get(),
+                       upcalls.back().get()});
   }
 
   DpdkPortBackend backend(pool);
@@ -158,6 +180,7 @@ int run(int argc, char** argv) {
   }
 
   control.removeAllPorts();
+  control.stopFlowThread();
   for (auto& m : mailboxes) m->stop.store(true, std::memory_order_relaxed);
   rte_eal_mp_wait_lcore();
   ::unlink(config->api_socket.c_str());

@@ -107,6 +107,16 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       o->set_tx_packets(p.tx_packets);
       o->set_tx_batched_packets(p.tx_batched);
       o->set_reloads(p.reloads);
+      o->set_emc_hits(p.emc_hits);
+      o->set_smc_hits(p.smc_hits);
+      o->set_megaflow_hits(p.megaflow_hits);
+      o->set_misses(p.misses);
+      o->set_not_looked_up(p.not_looked_up);
+      o->set_upcalls(p.upcalls);
+      o->set_upcalls_coalesced(p.upcalls_coalesced);
+      o->set_lost_upcalls(p.lost_upcalls);
+      o->set_subtable_lookups(p.subtable_lookups);
+      o->set_megaflows(p.megaflows);
     }
     for (const PortStatsView& p : s.ports) {
       v1::PortStats* o = resp->add_ports();
@@ -148,6 +158,24 @@ grpc::Status DataplaneService::Health(grpc::ServerContext*, const v1::HealthRequ
     resp->set_pod_cidr(h.pod_cidr.toString());
     resp->set_gateway(h.gateway.toString());
     resp->set_gateway_mac(h.gateway_mac.toString());
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status DataplaneService::ListFlows(grpc::ServerContext*, const v1::ListFlowsRequest*,
+                                         v1::ListFlowsResponse* resp) {
+  return guarded([&] {
+    for (const FlowView& f : control_.listFlows()) {
+      v1::Flow* o = resp->add_flows();
+      o->set_pmd(f.pmd);
+      o->set_index(f.index);
+      o->set_match(f.match);
+      o->set_actions(f.actions);
+      o->set_packets(f.packets);
+      o->set_bytes(f.bytes);
+      o->set_idle_seconds(f.idle_seconds);
+      o->set_age_seconds(f.age_seconds);
+    }
     return grpc::Status::OK;
   });
 }

@@ -19,6 +19,7 @@ class DataplaneService final : public sluice::v1::Dataplane::Service {
   grpc::Status GetStats(grpc::ServerContext*, const v1::GetStatsRequest*, v1::GetStatsResponse*) override;
   grpc::Status ClearStats(grpc::ServerContext*, const v1::ClearStatsRequest*, v1::ClearStatsResponse*) override;
   grpc::Status Health(grpc::ServerContext*, const v1::HealthRequest*, v1::HealthResponse*) override;
+  grpc::Status ListFlows(grpc::ServerContext*, const v1::ListFlowsRequest*, v1::ListFlowsResponse*) override;
 
  private:
   DataplaneControl& control_;

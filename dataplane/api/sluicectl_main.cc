@@ -26,6 +26,7 @@ constexpr char kUsage[] =
     "  stats              per-PMD cycles/packet, batches, per-port and per-reason counters\n"
     "  stats clear        reset the counters\n"
     "  ports              list ports\n"
+    "  flows              list megaflows (match, actions, packets, bytes, idle time)\n"
     "  health             exit 0 if the dataplane is ready\n"
     "  port add --container-id ID --ifname NAME --ip A.B.C.D [--mac M] [--mode server|client]\n"
     "           [--namespace NS] [--pod NAME] [--socket-subdir DIR]\n"
@@ -156,6 +157,9 @@ int dispatch(Client& client, const std::vector<std::string>& words) {
   if (cmd == "stats" && rest == std::vector<std::string>{"clear"})
     return call(client, &v1::Dataplane::Stub::ClearStats, v1::ClearStatsRequest{},
                 [](const v1::ClearStatsResponse&) { return std::string("statistics cleared\n"); });
+  if (cmd == "flows" && rest.empty())
+    return call(client, &v1::Dataplane::Stub::ListFlows, v1::ListFlowsRequest{},
+                [](const v1::ListFlowsResponse& r) { return sluice::formatFlows(r); });
   if (cmd == "ports" && rest.empty())
     return call(client, &v1::Dataplane::Stub::ListPorts, v1::ListPortsRequest{},
                 [](const v1::ListPortsResponse& r) { return sluice::formatPorts(r); });

@@ -39,6 +39,19 @@ std::string formatStats(const v1::GetStatsResponse& s) {
                static_cast<unsigned long long>(p.tx_batches()), ratio(p.tx_batched_packets(), p.tx_batches()));
     out += fmt("  packets sent:           %14llu\n", static_cast<unsigned long long>(p.tx_packets()));
     out += fmt("  snapshot reloads:       %14llu\n", static_cast<unsigned long long>(p.reloads()));
+    // Like OVS's pmd-perf-show: where packets were resolved, one tier each.
+    auto tier = [&](const char* name, uint64_t n) {
+      out += fmt("  %-24s%14llu  (%5.1f %%)\n", name, static_cast<unsigned long long>(n), 100.0 * ratio(n, p.packets()));
+    };
+    tier("- EMC hits:", p.emc_hits());
+    tier("- SMC hits:", p.smc_hits());
+    tier("- megaflow hits:", p.megaflow_hits());
+    out += fmt("    avg. subtable lookups per megaflow hit: %.2f\n", ratio(p.subtable_lookups(), p.megaflow_hits()));
+    tier("- misses:", p.misses());
+    out += fmt("    upcalls %llu, coalesced %llu, lost %llu\n", static_cast<unsigned long long>(p.upcalls()),
+               static_cast<unsigned long long>(p.upcalls_coalesced()), static_cast<unsigned long long>(p.lost_upcalls()));
+    tier("- not looked up:", p.not_looked_up());
+    out += fmt("  megaflows:              %14llu\n", static_cast<unsigned long long>(p.megaflows()));
   }
   out += "\nPorts\n";
   out += fmt("  %-4s  %-22s %14s %14s %12s %12s\n", "PORT", "ATTACHMENT", "RX", "TX", "TX-DROPPED", "RX-DROPPED");
@@ -64,6 +77,17 @@ std::string formatPorts(const v1::ListPortsResponse& ports) {
                         "PMD", "LINK", "SOCKET");
   for (const v1::Port& p : ports.ports()) out += formatPort(p);
   if (ports.ports().empty()) out += "  (no ports)\n";
+  return out;
+}
+
+std::string formatFlows(const v1::ListFlowsResponse& flows) {
+  std::string out = fmt("  %-3s %-6s %12s %14s %8s %8s  %s -> %s\n", "PMD", "INDEX", "PACKETS", "BYTES", "IDLE(s)",
+                        "AGE(s)", "MATCH", "ACTIONS");
+  for (const v1::Flow& f : flows.flows())
+    out += fmt("  %-3u %-6u %12llu %14llu %8.1f %8.1f  ", f.pmd(), f.index(), static_cast<unsigned long long>(f.packets()),
+               static_cast<unsigned long long>(f.bytes()), f.idle_seconds(), f.age_seconds()) +
+           f.match() + " -> " + f.actions() + "\n";
+  if (flows.flows().empty()) out += "  (no megaflows)\n";
   return out;
 }
 

@@ -11,6 +11,7 @@ namespace sluice {
 std::string formatStats(const v1::GetStatsResponse& stats);
 std::string formatPorts(const v1::ListPortsResponse& ports);
 std::string formatPort(const v1::Port& port);
+std::string formatFlows(const v1::ListFlowsResponse& flows);
 std::string formatHealth(const v1::HealthResponse& health);
 
 }  // namespace sluice

@@ -18,9 +18,7 @@ namespace {
 
 // Keys later features will read (uplink, caches, SR-IOV...). Present in the
 // chart already; accepted silently so a newer config does not fail here.
-const std::set<std::string> kFutureKeys = {"uplink",     "vni",          "remote-nodes",
-                                           "emc-entries", "emc-insert-inv-prob", "smc-enable",
-                                           "flow-limit", "offload",      "sriov-pools"};
+const std::set<std::string> kFutureKeys = {"uplink", "vni", "remote-nodes", "offload", "sriov-pools"};
 
 absl::Status invalid(const std::string& key, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("config: ", key, ": ", why));
@@ -91,6 +89,27 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto v = number(4'194'304, 1024);
     if (!v.ok()) return v.status();
     c.mbufs = static_cast<uint32_t>(*v);
+  } else if (key == "emc-entries") {
+    auto v = number(1u << 20, 2);  // 1M entries = 128 MB: beyond that it is no cache
+    if (!v.ok()) return v.status();
+    if ((*v & (*v - 1)) != 0) return invalid(key, absl::StrCat("'", value, "' is not a power of two"));
+    c.emc_entries = static_cast<uint32_t>(*v);
+  } else if (key == "emc-insert-inv-prob") {
+    auto v = number(1'000'000);  // 0 = EMC off, 1 = always insert
+    if (!v.ok()) return v.status();
+    c.emc_insert_inv_prob = static_cast<uint32_t>(*v);
+  } else if (key == "smc-enable") {
+    if (value == "true" || value == "1") c.smc_enable = true;
+    else if (value == "false" || value == "0") c.smc_enable = false;
+    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
+  } else if (key == "flow-limit") {
+    auto v = number(4'000'000, 1);  // 4M megaflows = 1.5 GB per PMD
+    if (!v.ok()) return v.status();
+    c.flow_limit = static_cast<uint32_t>(*v);
+  } else if (key == "flow-idle-timeout-ms") {
+    auto v = number(3'600'000, 10);  // 10 ms .. 1 h
+    if (!v.ok()) return v.status();
+    c.flow_idle_timeout_ms = static_cast<uint32_t>(*v);
   } else if (key == "log-level") {
     static const std::set<std::string> levels = {"error", "warning", "info", "debug"};
     if (!levels.contains(value)) return invalid(key, "must be error, warning, info or debug");
@@ -129,6 +148,8 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
     std::string text;
     if (value.is_string()) {
       text = value.get<std::string>();
+    } else if (value.is_boolean() && key == "smc-enable") {
+      text = value.get<bool>() ? "true" : "false";
     } else if (value.is_number_unsigned()) {
       text = std::to_string(value.get<uint64_t>());
     } else if (key == "pmd-cores" && value.is_array()) {
@@ -147,7 +168,9 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
 absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* argv) {
   const std::vector<std::string> keys = {"api-socket", "socket-dir",  "pmd-cores",         "main-core",
                                          "eal",        "pod-cidr",    "gateway",           "gateway-mac",
-                                         "tx-flush-interval", "max-ports", "mbufs",       "log-level"};
+                                         "tx-flush-interval", "max-ports", "mbufs",       "log-level",
+                                         "emc-entries", "emc-insert-inv-prob", "smc-enable", "flow-limit",
+                                         "flow-idle-timeout-ms"};
   po::options_description desc("sluiced: the Sluice node dataplane\nOptions");
   desc.add_options()("help,h", "show this help")("config", po::value<std::string>(),
                                                  "JSON config file (flags override it)");
@@ -164,7 +187,12 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
       ("tx-flush-interval", po::value<std::string>(), "max µs an output batch waits; 0 flushes every rx burst [0]")
       ("max-ports", po::value<std::string>(), "port table size, at most 32 (DPDK's RTE_MAX_ETHPORTS) [32]")
       ("mbufs", po::value<std::string>(), "packet buffers in the pool [32768]")
-      ("log-level", po::value<std::string>(), "error|warning|info|debug [info]");
+      ("log-level", po::value<std::string>(), "error|warning|info|debug [info]")
+      ("emc-entries", po::value<std::string>(), "exact-match cache slots per PMD, a power of two [8192]")
+      ("emc-insert-inv-prob", po::value<std::string>(), "cache 1 in N EMC misses; 0 turns the EMC off [100]")
+      ("smc-enable", po::value<std::string>(), "signature match cache on (true|false) [true]")
+      ("flow-limit", po::value<std::string>(), "megaflows per PMD [200000]")
+      ("flow-idle-timeout-ms", po::value<std::string>(), "unused megaflows expire after this many ms [10000]");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);

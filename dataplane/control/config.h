@@ -29,6 +29,16 @@ struct SluicedConfig {
   uint16_t max_ports = 32;
   uint32_t mbufs = 32768;
   std::string log_level = "info";
+  // Flow caches (issue 4), per PMD. EMC slots (power of two; 8192 as OVS),
+  // its inverse insertion probability (1 in N misses is cached; 0 switches
+  // the EMC off; 100 as OVS), whether the ~1M-entry signature cache runs,
+  // the megaflow limit (each megaflow takes 384 bytes: 200000 is 77 MB per
+  // PMD, OVS's default flow-limit), and how long an unused megaflow lives.
+  uint32_t emc_entries = 8192;
+  uint32_t emc_insert_inv_prob = 100;
+  bool smc_enable = true;
+  uint32_t flow_limit = 200000;
+  uint32_t flow_idle_timeout_ms = 10000;
   // Keys the file held that this version does not know (warned about, ignored:
   // a newer chart may configure features an older sluiced lacks).
   std::vector<std::string> ignored_keys;

@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
 
 #include "common/log.h"
+#include "dataplane/datapath/flow/flow_lookup.h"
 
 namespace sluice {
 namespace {
@@ -17,6 +19,16 @@ namespace {
 // their next loop iteration (microseconds), so this bounds added latency of
 // port changes, not correctness.
 constexpr auto kAckPollInterval = std::chrono::microseconds(20);
+
+// How often the flow thread drains the PMDs' upcall queues: a new flow's
+// packets are forwarded by inline translation until then.
+constexpr auto kUpcallPollInterval = std::chrono::milliseconds(1);
+
+std::vector<PmdFlowHandle> flowHandles(const std::vector<PmdHandle>& pmds) {
+  std::vector<PmdFlowHandle> out;
+  for (const PmdHandle& p : pmds) out.push_back({p.mailbox, p.megaflows, p.upcalls});
+  return out;
+}
 
 rte_ether_addr toEther(const MacAddress& mac) {
   rte_ether_addr a;
@@ -28,15 +40,53 @@ rte_ether_addr toEther(const MacAddress& mac) {
 
 DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
                                    std::vector<PmdHandle> pmds, uint64_t tsc_hz)
-    : config_(config), backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz) {
+    : config_(config), backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
+      flows_(flowHandles(pmds_), tsc_hz, config.flow_idle_timeout_ms, &flow::readTsc) {
   live_.resize(pmds_.size());
   baseline_ = readTotals();
 }
+
+DataplaneControl::~DataplaneControl() { stopFlowThread(); }
 
 void DataplaneControl::start() {
   std::lock_guard lock(mu_);
   started_ = true;
   republishLocked();
+  if (flows_.hasFlows() && !flow_thread_.joinable()) flow_thread_ = std::thread([this] { flowThreadMain(); });
+}
+
+void DataplaneControl::stopFlowThread() {
+  {
+    std::lock_guard lock(mu_);
+    flow_stop_ = true;
+  }
+  flow_cv_.notify_all();
+  if (flow_thread_.joinable()) flow_thread_.join();
+}
+
+void DataplaneControl::flowThreadMain() {
+  // Idle megaflows are looked for four times per timeout (so one expires
+  // within 1.25 timeouts), at most once a second.
+  const auto expiry_period = std::chrono::milliseconds(
+      std::clamp<uint32_t>(config_.flow_idle_timeout_ms / 4, 1, 1000));
+  auto next_expiry = std::chrono::steady_clock::now() + expiry_period;
+  std::unique_lock lock(mu_);
+  while (!flow_stop_) {
+    // Upcalls wait at most this long (their packets are forwarded meanwhile).
+    flow_cv_.wait_for(lock, kUpcallPollInterval, [this] { return flow_stop_; });
+    if (flow_stop_) break;
+    flows_.handleUpcalls(routeTablesLocked());
+    if (auto now = std::chrono::steady_clock::now(); now >= next_expiry) {
+      flows_.expireIdle();
+      next_expiry = now + expiry_period;
+    }
+    flows_.commit();
+  }
+}
+
+std::vector<FlowView> DataplaneControl::listFlows() {
+  std::lock_guard lock(mu_);
+  return flows_.list();
 }
 
 std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
@@ -148,6 +198,10 @@ void DataplaneControl::republishLocked() {
     target[k++ % pmds_.size()].push_back(n);
   }
   auto fib = std::make_shared<const ForwardingTable>(routes);
+  fib_ = fib;
+  // Megaflows the new tables do not support die now, before any PMD sees the
+  // new tables (their packets meanwhile miss and are decided by the old ones).
+  flows_.revalidate(routeTablesLocked());
 
   // An rx queue moving between PMDs must never be polled by both at once:
   // first publish a snapshot where moved queues belong to nobody, wait for
@@ -170,6 +224,8 @@ void DataplaneControl::republishLocked() {
   publishLocked(target, fib);
   for (size_t p = 0; p < pmds_.size(); ++p)
     for (uint16_t n : target[p]) ports_[n]->pmd = static_cast<unsigned>(p);
+  // Classifiers without the stale megaflows; their slots are recycled.
+  flows_.commit();
 }
 
 void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& rx_ports_per_pmd,
@@ -188,6 +244,7 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
     for (uint16_t n = 0; n < kMaxPorts; ++n) {
       if (!ports_[n]) continue;
       snap->tx_ports[n] = {ports_[n]->dpdk.dpdk_port, 0, true, ports_[n]->tx_lock.get()};
+      snap->port_macs[n] = toEther(ports_[n]->request.mac);
     }
     for (uint16_t n : rx_ports_per_pmd[p]) snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, 0, n});
     next[p] = std::move(snap);
@@ -226,6 +283,16 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
     t.pmds.push_back({static_cast<unsigned>(p), pmds_[p].lcore, c.busy_cycles.read(), c.idle_cycles.read(),
                       c.packets.read(), c.rx_bursts.read(), c.tx_batches.read(), c.tx_batched.read(), c.tx_packets.read(),
                       c.reloads.read()});
+    PmdStatsView& v = t.pmds.back();
+    v.emc_hits = c.emc_hits.read();
+    v.smc_hits = c.smc_hits.read();
+    v.megaflow_hits = c.megaflow_hits.read();
+    v.misses = c.misses.read();
+    v.not_looked_up = c.not_looked_up.read();
+    v.upcalls = c.upcalls.read();
+    v.upcalls_coalesced = c.upcalls_coalesced.read();
+    v.lost_upcalls = c.lost_upcalls.read();
+    v.subtable_lookups = c.subtable_lookups.read();
     for (size_t r = 0; r < kDropReasonCount; ++r) t.drops[r] += c.drops[r].read();
     for (uint16_t n = 0; n < kMaxPorts; ++n) {
       t.ports[n].rx_packets += c.ports[n].rx_packets.read();
@@ -240,6 +307,7 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
 StatsView DataplaneControl::stats() {
   std::lock_guard lock(mu_);
   Totals now = readTotals();
+  std::vector<FlowControlCounters> flow_counters = flows_.counters();
   StatsView v;
   v.tsc_hz = tsc_hz_;
   v.tx_flush_interval_us = config_.tx_flush_interval_us;
@@ -255,6 +323,16 @@ StatsView DataplaneControl::stats() {
     s.tx_batched -= b.tx_batched;
     s.tx_packets -= b.tx_packets;
     s.reloads -= b.reloads;
+    s.emc_hits -= b.emc_hits;
+    s.smc_hits -= b.smc_hits;
+    s.megaflow_hits -= b.megaflow_hits;
+    s.misses -= b.misses;
+    s.not_looked_up -= b.not_looked_up;
+    s.upcalls -= b.upcalls;
+    s.upcalls_coalesced -= b.upcalls_coalesced;
+    s.lost_upcalls -= b.lost_upcalls;
+    s.subtable_lookups -= b.subtable_lookups;
+    s.megaflows = flow_counters[p].megaflows;
     v.pmds.push_back(s);
   }
   for (size_t r = 0; r < kDropReasonCount; ++r) v.drops[r] = now.drops[r] - baseline_.drops[r];

@@ -13,14 +13,17 @@
 
 #include <array>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dataplane/control/config.h"
+#include "dataplane/control/flow_control.h"
 #include "dataplane/control/port_backend.h"
 #include "dataplane/control/port_request.h"
 #include "dataplane/datapath/drop_reason.h"
@@ -35,6 +38,10 @@ struct PmdHandle {
   unsigned lcore = 0;
   PmdMailbox* mailbox = nullptr;
   PmdCounters* counters = nullptr;
+  // The PMD's flow caches' shared parts (null: no flow caches, as in unit
+  // tests of the port table).
+  flow::MegaflowTable* megaflows = nullptr;
+  UpcallQueue* upcalls = nullptr;
 };
 
 struct PortView {
@@ -50,6 +57,10 @@ struct PmdStatsView {
   unsigned index = 0, lcore = 0;
   uint64_t busy_cycles = 0, idle_cycles = 0, packets = 0, rx_bursts = 0, tx_batches = 0,
            tx_batched = 0, tx_packets = 0, reloads = 0;
+  // Flow-cache tiers (one per packet) and upcalls; see PmdCounters.
+  uint64_t emc_hits = 0, smc_hits = 0, megaflow_hits = 0, misses = 0, not_looked_up = 0, upcalls = 0,
+           upcalls_coalesced = 0, lost_upcalls = 0, subtable_lookups = 0;
+  uint64_t megaflows = 0;  // live now (not a counter: never cleared)
 };
 
 struct PortStatsView {
@@ -85,6 +96,7 @@ class DataplaneControl {
  public:
   DataplaneControl(const SluicedConfig& config, PortBackend& backend, std::vector<PmdHandle> pmds,
                    uint64_t tsc_hz);
+  ~DataplaneControl();
   DataplaneControl(const DataplaneControl&) = delete;
   DataplaneControl& operator=(const DataplaneControl&) = delete;
 
@@ -99,6 +111,10 @@ class DataplaneControl {
   HealthView health();
   // Removes every port (daemon shutdown): sockets closed and unlinked.
   void removeAllPorts();
+  // Every megaflow of every PMD (`sluicectl flows`).
+  std::vector<FlowView> listFlows();
+  // Stops the flow thread (upcalls, expiry); before the PMDs stop.
+  void stopFlowThread();
 
  private:
   struct PortEntry {
@@ -123,6 +139,10 @@ class DataplaneControl {
   PortView viewLocked(uint16_t port_no);
   Totals readTotals() const;
   void removePortLocked(uint16_t port_no);
+  RouteTables routeTablesLocked() const { return {fib_.get(), config_.gateway.networkOrder()}; }
+  // The flow thread: installs upcalled megaflows every millisecond and
+  // expires idle ones, under mu_ like every other table change.
+  void flowThreadMain();
 
   const SluicedConfig config_;
   PortBackend& backend_;
@@ -138,6 +158,12 @@ class DataplaneControl {
   std::vector<std::shared_ptr<const PmdSnapshot>> live_;
   bool started_ = false;
   Totals baseline_;
+  // The forwarding table of the latest snapshot (what upcalls translate with).
+  std::shared_ptr<const ForwardingTable> fib_ = std::make_shared<const ForwardingTable>();
+  FlowControl flows_;
+  std::thread flow_thread_;
+  std::condition_variable flow_cv_;
+  bool flow_stop_ = false;  // guarded by mu_
   std::chrono::steady_clock::time_point cleared_at_ = started_at_;
 };
 

@@ -27,6 +27,19 @@ inline constexpr uint16_t kNextDrop = kInvalidPort;
 uint16_t l3ForwardBurst(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* const* pkts,
                         uint16_t n, uint16_t* next, DropReason* reason);
 
+// The per-packet actions, shared with the cached pipeline (pmd.cc), which
+// decides once per megaflow and then only applies them:
+// The ARP stage: answers a request for the gateway or (proxy ARP) another
+// address in the pod CIDR in place; returns in_port, or kNextDrop with *reason.
+// ARP stays a per-packet action and is never cached: the reply is built
+// from each request's own fields.
+uint16_t l3AnswerArp(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m, DropReason* reason);
+// The output action's L3 rewrite towards the pod on port_no, for an untagged
+// IPv4 frame whose headers the flow key extraction has validated and whose
+// TTL is at least 2: Ethernet source := gateway MAC, destination :=
+// snap.port_macs[port_no], TTL - 1 with an incremental checksum update.
+void l3RewriteToPod(const PmdSnapshot& snap, rte_mbuf* m, uint16_t port_no);
+
 // RFC 1624 eqn. 3: the IPv4 header checksum after one 16-bit header word
 // changes from old_word to new_word (all in network byte order).
 uint16_t ipv4ChecksumAdjust(uint16_t checksum, uint16_t old_word, uint16_t new_word);

@@ -6,6 +6,38 @@
 #include "dataplane/datapath/l3_forward.h"
 
 namespace sluice {
+namespace {
+
+// next[] value of a packet that the screen stage sends on to lookup.
+constexpr uint16_t kNextLookup = kInvalidPort - 1;
+static_assert(kNextLookup >= kMaxPorts);
+
+// Marks a key the screen stage decided, so that FlowLookup skips it (it looks
+// up only kOk keys). Not a ParseResult: never reported.
+constexpr uint8_t kScreened = 0xff;
+
+// Why a key could not be extracted, in the drop reasons sluiced has always
+// reported (the flow key's finer ParseResult is one level below them).
+DropReason parseDropReason(flow::ParseResult r) {
+  using flow::ParseResult;
+  switch (r) {
+    case ParseResult::kIpv4BadVersion:
+    case ParseResult::kIpv4BadIhl:
+    case ParseResult::kIpv4BadTotalLength:
+      return DropReason::kBadIpv4Header;
+    case ParseResult::kIpv6BadVersion:
+    case ParseResult::kIpv6TooManyExt:
+      return DropReason::kUnsupportedEthertype;  // IPv6 is not forwarded anyway
+    case ParseResult::kTcpBadOffset:
+      return DropReason::kBadL4Header;
+    case ParseResult::kArpUnsupported:
+      return DropReason::kArpNotAnswered;
+    default:
+      return DropReason::kTruncated;  // every *_truncated result
+  }
+}
+
+}  // namespace
 
 int Pmd::launch(void* pmd) {
   static_cast<Pmd*>(pmd)->run();
@@ -19,8 +51,13 @@ void Pmd::run() {
   mailbox_.running.store(true, std::memory_order_seq_cst);
   rte_mbuf* pkts[kBurstSize];
   while (!mailbox_.stop.load(std::memory_order_relaxed)) {
-    // Quiescent point: no packet or snapshot pointer is held across it.
+    // Quiescent point: no packet, snapshot or classifier pointer is held across it.
     if (mailbox_.published.load(std::memory_order_seq_cst) != snap_) pickUpSnapshot();
+    if (const flow::Classifier* c = mailbox_.classifier.load(std::memory_order_seq_cst); c != classifier_) {
+      classifier_ = c;
+      lookup_.setClassifier(c);
+      mailbox_.classifier_acked.store(c, std::memory_order_release);
+    }
     if (snap_ == nullptr) continue;
 
     uint64_t start = rte_rdtsc();
@@ -62,16 +99,143 @@ void Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t n
   counters_.rx_bursts.inc();
   PortCounters& in = counters_.ports[in_port];
   in.rx_packets.add(n);
-  uint16_t forwarded = l3ForwardBurst(*snap_, in_port, pkts, n, next, reason);
-  if (forwarded != n) in.rx_dropped.add(n - forwarded);
+  extractKeys(in_port, pkts, n);
+  uint16_t to_lookup = screen(in_port, pkts, n, next, reason);
+  counters_.not_looked_up.add(n - to_lookup);
+  if (to_lookup != 0) lookupAndAct(pkts, n, next, reason, now);
+  uint16_t dropped = 0;
   for (uint16_t i = 0; i < n; ++i) {
     if (next[i] == kNextDrop) {
       counters_.drops[static_cast<size_t>(reason[i])].inc();
       rte_pktmbuf_free(pkts[i]);
+      ++dropped;
     } else {
       enqueue(next[i], pkts[i], now);
     }
   }
+  if (dropped != 0) in.rx_dropped.add(dropped);
+}
+
+void Pmd::extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n) {
+  flow::PacketRef refs[kBurstSize];
+  for (uint16_t i = 0; i < n; ++i) {
+    const rte_mbuf* m = pkts[i];
+    // Headers must sit in the first segment: a chained mbuf whose first
+    // segment is shorter than its headers parses as truncated.
+    refs[i] = {rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), m->hash.rss,
+               (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0};
+  }
+  flow::extractFlowKeys(refs, n, in_port, keys_);
+}
+
+uint16_t Pmd::screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint16_t* next,
+                     DropReason* reason) {
+  uint16_t to_lookup = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    flow::FlowKey& k = keys_[i];
+    if (k.result() != flow::ParseResult::kOk) {
+      next[i] = kNextDrop;
+      reason[i] = parseDropReason(k.result());
+    } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) && (k.flags & flow::kFlagVlan) == 0) {
+      next[i] = kNextLookup;
+      ++to_lookup;
+      continue;
+    } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_ARP) && (k.flags & flow::kFlagVlan) == 0) {
+      next[i] = l3AnswerArp(*snap_, in_port, pkts[i], &reason[i]);
+    } else {
+      // The L3 rewrite assumes an untagged frame; IPv6 is not routed yet.
+      next[i] = kNextDrop;
+      reason[i] = DropReason::kUnsupportedEthertype;
+    }
+    k.parse_result = kScreened;
+  }
+  return to_lookup;
+}
+
+void Pmd::lookupAndAct(rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropReason* reason,
+                       uint64_t now) {
+  flow::MegaflowIndex flows[kBurstSize];
+  uint16_t misses[kBurstSize];
+  uint32_t n_miss = lookup_.lookupBurst(keys_, n, flows, misses);
+
+  // Hits: account them on their megaflows (runs of one megaflow, the common
+  // case, cost one update) and take the megaflow's actions.
+  const flow::MegaflowActions* act[kBurstSize];
+  flow::MegaflowIndex run = flow::kNoMegaflow;
+  uint32_t run_packets = 0;
+  uint64_t run_bytes = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    if (flows[i] == flow::kNoMegaflow) continue;
+    if (flows[i] != run) {
+      if (run_packets != 0) megaflows_.at(run).recordHits(run_packets, run_bytes, now);
+      run = flows[i];
+      run_packets = 0;
+      run_bytes = 0;
+    }
+    ++run_packets;
+    run_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+    act[i] = &megaflows_.at(flows[i]).actions;
+  }
+  if (run_packets != 0) megaflows_.at(run).recordHits(run_packets, run_bytes, now);
+
+  // Misses: decide from this snapshot's tables now, and ask control for the
+  // megaflow so that the flow's next packets hit.
+  if (n_miss != 0) {
+    const RouteTables tables{snap_->fib.get(), snap_->gateway_ip_be};
+    uint64_t sent = 0, coalesced = 0, lost = 0;
+    for (uint32_t j = 0; j < n_miss; ++j) {
+      const uint16_t i = misses[j];
+      FlowTranslation& t = missed_[j];
+      translateFlow(tables, keys_[i], t);
+      const uint32_t flow_hash = flow::hashKey(flow::applyMask(keys_[i], t.mask));
+      act[i] = &t.actions;
+      switch (gate_.admit(flow_hash, now)) {
+        case UpcallGate::Verdict::kSend:
+          if (upcalls_.push(keys_[i])) {
+            ++sent;
+          } else {
+            gate_.unsend(flow_hash);
+            act[i] = &lost_action_;
+            ++lost;
+          }
+          break;
+        case UpcallGate::Verdict::kCoalesced:
+          ++coalesced;
+          break;
+        case UpcallGate::Verdict::kLost:
+          act[i] = &lost_action_;
+          ++lost;
+          break;
+      }
+    }
+    if (sent != 0) counters_.upcalls.add(sent);
+    if (coalesced != 0) counters_.upcalls_coalesced.add(coalesced);
+    if (lost != 0) counters_.lost_upcalls.add(lost);
+  }
+
+  // Act.
+  for (uint16_t i = 0; i < n; ++i) {
+    if (next[i] != kNextLookup) continue;
+    const flow::MegaflowActions& a = *act[i];
+    if (a.kind == flow::MegaflowActions::Kind::kOutput) {
+      if (a.rewrite_flags & kRewriteL3) l3RewriteToPod(*snap_, pkts[i], a.out_port);
+      next[i] = a.out_port;
+    } else {
+      next[i] = kNextDrop;
+      reason[i] = static_cast<DropReason>(a.drop_reason);
+    }
+  }
+
+  // Publish the tier counters' growth (one packet, one tier).
+  const flow::TierCounters& t = lookup_.counters();
+  flow::TierCounters& p = published_tiers_;
+  if (t.emc_hits != p.emc_hits) counters_.emc_hits.add(t.emc_hits - p.emc_hits);
+  if (t.smc_hits != p.smc_hits) counters_.smc_hits.add(t.smc_hits - p.smc_hits);
+  if (t.megaflow_hits != p.megaflow_hits) counters_.megaflow_hits.add(t.megaflow_hits - p.megaflow_hits);
+  if (t.misses != p.misses) counters_.misses.add(t.misses - p.misses);
+  if (t.subtable_lookups != p.subtable_lookups)
+    counters_.subtable_lookups.add(t.subtable_lookups - p.subtable_lookups);
+  p = t;
 }
 
 void Pmd::enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now) {

@@ -1,8 +1,24 @@
 // A PMD (poll-mode driver) thread: polls its rx queues, runs each burst
 // through the pipeline and sends the results in per-port output batches.
 // Runs on one dedicated lcore; everything it touches is either its own (this
-// object, its counters) or an immutable snapshot (see pmd_snapshot.h). No heap,
-// locks (except a shared tx queue's, see TxPortSlot), exceptions or syscalls.
+// object, its counters, its flow caches) or an immutable snapshot (see
+// pmd_snapshot.h). No heap, locks (except a shared tx queue's, see
+// TxPortSlot), exceptions or syscalls.
+//
+// The pipeline, per rx burst (each stage a function over the burst that
+// writes one next-step per packet, STYLE §3):
+//   extractKeys   flow key of every packet (flow/flow_key.h), hash once
+//   screen        malformed key -> drop with its reason; VLAN-tagged or
+//                 neither IPv4 nor ARP -> drop unsupported_ethertype;
+//                 ARP -> answered in place (per packet, never cached);
+//                 IPv4 -> on to lookup
+//   lookup        EMC -> SMC -> megaflow classifier (flow/flow_lookup.h);
+//                 a hit takes its megaflow's actions; a miss is translated
+//                 inline from the snapshot's tables (flow_translate.h) and
+//                 its key sent to control as an upcall (upcall_gate.h,
+//                 upcall_queue.h), or dropped as upcall_lost over the limit
+//   act           output -> L3 rewrite, next = port; drop -> reason
+// then drops are counted and freed, the rest go to the output batches.
 #pragma once
 
 #include <rte_mbuf.h>
@@ -10,15 +26,32 @@
 #include <array>
 #include <cstdint>
 
+#include "dataplane/datapath/flow/flow_lookup.h"
+#include "dataplane/datapath/flow/megaflow.h"
+#include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"
+#include "dataplane/datapath/upcall_gate.h"
+#include "dataplane/datapath/upcall_queue.h"
 
 namespace sluice {
 
+// The flow-cache parts of one PMD, built at start by the daemon (sized by the
+// configuration) and outliving the PMD thread. The megaflow table and upcall
+// queue are shared with control (see their headers for who writes what).
+struct PmdFlowParts {
+  flow::FlowLookup* lookup = nullptr;
+  flow::MegaflowTable* megaflows = nullptr;
+  UpcallQueue* upcalls = nullptr;
+  UpcallGateConfig gate;
+};
+
 class Pmd {
  public:
-  Pmd(PmdMailbox& mailbox, PmdCounters& counters) : mailbox_(mailbox), counters_(counters) {}
+  Pmd(PmdMailbox& mailbox, PmdCounters& counters, const PmdFlowParts& flows)
+      : mailbox_(mailbox), counters_(counters), lookup_(*flows.lookup), megaflows_(*flows.megaflows),
+        upcalls_(*flows.upcalls), gate_(flows.gate) {}
 
   // The poll loop; returns when the mailbox's stop flag is set, after
   // flushing every batch. Suitable for rte_eal_remote_launch via launch().
@@ -35,6 +68,9 @@ class Pmd {
 
   void pickUpSnapshot();
   void processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
+  void extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n);
+  uint16_t screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropReason* reason);
+  void lookupAndAct(rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropReason* reason, uint64_t now);
   void enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now);
   void flush(uint16_t port_no);
   void flushAll();
@@ -42,12 +78,30 @@ class Pmd {
 
   PmdMailbox& mailbox_;
   PmdCounters& counters_;
+  flow::FlowLookup& lookup_;
+  flow::MegaflowTable& megaflows_;
+  UpcallQueue& upcalls_;
+  UpcallGate gate_;
   const PmdSnapshot* snap_ = nullptr;
+  // The action of a miss the gate refused (a constant, kept here so the fast
+  // path needs no function-local static and its init guard).
+  const flow::MegaflowActions lost_action_ = dropAction(DropReason::kUpcallLost);
+  const flow::Classifier* classifier_ = nullptr;
+  // The tier counters already copied into counters_ (FlowLookup keeps running
+  // totals; the PMD publishes their growth once per burst).
+  flow::TierCounters published_tiers_;
   // Bit p set: batches_[p] is not empty. kMaxPorts == 32 fits one word, so
   // flushing visits only the ports that have something to send.
   uint32_t pending_ = 0;
   static_assert(kMaxPorts <= 32);
   std::array<TxBatch, kMaxPorts> batches_{};
+  // The burst's flow keys (4 KiB): scratch, here rather than on the stack
+  // because of their 64-byte alignment and size.
+  static_assert(kBurstSize <= flow::kMaxBurst);
+  flow::FlowKey keys_[kBurstSize];
+  // Inline translations of the burst's misses (the missed packets' context:
+  // preallocated, never per-packet heap).
+  FlowTranslation missed_[kBurstSize];
 };
 
 }  // namespace sluice

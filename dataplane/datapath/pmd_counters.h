@@ -43,6 +43,19 @@ struct alignas(64) PmdCounters {
   Counter tx_batched;   // packets offered to tx bursts (packets per batch = this / tx_batches)
   Counter tx_packets;   // packets accepted by tx bursts
   Counter reloads;      // snapshots picked up
+  // Where each received packet was resolved: exactly one of these per packet
+  // (their sum is `packets`), STYLE §8.
+  Counter emc_hits;        // exact-match cache
+  Counter smc_hits;        // signature match cache (verified)
+  Counter megaflow_hits;   // megaflow classifier
+  Counter misses;          // no tier matched: upcall, coalesced or lost
+  Counter not_looked_up;   // malformed, ARP or unsupported: decided before lookup
+  // What became of the misses (their sum is `misses`).
+  Counter upcalls;            // keys sent to control to become megaflows
+  Counter upcalls_coalesced;  // misses of a megaflow already on its way
+  Counter lost_upcalls;       // over the upcall rate (or queue full): dropped
+  // Subtables searched, summed over megaflow hits (/ megaflow_hits = average).
+  Counter subtable_lookups;
   std::array<Counter, kDropReasonCount> drops;
   std::array<PortCounters, kMaxPorts> ports;
 };

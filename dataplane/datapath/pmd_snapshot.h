@@ -32,6 +32,9 @@
 #include "dataplane/datapath/limits.h"
 
 namespace sluice {
+namespace flow {
+class Classifier;
+}
 
 // One rx queue a PMD polls.
 struct RxQueueRef {
@@ -64,6 +67,9 @@ struct PmdSnapshot {
   // that believe their peers are on-link still reach them through us.
   uint32_t pod_net_be = 0;
   uint32_t pod_mask_be = 0;
+  // The pod MAC behind each port (the output action's Ethernet destination;
+  // megaflows name only the port, so a port's MAC lives here, per version).
+  std::array<rte_ether_addr, kMaxPorts> port_macs{};
   // Output batches wait at most this many TSC cycles (0: flush after every rx burst).
   uint64_t tx_flush_cycles = 0;
 };
@@ -72,7 +78,15 @@ struct PmdSnapshot {
 // PMD's loads do not contend with control's stores to the other field).
 struct PmdMailbox {
   alignas(64) std::atomic<const PmdSnapshot*> published{nullptr};
+  // The megaflow classifier version this PMD searches (flow/classifier.h),
+  // handed over like a snapshot but on its own, so installing megaflows does
+  // not reload ports: control stores it (seq_cst), the PMD picks it up at its
+  // quiescent point and stores the same pointer into classifier_acked
+  // (release); control frees the previous version, and recycles megaflows
+  // removed from it, only after that acknowledgement.
+  std::atomic<const flow::Classifier*> classifier{nullptr};
   alignas(64) std::atomic<uint64_t> acked_version{0};
+  std::atomic<const flow::Classifier*> classifier_acked{nullptr};
   alignas(64) std::atomic<bool> stop{false};
   std::atomic<bool> running{false};
 };

@@ -1,0 +1,214 @@
+#include "dataplane/control/flow_control.h"
+
+#include <absl/strings/str_cat.h>
+#include <arpa/inet.h>
+
+#include <thread>
+
+#include "common/log.h"
+#include "dataplane/datapath/drop_reason.h"
+
+namespace sluice {
+namespace {
+
+// As DataplaneControl's snapshot acknowledgement: PMDs pass their quiescent
+// point every loop iteration (microseconds).
+constexpr auto kAckPollInterval = std::chrono::microseconds(20);
+
+// The identity of a megaflow: its mask and masked key (match words only).
+std::string matchBytes(const flow::FlowMask& mask, const flow::FlowKey& masked_key) {
+  std::string b(2 * flow::kMatchWords * 8, '\0');
+  std::memcpy(b.data(), mask.words(), flow::kMatchWords * 8);
+  std::memcpy(b.data() + flow::kMatchWords * 8, masked_key.words(), flow::kMatchWords * 8);
+  return b;
+}
+
+bool sameActions(const flow::MegaflowActions& a, const flow::MegaflowActions& b) {
+  return a.kind == b.kind && a.rewrite_flags == b.rewrite_flags && a.out_port == b.out_port &&
+         a.drop_reason == b.drop_reason && a.arg == b.arg;
+}
+
+std::string ipv4Text(uint32_t be) {
+  char buf[INET_ADDRSTRLEN];
+  ::inet_ntop(AF_INET, &be, buf, sizeof(buf));
+  return buf;
+}
+
+}  // namespace
+
+std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask) {
+  std::string out;
+  auto field = [&](const char* name, uint64_t v, uint64_t m, uint64_t full, const std::string& text) {
+    if (m == 0) return;
+    absl::StrAppend(&out, out.empty() ? "" : ",", name, "=", text);
+    if (m != full) absl::StrAppend(&out, "/0x", absl::Hex(m));
+    (void)v;
+  };
+  field("in_port", key.in_port, mask.in_port, 0xffff, absl::StrCat(key.in_port));
+  field("eth_type", key.eth_type, mask.eth_type, 0xffff, absl::StrCat("0x", absl::Hex(ntohs(key.eth_type), absl::kZeroPad4)));
+  field("vlan_tci", key.vlan_tci, mask.vlan_tci, 0xffff, absl::StrCat(ntohs(key.vlan_tci)));
+  field("ip_proto", key.ip_proto, mask.ip_proto, 0xff, absl::StrCat(key.ip_proto));
+  static constexpr const char* kTtl[] = {"not_ip", "0", "1", ">1"};
+  field("ttl", key.ttl_class, mask.ttl_class, 0xff, key.ttl_class < 4 ? kTtl[key.ttl_class] : "?");
+  field("ipv4_src", key.ipv4_src, mask.ipv4_src, 0xffffffffU, ipv4Text(key.ipv4_src));
+  field("ipv4_dst", key.ipv4_dst, mask.ipv4_dst, 0xffffffffU, ipv4Text(key.ipv4_dst));
+  field("tp_src", key.tp_src, mask.tp_src, 0xffff, absl::StrCat(ntohs(key.tp_src)));
+  field("tp_dst", key.tp_dst, mask.tp_dst, 0xffff, absl::StrCat(ntohs(key.tp_dst)));
+  // Fields no current decision consults: reported in bulk if ever masked.
+  for (uint32_t w = 3; w < flow::kMatchWords; ++w) {
+    if (mask.words()[w] != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x",
+                                              absl::Hex(key.words()[w]), "/0x", absl::Hex(mask.words()[w]));
+  }
+  return out.empty() ? "any" : out;
+}
+
+std::string describeActions(const flow::MegaflowActions& a) {
+  if (a.kind == flow::MegaflowActions::Kind::kOutput) {
+    return absl::StrCat("output:", a.out_port, (a.rewrite_flags & kRewriteL3) ? "(l3_rewrite)" : "");
+  }
+  const size_t r = a.drop_reason;
+  return "drop:" + std::string(r < kDropReasonCount ? kDropReasonNames[r] : std::string_view("?"));
+}
+
+FlowControl::FlowControl(std::vector<PmdFlowHandle> pmds, uint64_t tsc_hz, uint32_t idle_timeout_ms, TscFn tsc)
+    : tsc_hz_(tsc_hz), idle_cycles_(tsc_hz / 1000 * idle_timeout_ms), tsc_(tsc) {
+  for (const PmdFlowHandle& h : pmds) {
+    PerPmd p;
+    p.h = h;
+    pmds_.push_back(std::move(p));
+  }
+}
+
+bool FlowControl::hasFlows() const {
+  for (const PerPmd& p : pmds_)
+    if (p.h.megaflows != nullptr) return true;
+  return false;
+}
+
+flow::Classifier& FlowControl::editable(PerPmd& p) {
+  if (!p.next) p.next = p.published ? p.published->clone() : std::make_unique<flow::Classifier>();
+  return *p.next;
+}
+
+void FlowControl::kill(PerPmd& p, flow::MegaflowIndex i) {
+  const flow::Megaflow& m = p.h.megaflows->at(i);
+  (void)editable(p).remove(m.mask, m.key);
+  p.installed.erase(matchBytes(m.mask, m.key));
+  p.h.megaflows->kill(i);
+  p.killed.push_back(i);
+  --p.c.megaflows;
+}
+
+void FlowControl::handleUpcalls(const RouteTables& tables) {
+  FlowTranslation t;
+  for (PerPmd& p : pmds_) {
+    if (p.h.megaflows == nullptr || p.h.upcalls == nullptr) continue;
+    p.h.upcalls->drain([&](const flow::FlowKey& key) {
+      translateFlow(tables, key, t);
+      std::string id = matchBytes(t.mask, flow::applyMask(key, t.mask));
+      if (p.installed.contains(id)) {
+        ++p.c.duplicate_upcalls;
+        return;
+      }
+      auto i = p.h.megaflows->install(key, t.mask, t.actions, tsc_());
+      if (!i.ok()) {
+        ++p.c.flow_limit_hits;
+        return;
+      }
+      const flow::Megaflow& m = p.h.megaflows->at(*i);
+      if (absl::Status s = editable(p).insert(m.mask, m.key, *i); !s.ok()) {
+        // Too many distinct masks: the flow stays uncached (its packets are
+        // still forwarded by the PMD's inline translation).
+        logWarning("megaflow not installed: ", s.message());
+        p.h.megaflows->kill(*i);
+        p.killed.push_back(*i);
+        return;
+      }
+      p.installed.emplace(std::move(id), *i);
+      ++p.c.installed;
+      ++p.c.megaflows;
+    });
+  }
+}
+
+void FlowControl::revalidate(const RouteTables& tables) {
+  FlowTranslation t;
+  for (PerPmd& p : pmds_) {
+    if (p.h.megaflows == nullptr) continue;
+    std::vector<flow::MegaflowIndex> stale;
+    for (const auto& [id, i] : p.installed) {
+      const flow::Megaflow& m = p.h.megaflows->at(i);
+      // The masked key holds every field the old decision read; the tables
+      // still support the megaflow iff deciding again reads the same fields
+      // and decides the same.
+      translateFlow(tables, m.key, t);
+      if (!flow::keysEqual(t.mask, m.mask) || !sameActions(t.actions, m.actions)) stale.push_back(i);
+    }
+    for (flow::MegaflowIndex i : stale) kill(p, i);
+    p.c.revalidated += stale.size();
+  }
+}
+
+void FlowControl::expireIdle() {
+  const uint64_t now = tsc_();
+  for (PerPmd& p : pmds_) {
+    if (p.h.megaflows == nullptr) continue;
+    std::vector<flow::MegaflowIndex> idle;
+    for (const auto& [id, i] : p.installed) {
+      const uint64_t last = p.h.megaflows->at(i).last_used_tsc.load(std::memory_order_relaxed);
+      if (now > last && now - last >= idle_cycles_) idle.push_back(i);
+    }
+    for (flow::MegaflowIndex i : idle) kill(p, i);
+    p.c.expired += idle.size();
+  }
+}
+
+void FlowControl::commit() {
+  for (PerPmd& p : pmds_) {
+    if (!p.next) continue;
+    const flow::Classifier* c = p.next.get();
+    p.h.mailbox->classifier.store(c, std::memory_order_seq_cst);
+    // A PMD that is not running holds no classifier; one that starts later
+    // reads this one (seq_cst pairs with its store to `running`).
+    while (p.h.mailbox->running.load(std::memory_order_seq_cst) &&
+           p.h.mailbox->classifier_acked.load(std::memory_order_acquire) != c)
+      std::this_thread::sleep_for(kAckPollInterval);
+    p.published = std::move(p.next);
+    for (flow::MegaflowIndex i : p.killed) (void)p.h.megaflows->recycle(i);
+    p.killed.clear();
+  }
+}
+
+std::vector<FlowView> FlowControl::list() const {
+  std::vector<FlowView> out;
+  const uint64_t now = tsc_();
+  const double hz = tsc_hz_ != 0 ? static_cast<double>(tsc_hz_) : 1.0;
+  for (size_t pi = 0; pi < pmds_.size(); ++pi) {
+    const PerPmd& p = pmds_[pi];
+    if (p.h.megaflows == nullptr) continue;
+    for (const auto& [id, i] : p.installed) {
+      const flow::Megaflow& m = p.h.megaflows->at(i);
+      FlowView v;
+      v.pmd = static_cast<unsigned>(pi);
+      v.index = i;
+      v.match = describeMatch(m.key, m.mask);
+      v.actions = describeActions(m.actions);
+      v.packets = m.packets.load(std::memory_order_relaxed);
+      v.bytes = m.bytes.load(std::memory_order_relaxed);
+      const uint64_t last = m.last_used_tsc.load(std::memory_order_relaxed);
+      const uint64_t born = m.installed_tsc.load(std::memory_order_relaxed);
+      v.idle_seconds = now > last ? static_cast<double>(now - last) / hz : 0;
+      v.age_seconds = now > born ? static_cast<double>(now - born) / hz : 0;
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+std::vector<FlowControlCounters> FlowControl::counters() const {
+  std::vector<FlowControlCounters> out;
+  for (const PerPmd& p : pmds_) out.push_back(p.c);
+  return out;
+}
+
+}  // namespace sluice

@@ -1,0 +1,55 @@
+// The slow-path decision for one flow: from the forwarding tables and a
+// packet's flow key, the megaflow mask (exactly the key fields the decision
+// consulted) and the actions every packet matching it gets.
+//
+// Pure and allocation-free, so two threads run it:
+//  - the control thread, to turn upcalls into megaflows and to revalidate
+//    installed megaflows after a table change (re-translating a megaflow's
+//    masked key gives the same mask and actions iff the tables still support
+//    it, because the mask holds every field the decision read);
+//  - a PMD, inline, for the packet that missed (it is forwarded at once by the
+//    decision its own snapshot's tables give, with the context on its stack;
+//    the megaflow itself is installed by control, see upcall_queue.h).
+//
+// Only IPv4 frames without a VLAN tag whose key parsed kOk are translated:
+// the pipeline handles ARP per packet and drops the rest before lookup, so
+// the mask of an L3 decision is eth_type + ipv4_dst (+ ttl_class when the
+// destination is a local pod): 100k source ports to one pod share one megaflow.
+#pragma once
+
+#include <cstdint>
+
+#include "dataplane/datapath/drop_reason.h"
+#include "dataplane/datapath/flow/flow_key.h"
+#include "dataplane/datapath/flow/megaflow.h"
+#include "dataplane/datapath/forwarding_table.h"
+
+namespace sluice {
+
+// MegaflowActions::rewrite_flags bit: the L3 rewrite for a local pod
+// (Ethernet source := gateway MAC, destination := the out port's pod MAC,
+// TTL - 1 with the checksum adjusted).
+inline constexpr uint8_t kRewriteL3 = 0x01;
+
+// The tables a decision reads (borrowed; the caller keeps them alive).
+struct RouteTables {
+  const ForwardingTable* fib = nullptr;
+  uint32_t gateway_ip_be = 0;
+};
+
+struct FlowTranslation {
+  flow::FlowMask mask;
+  flow::MegaflowActions actions;
+};
+
+// Decides for `key` (see the precondition above). `out` is fully written.
+void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTranslation& out);
+
+inline flow::MegaflowActions dropAction(DropReason r) {
+  flow::MegaflowActions a;
+  a.kind = flow::MegaflowActions::Kind::kDrop;
+  a.drop_reason = static_cast<uint16_t>(r);
+  return a;
+}
+
+}  // namespace sluice
