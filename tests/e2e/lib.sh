@@ -1,0 +1,141 @@
+# Shared helpers of the end-to-end tests (sourced by the *_test.sh scripts in
+# this folder; runs in the test's shell). A test calls e2e_init first: it makes
+# a private work directory and registers one EXIT trap that undoes everything
+# the helpers created (processes, network namespaces, libcni cache entries,
+# directories), whether the test passed, failed or was interrupted.
+#
+# Paths of the binaries under test come from CTest's environment (see
+# CMakeLists.txt): SLUICED, SLUICECTL, SLUICE_CNI_DIR, PVP_TRAFFIC, CNITOOL.
+set -euo pipefail
+
+e2e_pids=()      # processes we started, killed (TERM, then KILL) at exit
+e2e_netns=()     # network namespaces we created
+e2e_cleanups=()  # extra commands run at exit, newest first
+work=
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# Where a step's evidence lives when an assertion fails.
+note() { echo "-- $*" >&2; }
+
+e2e_cleanup() {
+  local rc=$? i
+  set +e
+  for ((i = ${#e2e_cleanups[@]} - 1; i >= 0; i--)); do eval "${e2e_cleanups[i]}" >/dev/null 2>&1; done
+  for pid in "${e2e_pids[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || continue
+    # sluiced closes its ports and removes its sockets on SIGTERM; give it the
+    # time it needs, then insist.
+    for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  for ns in "${e2e_netns[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  if ((rc != 0)) && [[ -n $work && -f $work/sluiced.log ]]; then
+    echo "-- sluiced log (tail):" >&2
+    tail -30 "$work/sluiced.log" >&2
+  fi
+  if [[ -n ${SLUICE_TEST_KEEP:-} ]]; then
+    echo "-- kept $work" >&2
+  else
+    [[ -n $work ]] && rm -rf "$work"
+  fi
+  exit "$rc"
+}
+
+e2e_init() {
+  [[ $(id -u) -eq 0 ]] || fail "needs root (network namespaces, sluiced's EAL)"
+  local v
+  for v in SLUICED SLUICECTL SLUICE_CNI_DIR; do
+    [[ -n ${!v:-} ]] || fail "$v not set (run through ctest)"
+  done
+  [[ -x $SLUICED && -x $SLUICECTL && -x $SLUICE_CNI_DIR/sluice-cni ]] || fail "binaries under test not built"
+  [[ -x /usr/lib/cni/host-local ]] || fail "/usr/lib/cni/host-local missing: run scripts/setup.sh"
+  command -v jq >/dev/null || fail "jq missing: run scripts/setup-e2e.sh"
+  # Short: vhost-user socket paths must fit in 107 bytes, socketDir in 63.
+  work=$(mktemp -d /tmp/se2e.XXXXXX)
+  chmod 0755 "$work"
+  trap e2e_cleanup EXIT
+  trap 'exit 130' INT TERM
+  id=${work##*.}
+  export CNI_PATH="$SLUICE_CNI_DIR:/usr/lib/cni"
+}
+
+# Polls a command until it succeeds or `secs` pass: a condition wait.
+wait_until() {
+  local secs=$1
+  shift
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.05
+  done
+}
+
+ctl() { "$SLUICECTL" --socket "$work/api.sock" --timeout 10000 "$@"; }
+
+sluiced_healthy() { ctl health; }
+
+# Starts sluiced on the pod CIDR $1 with its API and vhost sockets in $work.
+start_sluiced() {
+  "$SLUICED" --api-socket "$work/api.sock" --socket-dir "$work/vhost" --pod-cidr "$1" \
+    --main-core 0 --pmd-cores 1 --max-ports 8 --mbufs 16384 \
+    --eal "--no-huge --no-pci -m 512 --no-shconf --file-prefix=se2e-$id" >"$work/sluiced.log" 2>&1 &
+  sluiced_pid=$!
+  e2e_pids+=("$sluiced_pid")
+  wait_until 60 sluiced_healthy || fail "sluiced not healthy within 60 s"
+}
+
+# Creates netns se2e-<id>-$1 and stores its path in the variable named $2 (not
+# printed: a command substitution's subshell would lose the cleanup entry).
+new_netns() {
+  local ns="se2e-$id-$1"
+  ip netns add "$ns"
+  e2e_netns+=("$ns")
+  printf -v "$2" '%s' "/var/run/netns/$ns"
+}
+
+# The network config list cnitool loads by name from $NETCONFPATH.
+# Args: network name, cniVersion, host-local rangeStart, rangeEnd.
+write_netconf() {
+  mkdir -p "$work/net.d" "$work/ipam" "$work/records"
+  export NETCONFPATH="$work/net.d"
+  jq -n --arg name "$1" --arg v "$2" --arg api "$work/api.sock" --arg sd "$work/vhost" \
+    --arg dd "$work/records" --arg ipam "$work/ipam" --arg rs "$3" --arg re "$4" '{
+      cniVersion: $v, name: $name,
+      plugins: [{
+        type: "sluice-cni", apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
+        ipam: {type: "host-local", dataDir: $ipam,
+               ranges: [[{subnet: "10.250.0.0/24", rangeStart: $rs, rangeEnd: $re, gateway: "10.250.0.1"}]]}
+      }]
+    }' >"$work/net.d/$1.conflist"
+  # libcni caches results under /var/lib/cni (cnitool cannot move it): drop
+  # whatever this network left there.
+  e2e_cleanups+=("rm -f /var/lib/cni/results/$1-*")
+}
+
+# The sluiced port of an attachment as JSON ("" when there is none).
+port_of() {
+  ctl --json ports | jq -c --arg c "$1" --arg i "$2" \
+    '.ports[]? | select(.attachment.container_id == $c and .attachment.ifname == $i)'
+}
+
+port_count() { ctl --json ports | jq '.ports | length'; }
+
+# cnitool's container id for a netns path: "cnitool-" + the first 10 bytes of
+# the SHA-512 of the absolute path, in hex (cnitool.go).
+cnitool_container_id() {
+  echo "cnitool-$(printf '%s' "$1" | sha512sum | cut -c1-20)"
+}
+
+# Asserts a jq expression holds for a JSON document; prints the document if not.
+assert_jq() {
+  local doc=$1 expr=$2 what=$3
+  jq -e "$expr" <<<"$doc" >/dev/null || {
+    note "$doc"
+    fail "$what ($expr)"
+  }
+}
