@@ -78,3 +78,51 @@ TEST(ConfigTest, HelpIsNotAnError) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST(ConfigTest, FlowCacheKeysFromFileAndFlags) {
+  auto d = parse({});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->emc_entries, 8192u);
+  EXPECT_EQ(d->emc_insert_inv_prob, 100u);
+  EXPECT_TRUE(d->smc_enable);
+  EXPECT_EQ(d->flow_limit, 200000u);
+  EXPECT_EQ(d->flow_idle_timeout_ms, 10000u);
+  // As the chart writes them (smc-enable is a JSON boolean there).
+  auto c = applyConfigJson(R"({"emc-entries": 4096, "emc-insert-inv-prob": 0, "smc-enable": false,
+                               "flow-limit": 1000, "flow-idle-timeout-ms": 250})",
+                           SluicedConfig{});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->emc_entries, 4096u);
+  EXPECT_EQ(c->emc_insert_inv_prob, 0u);
+  EXPECT_FALSE(c->smc_enable);
+  EXPECT_EQ(c->flow_limit, 1000u);
+  EXPECT_EQ(c->flow_idle_timeout_ms, 250u);
+  EXPECT_TRUE(c->ignored_keys.empty()) << "cache keys are no longer future keys";
+  auto f = parse({"--smc-enable", "false", "--flow-limit", "5", "--emc-entries", "2"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_FALSE(f->smc_enable);
+  EXPECT_EQ(f->flow_limit, 5u);
+  EXPECT_EQ(f->emc_entries, 2u);
+}
+
+TEST(ConfigTest, FlowCacheKeysAreValidated) {
+  for (std::vector<const char*> args : std::vector<std::vector<const char*>>{
+           {"--emc-entries", "1000"},        // not a power of two
+           {"--emc-entries", "1"},           // below 2
+           {"--emc-insert-inv-prob", "-1"},
+           {"--smc-enable", "yes"},
+           {"--flow-limit", "0"},
+           {"--flow-idle-timeout-ms", "5"},  // below 10 ms
+       }) {
+    auto c = parse(args);
+    ASSERT_FALSE(c.ok()) << args[0] << " " << args[1];
+    EXPECT_NE(c.status().message().find(args[0] + 2), std::string::npos) << c.status();
+  }
+  EXPECT_FALSE(applyConfigJson(R"({"flow-limit": true})", SluicedConfig{}).ok());
+}
+
+}  // namespace
+}  // namespace sluice

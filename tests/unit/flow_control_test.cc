@@ -1,0 +1,264 @@
+// The slow path of the flow caches without EAL or PMD threads: translation
+// masks (exactly the fields a decision read), upcall handling (one megaflow
+// for many source ports, duplicates coalesced, the flow limit), revalidation
+// on table changes, idle expiry on an injected clock, and the upcall gate.
+#include "dataplane/control/flow_control.h"
+
+#include <gtest/gtest.h>
+
+#include "dataplane/datapath/flow/flow_key.h"
+#include "dataplane/datapath/upcall_gate.h"
+#include "tests/support/frames.h"
+
+namespace sluice {
+namespace {
+
+using flow::FlowKey;
+using flow::FlowMask;
+using flow::MegaflowActions;
+
+const Ipv4Address kA = *Ipv4Address::parse("10.9.0.10");
+const Ipv4Address kB = *Ipv4Address::parse("10.9.0.11");
+const Ipv4Address kC = *Ipv4Address::parse("10.9.0.12");
+const Ipv4Address kGw = *Ipv4Address::parse("10.9.0.1");
+
+FlowKey keyOf(Ipv4Address dst, uint16_t src_port = 1000, uint8_t ttl = 64, Ipv4Address src = kA) {
+  test::UdpFrameSpec s{MacAddress::fromIpv4(src), MacAddress::fromIpv4(kGw), src, dst};
+  s.src_port = src_port;
+  s.ttl = ttl;
+  test::Frame f = test::udpFrame(s);
+  FlowKey k;
+  EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), 0, std::nullopt, k),
+            flow::ParseResult::kOk);
+  return k;
+}
+
+ForwardingTable tableWith(std::vector<std::pair<Ipv4Address, uint16_t>> pods) {
+  std::vector<ForwardingTable::Entry> e;
+  for (auto& [ip, port] : pods) e.push_back({ip, port, MacAddress::fromIpv4(ip)});
+  return ForwardingTable(e);
+}
+
+FlowMask maskOf(bool ttl) {
+  FlowMask m = flow::zeroKey();
+  m.eth_type = 0xffff;
+  m.ipv4_dst = 0xffffffffU;
+  if (ttl) m.ttl_class = 0xff;
+  return m;
+}
+
+TEST(TranslateFlowTest, LocalPodMaskHoldsExactlyEthTypeDestinationAndTtlClass) {
+  ForwardingTable fib = tableWith({{kB, 3}});
+  RouteTables t{&fib, kGw.networkOrder()};
+  FlowTranslation tr;
+  translateFlow(t, keyOf(kB), tr);
+  EXPECT_TRUE(flow::keysEqual(tr.mask, maskOf(true)));
+  EXPECT_EQ(tr.actions.kind, MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(tr.actions.out_port, 3);
+  EXPECT_EQ(tr.actions.rewrite_flags, kRewriteL3);
+  // Any source port, source address or TTL above 1 falls in the same megaflow.
+  const FlowKey one = flow::applyMask(keyOf(kB), tr.mask);
+  for (uint16_t port : {1, 999, 65535}) {
+    FlowTranslation other;
+    FlowKey k = keyOf(kB, port, 200, kC);
+    translateFlow(t, k, other);
+    EXPECT_TRUE(flow::keysEqual(flow::applyMask(k, other.mask), one)) << port;
+  }
+}
+
+TEST(TranslateFlowTest, DropsReadOnlyWhatTheyNeed) {
+  ForwardingTable fib = tableWith({{kB, 3}});
+  RouteTables t{&fib, kGw.networkOrder()};
+  FlowTranslation tr;
+  translateFlow(t, keyOf(kC), tr);  // no such pod: the TTL is never read
+  EXPECT_TRUE(flow::keysEqual(tr.mask, maskOf(false)));
+  EXPECT_EQ(tr.actions.kind, MegaflowActions::Kind::kDrop);
+  EXPECT_EQ(tr.actions.drop_reason, static_cast<uint16_t>(DropReason::kNoRoute));
+  translateFlow(t, keyOf(kGw), tr);
+  EXPECT_TRUE(flow::keysEqual(tr.mask, maskOf(false)));
+  EXPECT_EQ(tr.actions.drop_reason, static_cast<uint16_t>(DropReason::kToGateway));
+  translateFlow(t, keyOf(kB, 1000, 1), tr);  // a pod, but TTL 1
+  EXPECT_TRUE(flow::keysEqual(tr.mask, maskOf(true)));
+  EXPECT_EQ(tr.actions.drop_reason, static_cast<uint16_t>(DropReason::kTtlExceeded));
+}
+
+TEST(DescribeTest, MatchAndActionsText) {
+  ForwardingTable fib = tableWith({{kB, 3}});
+  FlowTranslation tr;
+  translateFlow({&fib, kGw.networkOrder()}, keyOf(kB), tr);
+  EXPECT_EQ(describeMatch(flow::applyMask(keyOf(kB), tr.mask), tr.mask), "eth_type=0x0800,ttl=>1,ipv4_dst=10.9.0.11");
+  EXPECT_EQ(describeActions(tr.actions), "output:3(l3_rewrite)");
+  EXPECT_EQ(describeActions(dropAction(DropReason::kNoRoute)), "drop:no_route");
+}
+
+uint64_t g_now = 1;
+uint64_t fakeTsc() { return g_now; }
+
+// One PMD's flow state, owned by the test; the PMD is "not running", so
+// commit() does not wait for an acknowledgement.
+class FlowControlTest : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kHz = 1'000'000;  // 1 cycle = 1 us
+  explicit FlowControlTest(uint32_t limit = 64) : table_(limit) {}
+  void SetUp() override { g_now = 1; }
+
+  FlowControl make(uint32_t idle_ms = 10) {
+    return FlowControl({{&mailbox_, &table_, &queue_}}, kHz, idle_ms, &fakeTsc);
+  }
+  // What the PMD would find for `key` in the published classifier.
+  flow::MegaflowIndex lookup(const FlowKey& key) {
+    const flow::Classifier* c = mailbox_.classifier.load();
+    if (c == nullptr) return flow::kNoMegaflow;
+    uint16_t idx[1] = {0};
+    flow::MegaflowIndex out[1] = {flow::kNoMegaflow};
+    c->lookupBurst(&key, idx, 1, out, table_);
+    return out[0];
+  }
+
+  PmdMailbox mailbox_;
+  flow::MegaflowTable table_;
+  UpcallQueue queue_;
+};
+
+TEST_F(FlowControlTest, ManySourcePortsMakeOneMegaflowAndDuplicatesCoalesce) {
+  FlowControl fc = make();
+  ForwardingTable fib = tableWith({{kB, 1}});
+  for (uint16_t p = 0; p < 100; ++p) ASSERT_TRUE(queue_.push(keyOf(kB, static_cast<uint16_t>(5000 + p))));
+  fc.handleUpcalls({&fib, kGw.networkOrder()});
+  fc.commit();
+  std::vector<FlowView> flows = fc.list();
+  ASSERT_EQ(flows.size(), 1u);
+  EXPECT_EQ(flows[0].match, "eth_type=0x0800,ttl=>1,ipv4_dst=10.9.0.11");
+  EXPECT_EQ(flows[0].actions, "output:1(l3_rewrite)");
+  FlowControlCounters c = fc.counters()[0];
+  EXPECT_EQ(c.installed, 1u);
+  EXPECT_EQ(c.duplicate_upcalls, 99u);
+  EXPECT_EQ(c.megaflows, 1u);
+  // Published to the PMD: an unseen source port hits it.
+  EXPECT_EQ(lookup(keyOf(kB, 7)), flows[0].index);
+  EXPECT_EQ(lookup(keyOf(kC, 7)), flow::kNoMegaflow);
+}
+
+TEST_F(FlowControlTest, RevalidationKillsWhatTheNewTablesDoNotSupportBeforeCommit) {
+  FlowControl fc = make();
+  ForwardingTable with_b = tableWith({{kB, 1}});
+  ASSERT_TRUE(queue_.push(keyOf(kB)));
+  ASSERT_TRUE(queue_.push(keyOf(kC)));  // no pod C yet: a no_route megaflow
+  fc.handleUpcalls({&with_b, kGw.networkOrder()});
+  fc.commit();
+  ASSERT_EQ(fc.list().size(), 2u);
+  const flow::MegaflowIndex to_b = lookup(keyOf(kB));
+  const flow::MegaflowIndex to_c = lookup(keyOf(kC));
+  ASSERT_NE(to_b, flow::kNoMegaflow);
+  ASSERT_NE(to_c, flow::kNoMegaflow);
+
+  // A pod is added that does not concern B or C: nothing changes.
+  ForwardingTable with_b_a = tableWith({{kB, 1}, {kA, 2}});
+  fc.revalidate({&with_b_a, kGw.networkOrder()});
+  fc.commit();
+  EXPECT_EQ(fc.list().size(), 2u);
+  EXPECT_TRUE(table_.isAlive(to_b));
+
+  // B goes, C comes: both megaflows are stale. They die at revalidate(),
+  // i.e. before the PMDs are given the new tables.
+  ForwardingTable with_c = tableWith({{kC, 1}, {kA, 2}});
+  fc.revalidate({&with_c, kGw.networkOrder()});
+  EXPECT_FALSE(table_.isAlive(to_b));
+  EXPECT_FALSE(table_.isAlive(to_c));
+  EXPECT_EQ(lookup(keyOf(kB)), flow::kNoMegaflow) << "a dead megaflow is a miss even in the old classifier";
+  fc.commit();
+  EXPECT_TRUE(fc.list().empty());
+  EXPECT_EQ(fc.counters()[0].revalidated, 2u);
+  // New upcalls translate with the new tables.
+  ASSERT_TRUE(queue_.push(keyOf(kC)));
+  fc.handleUpcalls({&with_c, kGw.networkOrder()});
+  fc.commit();
+  ASSERT_EQ(fc.list().size(), 1u);
+  EXPECT_EQ(fc.list()[0].actions, "output:1(l3_rewrite)");
+}
+
+TEST_F(FlowControlTest, IdleMegaflowsExpireAndUsedOnesStay) {
+  FlowControl fc = make(/*idle_ms=*/10);  // 10'000 cycles
+  ForwardingTable fib = tableWith({{kB, 1}, {kC, 2}});
+  ASSERT_TRUE(queue_.push(keyOf(kB)));
+  ASSERT_TRUE(queue_.push(keyOf(kC)));
+  fc.handleUpcalls({&fib, kGw.networkOrder()});
+  fc.commit();
+  const flow::MegaflowIndex to_b = lookup(keyOf(kB));
+  g_now += 6'000;
+  table_.at(to_b).recordHits(1, 60, g_now);  // B's flow is used, C's is not
+  fc.expireIdle();
+  fc.commit();
+  EXPECT_EQ(fc.list().size(), 2u);
+  g_now += 6'000;  // C idle 12 ms, B 6 ms
+  fc.expireIdle();
+  fc.commit();
+  std::vector<FlowView> flows = fc.list();
+  ASSERT_EQ(flows.size(), 1u);
+  EXPECT_EQ(flows[0].index, to_b);
+  EXPECT_EQ(flows[0].packets, 1u);
+  EXPECT_EQ(fc.counters()[0].expired, 1u);
+}
+
+class FlowLimitTest : public FlowControlTest {
+ protected:
+  FlowLimitTest() : FlowControlTest(2) {}
+};
+
+TEST_F(FlowLimitTest, UpcallsBeyondTheLimitAreRefusedAndSlotsComeBackAfterCommit) {
+  FlowControl fc = make(10);
+  ForwardingTable fib = tableWith({{kA, 0}, {kB, 1}, {kC, 2}});
+  for (Ipv4Address d : {kA, kB, kC}) ASSERT_TRUE(queue_.push(keyOf(d, 1000, 64, kGw)));
+  fc.handleUpcalls({&fib, kGw.networkOrder()});
+  fc.commit();
+  EXPECT_EQ(fc.list().size(), 2u);
+  EXPECT_EQ(fc.counters()[0].flow_limit_hits, 1u);
+  // Both expire; after commit their slots are free for new megaflows.
+  g_now += 20'000;
+  fc.expireIdle();
+  fc.commit();
+  ASSERT_TRUE(queue_.push(keyOf(kC, 1000, 64, kGw)));
+  fc.handleUpcalls({&fib, kGw.networkOrder()});
+  fc.commit();
+  EXPECT_EQ(fc.list().size(), 1u);
+}
+
+TEST(UpcallGateTest, CoalescesInFlightFlowsAndLimitsTheRate) {
+  UpcallGateConfig c;
+  c.tsc_hz = 1'000'000;  // 1 cycle = 1 us
+  c.rate_per_sec = 1000;  // one token per 1000 cycles
+  c.burst = 2;
+  c.retry_ms = 5;
+  UpcallGate g(c);
+  uint64_t now = 10;
+  EXPECT_EQ(g.admit(1, now), UpcallGate::Verdict::kSend);
+  EXPECT_EQ(g.admit(1, now), UpcallGate::Verdict::kCoalesced);
+  EXPECT_EQ(g.admit(2, now), UpcallGate::Verdict::kSend);
+  EXPECT_EQ(g.admit(3, now), UpcallGate::Verdict::kLost) << "burst of 2 spent";
+  EXPECT_EQ(g.admit(1, now + 100), UpcallGate::Verdict::kCoalesced) << "duplicates cost no token";
+  now += 1000;  // one token back
+  EXPECT_EQ(g.admit(3, now), UpcallGate::Verdict::kSend);
+  EXPECT_EQ(g.admit(4, now), UpcallGate::Verdict::kLost);
+  now += 10'000;  // past the retry time: flow 1 is asked for again
+  EXPECT_EQ(g.admit(1, now), UpcallGate::Verdict::kSend);
+  g.unsend(1);
+  EXPECT_EQ(g.admit(1, now), UpcallGate::Verdict::kSend) << "a refused upcall is retried at once";
+}
+
+TEST(UpcallQueueTest, FifoUpToCapacity) {
+  UpcallQueue q;
+  FlowKey k = flow::zeroKey();
+  for (uint32_t i = 0; i < UpcallQueue::kCapacity; ++i) {
+    k.ipv4_dst = i;
+    ASSERT_TRUE(q.push(k));
+  }
+  EXPECT_FALSE(q.push(k));
+  uint32_t expect = 0;
+  bool ordered = true;
+  EXPECT_EQ(q.drain([&](const FlowKey& got) { ordered &= got.ipv4_dst == expect++; }), UpcallQueue::kCapacity);
+  EXPECT_TRUE(ordered);
+  EXPECT_TRUE(q.push(k));
+}
+
+}  // namespace
+}  // namespace sluice
