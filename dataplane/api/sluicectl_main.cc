@@ -94,8 +94,10 @@ int call(Client& client,
   Response resp;
   grpc::Status s = (client.stub.get()->*rpc)(client.context().get(), request, &resp);
   if (!s.ok()) return report(s, client.globals);
+  // Rendered even for --json: `human` may also record what the exit code needs.
+  std::string text = human(resp);
   if (client.globals.json) printJson(resp);
-  else std::fputs(human(resp).c_str(), stdout);
+  else std::fputs(text.c_str(), stdout);
   return 0;
 }
 

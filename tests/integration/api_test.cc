@@ -182,6 +182,7 @@ TEST_F(ApiTest, SluicectlDrivesTheSameApi) {
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.output.find("INVALID_ARGUMENT"), std::string::npos) << bad.output;
   EXPECT_EQ(sluicectl(sock, "health").exit_code, 0);
+  EXPECT_EQ(sluicectl(sock, "--json health").exit_code, 0);
   EXPECT_EQ(sluicectl(sock, "port del --container-id ctl-pod --ifname net1").exit_code, 0);
   EXPECT_EQ(sluicectl(sock, "frobnicate").exit_code, 2);
   EXPECT_EQ(sluicectl(node_->dir() + "/absent.sock", "--timeout 500 health").exit_code, 3);
