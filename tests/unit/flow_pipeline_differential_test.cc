@@ -1,0 +1,146 @@
+// Differential test of the cached decision against the tables current at
+// that moment: random traffic over random, changing pod tables. It drives
+// the real flow components the PMD uses (FlowLookup over a MegaflowTable,
+// inline translation of misses, upcalls through the queue) and the real
+// control side (FlowControl: install, revalidate, expire, commit), honouring
+// the PMD's quiescent point by hand, and compares every packet's decision
+// with an independent model of the routing rules. No EAL: keys are built
+// from frames with extractFlowKey, as the PMD does.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "dataplane/control/flow_control.h"
+#include "dataplane/datapath/flow/flow_lookup.h"
+#include "tests/support/frames.h"
+
+namespace sluice {
+namespace {
+
+using flow::FlowKey;
+using flow::MegaflowActions;
+
+const Ipv4Address kGw = *Ipv4Address::parse("10.7.0.1");
+
+Ipv4Address addr(uint32_t host) { return Ipv4Address{kGw.value - 1 + host}; }  // 10.7.0.<host>
+
+// The routing rules, written independently of flow_translate.cc.
+struct Decision {
+  bool output;
+  uint16_t port_or_reason;
+  bool operator==(const Decision&) const = default;
+};
+Decision model(const std::map<uint32_t, uint16_t>& pods, Ipv4Address dst, uint8_t ttl) {
+  if (dst == kGw) return {false, static_cast<uint16_t>(DropReason::kToGateway)};
+  auto it = pods.find(dst.value);
+  if (it == pods.end()) return {false, static_cast<uint16_t>(DropReason::kNoRoute)};
+  if (ttl <= 1) return {false, static_cast<uint16_t>(DropReason::kTtlExceeded)};
+  return {true, it->second};
+}
+Decision fromActions(const MegaflowActions& a) {
+  return a.kind == MegaflowActions::Kind::kOutput ? Decision{true, a.out_port} : Decision{false, a.drop_reason};
+}
+
+uint64_t g_tsc = 1;
+uint64_t fakeTsc() { return g_tsc; }
+
+TEST(FlowPipelineDifferentialTest, CachedDecisionsEqualTheCurrentTables) {
+  std::mt19937 rng(4242);
+  flow::MegaflowTable table(64);  // small: the flow limit is hit too
+  UpcallQueue queue;
+  PmdMailbox mailbox;
+  FlowControl control({{&mailbox, &table, &queue}}, 1'000'000, /*idle_ms=*/5, &fakeTsc);
+  flow::FlowLookupConfig cfg;
+  cfg.emc = {256, 2, 7};
+  cfg.smc = {1024, true};
+  cfg.cycles = &fakeTsc;
+  auto lookup_or = flow::FlowLookup::create(cfg, table);
+  ASSERT_TRUE(lookup_or.ok());
+  flow::FlowLookup& lookup = **lookup_or;
+
+  std::map<uint32_t, uint16_t> pods;  // address -> port
+  auto fibOf = [&](const std::map<uint32_t, uint16_t>& p) {
+    std::vector<ForwardingTable::Entry> e;
+    for (auto [ip, port] : p) e.push_back({Ipv4Address{ip}, port, MacAddress::fromIpv4(Ipv4Address{ip})});
+    return std::make_shared<const ForwardingTable>(e);
+  };
+  std::shared_ptr<const ForwardingTable> fib = fibOf(pods);
+  // The PMD's quiescent point: it drops its classifier pointer while control
+  // commits (frees the old version, recycles), then picks up the new one.
+  auto commit = [&] {
+    lookup.setClassifier(nullptr);
+    control.commit();
+    lookup.setClassifier(mailbox.classifier.load());
+  };
+
+  uint64_t hits = 0, misses = 0, checked = 0;
+  // One burst as the PMD runs it. Hits must agree with `now_pods` (the new
+  // tables: a surviving megaflow is valid for them); misses are translated
+  // with the PMD's snapshot tables (`pmd_fib`), so they agree with `pmd_pods`.
+  auto burst = [&](const std::map<uint32_t, uint16_t>& now_pods, const std::map<uint32_t, uint16_t>& pmd_pods,
+                   const ForwardingTable& pmd_fib) {
+    FlowKey keys[32];
+    Ipv4Address dst[32];
+    uint8_t ttl[32];
+    for (int i = 0; i < 32; ++i) {
+      dst[i] = addr(1 + rng() % 24);
+      ttl[i] = std::array<uint8_t, 4>{0, 1, 2, 64}[rng() % 4];
+      test::UdpFrameSpec s{MacAddress::fromIpv4(addr(2)), MacAddress::fromIpv4(kGw), addr(2 + rng() % 3), dst[i]};
+      s.ttl = ttl[i];
+      s.src_port = static_cast<uint16_t>(rng());
+      test::Frame f = test::udpFrame(s);
+      ASSERT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), static_cast<uint16_t>(rng() % 4),
+                                     std::nullopt, keys[i]),
+                flow::ParseResult::kOk);
+    }
+    flow::MegaflowIndex out[32];
+    uint16_t miss_idx[32];
+    uint32_t n_miss = lookup.lookupBurst(keys, 32, out, miss_idx);
+    for (int i = 0; i < 32; ++i) {
+      if (out[i] == flow::kNoMegaflow) continue;
+      ++hits;
+      ASSERT_EQ(fromActions(table.at(out[i]).actions), model(now_pods, dst[i], ttl[i]))
+          << dst[i].toString() << " ttl " << int(ttl[i]);
+    }
+    for (uint32_t j = 0; j < n_miss; ++j) {
+      const int i = miss_idx[j];
+      ++misses;
+      FlowTranslation t;
+      translateFlow({&pmd_fib, kGw.networkOrder()}, keys[i], t);
+      ASSERT_EQ(fromActions(t.actions), model(pmd_pods, dst[i], ttl[i]));
+      (void)queue.push(keys[i]);
+    }
+    checked += 32;
+  };
+
+  for (int epoch = 0; epoch < 400; ++epoch) {
+    g_tsc += 1000;  // 1 ms per epoch: megaflows unused for 5 epochs expire
+    if (rng() % 4 == 0) {
+      // A table change: a pod comes (possibly on another port) or goes.
+      std::map<uint32_t, uint16_t> next = pods;
+      uint32_t host = 2 + rng() % 20;
+      if (next.erase(addr(host).value) == 0) next[addr(host).value] = static_cast<uint16_t>(rng() % 8);
+      auto next_fib = fibOf(next);
+      control.revalidate({next_fib.get(), kGw.networkOrder()});
+      // Between revalidation and the PMD's pick-up of the new snapshot.
+      burst(next, pods, *fib);
+      pods = std::move(next);
+      fib = next_fib;
+      commit();
+    }
+    burst(pods, pods, *fib);
+    if (rng() % 2 == 0) {
+      control.handleUpcalls({fib.get(), kGw.networkOrder()});
+      if (epoch % 7 == 0) control.expireIdle();
+      commit();
+    }
+  }
+  EXPECT_EQ(checked, hits + misses);
+  EXPECT_GT(hits, checked / 2) << "the caches answered most packets";
+  EXPECT_GT(control.counters()[0].revalidated, 0u);
+  EXPECT_GT(control.counters()[0].expired, 0u);
+}
+
+}  // namespace
+}  // namespace sluice
