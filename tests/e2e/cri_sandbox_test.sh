@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The runtime path kubelet uses: a private containerd (Debian's 1.6, runc) whose
+# CRI plugin runs sluice-cni (cniVersion 1.0.0, host-local) for every pod
+# sandbox, driven over CRI by our cri_client as kubelet would:
+# RunPodSandbox → sluiced has a port for the sandbox, and the sandbox's status
+# shows the interface and address → StopPodSandbox → port, socket and lease
+# gone → RemovePodSandbox → still nothing (containerd repeats DEL, the second
+# time with an empty CNI_NETNS).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+e2e_init
+for tool in containerd ctr runc; do
+  command -v "$tool" >/dev/null || fail "$tool missing: run scripts/setup-e2e.sh"
+done
+[[ -x ${CRI_CLIENT:-} && -x ${PAUSE_BIN:-} ]] || fail "cri_client / e2e_pause not built"
+here=$(dirname "${BASH_SOURCE[0]}")
+
+start_sluiced 10.250.0.0/24
+net=se2e-cri-$id
+ctd=$work/ctd
+mkdir -p "$ctd" "$work/cni-bin" "$work/cni-conf" "$work/ipam" "$work/records"
+# containerd 1.6 takes one CNI bin dir: ours, with Debian's plugins beside.
+ln -s "$SLUICE_CNI_DIR/sluice-cni" "$work/cni-bin/sluice-cni"
+ln -s /usr/lib/cni/host-local "$work/cni-bin/host-local"
+# The CRI plugin adds a loopback network of its own to every sandbox.
+ln -s /usr/lib/cni/loopback "$work/cni-bin/loopback"
+jq -n --arg name "$net" --arg api "$work/api.sock" --arg sd "$work/vhost" --arg dd "$work/records" \
+  --arg ipam "$work/ipam" '{
+    cniVersion: "1.0.0", name: $name,
+    plugins: [{type: "sluice-cni", apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
+               ipam: {type: "host-local", dataDir: $ipam,
+                      ranges: [[{subnet: "10.250.0.0/24", rangeStart: "10.250.0.40", rangeEnd: "10.250.0.49"}]]}}]
+  }' >"$work/cni-conf/10-sluice.conflist"
+
+# restrict_oom_score_adj: without it runc fails on these machines ("can't get
+# final child's PID from pipe"). Stream server on an ephemeral loopback port so
+# that it never collides with another containerd.
+cat >"$ctd/config.toml" <<EOF
+version = 2
+root = "$ctd/root"
+state = "$ctd/state"
+[grpc]
+  address = "$ctd/containerd.sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "docker.io/sluice/pause:e2e"
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$work/cni-bin"
+    conf_dir = "$work/cni-conf"
+EOF
+
+cri() { "$CRI_CLIENT" --endpoint "$ctd/containerd.sock" "$@"; }
+# Runs before containerd is killed (cleanups come first): every sandbox of our
+# private containerd (also those a failed RunPodSandbox left in state unknown)
+# is stopped and removed through CRI, which deletes its netns; shims that outlive
+# containerd (they are its children, started for our sandboxes) are ended by
+# pid; mounts under the work directory are lifted before it is deleted.
+cri_cleanup() {
+  local sb pid
+  for sb in $(cri list); do
+    cri stop "$sb"
+    cri remove "$sb"
+  done
+  kill -TERM "$ctd_pid" 2>/dev/null
+  for _ in $(seq 1 200); do kill -0 "$ctd_pid" 2>/dev/null || break; sleep 0.05; done
+  for pid in $(grep -l -s -F -- "$ctd/containerd.sock" /proc/[0-9]*/cmdline | cut -d/ -f3); do
+    kill -KILL "$pid" 2>/dev/null
+  done
+  awk -v w="$work/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
+}
+e2e_cleanups+=("cri_cleanup")
+
+containerd --config "$ctd/config.toml" >"$work/containerd.log" 2>&1 &
+ctd_pid=$!
+e2e_pids+=("$ctd_pid")
+wait_until 60 cri version || {
+  tail -20 "$work/containerd.log" >&2
+  fail "containerd's CRI not answering within 60 s"
+}
+bash "$here/cri/pause_image.sh" "$PAUSE_BIN" docker.io/sluice/pause:e2e "$work/pause.tar"
+ctr --address "$ctd/containerd.sock" -n k8s.io image import "$work/pause.tar" >/dev/null ||
+  fail "ctr could not import the sandbox image"
+
+# --- RunPodSandbox: the CRI plugin runs sluice-cni ADD
+sb=$(cri run pod-a "uid-a-$id" default 2>"$work/cri.err") || {
+  cat "$work/cri.err" >&2
+  tail -20 "$work/containerd.log" >&2
+  fail "RunPodSandbox failed"
+}
+port=$(port_of "$sb" eth0)
+[[ -n $port ]] || fail "no sluiced port for sandbox $sb/eth0: $(ctl ports)"
+socket=$(jq -r .socket_path <<<"$port")
+[[ -S $socket ]] || fail "vhost-user socket $socket missing"
+ip=$(jq -r .ip <<<"$port")
+[[ $ip =~ ^10\.250\.0\.4[0-9]$ ]] || fail "port address $ip outside host-local's range"
+assert_jq "$port" '.attachment.ifname == "eth0"' "containerd's interface name"
+
+status=$(cri status "$sb") || fail "PodSandboxStatus failed"
+assert_jq "$status" '.status.state == "SANDBOX_READY"' "sandbox ready"
+assert_jq "$status" ".status.network.ip == \"$ip\"" "the sandbox's IP is the port's"
+info=$(jq -r '.info.info' <<<"$status")
+assert_jq "$info" ".cniResult.Interfaces.eth0.Mac == $(jq .mac <<<"$port")" \
+  "the sandbox's CNI result names eth0 with the port's MAC"
+pod_netns=$(jq -r '.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path' <<<"$info")
+[[ -e $pod_netns ]] || fail "the sandbox's netns '$pod_netns' does not exist"
+assert_jq "$info" ".cniResult.Interfaces.eth0.Sandbox == \"$pod_netns\"" "eth0 is in the sandbox's netns"
+
+# --- StopPodSandbox: DEL releases the port, its socket and the address
+cri stop "$sb" || fail "StopPodSandbox failed"
+[[ -z $(port_of "$sb" eth0) ]] || fail "port still present after StopPodSandbox: $(ctl ports)"
+[[ ! -e $socket ]] || fail "socket $socket left after StopPodSandbox"
+[[ ! -e $work/ipam/$net/$ip ]] || fail "host-local lease for $ip not released"
+
+# --- RemovePodSandbox: nothing comes back
+cri remove "$sb" || fail "RemovePodSandbox failed"
+[[ $(port_count) == 0 ]] || fail "ports after RemovePodSandbox: $(ctl ports)"
+[[ -z $(find "$work/records" -type f ! -name cni.log) ]] || fail "attachment record left"
+[[ ! -e $pod_netns ]] || fail "the sandbox's netns $pod_netns outlived RemovePodSandbox"
+# Both teardown calls reached the plugin: the first deleted the port, the
+# repeated one (RemovePodSandbox) found nothing and still succeeded.
+grep -q " DEL .*port deleted" "$work/records/cni.log" || fail "no DEL deleted the port: $(cat "$work/records/cni.log")"
+grep -q " DEL .*no port" "$work/records/cni.log" || fail "containerd's repeated DEL not seen: $(cat "$work/records/cni.log")"
+echo "PASS"
