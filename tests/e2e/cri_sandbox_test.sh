@@ -121,4 +121,22 @@ cri remove "$sb" || fail "RemovePodSandbox failed"
 # repeated one (RemovePodSandbox) found nothing and still succeeded.
 grep -q " DEL .*port deleted" "$work/records/cni.log" || fail "no DEL deleted the port: $(cat "$work/records/cni.log")"
 grep -q " DEL .*no port" "$work/records/cni.log" || fail "containerd's repeated DEL not seen: $(cat "$work/records/cni.log")"
+
+# --- ADD failing inside the runtime: sluiced down. RunPodSandbox fails with
+# the plugin's "try again later" (11); containerd's DEL after the failed ADD
+# and the plugin's own undo leave no lease, no record, no sandbox, no netns.
+kill -TERM "$sluiced_pid"
+wait "$sluiced_pid" || true
+netns_before=$(ls /var/run/netns)
+if cri run pod-b "uid-b-$id" default >"$work/cri.out" 2>"$work/cri.err"; then
+  fail "RunPodSandbox succeeded with sluiced down"
+fi
+note "runtime error: $(cat "$work/cri.err")"
+grep -q ' error ADD .*code 11' "$work/records/cni.log" || fail "the plugin's ADD did not fail with code 11"
+sed -n '/ error ADD .*code 11/,$p' "$work/records/cni.log" | grep -q ' DEL ' ||
+  fail "containerd did not call DEL after the failed ADD"
+[[ -z $(cri list) ]] || fail "a sandbox outlived its failed RunPodSandbox: $(cri list)"
+[[ -z $(find "$work/ipam/$net" -type f -name '10.*') ]] || fail "leases left: $(ls "$work/ipam/$net")"
+[[ -z $(find "$work/records" -type f ! -name cni.log) ]] || fail "attachment record left after a failed ADD"
+[[ $(ls /var/run/netns) == "$netns_before" ]] || fail "netns left after a failed RunPodSandbox"
 echo "PASS"
