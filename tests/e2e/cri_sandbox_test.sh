@@ -69,6 +69,10 @@ cri_cleanup() {
   done
   awk -v w="$work/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
 }
+# containerd's libcni caches results under /var/lib/cni too (removed after
+# cri_cleanup: cleanups run newest first); a failed teardown
+# would leave this network's entries there.
+e2e_cleanups+=("rm -f /var/lib/cni/results/$net-*")
 e2e_cleanups+=("cri_cleanup")
 
 containerd --config "$ctd/config.toml" >"$work/containerd.log" 2>&1 &
