@@ -3,7 +3,8 @@
 # CRI plugin runs sluice-cni (cniVersion 1.0.0, host-local) for every pod
 # sandbox, driven over CRI by our cri_client as kubelet would:
 # RunPodSandbox → sluiced has a port for the sandbox, and the sandbox's status
-# shows the interface and address → StopPodSandbox → port, socket and lease
+# shows the interface and address → a second sandbox, traffic between the two
+# through sluiced → StopPodSandbox → port, socket and lease
 # gone → RemovePodSandbox → still nothing (containerd repeats DEL, the second
 # time with an empty CNI_NETNS).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -28,7 +29,7 @@ jq -n --arg name "$net" --arg api "$work/api.sock" --arg sd "$work/vhost" --arg 
     cniVersion: "1.0.0", name: $name,
     plugins: [{type: "sluice-cni", apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
                ipam: {type: "host-local", dataDir: $ipam,
-                      ranges: [[{subnet: "10.250.0.0/24", rangeStart: "10.250.0.40", rangeEnd: "10.250.0.49"}]]}}]
+                      ranges: [[{subnet: "10.250.0.0/24", rangeStart: "10.250.0.10", rangeEnd: "10.250.0.19"}]]}}]
   }' >"$work/cni-conf/10-sluice.conflist"
 
 # restrict_oom_score_adj: without it runc fails on these machines ("can't get
@@ -97,7 +98,7 @@ port=$(port_of "$sb" eth0)
 socket=$(jq -r .socket_path <<<"$port")
 [[ -S $socket ]] || fail "vhost-user socket $socket missing"
 ip=$(jq -r .ip <<<"$port")
-[[ $ip =~ ^10\.250\.0\.4[0-9]$ ]] || fail "port address $ip outside host-local's range"
+[[ $ip == 10.250.0.10 ]] || fail "port address $ip is not host-local's first"
 assert_jq "$port" '.attachment.ifname == "eth0"' "containerd's interface name"
 
 status=$(cri status "$sb") || fail "PodSandboxStatus failed"
@@ -109,6 +110,30 @@ assert_jq "$info" ".cniResult.Interfaces.eth0.Mac == $(jq .mac <<<"$port")" \
 pod_netns=$(jq -r '.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path' <<<"$info")
 [[ -e $pod_netns ]] || fail "the sandbox's netns '$pod_netns' does not exist"
 assert_jq "$info" ".cniResult.Interfaces.eth0.Sandbox == \"$pod_netns\"" "eth0 is in the sandbox's netns"
+
+# --- Traffic between two sandboxes' ports through sluiced: the pods' DPDK side
+# is bench/node/pvp_traffic (10.250.0.10 → 10.250.0.11, both pods in one
+# process, so two busy-polling processes at most), on the sockets sluiced made.
+if [[ -n ${PVP_TRAFFIC:-} ]]; then
+  sb_b=$(cri run pod-b "uid-b-$id" default) || fail "RunPodSandbox (pod-b) failed"
+  port_b=$(port_of "$sb_b" eth0)
+  [[ -n $port_b ]] || fail "no sluiced port for sandbox $sb_b: $(ctl ports)"
+  assert_jq "$port_b" '.ip == "10.250.0.11"' "pod-b's address"
+  gw_mac=$( (ctl --json health || true) | jq -r .gateway_mac)
+  gen=$("$PVP_TRAFFIC" --sock-a "$socket" --sock-b "$(jq -r .socket_path <<<"$port_b")" --gateway-mac "$gw_mac" \
+    --warmup 0.5 --seconds 1 2>"$work/pvp.log" | tail -1) || { cat "$work/pvp.log" >&2; fail "pvp_traffic failed"; }
+  note "generator between the sandboxes' ports: $gen"
+  assert_jq "$gen" '.received > 0' "pod-b's port received pod-a's traffic"
+  stats=$(ctl --json stats)
+  assert_jq "$stats" "[.ports[] | select(.port_no == $(jq .port_no <<<"$port_b")) | .tx_packets | tonumber] | .[0] > 0" \
+    "sluiced counted what it sent to pod-b"
+  cri stop "$sb_b" || fail "StopPodSandbox (pod-b) failed"
+  cri remove "$sb_b" || fail "RemovePodSandbox (pod-b) failed"
+  [[ -z $(port_of "$sb_b" eth0) ]] || fail "pod-b's port outlived its sandbox"
+  [[ -n $(port_of "$sb" eth0) ]] || fail "pod-a's port went with pod-b's sandbox"
+else
+  note "built without SLUICE_BENCH: no traffic generator, the traffic step is left out"
+fi
 
 # --- StopPodSandbox: DEL releases the port, its socket and the address
 cri stop "$sb" || fail "StopPodSandbox failed"
@@ -132,7 +157,7 @@ grep -q " DEL .*no port" "$work/records/cni.log" || fail "containerd's repeated 
 kill -TERM "$sluiced_pid"
 wait "$sluiced_pid" || true
 netns_before=$(ls /var/run/netns)
-if cri run pod-b "uid-b-$id" default >"$work/cri.out" 2>"$work/cri.err"; then
+if cri run pod-c "uid-c-$id" default >"$work/cri.out" 2>"$work/cri.err"; then
   fail "RunPodSandbox succeeded with sluiced down"
 fi
 note "runtime error: $(cat "$work/cri.err")"
