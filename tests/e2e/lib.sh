@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers of the end-to-end tests (sourced by the *_test.sh scripts in
 # this folder; runs in the test's shell). A test calls e2e_init first: it makes
 # a private work directory and registers one EXIT trap that undoes everything
