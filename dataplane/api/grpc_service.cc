@@ -170,6 +170,7 @@ grpc::Status DataplaneService::ListFlows(grpc::ServerContext*, const v1::ListFlo
       o->set_pmd(f.pmd);
       o->set_index(f.index);
       o->set_match(f.match);
+      o->set_mask(f.mask);
       o->set_actions(f.actions);
       o->set_packets(f.packets);
       o->set_bytes(f.bytes);

@@ -86,7 +86,7 @@ std::string formatFlows(const v1::ListFlowsResponse& flows) {
   for (const v1::Flow& f : flows.flows())
     out += fmt("  %-3u %-6u %12llu %14llu %8.1f %8.1f  ", f.pmd(), f.index(), static_cast<unsigned long long>(f.packets()),
                static_cast<unsigned long long>(f.bytes()), f.idle_seconds(), f.age_seconds()) +
-           f.match() + " -> " + f.actions() + "\n";
+           f.match() + " -> " + f.actions() + "\n" + "      mask: " + f.mask() + "\n";
   if (flows.flows().empty()) out += "  (no megaflows)\n";
   return out;
 }

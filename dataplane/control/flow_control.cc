@@ -48,7 +48,7 @@ std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask) 
   field("eth_type", key.eth_type, mask.eth_type, 0xffff, absl::StrCat("0x", absl::Hex(ntohs(key.eth_type), absl::kZeroPad4)));
   field("vlan_tci", key.vlan_tci, mask.vlan_tci, 0xffff, absl::StrCat(ntohs(key.vlan_tci)));
   field("ip_proto", key.ip_proto, mask.ip_proto, 0xff, absl::StrCat(key.ip_proto));
-  static constexpr const char* kTtl[] = {"not_ip", "0", "1", ">1"};
+  static constexpr const char* kTtl[] = {"not_ip", "0", "1", "2+"};
   field("ttl", key.ttl_class, mask.ttl_class, 0xff, key.ttl_class < 4 ? kTtl[key.ttl_class] : "?");
   field("ipv4_src", key.ipv4_src, mask.ipv4_src, 0xffffffffU, ipv4Text(key.ipv4_src));
   field("ipv4_dst", key.ipv4_dst, mask.ipv4_dst, 0xffffffffU, ipv4Text(key.ipv4_dst));
@@ -60,6 +60,26 @@ std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask) 
                                               absl::Hex(key.words()[w]), "/0x", absl::Hex(mask.words()[w]));
   }
   return out.empty() ? "any" : out;
+}
+
+std::string describeMask(const flow::FlowMask& mask) {
+  std::string out;
+  auto field = [&](const char* name, uint64_t m, const std::string& text) {
+    if (m != 0) absl::StrAppend(&out, out.empty() ? "" : ",", name, "=", text);
+  };
+  field("in_port", mask.in_port, absl::StrCat("0x", absl::Hex(mask.in_port)));
+  field("eth_type", mask.eth_type, absl::StrCat("0x", absl::Hex(ntohs(mask.eth_type))));
+  field("vlan_tci", mask.vlan_tci, absl::StrCat("0x", absl::Hex(ntohs(mask.vlan_tci))));
+  field("ip_proto", mask.ip_proto, absl::StrCat("0x", absl::Hex(mask.ip_proto)));
+  field("ttl", mask.ttl_class, absl::StrCat("0x", absl::Hex(mask.ttl_class)));
+  field("ipv4_src", mask.ipv4_src, ipv4Text(mask.ipv4_src));
+  field("ipv4_dst", mask.ipv4_dst, ipv4Text(mask.ipv4_dst));
+  field("tp_src", mask.tp_src, absl::StrCat("0x", absl::Hex(ntohs(mask.tp_src))));
+  field("tp_dst", mask.tp_dst, absl::StrCat("0x", absl::Hex(ntohs(mask.tp_dst))));
+  for (uint32_t w = 3; w < flow::kMatchWords; ++w) {
+    if (mask.words()[w] != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x", absl::Hex(mask.words()[w]));
+  }
+  return out.empty() ? "none" : out;
 }
 
 std::string describeActions(const flow::MegaflowActions& a) {
@@ -192,6 +212,7 @@ std::vector<FlowView> FlowControl::list() const {
       v.pmd = static_cast<unsigned>(pi);
       v.index = i;
       v.match = describeMatch(m.key, m.mask);
+      v.mask = describeMask(m.mask);
       v.actions = describeActions(m.actions);
       v.packets = m.packets.load(std::memory_order_relaxed);
       v.bytes = m.bytes.load(std::memory_order_relaxed);

@@ -43,7 +43,8 @@ struct PmdFlowHandle {
 struct FlowView {
   unsigned pmd = 0;
   uint32_t index = 0;
-  std::string match;    // masked fields, e.g. "eth_type=0x0800,ipv4_dst=10.0.0.2,ttl=>1"
+  std::string match;    // masked fields, e.g. "eth_type=0x0800,ttl=2+,ipv4_dst=10.0.0.2"
+  std::string mask;     // the mask per field, e.g. "eth_type=0xffff,ttl=0xff,ipv4_dst=255.255.255.255"
   std::string actions;  // e.g. "output:1(l3_rewrite)" or "drop:no_route"
   uint64_t packets = 0, bytes = 0;
   double idle_seconds = 0, age_seconds = 0;
@@ -102,6 +103,7 @@ class FlowControl {
 
 // Text forms used by list() (and its tests).
 std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask);
+std::string describeMask(const flow::FlowMask& mask);
 std::string describeActions(const flow::MegaflowActions& actions);
 
 }  // namespace sluice

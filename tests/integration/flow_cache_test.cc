@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
+#include <sys/wait.h>
+
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <thread>
 
@@ -39,6 +42,17 @@ bool waitFor(const std::function<bool()>& cond) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return cond();
+}
+
+// Runs sluicectl against the node; returns (exit code, stdout+stderr).
+std::pair<int, std::string> sluicectl(const std::string& socket, const std::string& args) {
+  std::string cmd = std::string(SLUICECTL_PATH) + " --socket " + socket + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 class FlowCacheTest : public ::testing::Test {
@@ -152,10 +166,22 @@ TEST_F(FlowCacheTest, ManySourcePortsToOnePodShareOneMegaflowAndLaterPacketsHit)
   v1::ListFlowsResponse fl = listFlows();
   ASSERT_EQ(fl.flows_size(), 1);
   const v1::Flow& f = fl.flows(0);
-  EXPECT_EQ(f.match(), "eth_type=0x0800,ttl=>1,ipv4_dst=" + kIpB.toString());
+  EXPECT_EQ(f.match(), "eth_type=0x0800,ttl=2+,ipv4_dst=" + kIpB.toString());
   EXPECT_EQ(f.actions(), "output:" + std::to_string(port_b_) + "(l3_rewrite)");
   EXPECT_EQ(f.packets(), kTotal - p.misses());
   EXPECT_EQ(f.bytes(), f.packets() * 60);
+  EXPECT_EQ(f.mask(), "eth_type=0xffff,ttl=0xff,ipv4_dst=255.255.255.255");
+
+  // The operator's view of the same call.
+  auto [rc, text] = sluicectl(node_->apiSocket(), "flows");
+  EXPECT_EQ(rc, 0) << text;
+  EXPECT_NE(text.find(f.match() + " -> " + f.actions()), std::string::npos) << text;
+  auto [jrc, json] = sluicectl(node_->apiSocket(), "--json flows");
+  EXPECT_EQ(jrc, 0) << json;
+  EXPECT_NE(json.find("\"match\": \"" + f.match() + "\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"packets\": \"" + std::to_string(f.packets()) + "\""), std::string::npos) << json;
+  auto [src, stats_text] = sluicectl(node_->apiSocket(), "stats");
+  EXPECT_NE(stats_text.find("megaflow hits"), std::string::npos) << stats_text;
 }
 
 TEST_F(FlowCacheTest, DeletingThePodRemovesItsMegaflowBeforeTheCallReturns) {

@@ -86,7 +86,8 @@ TEST(DescribeTest, MatchAndActionsText) {
   ForwardingTable fib = tableWith({{kB, 3}});
   FlowTranslation tr;
   translateFlow({&fib, kGw.networkOrder()}, keyOf(kB), tr);
-  EXPECT_EQ(describeMatch(flow::applyMask(keyOf(kB), tr.mask), tr.mask), "eth_type=0x0800,ttl=>1,ipv4_dst=10.9.0.11");
+  EXPECT_EQ(describeMatch(flow::applyMask(keyOf(kB), tr.mask), tr.mask), "eth_type=0x0800,ttl=2+,ipv4_dst=10.9.0.11");
+  EXPECT_EQ(describeMask(tr.mask), "eth_type=0xffff,ttl=0xff,ipv4_dst=255.255.255.255");
   EXPECT_EQ(describeActions(tr.actions), "output:3(l3_rewrite)");
   EXPECT_EQ(describeActions(dropAction(DropReason::kNoRoute)), "drop:no_route");
 }
@@ -128,7 +129,7 @@ TEST_F(FlowControlTest, ManySourcePortsMakeOneMegaflowAndDuplicatesCoalesce) {
   fc.commit();
   std::vector<FlowView> flows = fc.list();
   ASSERT_EQ(flows.size(), 1u);
-  EXPECT_EQ(flows[0].match, "eth_type=0x0800,ttl=>1,ipv4_dst=10.9.0.11");
+  EXPECT_EQ(flows[0].match, "eth_type=0x0800,ttl=2+,ipv4_dst=10.9.0.11");
   EXPECT_EQ(flows[0].actions, "output:1(l3_rewrite)");
   FlowControlCounters c = fc.counters()[0];
   EXPECT_EQ(c.installed, 1u);

@@ -52,4 +52,35 @@ TEST(StatsFormatTest, HealthSaysWhetherReady) {
 }
 
 }  // namespace
+namespace {
+
+TEST(StatsFormatTest, TierBreakdownAndFlows) {
+  v1::GetStatsResponse s;
+  v1::PmdStats* p = s.add_pmds();
+  p->set_packets(100);
+  p->set_emc_hits(90);
+  p->set_megaflow_hits(8);
+  p->set_subtable_lookups(12);
+  p->set_misses(2);
+  p->set_upcalls(1);
+  p->set_upcalls_coalesced(1);
+  p->set_megaflows(1);
+  std::string text = formatStats(s);
+  EXPECT_NE(text.find("- EMC hits:                         90  ( 90.0 %)"), std::string::npos) << text;
+  EXPECT_NE(text.find("avg. subtable lookups per megaflow hit: 1.50"), std::string::npos) << text;
+  EXPECT_NE(text.find("upcalls 1, coalesced 1, lost 0"), std::string::npos) << text;
+
+  v1::ListFlowsResponse flows;
+  EXPECT_NE(formatFlows(flows).find("(no megaflows)"), std::string::npos);
+  v1::Flow* f = flows.add_flows();
+  f->set_match("eth_type=0x0800,ipv4_dst=10.0.0.2");
+  f->set_mask("eth_type=0xffff,ipv4_dst=255.255.255.255");
+  f->set_actions("drop:no_route");
+  f->set_packets(7);
+  std::string ft = formatFlows(flows);
+  EXPECT_NE(ft.find("eth_type=0x0800,ipv4_dst=10.0.0.2 -> drop:no_route"), std::string::npos) << ft;
+  EXPECT_NE(ft.find("mask: eth_type=0xffff,ipv4_dst=255.255.255.255"), std::string::npos) << ft;
+}
+
+}  // namespace
 }  // namespace sluice
