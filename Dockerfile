@@ -9,11 +9,11 @@
 FROM debian:12 AS build
 WORKDIR /src
 # The set-up script alone first: its package layer stays cached until the
-# dependency list changes. SLUICE_PACKAGING_TOOLS=0 skips the packaging-test
-# tools (helm, Node packages via scripts/setup-packaging.sh): the image build
+# dependency list changes. SLUICE_TEST_TOOLS=0 skips the test-only
+# tools (cnitool, containerd, helm, Node packages): the image build
 # does not run those tests, and that script is not in the context yet here.
 COPY scripts/setup.sh scripts/setup.sh
-RUN SLUICE_PACKAGING_TOOLS=0 bash scripts/setup.sh
+RUN SLUICE_TEST_TOOLS=0 bash scripts/setup.sh
 COPY . .
 RUN cmake -S . -B build \
  && cmake --build build \

@@ -35,6 +35,11 @@ if ((${#missing[@]})); then
 fi
 echo "setup.sh: all ${#packages[@]} packages present"
 
-# Tools for the packaging tests (helm, pinned npm validators). The Dockerfile's
-# build stage sets SLUICE_PACKAGING_TOOLS=0: an image needs none of them.
-[[ ${SLUICE_PACKAGING_TOOLS:-1} == 0 ]] || bash "$(dirname "${BASH_SOURCE[0]}")/setup-packaging.sh"
+# Tools only the tests need: cnitool, containerd and the CRI proto for the
+# end-to-end tests (before CMake configures: it looks for the proto), helm and
+# the pinned npm validators for the packaging tests. The Dockerfile's build
+# stage sets SLUICE_TEST_TOOLS=0: an image needs none of them.
+if [[ ${SLUICE_TEST_TOOLS:-1} != 0 ]]; then
+  bash "$(dirname "${BASH_SOURCE[0]}")/setup-e2e.sh"
+  bash "$(dirname "${BASH_SOURCE[0]}")/setup-packaging.sh"
+fi

@@ -25,9 +25,9 @@ froms=$(grep '^FROM ' <<<"$joined" | tr '\n' ';')
 [[ $froms == "FROM debian:12 AS build;FROM debian:12-slim;" ]] \
   && ok "two stages: debian:12 build, debian:12-slim runtime" || fail "stages are: $froms"
 
-grep -qx 'RUN SLUICE_PACKAGING_TOOLS=0 bash scripts/setup.sh' <<<"$build_stage" \
-  && ok "build stage runs scripts/setup.sh (without the packaging-test tools)" \
-  || fail "build stage does not run 'SLUICE_PACKAGING_TOOLS=0 bash scripts/setup.sh'"
+grep -qx 'RUN SLUICE_TEST_TOOLS=0 bash scripts/setup.sh' <<<"$build_stage" \
+  && ok "build stage runs scripts/setup.sh (without the test-only tools)" \
+  || fail "build stage does not run 'SLUICE_TEST_TOOLS=0 bash scripts/setup.sh'"
 
 cmake_run=$(grep '^RUN cmake ' <<<"$build_stage" || true)
 [[ $cmake_run == 'RUN cmake -S . -B build && cmake --build build && cmake --install build' ]] \
