@@ -150,21 +150,6 @@ TEST_F(ApiTest, HealthDescribesTheNode) {
 namespace sluice::test {
 namespace {
 
-struct CommandResult {
-  int exit_code;
-  std::string output;
-};
-
-CommandResult sluicectl(const std::string& socket, const std::string& args) {
-  std::string cmd = std::string(SLUICECTL_PATH) + " --socket " + socket + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 // sluicectl is the operator's view of the same API: same calls, exit codes.
 TEST_F(ApiTest, SluicectlDrivesTheSameApi) {
   std::string sock = node_->apiSocket();

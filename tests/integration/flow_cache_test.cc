@@ -34,27 +34,6 @@ rte_mempool* pool() {
   return p;
 }
 
-// Polls `cond` until it holds or 10 s pass (a deadline, not a measurement).
-bool waitFor(const std::function<bool()>& cond) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return cond();
-}
-
-// Runs sluicectl against the node; returns (exit code, stdout+stderr).
-std::pair<int, std::string> sluicectl(const std::string& socket, const std::string& args) {
-  std::string cmd = std::string(SLUICECTL_PATH) + " --socket " + socket + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 class FlowCacheTest : public ::testing::Test {
  protected:
   void SetUp() override { startNode({}); }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -23,9 +24,9 @@ std::unique_ptr<grpc::ClientContext> ctx() {
   return c;
 }
 
-// Polls `done` until it holds or `limit` passes; a condition wait, not a sleep.
-template <typename F>
-bool waitFor(F done, std::chrono::seconds limit) {
+}  // namespace
+
+bool waitFor(const std::function<bool()>& done, std::chrono::steady_clock::duration limit) {
   auto until = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < until) {
     if (done()) return true;
@@ -34,7 +35,16 @@ bool waitFor(F done, std::chrono::seconds limit) {
   return done();
 }
 
-}  // namespace
+CommandResult sluicectl(const std::string& socket, const std::string& args) {
+  std::string cmd = std::string(SLUICECTL_PATH) + " --socket " + socket + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return {-1, "popen failed"};
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
 
 std::unique_ptr<SluicedProcess> SluicedProcess::start(const SluicedOptions& o, std::string* error) {
   std::unique_ptr<SluicedProcess> p(new SluicedProcess());

@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +51,18 @@ class SluicedProcess {
   std::string dir_;
   std::unique_ptr<v1::Dataplane::Stub> stub_;
 };
+
+// Polls `done` until it holds or `limit` passes: a deadline on a condition,
+// never a measurement. Returns whether it held.
+bool waitFor(const std::function<bool()>& done,
+             std::chrono::steady_clock::duration limit = std::chrono::seconds(10));
+
+// Runs the built sluicectl against `socket` with `args`; stdout and stderr together.
+struct CommandResult {
+  int exit_code;
+  std::string output;
+};
+CommandResult sluicectl(const std::string& socket, const std::string& args);
 
 v1::AddPortRequest portRequest(const std::string& container_id, const std::string& ip,
                                v1::VhostMode mode = v1::VHOST_MODE_SERVER);
