@@ -23,6 +23,7 @@
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/forwarding_table.h"
+#include "dataplane/datapath/vxlan/overlay_tables.h"
 
 namespace sluice {
 
@@ -35,6 +36,12 @@ inline constexpr uint8_t kRewriteL3 = 0x01;
 struct RouteTables {
   const ForwardingTable* fib = nullptr;
   uint32_t gateway_ip_be = 0;
+  // The VXLAN overlay (null: this node has no uplink, and decisions read no
+  // tunnel field). With it, every decision also reads tun_vni (tunnelled or
+  // not), a tunnelled one reads tun_src (only known remote VTEPs may send),
+  // and a destination in a remote node's pod CIDR is encapsulated toward it.
+  const vxlan::OverlayTables* overlay = nullptr;
+  uint16_t uplink_port = 0;  // the encap action's output port
 };
 
 struct FlowTranslation {

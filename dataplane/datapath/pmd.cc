@@ -97,9 +97,15 @@ void Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t n
   uint16_t next[kBurstSize];
   DropReason reason[kBurstSize];
   counters_.rx_bursts.inc();
+  if (marks_ != nullptr && (n = takeMarked(in_port, pkts, n, now)) == 0) return;  // partial offload
   PortCounters& in = counters_.ports[in_port];
   in.rx_packets.add(n);
+  // Uplink: VXLAN is decapsulated first, so the inner packet is classified
+  // once, with the tunnel fields in its key (no recirculation).
+  const bool from_uplink = snap_->overlay.enabled && in_port == snap_->overlay.uplink_port;
+  if (from_uplink && (n = uplinkRx(in_port, pkts, n, now)) == 0) return;
   extractKeys(in_port, pkts, n);
+  if (from_uplink) vxlan::applyTunnelMeta(tun_meta_, n, keys_);
   uint16_t to_lookup = screen(in_port, pkts, n, next, reason);
   counters_.not_looked_up.add(n - to_lookup);
   if (to_lookup != 0) lookupAndAct(pkts, n, next, reason, now);
@@ -181,7 +187,8 @@ void Pmd::lookupAndAct(rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropRe
   // Misses: decide from this snapshot's tables now, and ask control for the
   // megaflow so that the flow's next packets hit.
   if (n_miss != 0) {
-    const RouteTables tables{snap_->fib.get(), snap_->gateway_ip_be};
+    const RouteTables tables{snap_->fib.get(), snap_->gateway_ip_be, snap_->overlay.tables.get(),
+                             snap_->overlay.uplink_port};
     uint64_t sent = 0, coalesced = 0, lost = 0;
     for (uint32_t j = 0; j < n_miss; ++j) {
       const uint16_t i = misses[j];
@@ -220,6 +227,9 @@ void Pmd::lookupAndAct(rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropRe
     if (a.kind == flow::MegaflowActions::Kind::kOutput) {
       if (a.rewrite_flags & kRewriteL3) l3RewriteToPod(*snap_, pkts[i], a.out_port);
       next[i] = a.out_port;
+    } else if (a.kind == flow::MegaflowActions::Kind::kEncap) {
+      next[i] = vxlan::encapOne(snap_->overlay, snap_->gateway_mac, pkts[i], static_cast<uint16_t>(a.arg),
+                                keys_[i].hash, &reason[i]);
     } else {
       next[i] = kNextDrop;
       reason[i] = static_cast<DropReason>(a.drop_reason);

@@ -30,10 +30,12 @@
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/limits.h"
+#include "dataplane/datapath/offload/mark_table.h"
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"
 #include "dataplane/datapath/upcall_gate.h"
 #include "dataplane/datapath/upcall_queue.h"
+#include "dataplane/datapath/vxlan/uplink_stage.h"
 
 namespace sluice {
 
@@ -45,13 +47,17 @@ struct PmdFlowParts {
   flow::MegaflowTable* megaflows = nullptr;
   UpcallQueue* upcalls = nullptr;
   UpcallGateConfig gate;
+  // Partial offload (datapath/offload/): the mark -> megaflow array (null:
+  // offload off) and this PMD's index, which marks name.
+  const offload::MarkTable* marks = nullptr;
+  uint32_t pmd_index = 0;
 };
 
 class Pmd {
  public:
   Pmd(PmdMailbox& mailbox, PmdCounters& counters, const PmdFlowParts& flows)
       : mailbox_(mailbox), counters_(counters), lookup_(*flows.lookup), megaflows_(*flows.megaflows),
-        upcalls_(*flows.upcalls), gate_(flows.gate) {}
+        upcalls_(*flows.upcalls), gate_(flows.gate), marks_(flows.marks), pmd_index_(flows.pmd_index) {}
 
   // The poll loop; returns when the mailbox's stop flag is set, after
   // flushing every batch. Suitable for rte_eal_remote_launch via launch().
@@ -71,6 +77,14 @@ class Pmd {
   void extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n);
   uint16_t screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropReason* reason);
   void lookupAndAct(rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropReason* reason, uint64_t now);
+  // The uplink's VXLAN/ARP stage (pmd_overlay.cc): decapsulated packets are
+  // compacted to the front of pkts (returns their count), the rest are
+  // counted and dropped, answered or punted here.
+  uint16_t uplinkRx(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
+  // Partial offload (offload/pmd_mark.cc): packets whose NIC mark names a
+  // live megaflow take its actions here; the rest are compacted to the front
+  // of pkts (returns their count) for the normal pipeline.
+  uint16_t takeMarked(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
   void enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now);
   void flush(uint16_t port_no);
   void flushAll();
@@ -82,6 +96,8 @@ class Pmd {
   flow::MegaflowTable& megaflows_;
   UpcallQueue& upcalls_;
   UpcallGate gate_;
+  const offload::MarkTable* marks_;
+  uint32_t pmd_index_;
   const PmdSnapshot* snap_ = nullptr;
   // The action of a miss the gate refused (a constant, kept here so the fast
   // path needs no function-local static and its init guard).
@@ -102,6 +118,10 @@ class Pmd {
   // Inline translations of the burst's misses (the missed packets' context:
   // preallocated, never per-packet heap).
   FlowTranslation missed_[kBurstSize];
+  // The uplink stage's per-burst scratch: tunnel metadata of the
+  // decapsulated packets, and what it handed back.
+  vxlan::TunnelMeta tun_meta_[kBurstSize];
+  vxlan::UplinkRxOut uplink_out_;
 };
 
 }  // namespace sluice

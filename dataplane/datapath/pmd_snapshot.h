@@ -30,6 +30,7 @@
 
 #include "dataplane/datapath/forwarding_table.h"
 #include "dataplane/datapath/limits.h"
+#include "dataplane/datapath/vxlan/overlay_snapshot.h"
 
 namespace sluice {
 namespace flow {
@@ -72,6 +73,8 @@ struct PmdSnapshot {
   std::array<rte_ether_addr, kMaxPorts> port_macs{};
   // Output batches wait at most this many TSC cycles (0: flush after every rx burst).
   uint64_t tx_flush_cycles = 0;
+  // The VXLAN overlay: uplink, decap parameters, tunnels (disabled without an uplink).
+  vxlan::OverlaySnapshot overlay;
 };
 
 // The control ↔ PMD exchange point for one PMD (one cache line each way so the

@@ -1,0 +1,26 @@
+// The PMD's uplink step (issue 5), apart from pmd.cc so that the overlay's
+// hook into the pipeline is one call there. PMD lcore only.
+#include "dataplane/datapath/l3_forward.h"
+#include "dataplane/datapath/pmd.h"
+
+namespace sluice {
+
+uint16_t Pmd::uplinkRx(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now) {
+  vxlan::UplinkRxOut& out = uplink_out_;
+  const uint16_t kept = vxlan::uplinkRxBurst(snap_->overlay, pkts, n, tun_meta_, out);
+  // Every packet not decapsulated was decided here, before any lookup.
+  const uint16_t decided = static_cast<uint16_t>(n - kept);
+  if (decided == 0) return kept;
+  counters_.not_looked_up.add(decided);
+  for (uint16_t i = 0; i < out.n_drop; ++i) {
+    counters_.drops[static_cast<size_t>(out.reason[i])].inc();
+  }
+  if (out.n_drop != 0) {
+    rte_pktmbuf_free_bulk(out.drop, out.n_drop);
+    counters_.ports[in_port].rx_dropped.add(out.n_drop);
+  }
+  for (uint16_t i = 0; i < out.n_reply; ++i) enqueue(in_port, out.reply[i], now);
+  return kept;
+}
+
+}  // namespace sluice

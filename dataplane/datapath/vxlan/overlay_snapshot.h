@@ -1,0 +1,47 @@
+// The overlay part of a PMD's snapshot (pmd_snapshot.h): whether this node
+// has an uplink, which port it is, what decapsulation accepts, the shared
+// overlay tables, and this PMD's per-tunnel counters. Written by control
+// before publication, read-only for the PMD afterwards (the counters are the
+// PMD's to write, like PmdCounters).
+#pragma once
+
+#include <rte_ether.h>
+#include <rte_ring.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "dataplane/datapath/limits.h"
+#include "dataplane/datapath/pmd_counters.h"
+#include "dataplane/datapath/vxlan/overlay_tables.h"
+#include "dataplane/datapath/vxlan/vxlan_decap.h"
+
+namespace sluice::vxlan {
+
+// One tunnel's traffic as seen by one PMD (single writer, see pmd_counters.h).
+struct TunnelCounters {
+  Counter rx_packets;  // decapsulated from this remote VTEP (before lookup)
+  Counter rx_bytes;    // their inner bytes
+  Counter tx_packets;  // encapsulated toward this remote VTEP
+  Counter tx_bytes;    // their inner bytes
+};
+
+// A PMD's tunnel counters, allocated by control at start, one block per PMD.
+struct alignas(64) OverlayCounters {
+  std::array<TunnelCounters, kMaxTunnels> tunnels;
+};
+
+struct OverlaySnapshot {
+  bool enabled = false;             // false: no uplink; everything below unused
+  uint16_t uplink_port = kInvalidPort;  // the uplink's port number
+  DecapConfig decap;                // our VTEP and VNI
+  rte_ether_addr vtep_mac{};        // the uplink's MAC (ARP replies for the VTEP)
+  uint32_t overlay_mtu = 0;         // largest inner IPv4 packet (uplink MTU - 50)
+  bool tx_ip_checksum_offload = false;  // the uplink fills outer IPv4 checksums
+  std::shared_ptr<const OverlayTables> tables;  // shared by all PMDs of a version
+  rte_ring* arp_punt = nullptr;     // ARP replies for control (MP enqueue, control dequeues)
+  OverlayCounters* counters = nullptr;  // this PMD's block
+};
+
+}  // namespace sluice::vxlan

@@ -1,0 +1,21 @@
+#include "dataplane/datapath/vxlan/overlay_tables.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace sluice::vxlan {
+
+OverlayTables::OverlayTables(std::vector<Tunnel> tunnels, std::vector<RemoteRoute> routes)
+    : tunnels_(std::move(tunnels)), routes_(std::move(routes)) {
+  // Longest prefix first (a wider mask has more one bits).
+  std::stable_sort(routes_.begin(), routes_.end(), [](const RemoteRoute& a, const RemoteRoute& b) {
+    return std::popcount(a.mask_be) > std::popcount(b.mask_be);
+  });
+  for (size_t t = 0; t < tunnels_.size() && t < kMaxTunnels; ++t) {
+    uint32_t i = slotFor(tunnels_[t].vtep_be);
+    while (vtep_slots_[i].tunnel != kNoTunnel) i = (i + 1) & kVtepSlotMask;
+    vtep_slots_[i] = {tunnels_[t].vtep_be, static_cast<uint16_t>(t)};
+  }
+}
+
+}  // namespace sluice::vxlan

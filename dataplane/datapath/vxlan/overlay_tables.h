@@ -1,0 +1,75 @@
+// The overlay's forwarding state as the fast path reads it: remote pod CIDRs
+// -> tunnel, remote VTEP address -> tunnel, and each tunnel's header template.
+// Built whole by the control path (overlay_control.h) on any change of remote
+// nodes or neighbors, then immutable and shared by every PMD's snapshot (as
+// the forwarding table is). PMDs read it without locks; the slow path's
+// translation (flow_translate.cc) reads it too.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dataplane/datapath/vxlan/encap_template.h"
+
+namespace sluice::vxlan {
+
+// Remote nodes (tunnels) a node can have: sizes the per-PMD tunnel counters.
+inline constexpr uint16_t kMaxTunnels = 64;
+inline constexpr uint16_t kNoTunnel = 0xffff;
+
+struct RemoteRoute {
+  uint32_t net_be = 0;   // network order, host bits zero
+  uint32_t mask_be = 0;  // network order
+  uint16_t tunnel = kNoTunnel;
+};
+
+class OverlayTables {
+ public:
+  struct Tunnel {
+    uint32_t vtep_be = 0;
+    EncapTemplate tmpl;
+  };
+
+  OverlayTables() : OverlayTables({}, {}) {}
+  // tunnels[i].tmpl.tunnel must be i (at most kMaxTunnels); routes may come
+  // in any order (they are kept longest prefix first).
+  OverlayTables(std::vector<Tunnel> tunnels, std::vector<RemoteRoute> routes);
+
+  // Longest-prefix match over the remote pod CIDRs; kNoTunnel if none.
+  // Linear: read by translations only (once per megaflow), not per packet.
+  uint16_t routeFor(uint32_t dst_be) const {
+    for (const RemoteRoute& r : routes_)
+      if ((dst_be & r.mask_be) == r.net_be) return r.tunnel;
+    return kNoTunnel;
+  }
+  // The tunnel whose remote VTEP is vtep_be; kNoTunnel if none. Per decapped
+  // packet (rx counters): open addressing, at most half full.
+  uint16_t tunnelForVtep(uint32_t vtep_be) const {
+    uint32_t i = slotFor(vtep_be);
+    for (;;) {
+      const VtepSlot& s = vtep_slots_[i];
+      if (s.tunnel == kNoTunnel) return kNoTunnel;
+      if (s.vtep_be == vtep_be) return s.tunnel;
+      i = (i + 1) & kVtepSlotMask;
+    }
+  }
+  const EncapTemplate& tunnel(uint16_t id) const { return tunnels_[id].tmpl; }
+  size_t tunnelCount() const { return tunnels_.size(); }
+
+ private:
+  struct VtepSlot {
+    uint32_t vtep_be = 0;
+    uint16_t tunnel = kNoTunnel;
+  };
+  static constexpr uint32_t kVtepSlots = 2 * kMaxTunnels;
+  static constexpr uint32_t kVtepSlotMask = kVtepSlots - 1;
+  static uint32_t slotFor(uint32_t ip_be) {
+    return static_cast<uint32_t>((uint64_t{ip_be} * 0x9E3779B97F4A7C15ull) >> 32) & kVtepSlotMask;
+  }
+
+  std::vector<Tunnel> tunnels_;
+  std::vector<RemoteRoute> routes_;
+  VtepSlot vtep_slots_[kVtepSlots];
+};
+
+}  // namespace sluice::vxlan

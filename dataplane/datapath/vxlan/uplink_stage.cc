@@ -1,0 +1,140 @@
+#include "dataplane/datapath/vxlan/uplink_stage.h"
+
+#include <rte_arp.h>
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+#include <rte_prefetch.h>
+
+#include <cstring>
+
+#include "dataplane/datapath/l3_forward.h"
+
+namespace sluice::vxlan {
+namespace {
+
+// How far ahead the stage prefetches frame data (as l3_forward.cc).
+constexpr uint16_t kPrefetchAhead = 4;
+
+// ARP on the uplink: a request for our VTEP is answered in place (true);
+// a reply addressed to our VTEP is punted to control's neighbor table.
+enum class ArpVerdict : uint8_t { kReply, kPunt, kDrop };
+
+ArpVerdict handleArp(const OverlaySnapshot& ov, rte_mbuf* m) {
+  if (rte_pktmbuf_data_len(m) < sizeof(rte_ether_hdr) + sizeof(rte_arp_hdr)) return ArpVerdict::kDrop;
+  auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
+  auto* arp = reinterpret_cast<rte_arp_hdr*>(eth + 1);
+  if (arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) || arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
+      arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4)
+    return ArpVerdict::kDrop;
+  if (arp->arp_data.arp_tip != ov.decap.vtep_ip_be) return ArpVerdict::kDrop;
+  if (arp->arp_opcode == RTE_BE16(RTE_ARP_OP_REPLY)) return ArpVerdict::kPunt;
+  if (arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST) || arp->arp_data.arp_sip == arp->arp_data.arp_tip)
+    return ArpVerdict::kDrop;
+  const uint32_t sender = arp->arp_data.arp_sip;
+  arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REPLY);
+  arp->arp_data.arp_tha = arp->arp_data.arp_sha;
+  arp->arp_data.arp_tip = sender;
+  arp->arp_data.arp_sha = ov.vtep_mac;
+  arp->arp_data.arp_sip = ov.decap.vtep_ip_be;
+  eth->dst_addr = eth->src_addr;
+  eth->src_addr = ov.vtep_mac;
+  return ArpVerdict::kReply;
+}
+
+}  // namespace
+
+uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, TunnelMeta* meta,
+                       UplinkRxOut& out) {
+  out.n_drop = out.n_reply = out.n_punted = 0;
+  for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+  const OverlayTables& tables = *ov.tables;
+  uint16_t kept = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
+    rte_mbuf* m = pkts[i];
+    // Headers must sit in the first segment (as for key extraction).
+    const DecapInfo d = classifyUplinkFrame(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), ov.decap);
+    if (d.cls == UplinkClass::kVxlan) {
+      rte_pktmbuf_adj(m, d.inner_ofs);
+      // Outer Ethernet padding is not part of the inner frame.
+      if (rte_pktmbuf_pkt_len(m) > d.inner_len) rte_pktmbuf_trim(m, static_cast<uint16_t>(rte_pktmbuf_pkt_len(m) - d.inner_len));
+      meta[kept] = {d.outer_src_be, d.outer_dst_be, d.vni};
+      pkts[kept++] = m;
+      if (const uint16_t t = tables.tunnelForVtep(d.outer_src_be); t != kNoTunnel) {
+        TunnelCounters& c = ov.counters->tunnels[t];
+        c.rx_packets.inc();
+        c.rx_bytes.add(d.inner_len);
+      }
+      continue;
+    }
+    if (d.cls == UplinkClass::kArp) {
+      switch (handleArp(ov, m)) {
+        case ArpVerdict::kReply:
+          out.reply[out.n_reply++] = m;
+          continue;
+        case ArpVerdict::kPunt:
+          if (rte_ring_enqueue(ov.arp_punt, m) == 0) {
+            ++out.n_punted;
+          } else {
+            out.drop[out.n_drop] = m;
+            out.reason[out.n_drop++] = DropReason::kUplinkArpPuntFull;
+          }
+          continue;
+        case ArpVerdict::kDrop:
+          out.drop[out.n_drop] = m;
+          out.reason[out.n_drop++] = DropReason::kArpNotAnswered;
+          continue;
+      }
+    }
+    out.drop[out.n_drop] = m;
+    out.reason[out.n_drop++] = d.reason;
+  }
+  return kept;
+}
+
+uint16_t encapOne(const OverlaySnapshot& ov, const rte_ether_addr& gateway_mac, rte_mbuf* m, uint16_t tunnel,
+                  uint32_t flow_hash, DropReason* reason) {
+  const EncapTemplate& t = ov.tables->tunnel(tunnel);
+  if (!t.valid) {
+    *reason = DropReason::kNeighborUnresolved;
+    return kNextDrop;
+  }
+  const uint32_t inner_len = rte_pktmbuf_pkt_len(m);
+  if (inner_len - sizeof(rte_ether_hdr) > ov.overlay_mtu) {
+    *reason = DropReason::kOverlayMtuExceeded;
+    return kNextDrop;
+  }
+  if (rte_pktmbuf_headroom(m) < kOuterLen) {
+    *reason = DropReason::kEncapNoHeadroom;
+    return kNextDrop;
+  }
+  // Inner L3 rewrite, as toward a local pod but addressed to the remote's
+  // VTEP device.
+  auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
+  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
+  uint16_t old_word;
+  std::memcpy(&old_word, &ip->time_to_live, 2);
+  ip->time_to_live = static_cast<uint8_t>(ip->time_to_live - 1);
+  uint16_t new_word;
+  std::memcpy(&new_word, &ip->time_to_live, 2);
+  ip->hdr_checksum = ipv4ChecksumAdjust(ip->hdr_checksum, old_word, new_word);
+  std::memcpy(&eth->dst_addr, t.inner_dst, RTE_ETHER_ADDR_LEN);
+  eth->src_addr = gateway_mac;
+
+  auto* outer = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, kOuterLen));
+  writeOuterHeaders(t, inner_len, flow_hash, !ov.tx_ip_checksum_offload, outer);
+  if (ov.tx_ip_checksum_offload) {
+    // Metadata writes only where the value changes (a vhost mbuf arrives
+    // with these zero; a recycled one may already hold them).
+    constexpr uint64_t kFlags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+    if ((m->ol_flags & kFlags) != kFlags) m->ol_flags |= kFlags;
+    if (m->l2_len != kEthLen) m->l2_len = kEthLen;
+    if (m->l3_len != kIpv4Len) m->l3_len = kIpv4Len;
+  }
+  TunnelCounters& c = ov.counters->tunnels[tunnel];
+  c.tx_packets.inc();
+  c.tx_bytes.add(inner_len);
+  return ov.uplink_port;
+}
+
+}  // namespace sluice::vxlan
