@@ -154,35 +154,43 @@ inline FlowKey applyMask(const FlowKey& key, const FlowMask& mask) {
   return out;
 }
 
-// The hash of a key's match area, used when the NIC supplied no RSS hash.
-// Four independent CRC chains over the 14 words (4 deep instead of 7 for
-// two chains: crc32 has 3 cycles of latency but issues every cycle).
-inline uint32_t hashKey(const FlowKey& key) {
-  const KeyWord* w = key.words();
+// The hash of a match area given word by word (word(i) for i < 14): the one
+// definition behind hashKey() and the extraction fast path, which hashes
+// words still in registers. Four independent CRC chains over the 14 words
+// (4 deep instead of 7 for two chains: crc32 has 3 cycles of latency but
+// issues every cycle).
+template <typename WordFn>
+inline uint32_t hashMatchArea(WordFn word) {
   static_assert(kMatchWords == 14);
   uint64_t a = 0;
   uint64_t b = 0x9e3779b9U;
   uint64_t c = 0x85ebca6bU;
   uint64_t d = 0xc2b2ae35U;
-  a = _mm_crc32_u64(a, w[0]);
-  b = _mm_crc32_u64(b, w[1]);
-  c = _mm_crc32_u64(c, w[2]);
-  d = _mm_crc32_u64(d, w[3]);
-  a = _mm_crc32_u64(a, w[4]);
-  b = _mm_crc32_u64(b, w[5]);
-  c = _mm_crc32_u64(c, w[6]);
-  d = _mm_crc32_u64(d, w[7]);
-  a = _mm_crc32_u64(a, w[8]);
-  b = _mm_crc32_u64(b, w[9]);
-  c = _mm_crc32_u64(c, w[10]);
-  d = _mm_crc32_u64(d, w[11]);
-  a = _mm_crc32_u64(a, w[12]);
-  b = _mm_crc32_u64(b, w[13]);
+  a = _mm_crc32_u64(a, word(0));
+  b = _mm_crc32_u64(b, word(1));
+  c = _mm_crc32_u64(c, word(2));
+  d = _mm_crc32_u64(d, word(3));
+  a = _mm_crc32_u64(a, word(4));
+  b = _mm_crc32_u64(b, word(5));
+  c = _mm_crc32_u64(c, word(6));
+  d = _mm_crc32_u64(d, word(7));
+  a = _mm_crc32_u64(a, word(8));
+  b = _mm_crc32_u64(b, word(9));
+  c = _mm_crc32_u64(c, word(10));
+  d = _mm_crc32_u64(d, word(11));
+  a = _mm_crc32_u64(a, word(12));
+  b = _mm_crc32_u64(b, word(13));
   const uint64_t ab = (a << 32) | (b & 0xffffffffU);
   const uint64_t cd = (c << 32) | (d & 0xffffffffU);
   // Multiply-mix the two halves together, then avalanche.
   const uint64_t x = ab * 0x9e3779b97f4a7c15ULL ^ cd * 0xc2b2ae3d27d4eb4fULL;
   return hashFinish(static_cast<uint32_t>(x >> 32) ^ static_cast<uint32_t>(x));
+}
+
+// The hash of a key's match area, used when the NIC supplied no RSS hash.
+inline uint32_t hashKey(const FlowKey& key) {
+  const KeyWord* w = key.words();
+  return hashMatchArea([w](uint32_t i) -> uint64_t { return w[i]; });
 }
 
 // Extracts the key of one frame. Reads only data[0, len). Fills key

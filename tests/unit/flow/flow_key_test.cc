@@ -373,6 +373,57 @@ TEST(FlowKeyTest, BurstMatchesSinglePacketExtraction) {
   EXPECT_EQ(keys[3].result(), ParseResult::kIpv4Truncated);
 }
 
+// The burst form takes a one-pass route for plain IPv4 UDP/TCP; every frame
+// near that route's edges (TTL classes, TOS, DF, fragments, TCP data offsets,
+// IP lengths, every truncation length) must give the key, hash and result the
+// general parser gives.
+TEST(FlowKeyTest, PlainIpv4RouteEqualsGeneralParser) {
+  std::vector<Frame> frames;
+  for (uint8_t ttl : {0, 1, 2, 64}) frames.push_back(testing::udp4(kSrc, kDst, 1000, 53, ttl));
+  for (uint8_t doff : {3, 5, 6, 15}) frames.push_back(testing::tcp4(kSrc, kDst, 443, 55555, doff));
+  Frame tos = testing::udp4(kSrc, kDst, 7, 8);
+  tos.bytes()[15] = 0xb8;
+  frames.push_back(tos);
+  for (uint16_t frag : {0x4000, 0x2000, 0x0001, 0x6001}) {  // DF, MF, an offset, DF + offset
+    Frame f = testing::udp4(kSrc, kDst, 7, 8);
+    f.bytes()[20] = static_cast<uint8_t>(frag >> 8);
+    f.bytes()[21] = static_cast<uint8_t>(frag);
+    frames.push_back(f);
+  }
+  for (uint16_t total : {0, 19, 20, 27, 28, 29, 0xffff}) {  // IP total length around the edges
+    Frame f = testing::udp4(kSrc, kDst, 7, 8);
+    f.bytes()[16] = static_cast<uint8_t>(total >> 8);
+    f.bytes()[17] = static_cast<uint8_t>(total);
+    frames.push_back(f);
+  }
+  Frame ihl6 = testing::udp4(kSrc, kDst, 7, 8);
+  ihl6.bytes()[14] = 0x46;
+  frames.push_back(ihl6);
+  const size_t whole = frames.size();
+  for (size_t i = 0; i < whole; ++i) {
+    for (uint32_t len = 0; len < frames[i].size(); ++len) {
+      Frame cut = frames[i];
+      cut.bytes().resize(len);
+      frames.push_back(cut);
+    }
+  }
+  uint32_t plain = 0;
+  for (const Frame& f : frames) {
+    for (bool rss : {false, true}) {
+      std::unique_ptr<uint8_t[]> copy(new uint8_t[f.size() == 0 ? 1 : f.size()]);
+      if (f.size() > 0) std::memcpy(copy.get(), f.data(), f.size());
+      const PacketRef ref{copy.get(), f.size(), 0xabcdef, rss};
+      FlowKey burst;
+      FlowKey single;
+      extractFlowKeys(&ref, 1, 4, &burst);
+      extractFlowKey(copy.get(), f.size(), 4, rss ? std::optional<uint32_t>(0xabcdef) : std::nullopt, single);
+      ASSERT_EQ(0, std::memcmp(&single, &burst, sizeof(FlowKey))) << "frame of " << f.size() << " bytes";
+      plain += single.result() == ParseResult::kOk && single.l4_ofs == 34;
+    }
+  }
+  EXPECT_GT(plain, 0U);  // the plain route was exercised, not only the general one
+}
+
 TEST(FlowKeyTest, MaskHelpers) {
   FlowKey k;
   ASSERT_EQ(extract(testing::udp4(kSrc, kDst, 1, 2), k), ParseResult::kOk);
