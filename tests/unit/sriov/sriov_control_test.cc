@@ -88,7 +88,7 @@ TEST_F(SriovControlTest, PfFailureResetsAndReturnsTheVf) {
   vf.vlan = 7;
   auto a = control_->attach(raw("c1", "10.9.0.2"), vf);
   EXPECT_EQ(a.status().code(), absl::StatusCode::kInternal);
-  EXPECT_EQ(pf_.calls(), (Calls{"mac pf0 0 02:00:0a:09:00:02", "vlan pf0 0 7", "reset pf0 0"}));
+  EXPECT_EQ(pf_.calls(), (Calls{"mac pf0 0 02:53:0a:09:00:02", "vlan pf0 0 7", "reset pf0 0"}));
   EXPECT_EQ(control_->pool().freeCount(), 3u);
   EXPECT_FALSE(control_->holds({"c1", "net1"}));
   EXPECT_TRUE(control_->attachments().empty());
@@ -137,7 +137,7 @@ TEST_F(SriovControlTest, SameAttachmentAgainIsReturnedUnchanged) {
   vf.vlan = 6;
   EXPECT_EQ(control_->attach(raw("c1", "10.9.0.2"), vf).status().code(), absl::StatusCode::kAlreadyExists);
   // Another attachment with the same MAC.
-  EXPECT_EQ(control_->attach(raw("c2", "10.9.0.3", "02:00:0a:09:00:02"), {}).status().code(),
+  EXPECT_EQ(control_->attach(raw("c2", "10.9.0.3", "02:53:0a:09:00:02"), {}).status().code(),
             absl::StatusCode::kAlreadyExists);
 }
 
