@@ -56,6 +56,12 @@ struct alignas(64) PmdCounters {
   Counter lost_upcalls;       // over the upcall rate (or queue full): dropped
   // Subtables searched, summed over megaflow hits (/ megaflow_hits = average).
   Counter subtable_lookups;
+  // Partial offload: packets resolved by their NIC mark (a tier of its own:
+  // counted instead of emc/smc/megaflow/misses/not_looked_up), and marked
+  // packets whose mark named nothing usable (unknown, stale, another PMD's)
+  // and took the normal pipeline (counted there too).
+  Counter mark_hits;
+  Counter mark_misses;
   std::array<Counter, kDropReasonCount> drops;
   std::array<PortCounters, kMaxPorts> ports;
 };
