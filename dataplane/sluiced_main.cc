@@ -27,6 +27,7 @@
 #include "dataplane/control/config.h"
 #include "dataplane/control/dataplane_control.h"
 #include "dataplane/control/dpdk_port_backend.h"
+#include "dataplane/control/offload/offload_manager.h"
 #include "dataplane/datapath/pmd.h"
 
 namespace sluice {
@@ -118,6 +119,16 @@ int run(int argc, char** argv) {
   std::vector<std::unique_ptr<UpcallQueue>> upcalls;
   std::vector<std::unique_ptr<Pmd>> pmds;
   std::vector<PmdHandle> handles;
+  // Partial offload (issue 6): made before the PMDs, which read its marks.
+  std::unique_ptr<offload::OffloadManager> offload;
+  if (config->offload_provider != "off") {
+    offload = std::make_unique<offload::OffloadManager>(
+        offload::makeOffloadProvider(config->offload_provider, config->offload_max_flows), config->offload_max_flows);
+    if (config->offload_provider == "software")
+      logWarning("OFFLOAD: provider \"software\" configured: a SOFTWARE flow engine stands in for NIC hardware "
+                 "(tests and demos only, not hardware offload)");
+    if (config->offload_port.empty()) logWarning("offload: no offload-port configured; nothing will be offloaded");
+  }
   for (unsigned lcore : config->pmd_cores) {
     mailboxes.push_back(std::make_unique<PmdMailbox>());
     counters.push_back(std::make_unique<PmdCounters>());
@@ -138,6 +149,10 @@ int run(int argc, char** argv) {
     lookups.push_back(std::move(*lookup));
     upcalls.push_back(std::make_unique<UpcallQueue>());
     PmdFlowParts parts{lookups.back().get(), megaflows.back().get(), upcalls.back().get(), {}};
+    if (offload) {
+      parts.marks = &offload->marks();
+      parts.pmd_index = static_cast<uint32_t>(pmds.size());
+    }
     parts.gate.tsc_hz = rte_get_tsc_hz();
     pmds.push_back(std::make_unique<Pmd>(*mailboxes.back(), *counters.back(), parts));
     handles.push_back({lcore, mailboxes.back().get(), counters.back().get(), megaflows.back().get(),
@@ -146,6 +161,10 @@ int run(int argc, char** argv) {
 
   DpdkPortBackend backend(pool);
   DataplaneControl control(*config, backend, handles, rte_get_tsc_hz());
+  if (offload) {
+    control.setOffload(offload.get());
+    offload->start();
+  }
   control.start();
   for (size_t i = 0; i < pmds.size(); ++i) {
     if (int rc = rte_eal_remote_launch(Pmd::launch, pmds[i].get(), config->pmd_cores[i]); rc != 0) {
@@ -181,6 +200,7 @@ int run(int argc, char** argv) {
 
   control.removeAllPorts();
   control.stopFlowThread();
+  if (offload) offload->stop();
   for (auto& m : mailboxes) m->stop.store(true, std::memory_order_relaxed);
   rte_eal_mp_wait_lcore();
   ::unlink(config->api_socket.c_str());

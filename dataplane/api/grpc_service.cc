@@ -117,6 +117,8 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       o->set_lost_upcalls(p.lost_upcalls);
       o->set_subtable_lookups(p.subtable_lookups);
       o->set_megaflows(p.megaflows);
+      o->set_mark_hits(p.mark_hits);
+      o->set_mark_misses(p.mark_misses);
     }
     for (const PortStatsView& p : s.ports) {
       v1::PortStats* o = resp->add_ports();
@@ -132,6 +134,30 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       v1::DropCounter* d = resp->add_drops();
       d->set_reason(std::string(kDropReasonNames[r]));
       d->set_packets(s.drops[r]);
+    }
+    if (s.offload) {
+      const offload::OffloadStatsView& f = *s.offload;
+      v1::OffloadStats* o = resp->mutable_offload();
+      o->set_provider(f.provider);
+      o->set_port_attached(f.port_attached);
+      o->set_port_no(f.port_no);
+      o->set_capable(f.capable);
+      o->set_capability_reason(f.capability_reason);
+      o->set_max_flows(f.max_flows);
+      o->set_offloaded(f.offloaded);
+      o->set_installed(f.installed);
+      o->set_removed(f.removed);
+      o->set_retries(f.retries);
+      for (const auto& [reason, n] : f.refused) {
+        v1::DropCounter* d = o->add_refused();
+        d->set_reason(reason);
+        d->set_packets(n);
+      }
+      for (const auto& [reason, n] : f.failures) {
+        v1::DropCounter* d = o->add_failures();
+        d->set_reason(reason);
+        d->set_packets(n);
+      }
     }
     return grpc::Status::OK;
   });
@@ -176,6 +202,7 @@ grpc::Status DataplaneService::ListFlows(grpc::ServerContext*, const v1::ListFlo
       o->set_bytes(f.bytes);
       o->set_idle_seconds(f.idle_seconds);
       o->set_age_seconds(f.age_seconds);
+      o->set_offload(f.offload);
     }
     return grpc::Status::OK;
   });

@@ -43,6 +43,10 @@ std::string formatStats(const v1::GetStatsResponse& s) {
     auto tier = [&](const char* name, uint64_t n) {
       out += fmt("  %-24s%14llu  (%5.1f %%)\n", name, static_cast<unsigned long long>(n), 100.0 * ratio(n, p.packets()));
     };
+    if (s.has_offload()) {
+      tier("- mark hits (offload):", p.mark_hits());
+      out += fmt("    stale/unknown marks %llu (then looked up below)\n", static_cast<unsigned long long>(p.mark_misses()));
+    }
     tier("- EMC hits:", p.emc_hits());
     tier("- SMC hits:", p.smc_hits());
     tier("- megaflow hits:", p.megaflow_hits());
@@ -63,6 +67,24 @@ std::string formatStats(const v1::GetStatsResponse& s) {
   out += "\nDrops by reason\n";
   for (const v1::DropCounter& d : s.drops())
     out += fmt("  %-24s %14llu\n", d.reason().c_str(), static_cast<unsigned long long>(d.packets()));
+  if (s.has_offload()) {
+    const v1::OffloadStats& o = s.offload();
+    out += fmt("\nPartial offload (provider %s%s)\n", o.provider().c_str(),
+               o.provider() == "software" ? ": SOFTWARE ENGINE, not hardware" : "");
+    if (o.port_attached())
+      out += fmt("  port %u: %s (%s)\n", o.port_no(), o.capable() ? "can mark" : "CANNOT mark",
+                 o.capability_reason().c_str());
+    else
+      out += "  no offload port attached\n";
+    out += fmt("  offloaded flows:        %14llu  (cap %u)\n", static_cast<unsigned long long>(o.offloaded()), o.max_flows());
+    out += fmt("  rules installed %llu, removed %llu, create retries %llu\n",
+               static_cast<unsigned long long>(o.installed()), static_cast<unsigned long long>(o.removed()),
+               static_cast<unsigned long long>(o.retries()));
+    for (const v1::DropCounter& d : o.refused())
+      out += fmt("  refused %-22s %10llu\n", d.reason().c_str(), static_cast<unsigned long long>(d.packets()));
+    for (const v1::DropCounter& d : o.failures())
+      out += fmt("  failed %-23s %10llu\n", d.reason().c_str(), static_cast<unsigned long long>(d.packets()));
+  }
   return out;
 }
 
@@ -86,7 +108,8 @@ std::string formatFlows(const v1::ListFlowsResponse& flows) {
   for (const v1::Flow& f : flows.flows())
     out += fmt("  %-3u %-6u %12llu %14llu %8.1f %8.1f  ", f.pmd(), f.index(), static_cast<unsigned long long>(f.packets()),
                static_cast<unsigned long long>(f.bytes()), f.idle_seconds(), f.age_seconds()) +
-           f.match() + " -> " + f.actions() + "\n" + "      mask: " + f.mask() + "\n";
+           f.match() + " -> " + f.actions() + "\n" + "      mask: " + f.mask() + "\n" +
+           (f.offload().empty() ? "" : "      offloaded: " + f.offload() + "\n");
   if (flows.flows().empty()) out += "  (no megaflows)\n";
   return out;
 }

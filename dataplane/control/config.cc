@@ -18,7 +18,10 @@ namespace {
 
 // Keys later features will read (uplink, caches, SR-IOV...). Present in the
 // chart already; accepted silently so a newer config does not fail here.
-const std::set<std::string> kFutureKeys = {"uplink", "vni", "remote-nodes", "offload", "sriov-pools"};
+const std::set<std::string> kFutureKeys = {"uplink", "vni", "remote-nodes", "sriov-pools"};
+
+// offload-max-flows: marks are twice the cap and must fit MarkTable's 24 bits.
+constexpr uint64_t MarkTableLimit = 1u << 22;
 
 absl::Status invalid(const std::string& key, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("config: ", key, ": ", why));
@@ -110,6 +113,18 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto v = number(3'600'000, 10);  // 10 ms .. 1 h
     if (!v.ok()) return v.status();
     c.flow_idle_timeout_ms = static_cast<uint32_t>(*v);
+  } else if (key == "offload-provider") {
+    if (value != "off" && value != "rte_flow" && value != "software")
+      return invalid(key, "must be off, rte_flow or software");
+    c.offload_provider = value;
+  } else if (key == "offload-max-flows") {
+    auto v = number(MarkTableLimit, 1);
+    if (!v.ok()) return v.status();
+    c.offload_max_flows = static_cast<uint32_t>(*v);
+  } else if (key == "offload-port") {
+    if (!value.empty() && value.find('/') == std::string::npos)
+      return invalid(key, "must be container-id/ifname of a pod port");
+    c.offload_port = value;
   } else if (key == "log-level") {
     static const std::set<std::string> levels = {"error", "warning", "info", "debug"};
     if (!levels.contains(value)) return invalid(key, "must be error, warning, info or debug");
@@ -141,6 +156,19 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
   if (doc.is_discarded()) return absl::InvalidArgumentError("config: not valid JSON");
   if (!doc.is_object()) return absl::InvalidArgumentError("config: top level must be an object");
   for (const auto& [key, value] : doc.items()) {
+    if (key == "offload") {
+      // {"provider": "...", "max-flows": N, "port": "..."} -> offload-* settings.
+      if (!value.is_object()) return invalid(key, "must be an object");
+      for (const auto& [sub, v] : value.items()) {
+        std::string text;
+        if (v.is_string()) text = v.get<std::string>();
+        else if (v.is_number_unsigned()) text = std::to_string(v.get<uint64_t>());
+        else return invalid("offload." + sub, absl::StrCat("has the wrong type (", v.type_name(), ")"));
+        if (sub != "provider" && sub != "max-flows" && sub != "port") return invalid("offload." + sub, "unknown setting");
+        if (absl::Status s = applySetting(c, "offload-" + sub, text); !s.ok()) return s;
+      }
+      continue;
+    }
     if (kFutureKeys.contains(key)) {
       c.ignored_keys.push_back(key);
       continue;
@@ -170,7 +198,7 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
                                          "eal",        "pod-cidr",    "gateway",           "gateway-mac",
                                          "tx-flush-interval", "max-ports", "mbufs",       "log-level",
                                          "emc-entries", "emc-insert-inv-prob", "smc-enable", "flow-limit",
-                                         "flow-idle-timeout-ms"};
+                                         "flow-idle-timeout-ms", "offload-provider", "offload-max-flows", "offload-port"};
   po::options_description desc("sluiced: the Sluice node dataplane\nOptions");
   desc.add_options()("help,h", "show this help")("config", po::value<std::string>(),
                                                  "JSON config file (flags override it)");
@@ -192,7 +220,10 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
       ("emc-insert-inv-prob", po::value<std::string>(), "cache 1 in N EMC misses; 0 turns the EMC off [100]")
       ("smc-enable", po::value<std::string>(), "signature match cache on (true|false) [true]")
       ("flow-limit", po::value<std::string>(), "megaflows per PMD [200000]")
-      ("flow-idle-timeout-ms", po::value<std::string>(), "unused megaflows expire after this many ms [10000]");
+      ("flow-idle-timeout-ms", po::value<std::string>(), "unused megaflows expire after this many ms [10000]")
+      ("offload-provider", po::value<std::string>(), "partial offload: off|rte_flow|software (software: tests only) [off]")
+      ("offload-max-flows", po::value<std::string>(), "cap on offloaded megaflows [16384]")
+      ("offload-port", po::value<std::string>(), "container-id/ifname of the port whose packets are marked []");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);

@@ -39,6 +39,15 @@ struct SluicedConfig {
   bool smc_enable = true;
   uint32_t flow_limit = 200000;
   uint32_t flow_idle_timeout_ms = 10000;
+  // Partial offload (issue 6): "off", "rte_flow" (the NIC's flow engine) or
+  // "software" (an rx-callback engine standing in for one: tests and demos
+  // only, logged loudly); the cap on offloaded megaflows (marks are twice
+  // this); the port whose received packets are marked, as "container-id/ifname"
+  // of a pod port (until the uplink exists; JSON: "offload": {"provider",
+  // "max-flows", "port"}).
+  std::string offload_provider = "off";
+  uint32_t offload_max_flows = 16384;
+  std::string offload_port;
   // Keys the file held that this version does not know (warned about, ignored:
   // a newer chart may configure features an older sluiced lacks).
   std::vector<std::string> ignored_keys;

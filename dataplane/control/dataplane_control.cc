@@ -55,6 +55,12 @@ void DataplaneControl::start() {
   if (flows_.hasFlows() && !flow_thread_.joinable()) flow_thread_ = std::thread([this] { flowThreadMain(); });
 }
 
+void DataplaneControl::setOffload(offload::OffloadManager* offload) {
+  std::lock_guard lock(mu_);
+  offload_ = offload;
+  flows_.setOffload(offload);
+}
+
 void DataplaneControl::stopFlowThread() {
   {
     std::lock_guard lock(mu_);
@@ -151,6 +157,10 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   // Counters of a reused port number start from zero for the new port.
   Totals now = readTotals();
   baseline_.ports[*port_no] = now.ports[*port_no];
+  // Partial offload: the configured port's packets get marks (probed once here).
+  if (offload_ != nullptr &&
+      absl::StrCat(req.attachment.container_id, "/", req.attachment.ifname) == config_.offload_port)
+    offload_->attachPort(*port_no, created->dpdk_port, 1);
   republishLocked();
   logInfo("port ", *port_no, " added: ", req.attachment.container_id, "/", req.attachment.ifname, " ",
           req.ip.toString(), " ", req.mac.toString(), " ", client ? "client" : "server", " ", *socket_path);
@@ -172,6 +182,7 @@ void DataplaneControl::removePortLocked(uint16_t port_no) {
   by_attachment_.erase(entry.request.attachment);
   // Every PMD stops polling and sending to the port before it is closed.
   republishLocked();
+  if (offload_ != nullptr) offload_->detachPort(port_no);  // its rules go before the port
   backend_.destroy(entry.dpdk);
   if (entry.request.vhost_mode == VhostMode::kServer) ::unlink(entry.socket_path.c_str());
   if (!entry.request.socket_subdir.empty())
@@ -293,6 +304,8 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
     v.upcalls_coalesced = c.upcalls_coalesced.read();
     v.lost_upcalls = c.lost_upcalls.read();
     v.subtable_lookups = c.subtable_lookups.read();
+    v.mark_hits = c.mark_hits.read();
+    v.mark_misses = c.mark_misses.read();
     for (size_t r = 0; r < kDropReasonCount; ++r) t.drops[r] += c.drops[r].read();
     for (uint16_t n = 0; n < kMaxPorts; ++n) {
       t.ports[n].rx_packets += c.ports[n].rx_packets.read();
@@ -332,6 +345,8 @@ StatsView DataplaneControl::stats() {
     s.upcalls_coalesced -= b.upcalls_coalesced;
     s.lost_upcalls -= b.lost_upcalls;
     s.subtable_lookups -= b.subtable_lookups;
+    s.mark_hits -= b.mark_hits;
+    s.mark_misses -= b.mark_misses;
     s.megaflows = flow_counters[p].megaflows;
     v.pmds.push_back(s);
   }
@@ -343,6 +358,7 @@ StatsView DataplaneControl::stats() {
     v.ports.push_back({n, ports_[n]->request.attachment, c.rx_packets - b.rx_packets,
                        c.tx_packets - b.tx_packets, c.tx_dropped - b.tx_dropped, c.rx_dropped - b.rx_dropped});
   }
+  if (offload_ != nullptr) v.offload = offload_->stats();
   return v;
 }
 

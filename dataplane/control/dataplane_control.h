@@ -24,6 +24,7 @@
 
 #include "dataplane/control/config.h"
 #include "dataplane/control/flow_control.h"
+#include "dataplane/control/offload/offload_manager.h"
 #include "dataplane/control/port_backend.h"
 #include "dataplane/control/port_request.h"
 #include "dataplane/datapath/drop_reason.h"
@@ -60,6 +61,7 @@ struct PmdStatsView {
   // Flow-cache tiers (one per packet) and upcalls; see PmdCounters.
   uint64_t emc_hits = 0, smc_hits = 0, megaflow_hits = 0, misses = 0, not_looked_up = 0, upcalls = 0,
            upcalls_coalesced = 0, lost_upcalls = 0, subtable_lookups = 0;
+  uint64_t mark_hits = 0, mark_misses = 0;  // partial offload, see PmdCounters
   uint64_t megaflows = 0;  // live now (not a counter: never cleared)
 };
 
@@ -76,6 +78,7 @@ struct StatsView {
   std::array<uint64_t, kDropReasonCount> drops{};
   double seconds_since_clear = 0;
   uint32_t tx_flush_interval_us = 0;
+  std::optional<offload::OffloadStatsView> offload;  // partial offload; empty when off
 };
 
 struct HealthView {
@@ -115,6 +118,9 @@ class DataplaneControl {
   std::vector<FlowView> listFlows();
   // Stops the flow thread (upcalls, expiry); before the PMDs stop.
   void stopFlowThread();
+  // Partial offload (before start()): the configured offload port is attached
+  // to it when added and detached when removed; megaflows go through it.
+  void setOffload(offload::OffloadManager* offload);
 
  private:
   struct PortEntry {
@@ -165,6 +171,7 @@ class DataplaneControl {
   std::condition_variable flow_cv_;
   bool flow_stop_ = false;  // guarded by mu_
   std::chrono::steady_clock::time_point cleared_at_ = started_at_;
+  offload::OffloadManager* offload_ = nullptr;  // not owned; null: offload off
 };
 
 }  // namespace sluice

@@ -112,6 +112,8 @@ flow::Classifier& FlowControl::editable(PerPmd& p) {
 
 void FlowControl::kill(PerPmd& p, flow::MegaflowIndex i) {
   const flow::Megaflow& m = p.h.megaflows->at(i);
+  if (offload_ != nullptr)
+    offload_->flowRemoved(static_cast<uint32_t>(&p - pmds_.data()), i, m.generation.load(std::memory_order_relaxed));
   (void)editable(p).remove(m.mask, m.key);
   p.installed.erase(matchBytes(m.mask, m.key));
   p.h.megaflows->kill(i);
@@ -126,8 +128,13 @@ void FlowControl::handleUpcalls(const RouteTables& tables) {
     p.h.upcalls->drain([&](const flow::FlowKey& key) {
       translateFlow(tables, key, t);
       std::string id = matchBytes(t.mask, flow::applyMask(key, t.mask));
-      if (p.installed.contains(id)) {
+      if (auto it = p.installed.find(id); it != p.installed.end()) {
         ++p.c.duplicate_upcalls;
+        // The megaflow may have been made for another port's packets first.
+        if (offload_ != nullptr && offload_->wantsInPort(key.in_port))
+          offload_->flowInstalled(static_cast<uint32_t>(&p - pmds_.data()), it->second,
+                                  p.h.megaflows->at(it->second).generation.load(std::memory_order_relaxed), key,
+                                  p.h.megaflows->at(it->second).mask);
         return;
       }
       auto i = p.h.megaflows->install(key, t.mask, t.actions, tsc_());
@@ -147,6 +154,9 @@ void FlowControl::handleUpcalls(const RouteTables& tables) {
       p.installed.emplace(std::move(id), *i);
       ++p.c.installed;
       ++p.c.megaflows;
+      if (offload_ != nullptr && offload_->wantsInPort(key.in_port))
+        offload_->flowInstalled(static_cast<uint32_t>(&p - pmds_.data()), *i,
+                                m.generation.load(std::memory_order_relaxed), key, m.mask);
     });
   }
 }
@@ -220,6 +230,8 @@ std::vector<FlowView> FlowControl::list() const {
       const uint64_t born = m.installed_tsc.load(std::memory_order_relaxed);
       v.idle_seconds = now > last ? static_cast<double>(now - last) / hz : 0;
       v.age_seconds = now > born ? static_cast<double>(now - born) / hz : 0;
+      if (offload_ != nullptr)
+        v.offload = offload_->flowState(static_cast<uint32_t>(pi), i, m.generation.load(std::memory_order_relaxed));
       out.push_back(std::move(v));
     }
   }

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/control/offload/flow_offload_sink.h"
 #include "dataplane/datapath/flow/classifier.h"
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/flow_translate.h"
@@ -48,6 +49,7 @@ struct FlowView {
   std::string actions;  // e.g. "output:1(l3_rewrite)" or "drop:no_route"
   uint64_t packets = 0, bytes = 0;
   double idle_seconds = 0, age_seconds = 0;
+  std::string offload;  // partial offload: "yes (mark N)", "no (why)", "failed (why)", "pending", "" (not offered)
 };
 
 // Control-side counters per PMD (monotonic; no clearing needed by tests).
@@ -81,6 +83,9 @@ class FlowControl {
   std::vector<FlowView> list() const;
   std::vector<FlowControlCounters> counters() const;
   bool hasFlows() const;
+  // Partial offload: megaflows upcalled from the sink's in-port are offered
+  // to it, and every killed megaflow is reported (null: offload off).
+  void setOffload(offload::FlowOffloadSink* sink) { offload_ = sink; }
 
  private:
   struct PerPmd {
@@ -99,6 +104,7 @@ class FlowControl {
   uint64_t tsc_hz_;
   uint64_t idle_cycles_;
   TscFn tsc_;
+  offload::FlowOffloadSink* offload_ = nullptr;
 };
 
 // Text forms used by list() (and its tests).

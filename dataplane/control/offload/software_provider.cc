@@ -1,0 +1,354 @@
+// The software flow engine's control side (see software_provider.h).
+#include "dataplane/control/offload/software_provider.h"
+
+#include <absl/strings/str_cat.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "common/log.h"
+
+namespace sluice::offload {
+namespace {
+
+// How long sync() waits for the callbacks to pass a version. A polled queue
+// passes it within one PMD loop iteration (microseconds); a queue nobody
+// polls marks nothing, but we cannot tell it from a stalled PMD, so after
+// this the old versions are kept (never freed early) and sync reports false.
+constexpr auto kGraceLimit = std::chrono::milliseconds(500);
+constexpr auto kGracePoll = std::chrono::microseconds(20);
+
+absl::Status unsupported(const std::string& what) {
+  return absl::UnimplementedError(absl::StrCat("software engine: ", what));
+}
+
+bool anyBytes(const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  for (size_t i = 0; i < n; ++i)
+    if (b[i] != 0) return true;
+  return false;
+}
+
+// TTL (or hop limit) spec[..last] under a full mask -> the TTL class.
+absl::Status ttlClass(uint8_t lo, uint8_t hi, uint8_t* out) {
+  if (lo == 0 && hi == 0) *out = static_cast<uint8_t>(flow::TtlClass::kZero);
+  else if (lo == 1 && hi == 1) *out = static_cast<uint8_t>(flow::TtlClass::kOne);
+  else if (lo == 2 && hi == 255) *out = static_cast<uint8_t>(flow::TtlClass::kMany);
+  else return unsupported(absl::StrCat("TTL range ", lo, "..", hi, " (only 0, 1 and 2..255)"));
+  return absl::OkStatus();
+}
+
+// Sets the IP protocol a following L4 item implies (and checks it agrees).
+absl::Status impliesProto(CompiledRule& r, uint8_t proto) {
+  if (r.mask.ip_proto == 0xff && r.key.ip_proto != proto) return unsupported("L4 item contradicts the IP protocol");
+  if (r.mask.ip_proto != 0 && r.mask.ip_proto != 0xff) return unsupported("partial IP protocol mask with an L4 item");
+  r.key.ip_proto = proto;
+  r.mask.ip_proto = 0xff;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CompiledRule> compileSoftwareRule(const FlowPattern& p) {
+  CompiledRule r{flow::zeroKey(), flow::zeroKey()};
+  // The engine parses untagged and single-tagged frames; it matches only
+  // untagged ones (what the PMD routes).
+  r.mask.flags = flow::kFlagVlan;
+  uint16_t implied_type = 0;
+  bool have_ip = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const PatternItem& it = p.at(i);
+    if (it.has_last && it.type != RTE_FLOW_ITEM_TYPE_IPV4 && it.type != RTE_FLOW_ITEM_TYPE_IPV6)
+      return unsupported("ranges only on TTL / hop limit");
+    switch (it.type) {
+      case RTE_FLOW_ITEM_TYPE_VOID:
+        break;
+      case RTE_FLOW_ITEM_TYPE_ETH: {
+        if (i != 0) return unsupported("ETH must come first (no tunnels)");
+        const rte_flow_item_eth& s = it.spec.eth;
+        const rte_flow_item_eth& m = it.mask.eth;
+        if (m.has_vlan && s.has_vlan) return unsupported("VLAN-tagged frames");
+        if (m.hdr.ether_type != 0 && m.hdr.ether_type != 0xffff) return unsupported("partial EtherType mask");
+        r.key.eth_type = s.hdr.ether_type & m.hdr.ether_type;
+        r.mask.eth_type = m.hdr.ether_type;
+        for (int b = 0; b < 6; ++b) {
+          r.mask.eth_dst[b] = m.hdr.dst_addr.addr_bytes[b];
+          r.key.eth_dst[b] = s.hdr.dst_addr.addr_bytes[b] & m.hdr.dst_addr.addr_bytes[b];
+          r.mask.eth_src[b] = m.hdr.src_addr.addr_bytes[b];
+          r.key.eth_src[b] = s.hdr.src_addr.addr_bytes[b] & m.hdr.src_addr.addr_bytes[b];
+        }
+        break;
+      }
+      case RTE_FLOW_ITEM_TYPE_IPV4: {
+        if (have_ip) return unsupported("a second IP header (no tunnels)");
+        have_ip = true;
+        implied_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+        rte_ipv4_hdr m = it.mask.ipv4.hdr;
+        const rte_ipv4_hdr& s = it.spec.ipv4.hdr;
+        r.key.ipv4_src = s.src_addr & m.src_addr;
+        r.mask.ipv4_src = m.src_addr;
+        r.key.ipv4_dst = s.dst_addr & m.dst_addr;
+        r.mask.ipv4_dst = m.dst_addr;
+        r.key.ip_proto = s.next_proto_id & m.next_proto_id;
+        r.mask.ip_proto = m.next_proto_id;
+        r.key.ip_tos = s.type_of_service & m.type_of_service;
+        r.mask.ip_tos = m.type_of_service;
+        if (m.time_to_live != 0) {
+          if (m.time_to_live != 0xff) return unsupported("partial TTL mask");
+          const uint8_t hi = it.has_last ? it.last.ipv4.hdr.time_to_live : s.time_to_live;
+          if (absl::Status st = ttlClass(s.time_to_live, hi, &r.key.ttl_class); !st.ok()) return st;
+          r.mask.ttl_class = 0xff;
+        }
+        m.src_addr = m.dst_addr = 0;
+        m.next_proto_id = m.type_of_service = m.time_to_live = 0;
+        if (anyBytes(&m, sizeof m)) return unsupported("IPv4 fields other than addresses, protocol, TOS, TTL");
+        if (it.has_last) {
+          rte_ipv4_hdr l = it.last.ipv4.hdr;
+          l.time_to_live = 0;
+          rte_ipv4_hdr sp = s;
+          sp.time_to_live = 0;
+          if (std::memcmp(&l, &sp, sizeof l) != 0) return unsupported("ranges only on TTL");
+        }
+        break;
+      }
+      case RTE_FLOW_ITEM_TYPE_IPV6: {
+        if (have_ip) return unsupported("a second IP header (no tunnels)");
+        have_ip = true;
+        implied_type = RTE_BE16(RTE_ETHER_TYPE_IPV6);
+        rte_ipv6_hdr m = it.mask.ipv6.hdr;
+        const rte_ipv6_hdr& s = it.spec.ipv6.hdr;
+        for (int b = 0; b < 16; ++b) {
+          r.mask.ipv6_src[b] = m.src_addr[b];
+          r.key.ipv6_src[b] = s.src_addr[b] & m.src_addr[b];
+          r.mask.ipv6_dst[b] = m.dst_addr[b];
+          r.key.ipv6_dst[b] = s.dst_addr[b] & m.dst_addr[b];
+        }
+        r.key.ip_proto = s.proto & m.proto;
+        r.mask.ip_proto = m.proto;
+        if (m.hop_limits != 0) {
+          if (m.hop_limits != 0xff) return unsupported("partial hop-limit mask");
+          const uint8_t hi = it.has_last ? it.last.ipv6.hdr.hop_limits : s.hop_limits;
+          if (absl::Status st = ttlClass(s.hop_limits, hi, &r.key.ttl_class); !st.ok()) return st;
+          r.mask.ttl_class = 0xff;
+        }
+        std::memset(m.src_addr, 0, 16);
+        std::memset(m.dst_addr, 0, 16);
+        m.proto = m.hop_limits = 0;
+        if (anyBytes(&m, sizeof m)) return unsupported("IPv6 fields other than addresses, protocol, hop limit");
+        break;
+      }
+      case RTE_FLOW_ITEM_TYPE_UDP:
+      case RTE_FLOW_ITEM_TYPE_TCP: {
+        const bool udp = it.type == RTE_FLOW_ITEM_TYPE_UDP;
+        if (!have_ip) return unsupported("L4 item without an IP item");
+        if (absl::Status st = impliesProto(r, udp ? IPPROTO_UDP : IPPROTO_TCP); !st.ok()) return st;
+        uint16_t sm, dm, ss, ds;
+        if (udp) {
+          rte_udp_hdr m = it.mask.udp.hdr;
+          sm = m.src_port, dm = m.dst_port, ss = it.spec.udp.hdr.src_port, ds = it.spec.udp.hdr.dst_port;
+          m.src_port = m.dst_port = 0;
+          if (anyBytes(&m, sizeof m)) return unsupported("UDP fields other than ports");
+        } else {
+          rte_tcp_hdr m = it.mask.tcp.hdr;
+          sm = m.src_port, dm = m.dst_port, ss = it.spec.tcp.hdr.src_port, ds = it.spec.tcp.hdr.dst_port;
+          m.src_port = m.dst_port = 0;
+          if (anyBytes(&m, sizeof m)) return unsupported("TCP fields other than ports");
+        }
+        r.key.tp_src = ss & sm;
+        r.mask.tp_src = sm;
+        r.key.tp_dst = ds & dm;
+        r.mask.tp_dst = dm;
+        break;
+      }
+      case RTE_FLOW_ITEM_TYPE_ICMP: {
+        if (implied_type != RTE_BE16(RTE_ETHER_TYPE_IPV4)) return unsupported("ICMP without IPv4");
+        if (absl::Status st = impliesProto(r, IPPROTO_ICMP); !st.ok()) return st;
+        rte_icmp_hdr m = it.mask.icmp.hdr;
+        r.key.icmp_type = it.spec.icmp.hdr.icmp_type & m.icmp_type;
+        r.mask.icmp_type = m.icmp_type;
+        r.key.icmp_code = it.spec.icmp.hdr.icmp_code & m.icmp_code;
+        r.mask.icmp_code = m.icmp_code;
+        m.icmp_type = m.icmp_code = 0;
+        if (anyBytes(&m, sizeof m)) return unsupported("ICMP fields other than type and code");
+        break;
+      }
+      default:
+        return unsupported(absl::StrCat("item type ", static_cast<int>(it.type)));
+    }
+  }
+  if (implied_type != 0) {
+    if (r.mask.eth_type != 0 && r.key.eth_type != implied_type)
+      return unsupported("EtherType contradicts the IP item");
+    r.key.eth_type = implied_type;
+    r.mask.eth_type = 0xffff;
+  }
+  // The key must be masked (the classifier keys on key AND mask).
+  r.key = flow::applyMask(r.key, r.mask);
+  return r;
+}
+
+SoftwareProvider::SoftwareProvider(uint32_t capacity)
+    : capacity_(capacity), rules_(capacity), shared_(std::make_unique<SwEngineShared>()) {}
+
+SoftwareProvider::~SoftwareProvider() {
+  if (port_) detach(*port_);
+}
+
+Capability SoftwareProvider::probe(uint16_t dpdk_port, uint16_t rx_queues) {
+  Capability cap;
+  if (port_ && *port_ != dpdk_port) {
+    cap.reason = absl::StrCat("the software engine already serves port ", *port_);
+    return cap;
+  }
+  if (rx_queues > kSwEngineMaxQueues) {
+    cap.reason = absl::StrCat("software engine: at most ", kSwEngineMaxQueues, " rx queues");
+    return cap;
+  }
+  logWarning("OFFLOAD: the SOFTWARE flow engine stands in for NIC hardware on DPDK port ", dpdk_port,
+             " (configured offload provider \"software\"): marks are applied by an rx callback on the PMD, "
+             "NOT by hardware; for tests and demos only");
+  if (!port_) {
+    for (uint16_t q = 0; q < rx_queues; ++q) {
+      const rte_eth_rxtx_callback* cb = rte_eth_add_rx_callback(dpdk_port, q, swEngineRxCallback, shared_.get());
+      if (cb == nullptr) {
+        for (uint16_t r = 0; r < q; ++r) rte_eth_remove_rx_callback(dpdk_port, r, callbacks_[r]);
+        callbacks_.clear();
+        cap.reason = absl::StrCat("software engine: rte_eth_add_rx_callback failed on queue ", q);
+        return cap;
+      }
+      callbacks_.push_back(cb);
+    }
+    port_ = dpdk_port;
+    rx_queues_ = rx_queues;
+  }
+  cap.supported = true;
+  cap.reason = "software flow engine (rx callback), not hardware";
+  return cap;
+}
+
+void SoftwareProvider::detach(uint16_t dpdk_port) {
+  if (!port_ || *port_ != dpdk_port) return;
+  // Called after the PMDs stopped polling the port (DataplaneControl
+  // republishes first), so no callback runs now or later: every version and
+  // rule can go without waiting.
+  for (uint16_t q = 0; q < callbacks_.size(); ++q) rte_eth_remove_rx_callback(dpdk_port, q, callbacks_[q]);
+  callbacks_.clear();
+  shared_->current.store(nullptr, std::memory_order_release);
+  port_.reset();
+  rx_queues_ = 0;
+  std::vector<flow::MegaflowIndex> live;
+  rules_.forEachLive([&](flow::MegaflowIndex i, const flow::Megaflow&) { live.push_back(i); });
+  for (flow::MegaflowIndex i : live) {
+    rules_.kill(i);
+    killed_.push_back(i);
+  }
+  for (flow::MegaflowIndex i : killed_) (void)rules_.recycle(i);
+  killed_.clear();
+  next_.reset();
+  sets_.clear();
+  classifiers_.clear();
+}
+
+absl::Status SoftwareProvider::checkPort(uint16_t dpdk_port) const {
+  if (!port_ || *port_ != dpdk_port)
+    return absl::FailedPreconditionError(absl::StrCat("software engine: port ", dpdk_port, " not probed"));
+  return absl::OkStatus();
+}
+
+flow::Classifier& SoftwareProvider::editable() {
+  if (!next_) {
+    next_ = classifiers_.empty() ? std::make_unique<flow::Classifier>() : classifiers_.back()->clone();
+  }
+  return *next_;
+}
+
+absl::Status SoftwareProvider::validate(uint16_t dpdk_port, const FlowPattern& pattern, uint32_t mark) {
+  if (absl::Status s = checkPort(dpdk_port); !s.ok()) return s;
+  if (mark >= capacity_) return absl::InvalidArgumentError(absl::StrCat("software engine: mark ", mark, " out of range"));
+  auto r = compileSoftwareRule(pattern);
+  return r.ok() ? absl::OkStatus() : r.status();
+}
+
+absl::StatusOr<RuleHandle> SoftwareProvider::create(uint16_t dpdk_port, const FlowPattern& pattern, uint32_t mark) {
+  if (absl::Status s = validate(dpdk_port, pattern, mark); !s.ok()) return s;
+  CompiledRule r = *compileSoftwareRule(pattern);
+  flow::MegaflowActions a;
+  a.arg = mark;
+  auto i = rules_.install(r.key, r.mask, a);
+  if (!i.ok()) return absl::ResourceExhaustedError("software engine: rule table full");
+  const flow::Megaflow& rec = rules_.at(*i);
+  if (absl::Status s = editable().insert(rec.mask, rec.key, *i); !s.ok()) {
+    rules_.kill(*i);
+    killed_.push_back(*i);
+    return absl::Status(s.code(), absl::StrCat("software engine: ", s.message()));
+  }
+  return static_cast<RuleHandle>(*i) + 1;
+}
+
+absl::Status SoftwareProvider::destroy(uint16_t dpdk_port, RuleHandle rule) {
+  if (absl::Status s = checkPort(dpdk_port); !s.ok()) return s;
+  if (rule == 0 || rule > capacity_ || !rules_.isAlive(static_cast<flow::MegaflowIndex>(rule - 1)))
+    return absl::NotFoundError("software engine: no such rule");
+  const auto i = static_cast<flow::MegaflowIndex>(rule - 1);
+  const flow::Megaflow& rec = rules_.at(i);
+  (void)editable().remove(rec.mask, rec.key);
+  // Dead at once: the callback's classifier checks liveness on every hit.
+  rules_.kill(i);
+  killed_.push_back(i);
+  return absl::OkStatus();
+}
+
+absl::Status SoftwareProvider::flush(uint16_t dpdk_port) {
+  if (absl::Status s = checkPort(dpdk_port); !s.ok()) return s;
+  std::vector<flow::MegaflowIndex> live;
+  rules_.forEachLive([&](flow::MegaflowIndex i, const flow::Megaflow&) { live.push_back(i); });
+  for (flow::MegaflowIndex i : live) (void)destroy(dpdk_port, static_cast<RuleHandle>(i) + 1);
+  return absl::OkStatus();
+}
+
+bool SoftwareProvider::sync() {
+  if (next_) {
+    auto set = std::make_unique<SwRuleSet>();
+    set->version = ++version_;
+    set->classifier = next_.get();
+    set->rules = &rules_;
+    shared_->current.store(set.get(), std::memory_order_release);
+    classifiers_.push_back(std::move(next_));
+    sets_.push_back(std::move(set));
+  }
+  if (sets_.size() <= 1 && killed_.empty()) return true;
+  // Wait until every queue has processed everything marked before `version_`.
+  const auto deadline = std::chrono::steady_clock::now() + kGraceLimit;
+  bool passed = true;
+  for (uint16_t q = 0; q < rx_queues_; ++q) {
+    while (shared_->queues[q].seen.load(std::memory_order_acquire) < version_) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        passed = false;
+        break;
+      }
+      std::this_thread::sleep_for(kGracePoll);
+    }
+    if (!passed) break;
+  }
+  if (!port_) passed = true;  // no callback installed: nothing can be marked
+  if (!passed) return false;
+  // Only the newest version can still be read.
+  if (sets_.size() > 1) {
+    sets_.erase(sets_.begin(), sets_.end() - 1);
+    classifiers_.erase(classifiers_.begin(), classifiers_.end() - 1);
+  }
+  for (flow::MegaflowIndex i : killed_) (void)rules_.recycle(i);
+  killed_.clear();
+  return true;
+}
+
+uint64_t SoftwareProvider::packetsMarked() const {
+  uint64_t n = 0;
+  for (const auto& q : shared_->queues) n += q.marked.load(std::memory_order_relaxed);
+  return n;
+}
+
+}  // namespace sluice::offload
