@@ -62,12 +62,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pvp_traffic: %s\n", std::string((a.ok() ? b.status() : a.status()).message()).c_str());
     return 1;
   }
-  // Frames A → B, one per flow (distinct UDP source ports), 60 bytes + FCS.
+  // Frames A → B, one per flow, 60 bytes + FCS, sent round-robin (the worst
+  // case for caches). Flows differ in their UDP source port, and past 60000
+  // also in their source address (one /24 further per 60000 flows; sluiced
+  // routes on the destination, so any source reaches B).
   auto ip_a = *sluice::Ipv4Address::parse("10.250.0.10");
   auto ip_b = *sluice::Ipv4Address::parse("10.250.0.11");
   std::vector<sluice::test::Frame> frames;
+  frames.reserve(o.flows);
   for (unsigned f = 0; f < o.flows; ++f) {
     sluice::test::UdpFrameSpec s{sluice::MacAddress::fromIpv4(ip_a), o.gateway_mac, ip_a, ip_b};
+    s.src_ip.value = ip_a.value + (f / 60000) * 256;
     s.src_port = static_cast<uint16_t>(1024 + f % 60000);
     frames.push_back(sluice::test::udpFrame(s));
   }

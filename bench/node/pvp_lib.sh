@@ -1,0 +1,54 @@
+# Shared by the pod → dataplane → pod benchmarks (vhost_pvp.sh, flow_sweep.sh):
+# one sluiced with two vhost-user pod ports, the generator bench/pvp_traffic
+# playing both pods in one process. Sourced, not run. Expects $root, $build,
+# $seconds and $work to be set by the caller.
+
+ctl() { "$build/dataplane/api/sluicectl" --socket "$work/api.sock" "$@"; }
+dp_pid=
+
+cleanup() {
+  set +e
+  [[ -n $dp_pid ]] && kill -INT "$dp_pid" 2>/dev/null && wait "$dp_pid" 2>/dev/null
+  rm -rf "$work"
+}
+
+run_generator() {  # socket-a socket-b gateway-mac flows → JSON line
+  "$build/bench/pvp_traffic" --sock-a "$1" --sock-b "$2" --gateway-mac "$3" --seconds "$seconds" --warmup 1 \
+    --flows "$4" 2>>"$work/gen.log" | tail -1
+}
+
+mpps_of() { sed -n 's/.*"rx_mpps": \([0-9.]*\).*/\1/p' <<<"$1"; }
+
+# One sluiced run at `flows` flows → "Mpps cycles/pkt emc% smc% megaflow% miss%".
+# Counters are cleared after the generator's warm-up second, so they cover
+# the measured seconds only.
+run_sluiced() {  # flows [extra sluiced flags...]
+  local flows=$1
+  shift
+  rm -rf "$work/vhost"
+  "$build/dataplane/sluiced" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
+    --pod-cidr 10.250.0.0/24 --main-core 0 --pmd-cores 1 "$@" \
+    --eal "--no-huge --no-pci -m 1024 --no-shconf --file-prefix=pvp-sluiced-$$" 2>>"$work/sluiced.log" &
+  dp_pid=$!
+  for _ in $(seq 1 300); do ctl health >/dev/null 2>&1 && break; sleep 0.1; done
+  ctl port add --container-id pvp-a --ifname net1 --ip 10.250.0.10 >/dev/null
+  ctl port add --container-id pvp-b --ifname net1 --ip 10.250.0.11 >/dev/null
+  local mac result
+  mac=$(ctl --json health | sed -n 's/.*"gateway_mac": "\(.*\)".*/\1/p')
+  (sleep 1.5 && ctl stats clear >/dev/null) &
+  result=$(run_generator "$work/vhost/pvp-a-net1.sock" "$work/vhost/pvp-b-net1.sock" "$mac" "$flows")
+  wait
+  local stats
+  stats=$(ctl stats)
+  kill -TERM "$dp_pid"
+  wait "$dp_pid" || true
+  dp_pid=
+  awk -v mpps="$(mpps_of "$result")" '
+    function pct(line) { sub(/.*\( */, "", line); sub(/ *%\).*/, "", line); return line }
+    /cycles per packet/ && !cpp { cpp = $4 }
+    /- EMC hits/ { emc = pct($0) } /- SMC hits/ { smc = pct($0) }
+    /- megaflow hits/ { mf = pct($0) } /- misses/ { miss = pct($0) }
+    END { print mpps, cpp, emc, smc, mf, miss }' <<<"$stats"
+}
+
+median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
