@@ -29,6 +29,12 @@ std::optional<AttachmentRecord> decode(const std::string& text) {
   r.ip = str("ip");
   r.socket_subdir = str("socketSubdir");
   r.device_info_file = str("deviceInfoFile");
+  r.netns = str("netns");
+  r.vf_host_name = str("vfHostName");
+  r.vf_host_mac = str("vfHostMac");
+  if (auto it = doc.find("vfHostMtu"); it != doc.end() && it->is_number_unsigned()) {
+    r.vf_host_mtu = it->get<uint32_t>();
+  }
   if (r.container_id.empty() || r.ifname.empty()) return std::nullopt;
   return r;
 }
@@ -60,6 +66,12 @@ std::string AttachmentStore::pathOf(const std::string& container_id, const std::
 absl::Status AttachmentStore::put(const AttachmentRecord& r) {
   json doc = {{"containerID", r.container_id}, {"ifname", r.ifname},
               {"ip", r.ip}, {"socketSubdir", r.socket_subdir}, {"deviceInfoFile", r.device_info_file}};
+  if (!r.vf_host_name.empty()) {
+    doc["netns"] = r.netns;
+    doc["vfHostName"] = r.vf_host_name;
+    doc["vfHostMac"] = r.vf_host_mac;
+    doc["vfHostMtu"] = r.vf_host_mtu;
+  }
   return writeFileAtomic(pathOf(r.container_id, r.ifname), doc.dump(), 0600);
 }
 

@@ -8,6 +8,7 @@
 // Used by the single thread of the sluice-cni process.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,12 @@ struct AttachmentRecord {
   std::string ip;                // the IPv4 given to sluiced
   std::string socket_subdir;     // per-pod directory under socketDir
   std::string device_info_file;  // empty when the runtime gave none
+  // SR-IOV kernel mode only (empty otherwise): the pod's netns and what the
+  // VF's netdev was in the host, so DEL and GC can send it back.
+  std::string netns;
+  std::string vf_host_name;
+  std::string vf_host_mac;
+  uint32_t vf_host_mtu = 0;
 };
 
 class AttachmentStore {

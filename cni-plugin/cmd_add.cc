@@ -11,6 +11,7 @@
 #include "cni-plugin/file_util.h"
 #include "cni-plugin/pod_paths.h"
 #include "cni-plugin/scope_guard.h"
+#include "cni-plugin/sriov_netdev.h"
 #include "common/net_address.h"
 
 namespace sluice::cni {
@@ -63,7 +64,7 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   // that no network claims.
   const std::string subdir = socketSubdir(env.container_id);
   AttachmentRecord record{env.container_id, env.ifname, ipv4->address.toString(), subdir,
-                          conf.device_info_file};
+                          conf.device_info_file, "", "", "", 0};
   if (absl::Status s = c.store.put(record); !s.ok()) return withPrefix(s, "attachment record");
   undo.push([&c, &env] {
     if (absl::Status s = c.store.remove(env.container_id, env.ifname); !s.ok()) {
@@ -80,11 +81,8 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     if (*made) undo.push([&c, &conf, &env, subdir] { removePodSocket(conf, subdir, env.ifname, c.log); });
   }
 
-  // 4. The port.
-  if (conf.interface_type == InterfaceType::kSriov && !conf.device_id.empty()) {
-    // sluice.v1 has no field for it yet: sluiced picks the VF itself.
-    c.log.info(cat("deviceID ", conf.device_id, " requested; sluiced chooses the VF"));
-  }
+  // 4. The port (for SR-IOV: a VF from sluiced's pool, programmed through
+  // its PF; the deviceID, when given, names the VF).
   v1::AddPortRequest req;
   *req.mutable_attachment() = toAttachment(env.container_id, env.ifname);
   req.set_pod_namespace(env.arg("K8S_POD_NAMESPACE").value_or(""));
@@ -92,6 +90,13 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   req.set_ip(ipv4->address.toString());
   req.set_type(conf.interface_type == InterfaceType::kVhostUser ? v1::PORT_TYPE_VHOST_USER
                                                                 : v1::PORT_TYPE_SRIOV_VF);
+  if (conf.interface_type == InterfaceType::kSriov) {
+    req.set_device_id(conf.device_id);
+    req.set_vlan(conf.vlan);
+    req.set_sriov_mode(conf.sriov_mode == SriovMode::kKernel ? v1::SRIOV_MODE_KERNEL : v1::SRIOV_MODE_DPDK);
+    req.set_vf_trust(conf.trust);
+    req.set_vf_spoof_check(conf.spoof_check);
+  }
   req.set_vhost_mode(conf.vhost_mode == VhostMode::kServer ? v1::VHOST_MODE_SERVER : v1::VHOST_MODE_CLIENT);
   req.set_socket_subdir(subdir);
   absl::StatusOr<v1::AddPortResponse> added = c.dataplane.addPort(req);
@@ -120,6 +125,36 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     return invalid(cat("network config: \"socketDir\" ", conf.socket_dir,
                                 " does not match sluiced's --socket-dir (its socket is \"", port.socket_path(),
                                 "\")"));
+  }
+
+  // 4b. SR-IOV kernel mode: the VF's netdev into the pod's namespace, renamed,
+  // addressed and up (sriov_netdev.h says why the plugin does this). The
+  // record learns first how to send it home, so a DEL after a crash can.
+  if (conf.interface_type == InterfaceType::kSriov && conf.sriov_mode == SriovMode::kKernel) {
+    if (port.vf_netdev().empty()) {
+      return cniError(ErrorCode::kInternal, cat("sluiced handed out VF ", port.pci_id(), " without a netdev"));
+    }
+    absl::StatusOr<HostNetdev> host = lookUpHostNetdev(port.vf_netdev());
+    if (!host.ok()) return cniError(ErrorCode::kInternal, cat("VF ", port.pci_id(), ": ", sv(host.status().message())));
+    record.netns = env.netns;
+    record.vf_host_name = host->name;
+    record.vf_host_mac = host->mac.toString();
+    record.vf_host_mtu = host->mtu;
+    if (absl::Status s = c.store.put(record); !s.ok()) return withPrefix(s, "attachment record");
+    std::vector<std::string> skipped;
+    PodNetdevConfig pod = podNetdevConfig(*ipam, env.ifname, *MacAddress::parse(port.mac()), conf.mtu, &skipped);
+    for (const std::string& a : skipped) c.log.warn(cat("not configured on the VF (sluice is IPv4-only): ", a));
+    absl::StatusOr<HostNetdev> moved = moveIntoPod(port.vf_netdev(), env.netns, pod);
+    if (!moved.ok()) {
+      return cniError(ErrorCode::kInternal, cat("VF netdev ", port.vf_netdev(), " into ", env.netns, ": ",
+                                                sv(moved.status().message())));
+    }
+    undo.push([&c, &env, original = *moved] {
+      if (absl::Status s = returnToHost(env.netns, env.ifname, original, c.log); !s.ok()) {
+        c.log.error(cat("undo: ", sv(s.message())));
+      }
+    });
+    c.log.info(cat("VF netdev ", port.vf_netdev(), " is ", env.ifname, " in ", env.netns));
   }
 
   // 5. Device-info for the pod's application (Multus copies it into the

@@ -4,6 +4,12 @@
 // Order (the reverse of ADD), and why:
 //   1. device-info file: the pod-facing pointer to the socket goes first, so
 //      nothing advertises a socket that is being torn down.
+//   1b. SR-IOV kernel mode: the VF's netdev back to the host namespace under
+//      its own name, MAC and MTU, before sluiced resets the VF and may hand
+//      it to another pod. A netns that is gone is fine (the kernel returns
+//      a physical VF itself); a netdev that cannot be moved back stops the
+//      DEL here with an error, so the runtime retries while the VF stays
+//      allocated (better than a VF in the pool whose netdev is elsewhere).
 //   2. sluiced DeletePort: closes the socket and stops routing the IP.
 //      Unknown attachment = success. sluiced unreachable = logged, not an
 //      error: kubelet must be able to delete the pod, and sluiced itself
@@ -22,6 +28,7 @@
 #include "cni-plugin/commands.h"
 #include "cni-plugin/device_info.h"
 #include "cni-plugin/pod_paths.h"
+#include "cni-plugin/sriov_netdev.h"
 
 namespace sluice::cni {
 
@@ -40,6 +47,17 @@ absl::Status runDel(CommandContext& c) {
   if (!c.conf.device_info_file.empty()) note(withPrefix(removeDeviceInfo(c.conf.device_info_file), "device-info"));
   if (record && !record->device_info_file.empty() && record->device_info_file != c.conf.device_info_file) {
     note(withPrefix(removeDeviceInfo(record->device_info_file), "device-info"));
+  }
+
+  // 1b.
+  if (record && !record->vf_host_name.empty()) {
+    HostNetdev original{record->vf_host_name, MacAddress::parse(record->vf_host_mac).value_or(MacAddress{}),
+                        record->vf_host_mtu};
+    absl::Status s = returnToHost(env.netns.empty() ? record->netns : env.netns, env.ifname, original, c.log);
+    if (!s.ok()) {
+      note(cniError(ErrorCode::kInternal, cat("VF netdev ", env.ifname, ": ", sv(s.message()))));
+      return first_error;
+    }
   }
 
   // 2.

@@ -13,6 +13,7 @@
 #include "cni-plugin/commands.h"
 #include "cni-plugin/device_info.h"
 #include "cni-plugin/pod_paths.h"
+#include "cni-plugin/sriov_netdev.h"
 
 namespace sluice::cni {
 
@@ -38,9 +39,18 @@ absl::Status runGc(CommandContext& c) {
     if (first_error.ok()) first_error = s;
   };
   auto collect = [&](const std::string& cid, const std::string& ifname, const std::string& subdir,
-                     const std::string& device_info) {
+                     const std::string& device_info, const AttachmentRecord* record = nullptr) {
     c.log.info(cat("GC: removing stale attachment ", cid, "/", ifname));
     if (!device_info.empty()) note(removeDeviceInfo(device_info));
+    // An SR-IOV kernel-mode VF's netdev goes home first, as in DEL.
+    if (record != nullptr && !record->vf_host_name.empty()) {
+      HostNetdev original{record->vf_host_name, MacAddress::parse(record->vf_host_mac).value_or(MacAddress{}),
+                          record->vf_host_mtu};
+      if (absl::Status s = returnToHost(record->netns, ifname, original, c.log); !s.ok()) {
+        note(s);
+        return;
+      }
+    }
     absl::StatusOr<bool> deleted = c.dataplane.deletePort(toAttachment(cid, ifname));
     if (!deleted.ok()) {
       note(deleted.status());
@@ -58,7 +68,7 @@ absl::Status runGc(CommandContext& c) {
 
   for (const AttachmentRecord& r : *records) {
     if (!valid.contains({r.container_id, r.ifname})) {
-      collect(r.container_id, r.ifname, r.socket_subdir, r.device_info_file);
+      collect(r.container_id, r.ifname, r.socket_subdir, r.device_info_file, &r);
     }
   }
   for (const v1::Port& p : *ports) {

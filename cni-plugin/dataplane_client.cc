@@ -42,6 +42,8 @@ absl::Status fromGrpc(const grpc::Status& status, std::string_view method) {
     case grpc::StatusCode::INVALID_ARGUMENT:
     case grpc::StatusCode::FAILED_PRECONDITION:
     case grpc::StatusCode::UNIMPLEMENTED:
+    // An SR-IOV deviceID that names no VF of sluiced's pools.
+    case grpc::StatusCode::NOT_FOUND:
       code = ErrorCode::kInvalidConfig;
       break;
     case grpc::StatusCode::ALREADY_EXISTS:

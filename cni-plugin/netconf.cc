@@ -90,6 +90,16 @@ absl::StatusOr<std::string> getAbsolutePath(const json& obj, std::string_view fi
   return value;
 }
 
+// "on" / "off" (sriov-cni's spelling) or a JSON boolean.
+absl::StatusOr<std::optional<bool>> getOnOff(const json& obj, std::string_view field) {
+  auto it = obj.find(field);
+  if (it == obj.end() || it->is_null()) return std::optional<bool>();
+  if (it->is_boolean()) return std::optional<bool>(it->get<bool>());
+  if (it->is_string() && it->get<std::string>() == "on") return std::optional<bool>(true);
+  if (it->is_string() && it->get<std::string>() == "off") return std::optional<bool>(false);
+  return invalid(field, "must be \"on\" or \"off\"");
+}
+
 absl::Status parseRuntimeConfig(const json& doc, NetConf& conf) {
   auto it = doc.find("runtimeConfig");
   if (it == doc.end() || it->is_null()) return absl::OkStatus();
@@ -149,6 +159,18 @@ std::string_view vhostModeName(VhostMode mode) {
 
 std::string_view interfaceTypeName(InterfaceType type) {
   return type == InterfaceType::kVhostUser ? "vhost-user" : "sriov";
+}
+
+std::string_view sriovModeName(SriovMode mode) { return mode == SriovMode::kKernel ? "kernel" : "dpdk"; }
+
+bool isPciAddress(std::string_view t) {
+  auto hex = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  };
+  if (t.size() != 12 || t[4] != ':' || t[7] != ':' || t[10] != '.') return false;
+  if (!hex(t.substr(0, 4)) || !hex(t.substr(5, 2)) || !hex(t.substr(8, 2))) return false;
+  // Device numbers are 5 bits (< 0x20), functions 3 bits.
+  return t[8] <= '1' && t[11] >= '0' && t[11] <= '7';
 }
 
 std::string peekCniVersion(std::string_view text) {
@@ -239,6 +261,30 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   if (s = getString(doc, "deviceID", false); !s.ok()) return s.status();
   conf.device_id = *s;
   if (absl::Status st = parseRuntimeConfig(doc, conf); !st.ok()) return st;
+  // Multus passes a deviceID for any network backed by a device plugin
+  // resource; only an SR-IOV attachment uses (and so checks) it.
+  if (conf.interface_type == InterfaceType::kSriov && !conf.device_id.empty() && !isPciAddress(conf.device_id)) {
+    return invalid("deviceID", cat("must be a PCI address like 0000:3b:02.1, got \"", conf.device_id, "\""));
+  }
+
+  if (s = getString(doc, "sriovMode", false); !s.ok()) return s.status();
+  if (s->empty() || *s == "kernel") {
+    conf.sriov_mode = SriovMode::kKernel;
+  } else if (*s == "dpdk") {
+    conf.sriov_mode = SriovMode::kDpdk;
+  } else {
+    return invalid("sriovMode", cat("must be \"kernel\" or \"dpdk\", got \"", *s, "\""));
+  }
+  absl::StatusOr<std::optional<bool>> onoff = getOnOff(doc, "trust");
+  if (!onoff.ok()) return onoff.status();
+  if (*onoff) conf.trust = **onoff;
+  if (onoff = getOnOff(doc, "spoofchk"); !onoff.ok()) return onoff.status();
+  if (*onoff) conf.spoof_check = **onoff;
+  if (conf.interface_type == InterfaceType::kVhostUser) {
+    for (std::string_view key : {"sriovMode", "trust", "spoofchk"}) {
+      if (doc.contains(key)) return invalid(key, "applies to interfaceType \"sriov\" only");
+    }
+  }
 
   if (auto it = doc.find("prevResult"); it != doc.end() && !it->is_null()) {
     if (!it->is_object()) return invalid("prevResult", "must be an object");
@@ -249,7 +295,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   static const std::set<std::string, std::less<>> kKnown = {
       "cniVersion", "name", "type", "interfaceType", "vhostMode", "apiSocket", "socketDir",
       "dataDir", "logFile", "mtu", "vlan", "timeoutMs", "ipam", "deviceID", "runtimeConfig",
-      "prevResult", "cni.dev/valid-attachments"};
+      "prevResult", "cni.dev/valid-attachments", "sriovMode", "trust", "spoofchk"};
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
     if (!kKnown.contains(key) && !kKnownIgnored.contains(key)) conf.unknown_fields.push_back(key);

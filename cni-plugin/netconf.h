@@ -36,6 +36,9 @@ enum class InterfaceType { kVhostUser, kSriov };
 // Who owns the vhost-user socket, seen from sluiced: kServer = sluiced
 // creates it and the pod connects; kClient = the pod's app creates it.
 enum class VhostMode { kServer, kClient };
+// SR-IOV: kKernel = the VF's netdev goes into the pod's netns; kDpdk = the
+// VF stays bound for a DPDK app in the pod, which finds it by PCI address.
+enum class SriovMode { kKernel, kDpdk };
 
 struct IpamConfig {
   std::string type;  // plugin executable name, a single path component
@@ -65,6 +68,11 @@ struct NetConf {
   // The VF the SR-IOV device plugin allocated: top-level "deviceID" (how
   // Multus passes it) or runtimeConfig.deviceID (the capability convention).
   std::string device_id;
+  // SR-IOV only: "sriovMode", "trust" and "spoofchk" ("on"/"off", as the
+  // reference sriov-cni spells them; trust default off, spoofchk on).
+  SriovMode sriov_mode = SriovMode::kKernel;
+  bool trust = false;
+  bool spoof_check = true;
   // runtimeConfig.CNIDeviceInfoFile: where Multus wants the NPWG device-info.
   std::string device_info_file;
   std::optional<nlohmann::json> prev_result;  // an object when present
@@ -84,5 +92,8 @@ std::string peekCniVersion(std::string_view text);
 
 std::string_view vhostModeName(VhostMode mode);
 std::string_view interfaceTypeName(InterfaceType type);
+std::string_view sriovModeName(SriovMode mode);
+// The SR-IOV device plugin's deviceID form: "DDDD:BB:DD.F", lower-case hex.
+bool isPciAddress(std::string_view text);
 
 }  // namespace sluice::cni
