@@ -23,7 +23,8 @@ counts=("$@")
 work=$(mktemp -d /tmp/sluice-sweep.XXXXXX)
 source "$root/bench/node/pvp_lib.sh"
 trap cleanup EXIT
-cmake --build "$build" -j "$(nproc)" --target sluiced sluicectl pvp_traffic >/dev/null
+# NO_BUILD=1 runs the binaries already in $build (e.g. to compare builds).
+[[ -n ${NO_BUILD:-} ]] || cmake --build "$build" -j "$(nproc)" --target sluiced sluicectl pvp_traffic >/dev/null
 
 declare -A mpps cpp tiers ratio
 for r in $(seq 1 "$rounds"); do

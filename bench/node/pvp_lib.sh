@@ -33,11 +33,12 @@ run_sluiced() {  # flows [extra sluiced flags...]
   for _ in $(seq 1 300); do ctl health >/dev/null 2>&1 && break; sleep 0.1; done
   ctl port add --container-id pvp-a --ifname net1 --ip 10.250.0.10 >/dev/null
   ctl port add --container-id pvp-b --ifname net1 --ip 10.250.0.11 >/dev/null
-  local mac result
+  local mac result clear_pid
   mac=$(ctl --json health | sed -n 's/.*"gateway_mac": "\(.*\)".*/\1/p')
   (sleep 1.5 && ctl stats clear >/dev/null) &
+  clear_pid=$!
   result=$(run_generator "$work/vhost/pvp-a-net1.sock" "$work/vhost/pvp-b-net1.sock" "$mac" "$flows")
-  wait
+  wait "$clear_pid"
   local stats
   stats=$(ctl stats)
   kill -TERM "$dp_pid"

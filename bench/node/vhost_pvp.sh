@@ -18,7 +18,8 @@ flows=${3:-1}
 work=$(mktemp -d /tmp/sluice-pvp.XXXXXX)
 source "$root/bench/node/pvp_lib.sh"
 trap cleanup EXIT
-cmake --build "$build" -j "$(nproc)" --target sluiced sluicectl pvp_traffic >/dev/null
+# NO_BUILD=1 runs the binaries already in $build (e.g. to compare builds).
+[[ -n ${NO_BUILD:-} ]] || cmake --build "$build" -j "$(nproc)" --target sluiced sluicectl pvp_traffic >/dev/null
 
 run_testpmd() {
   rm -rf "$work/vhost" && mkdir -p "$work/vhost"
