@@ -27,6 +27,8 @@
 #include "dataplane/control/config.h"
 #include "dataplane/control/dataplane_control.h"
 #include "dataplane/control/dpdk_port_backend.h"
+#include "dataplane/control/vxlan/dpdk_uplink.h"
+#include "dataplane/control/vxlan/overlay_control.h"
 #include "dataplane/control/offload/offload_manager.h"
 #include "dataplane/datapath/pmd.h"
 
@@ -161,6 +163,22 @@ int run(int argc, char** argv) {
 
   DpdkPortBackend backend(pool);
   DataplaneControl control(*config, backend, handles, rte_get_tsc_hz());
+  // The VXLAN overlay: the uplink is opened before the first snapshot and
+  // takes the last port number (pods never get it).
+  std::unique_ptr<DpdkUplink> uplink;
+  std::unique_ptr<OverlayControl> overlay;
+  if (config->overlay.uplink) {
+    auto opened = DpdkUplink::open(*config->overlay.uplink, pool);
+    if (!opened.ok()) {
+      logError(opened.status().message());
+      rte_eal_cleanup();
+      return 1;
+    }
+    uplink = std::move(*opened);
+    overlay = std::make_unique<OverlayControl>(config->overlay, config->pod_cidr, *uplink, kMaxPorts - 1,
+                                               pmds.size());
+    control.setOverlay(overlay.get());
+  }
   if (offload) {
     control.setOffload(offload.get());
     offload->start();
@@ -203,6 +221,10 @@ int run(int argc, char** argv) {
   if (offload) offload->stop();
   for (auto& m : mailboxes) m->stop.store(true, std::memory_order_relaxed);
   rte_eal_mp_wait_lcore();
+  // No PMD or control thread uses the uplink any more.
+  control.setOverlay(nullptr);
+  overlay.reset();
+  uplink.reset();
   ::unlink(config->api_socket.c_str());
   rte_mempool_free(pool);
   rte_eal_cleanup();

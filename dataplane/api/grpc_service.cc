@@ -65,6 +65,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     auto result = control_.addPort(raw);
     if (!result.ok()) return toGrpcStatus(result.status());
     fillPort(result->port, resp->mutable_port());
+    resp->mutable_port()->set_overlay_mtu(control_.overlayMtu());
     resp->set_created(result->created);
     return grpc::Status::OK;
   });
@@ -83,7 +84,11 @@ grpc::Status DataplaneService::DeletePort(grpc::ServerContext*, const v1::Delete
 grpc::Status DataplaneService::ListPorts(grpc::ServerContext*, const v1::ListPortsRequest*,
                                          v1::ListPortsResponse* resp) {
   return guarded([&] {
-    for (const PortView& p : control_.listPorts()) fillPort(p, resp->add_ports());
+    const uint32_t overlay_mtu = control_.overlayMtu();
+    for (const PortView& p : control_.listPorts()) {
+      fillPort(p, resp->add_ports());
+      resp->mutable_ports(resp->ports_size() - 1)->set_overlay_mtu(overlay_mtu);
+    }
     return grpc::Status::OK;
   });
 }
@@ -130,6 +135,7 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       o->set_tx_dropped(p.tx_dropped);
       o->set_rx_dropped(p.rx_dropped);
     }
+    for (const RemoteNodeView& n : s.tunnels) fillRemoteNode(n, resp->add_tunnels());
     for (size_t r = 0; r < kDropReasonCount; ++r) {
       v1::DropCounter* d = resp->add_drops();
       d->set_reason(std::string(kDropReasonNames[r]));
@@ -184,6 +190,7 @@ grpc::Status DataplaneService::Health(grpc::ServerContext*, const v1::HealthRequ
     resp->set_pod_cidr(h.pod_cidr.toString());
     resp->set_gateway(h.gateway.toString());
     resp->set_gateway_mac(h.gateway_mac.toString());
+    if (auto o = control_.overlayView()) fillOverlay(*o, resp->mutable_overlay());
     return grpc::Status::OK;
   });
 }

@@ -20,6 +20,10 @@ class DataplaneService final : public sluice::v1::Dataplane::Service {
   grpc::Status ClearStats(grpc::ServerContext*, const v1::ClearStatsRequest*, v1::ClearStatsResponse*) override;
   grpc::Status Health(grpc::ServerContext*, const v1::HealthRequest*, v1::HealthResponse*) override;
   grpc::Status ListFlows(grpc::ServerContext*, const v1::ListFlowsRequest*, v1::ListFlowsResponse*) override;
+  // The VXLAN overlay's node table (grpc_nodes.cc).
+  grpc::Status AddNode(grpc::ServerContext*, const v1::AddNodeRequest*, v1::AddNodeResponse*) override;
+  grpc::Status DeleteNode(grpc::ServerContext*, const v1::DeleteNodeRequest*, v1::DeleteNodeResponse*) override;
+  grpc::Status ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*, v1::ListNodesResponse*) override;
 
  private:
   DataplaneControl& control_;
@@ -28,5 +32,9 @@ class DataplaneService final : public sluice::v1::Dataplane::Service {
 
 // absl status → gRPC status, code for code (their numbering is the same).
 grpc::Status toGrpcStatus(const absl::Status& s);
+
+// Overlay views → messages (grpc_nodes.cc; shared by ListNodes, GetStats, Health).
+void fillRemoteNode(const RemoteNodeView& n, v1::RemoteNode* out);
+void fillOverlay(const OverlayView& o, v1::Overlay* out);
 
 }  // namespace sluice

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/api/nodes_format.h"
 #include "dataplane/api/stats_format.h"
 #include "sluice/v1/dataplane.grpc.pb.h"
 
@@ -30,7 +31,10 @@ constexpr char kUsage[] =
     "  health             exit 0 if the dataplane is ready\n"
     "  port add --container-id ID --ifname NAME --ip A.B.C.D [--mac M] [--mode server|client]\n"
     "           [--namespace NS] [--pod NAME] [--socket-subdir DIR]\n"
-    "  port del --container-id ID --ifname NAME\n";
+    "  port del --container-id ID --ifname NAME\n"
+    "  nodes              list the VXLAN overlay's remote nodes (VTEP, CIDRs, next hop, counters)\n"
+    "  node add --name N --vtep A.B.C.D --pod-cidr CIDR [--pod-cidr CIDR...] [--mac M]\n"
+    "  node del --name N\n";
 
 struct Globals {
   std::string socket = "/var/run/sluice/sluice.sock";
@@ -150,6 +154,37 @@ int portDel(Client& client, const std::vector<std::string>& args) {
   return 0;
 }
 
+int nodeAdd(Client& client, const std::vector<std::string>& args) {
+  po::options_description desc("node add");
+  desc.add_options()("name", po::value<std::string>()->required(), "")("vtep", po::value<std::string>()->required(), "")(
+      "pod-cidr", po::value<std::vector<std::string>>()->required(), "")(
+      "mac", po::value<std::string>()->default_value(""), "");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  po::notify(vm);
+  v1::AddNodeRequest req;
+  req.mutable_node()->set_name(vm["name"].as<std::string>());
+  req.mutable_node()->set_vtep(vm["vtep"].as<std::string>());
+  for (const std::string& c : vm["pod-cidr"].as<std::vector<std::string>>()) req.mutable_node()->add_pod_cidrs(c);
+  req.mutable_node()->set_mac(vm["mac"].as<std::string>());
+  return call(client, &v1::Dataplane::Stub::AddNode, req, [](const v1::AddNodeResponse& r) {
+    return std::string(r.created() ? "created\n" : "exists\n") + sluice::formatNode(r.node());
+  });
+}
+
+int nodeDel(Client& client, const std::vector<std::string>& args) {
+  po::options_description desc("node del");
+  desc.add_options()("name", po::value<std::string>()->required(), "");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  po::notify(vm);
+  v1::DeleteNodeRequest req;
+  req.set_name(vm["name"].as<std::string>());
+  return call(client, &v1::Dataplane::Stub::DeleteNode, req, [](const v1::DeleteNodeResponse& r) {
+    return std::string(r.deleted() ? "deleted\n" : "no such node (nothing to do)\n");
+  });
+}
+
 int dispatch(Client& client, const std::vector<std::string>& words) {
   const std::string& cmd = words[0];
   std::vector<std::string> rest(words.begin() + 1, words.end());
@@ -173,6 +208,13 @@ int dispatch(Client& client, const std::vector<std::string>& words) {
     });
     return rc != 0 ? rc : (ready ? 0 : 1);
   }
+  if (cmd == "nodes" && rest.empty())
+    return call(client, &v1::Dataplane::Stub::ListNodes, v1::ListNodesRequest{},
+                [](const v1::ListNodesResponse& r) { return sluice::formatNodes(r); });
+  if (cmd == "node" && !rest.empty() && rest[0] == "add")
+    return nodeAdd(client, std::vector<std::string>(rest.begin() + 1, rest.end()));
+  if (cmd == "node" && !rest.empty() && rest[0] == "del")
+    return nodeDel(client, std::vector<std::string>(rest.begin() + 1, rest.end()));
   if (cmd == "port" && !rest.empty() && rest[0] == "add")
     return portAdd(client, std::vector<std::string>(rest.begin() + 1, rest.end()));
   if (cmd == "port" && !rest.empty() && rest[0] == "del")

@@ -1,5 +1,7 @@
 #include "dataplane/api/stats_format.h"
 
+#include "dataplane/api/nodes_format.h"
+
 #include <cstdio>
 #include <string>
 
@@ -85,6 +87,7 @@ std::string formatStats(const v1::GetStatsResponse& s) {
     for (const v1::DropCounter& d : o.failures())
       out += fmt("  failed %-23s %10llu\n", d.reason().c_str(), static_cast<unsigned long long>(d.packets()));
   }
+  if (s.tunnels_size() > 0) out += "\nVXLAN tunnels\n" + formatTunnelCounters(s.tunnels());
   return out;
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 // Keys later features will read (uplink, caches, SR-IOV...). Present in the
 // chart already; accepted silently so a newer config does not fail here.
-const std::set<std::string> kFutureKeys = {"uplink", "vni", "remote-nodes", "sriov-pools"};
+const std::set<std::string> kFutureKeys = {"sriov-pools"};
 
 // offload-max-flows: marks are twice the cap and must fit MarkTable's 24 bits.
 constexpr uint64_t MarkTableLimit = 1u << 22;
@@ -146,6 +146,7 @@ absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_giv
   for (unsigned core : c.pmd_cores)
     if (core == c.main_core)
       return invalid("pmd-cores", absl::StrCat("lcore ", core, " is also main-core"));
+  if (absl::Status s = validateOverlay(c.overlay, c.pod_cidr); !s.ok()) return s;
   return absl::OkStatus();
 }
 
@@ -156,6 +157,9 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
   if (doc.is_discarded()) return absl::InvalidArgumentError("config: not valid JSON");
   if (!doc.is_object()) return absl::InvalidArgumentError("config: top level must be an object");
   for (const auto& [key, value] : doc.items()) {
+    bool overlay_key = false;
+    if (absl::Status s = applyOverlayJson(key, value, c.overlay, &overlay_key); !s.ok()) return s;
+    if (overlay_key) continue;
     if (key == "offload") {
       // {"provider": "...", "max-flows": N, "port": "..."} -> offload-* settings.
       if (!value.is_object()) return invalid(key, "must be an object");

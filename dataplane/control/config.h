@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/net_address.h"
+#include "dataplane/control/vxlan/overlay_config.h"
 
 namespace sluice {
 
@@ -48,6 +49,9 @@ struct SluicedConfig {
   std::string offload_provider = "off";
   uint32_t offload_max_flows = 16384;
   std::string offload_port;
+  // The VXLAN overlay (JSON keys "uplink", "vni", "remote-nodes"; see
+  // vxlan/overlay_config.h). No uplink: a single node.
+  OverlayConfig overlay;
   // Keys the file held that this version does not know (warned about, ignored:
   // a newer chart may configure features an older sluiced lacks).
   std::vector<std::string> ignored_keys;

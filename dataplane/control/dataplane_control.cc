@@ -81,6 +81,8 @@ void DataplaneControl::flowThreadMain() {
     // Upcalls wait at most this long (their packets are forwarded meanwhile).
     flow_cv_.wait_for(lock, kUpcallPollInterval, [this] { return flow_stop_; });
     if (flow_stop_) break;
+    // Neighbor upkeep; a changed next-hop MAC changes tunnel templates.
+    if (overlay_ != nullptr && overlay_->poll(std::chrono::steady_clock::now())) republishLocked();
     flows_.handleUpcalls(routeTablesLocked());
     if (auto now = std::chrono::steady_clock::now(); now >= next_expiry) {
       flows_.expireIdle();
@@ -98,7 +100,7 @@ std::vector<FlowView> DataplaneControl::listFlows() {
 std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
   // Lowest free number: keeps numbers small and dense, and reuses them.
   for (uint16_t n = 0; n < config_.max_ports; ++n)
-    if (!ports_[n]) return n;
+    if (!ports_[n] && (overlay_ == nullptr || n != overlay_->uplinkPort())) return n;
   return std::nullopt;
 }
 
@@ -258,6 +260,7 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
       snap->port_macs[n] = toEther(ports_[n]->request.mac);
     }
     for (uint16_t n : rx_ports_per_pmd[p]) snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, 0, n});
+    if (overlay_ != nullptr) fillOverlayLocked(*snap, p);
     next[p] = std::move(snap);
   }
   for (size_t p = 0; p < pmds_.size(); ++p)
@@ -351,6 +354,7 @@ StatsView DataplaneControl::stats() {
     v.pmds.push_back(s);
   }
   for (size_t r = 0; r < kDropReasonCount; ++r) v.drops[r] = now.drops[r] - baseline_.drops[r];
+  if (overlay_ != nullptr) overlayStatsLocked(v, now);
   for (uint16_t n = 0; n < kMaxPorts; ++n) {
     if (!ports_[n]) continue;
     const PortStatsView& c = now.ports[n];
@@ -381,6 +385,7 @@ HealthView DataplaneControl::health() {
   h.pod_cidr = config_.pod_cidr;
   h.gateway = config_.gateway;
   h.gateway_mac = config_.gateway_mac;
+  h.overlay_mtu = overlay_ != nullptr ? overlay_->overlayMtu() : 0;
   return h;
 }
 

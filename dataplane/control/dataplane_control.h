@@ -27,6 +27,7 @@
 #include "dataplane/control/offload/offload_manager.h"
 #include "dataplane/control/port_backend.h"
 #include "dataplane/control/port_request.h"
+#include "dataplane/control/vxlan/overlay_control.h"
 #include "dataplane/datapath/drop_reason.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/pmd_counters.h"
@@ -79,6 +80,7 @@ struct StatsView {
   double seconds_since_clear = 0;
   uint32_t tx_flush_interval_us = 0;
   std::optional<offload::OffloadStatsView> offload;  // partial offload; empty when off
+  std::vector<RemoteNodeView> tunnels;  // VXLAN overlay: per remote node (tunnel) counters
 };
 
 struct HealthView {
@@ -88,6 +90,7 @@ struct HealthView {
   Ipv4Cidr pod_cidr;
   Ipv4Address gateway;
   MacAddress gateway_mac;
+  uint32_t overlay_mtu = 0;  // largest inner IPv4 packet over the VXLAN overlay; 0: no overlay
 };
 
 struct AddPortResult {
@@ -122,6 +125,17 @@ class DataplaneControl {
   // to it when added and detached when removed; megaflows go through it.
   void setOffload(offload::OffloadManager* offload);
 
+  // The VXLAN overlay (before start(); vxlan/dataplane_control_overlay.cc):
+  // its uplink is polled by PMD 0 and sent to by all, its tables published
+  // in every snapshot and consulted by every translation. Without one, the
+  // node calls fail with FAILED_PRECONDITION.
+  void setOverlay(OverlayControl* overlay);
+  absl::StatusOr<bool> addNode(const RemoteNodeConfig& node);
+  absl::StatusOr<bool> deleteNode(const std::string& name);
+  absl::StatusOr<std::vector<RemoteNodeView>> listNodes();
+  std::optional<OverlayView> overlayView();
+  uint32_t overlayMtu();
+
  private:
   struct PortEntry {
     PortRequest request;
@@ -145,7 +159,13 @@ class DataplaneControl {
   PortView viewLocked(uint16_t port_no);
   Totals readTotals() const;
   void removePortLocked(uint16_t port_no);
-  RouteTables routeTablesLocked() const { return {fib_.get(), config_.gateway.networkOrder()}; }
+  RouteTables routeTablesLocked() const {
+    return {fib_.get(), config_.gateway.networkOrder(), overlay_ != nullptr ? overlay_->tables().get() : nullptr,
+            overlay_ != nullptr ? overlay_->uplinkPort() : uint16_t{0}};
+  }
+  // The overlay's part of PMD p's snapshot and of the statistics.
+  void fillOverlayLocked(PmdSnapshot& snap, size_t p) const;
+  void overlayStatsLocked(StatsView& v, const Totals& now) const;
   // The flow thread: installs upcalled megaflows every millisecond and
   // expires idle ones, under mu_ like every other table change.
   void flowThreadMain();
@@ -167,6 +187,7 @@ class DataplaneControl {
   // The forwarding table of the latest snapshot (what upcalls translate with).
   std::shared_ptr<const ForwardingTable> fib_ = std::make_shared<const ForwardingTable>();
   FlowControl flows_;
+  OverlayControl* overlay_ = nullptr;  // VXLAN overlay; null without an uplink
   std::thread flow_thread_;
   std::condition_variable flow_cv_;
   bool flow_stop_ = false;  // guarded by mu_

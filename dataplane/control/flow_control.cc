@@ -54,8 +54,12 @@ std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask) 
   field("ipv4_dst", key.ipv4_dst, mask.ipv4_dst, 0xffffffffU, ipv4Text(key.ipv4_dst));
   field("tp_src", key.tp_src, mask.tp_src, 0xffff, absl::StrCat(ntohs(key.tp_src)));
   field("tp_dst", key.tp_dst, mask.tp_dst, 0xffff, absl::StrCat(ntohs(key.tp_dst)));
+  field("tun_src", key.tun_src, mask.tun_src, 0xffffffffU, ipv4Text(key.tun_src));
+  field("tun_dst", key.tun_dst, mask.tun_dst, 0xffffffffU, ipv4Text(key.tun_dst));
+  field("tun_vni", key.tun_vni, mask.tun_vni, 0xffffffffU, absl::StrCat(key.tun_vni));
   // Fields no current decision consults: reported in bulk if ever masked.
   for (uint32_t w = 3; w < flow::kMatchWords; ++w) {
+    if (w == 7 || w == 8) continue;  // the tunnel words, named above
     if (mask.words()[w] != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x",
                                               absl::Hex(key.words()[w]), "/0x", absl::Hex(mask.words()[w]));
   }
@@ -76,7 +80,11 @@ std::string describeMask(const flow::FlowMask& mask) {
   field("ipv4_dst", mask.ipv4_dst, ipv4Text(mask.ipv4_dst));
   field("tp_src", mask.tp_src, absl::StrCat("0x", absl::Hex(ntohs(mask.tp_src))));
   field("tp_dst", mask.tp_dst, absl::StrCat("0x", absl::Hex(ntohs(mask.tp_dst))));
+  field("tun_src", mask.tun_src, ipv4Text(mask.tun_src));
+  field("tun_dst", mask.tun_dst, ipv4Text(mask.tun_dst));
+  field("tun_vni", mask.tun_vni, absl::StrCat("0x", absl::Hex(mask.tun_vni)));
   for (uint32_t w = 3; w < flow::kMatchWords; ++w) {
+    if (w == 7 || w == 8) continue;
     if (mask.words()[w] != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x", absl::Hex(mask.words()[w]));
   }
   return out.empty() ? "none" : out;
@@ -85,6 +93,10 @@ std::string describeMask(const flow::FlowMask& mask) {
 std::string describeActions(const flow::MegaflowActions& a) {
   if (a.kind == flow::MegaflowActions::Kind::kOutput) {
     return absl::StrCat("output:", a.out_port, (a.rewrite_flags & kRewriteL3) ? "(l3_rewrite)" : "");
+  }
+  if (a.kind == flow::MegaflowActions::Kind::kEncap) {
+    return absl::StrCat("vxlan_encap(tunnel ", a.arg, "),output:", a.out_port,
+                        (a.rewrite_flags & kRewriteL3) ? "(l3_rewrite)" : "");
   }
   const size_t r = a.drop_reason;
   return "drop:" + std::string(r < kDropReasonCount ? kDropReasonNames[r] : std::string_view("?"));

@@ -12,6 +12,7 @@ OverlayTables::OverlayTables(std::vector<Tunnel> tunnels, std::vector<RemoteRout
     return std::popcount(a.mask_be) > std::popcount(b.mask_be);
   });
   for (size_t t = 0; t < tunnels_.size() && t < kMaxTunnels; ++t) {
+    if (tunnels_[t].vtep_be == 0) continue;  // a free tunnel index
     uint32_t i = slotFor(tunnels_[t].vtep_be);
     while (vtep_slots_[i].tunnel != kNoTunnel) i = (i + 1) & kVtepSlotMask;
     vtep_slots_[i] = {tunnels_[t].vtep_be, static_cast<uint16_t>(t)};

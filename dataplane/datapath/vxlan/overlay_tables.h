@@ -31,7 +31,8 @@ class OverlayTables {
   };
 
   OverlayTables() : OverlayTables({}, {}) {}
-  // tunnels[i].tmpl.tunnel must be i (at most kMaxTunnels); routes may come
+  // tunnels[i].tmpl.tunnel must be i (at most kMaxTunnels; vtep_be 0 marks
+  // a free index, never matched); routes may come
   // in any order (they are kept longest prefix first).
   OverlayTables(std::vector<Tunnel> tunnels, std::vector<RemoteRoute> routes);
 

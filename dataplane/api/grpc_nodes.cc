@@ -1,0 +1,100 @@
+// The node-table calls of the gRPC service (issue 5's VXLAN overlay):
+// decode, validate, call control, map the status (STYLE §13).
+#include <absl/strings/str_cat.h>
+
+#include "dataplane/api/grpc_service.h"
+
+namespace sluice {
+namespace {
+
+template <typename F>
+grpc::Status guardedNodes(F&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
+  }
+}
+
+grpc::Status invalid(const std::string& why) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why); }
+
+}  // namespace
+
+void fillRemoteNode(const RemoteNodeView& n, v1::RemoteNode* out) {
+  out->set_name(n.node.name);
+  out->set_vtep(n.node.vtep.toString());
+  for (const Ipv4Cidr& c : n.node.pod_cidrs) out->add_pod_cidrs(c.toString());
+  if (n.node.mac) out->set_mac(n.node.mac->toString());
+  out->set_tunnel(n.tunnel);
+  out->set_next_hop(n.next_hop.toString());
+  if (n.next_hop_mac) out->set_next_hop_mac(n.next_hop_mac->toString());
+  out->set_neighbor_state(n.neighbor_state);
+  out->set_rx_packets(n.rx_packets);
+  out->set_rx_bytes(n.rx_bytes);
+  out->set_tx_packets(n.tx_packets);
+  out->set_tx_bytes(n.tx_bytes);
+}
+
+void fillOverlay(const OverlayView& o, v1::Overlay* out) {
+  out->set_vtep(o.vtep.toString());
+  out->set_vtep_mac(o.vtep_mac.toString());
+  out->set_vni(o.vni);
+  out->set_overlay_mtu(o.overlay_mtu);
+  out->set_uplink_port(o.uplink_port);
+  out->set_ip_checksum_offload(o.ip_checksum_offload);
+  out->set_link_up(o.link_up);
+}
+
+grpc::Status DataplaneService::AddNode(grpc::ServerContext*, const v1::AddNodeRequest* req,
+                                       v1::AddNodeResponse* resp) {
+  return guardedNodes([&] {
+    const v1::RemoteNode& in = req->node();
+    RemoteNodeConfig node;
+    node.name = in.name();
+    auto vtep = Ipv4Address::parse(in.vtep());
+    if (!vtep) return invalid(absl::StrCat("vtep: '", in.vtep(), "' is not an IPv4 address"));
+    node.vtep = *vtep;
+    for (const std::string& text : in.pod_cidrs()) {
+      auto cidr = Ipv4Cidr::parse(text);
+      if (!cidr) return invalid(absl::StrCat("pod_cidrs: '", text, "' is not an IPv4 CIDR (host bits zero)"));
+      node.pod_cidrs.push_back(*cidr);
+    }
+    if (!in.mac().empty()) {
+      auto mac = MacAddress::parse(in.mac());
+      if (!mac || mac->isMulticast() || mac->isZero())
+        return invalid(absl::StrCat("mac: '", in.mac(), "' is not a unicast MAC"));
+      node.mac = *mac;
+    }
+    auto created = control_.addNode(node);
+    if (!created.ok()) return toGrpcStatus(created.status());
+    resp->set_created(*created);
+    auto nodes = control_.listNodes();
+    if (nodes.ok())
+      for (const RemoteNodeView& n : *nodes)
+        if (n.node.name == node.name) fillRemoteNode(n, resp->mutable_node());
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status DataplaneService::DeleteNode(grpc::ServerContext*, const v1::DeleteNodeRequest* req,
+                                          v1::DeleteNodeResponse* resp) {
+  return guardedNodes([&] {
+    auto deleted = control_.deleteNode(req->name());
+    if (!deleted.ok()) return toGrpcStatus(deleted.status());
+    resp->set_deleted(*deleted);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status DataplaneService::ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*,
+                                         v1::ListNodesResponse* resp) {
+  return guardedNodes([&] {
+    auto nodes = control_.listNodes();
+    if (!nodes.ok()) return toGrpcStatus(nodes.status());
+    for (const RemoteNodeView& n : *nodes) fillRemoteNode(n, resp->add_nodes());
+    if (auto o = control_.overlayView()) fillOverlay(*o, resp->mutable_overlay());
+    return grpc::Status::OK;
+  });
+}
+
+}  // namespace sluice

@@ -1,0 +1,26 @@
+// ARP frames the control path sends and reads on the uplink (neighbor
+// resolution for the VTEP next hops). Plain bytes, control thread only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "common/net_address.h"
+
+namespace sluice {
+
+// A broadcast who-has `target` from (mac, ip), padded to 60 bytes.
+std::vector<uint8_t> buildArpRequest(MacAddress mac, Ipv4Address ip, Ipv4Address target);
+
+struct ArpSender {
+  uint16_t op = 0;  // 1 request, 2 reply
+  Ipv4Address ip;
+  MacAddress mac;
+  Ipv4Address target;
+};
+// The sender of an Ethernet/IPv4 ARP frame; nullopt if it is not one.
+std::optional<ArpSender> parseArp(const uint8_t* data, size_t len);
+
+}  // namespace sluice

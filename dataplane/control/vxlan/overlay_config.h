@@ -1,0 +1,81 @@
+// The VXLAN overlay's configuration (issue 5): the uplink, the network's VNI
+// and the static remote-node table, as read from sluiced's JSON config file
+// (keys "uplink", "vni", "remote-nodes"), plus the validation of one remote
+// node that the gRPC API shares. Parsed on the main thread at start; the
+// API's node calls run validateRemoteNode on API threads (pure).
+#pragma once
+
+#include <absl/status/status.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/net_address.h"
+
+namespace sluice {
+
+// A neighbor whose MAC is fixed by configuration: never asked for, never
+// expired (the static override of the ARP-learned table).
+struct StaticNeighbor {
+  Ipv4Address ip;
+  MacAddress mac;
+};
+
+struct UplinkConfig {
+  // DPDK device: a vdev ("net_af_packet0,iface=eth1", "net_tap0,iface=x")
+  // or a PCI address already probed by EAL ("0000:3b:00.0").
+  std::string devargs;
+  // Our VTEP address (outer source IP); with a prefix length ("/24") the
+  // remote VTEPs inside that subnet are reached directly, others via
+  // next_hop. Without one, every VTEP is on-link unless next_hop is set.
+  Ipv4Address vtep;
+  uint8_t vtep_prefix = 32;
+  // Uplink MAC; unset: the device's own.
+  std::optional<MacAddress> mac;
+  // Router toward VTEPs outside our subnet.
+  std::optional<Ipv4Address> next_hop;
+  // The uplink's IP MTU; the overlay MTU is this minus the 50 bytes of outer
+  // headers (1500 -> 1450, as the Linux kernel's VXLAN default).
+  uint32_t mtu = 1500;
+  std::vector<StaticNeighbor> static_neighbors;
+};
+
+struct RemoteNodeConfig {
+  std::string name;
+  Ipv4Address vtep;
+  std::vector<Ipv4Cidr> pod_cidrs;
+  // The inner Ethernet destination toward this node: the MAC of its VTEP
+  // device (a Linux VXLAN device drops frames not addressed to it). Unset:
+  // derived from the VTEP address (MacAddress::fromIpv4), which a remote
+  // sluiced accepts (it does not check inner destination MACs).
+  std::optional<MacAddress> mac;
+};
+
+struct OverlayConfig {
+  std::optional<UplinkConfig> uplink;  // unset: single node, no overlay
+  uint32_t vni = 1;                    // 1..16777215
+  std::vector<RemoteNodeConfig> remote_nodes;
+};
+
+// Applies one of the overlay's JSON keys; InvalidArgument naming the key.
+// Returns false in *handled for any other key.
+absl::Status applyOverlayJson(const std::string& key, const nlohmann::json& value, OverlayConfig& c,
+                              bool* handled);
+
+// Parses one remote node object ({"name", "vtep", "pod-cidrs": [...] or
+// "pod-cidr": "...", "mac"}); `where` prefixes error messages.
+absl::Status parseRemoteNode(const nlohmann::json& value, const std::string& where, RemoteNodeConfig& out);
+
+// Checks one remote node against this node's settings and the other nodes:
+// a name (1-63 of [a-z0-9.-]), a unicast VTEP that is not ours, at least one
+// pod CIDR, none overlapping our pod CIDR or another node's.
+absl::Status validateRemoteNode(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
+                                std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others);
+
+// Cross-field checks after the whole file is read.
+absl::Status validateOverlay(const OverlayConfig& c, const Ipv4Cidr& our_pod_cidr);
+
+}  // namespace sluice

@@ -1,0 +1,38 @@
+// The uplink device as the overlay's control path uses it: its MAC and
+// offloads, the tx lock it shares with the PMDs, the ring the PMD punts ARP
+// replies into, and sending a control frame (ARP requests). An interface so
+// overlay_control is tested on a fake without EAL (STYLE §2); DpdkUplink
+// (dpdk_uplink.h) is the real one. Control thread only.
+#pragma once
+
+#include <absl/status/status.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "common/net_address.h"
+
+namespace sluice {
+
+class UplinkIo {
+ public:
+  virtual ~UplinkIo() = default;
+  virtual MacAddress mac() const = 0;
+  // Whether the device computes outer IPv4 header checksums on transmit.
+  virtual bool ipChecksumOffload() const = 0;
+  virtual uint16_t dpdkPort() const = 0;
+  // Taken by PMDs once per output batch and by send(): control and PMDs
+  // share the uplink's single tx queue.
+  virtual rte_spinlock_t* txLock() = 0;
+  // Where the PMD puts ARP replies for our VTEP (rte_mbufs).
+  virtual rte_ring* puntRing() = 0;
+  virtual absl::Status send(const std::vector<uint8_t>& frame) = 0;
+  // Hands every punted frame's bytes to f, then frees it.
+  virtual void drainPunted(const std::function<void(const uint8_t*, size_t)>& f) = 0;
+  virtual bool linkUp() = 0;
+};
+
+}  // namespace sluice

@@ -1,0 +1,71 @@
+// The overlay's config keys through the real config parser.
+#include <gtest/gtest.h>
+
+#include "dataplane/control/config.h"
+
+namespace sluice {
+namespace {
+
+absl::StatusOr<SluicedConfig> parseJson(const std::string& json) {
+  auto c = applyConfigJson(json, SluicedConfig{});
+  if (!c.ok()) return c.status();
+  if (absl::Status s = validateOverlay(c->overlay, c->pod_cidr); !s.ok()) return s;
+  return c;
+}
+
+TEST(OverlayConfig, ChartShapeAndDocumentedShapeBothParse) {
+  auto c = parseJson(R"({"pod-cidr": "10.244.0.0/24", "vni": 4242,
+      "uplink": {"devargs": "net_af_packet0,iface=vx0", "vtep": "192.168.77.1/24", "mac": "02:00:00:00:77:01",
+                 "next-hop": "192.168.77.254", "mtu": 9000,
+                 "static-neighbors": [{"ip": "192.168.77.254", "mac": "02:00:00:00:77:fe"}]},
+      "remote-nodes": [{"name": "worker-2", "vtep": "192.168.77.2", "pod-cidr": "10.244.2.0/24"},
+                       {"name": "worker-3", "vtep": "192.168.78.3", "pod-cidrs": ["10.244.3.0/24", "10.250.0.0/16"],
+                        "mac": "02:00:00:00:78:03"}]})");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->ignored_keys.empty());
+  EXPECT_EQ(c->overlay.vni, 4242u);
+  ASSERT_TRUE(c->overlay.uplink);
+  EXPECT_EQ(c->overlay.uplink->vtep.toString(), "192.168.77.1");
+  EXPECT_EQ(c->overlay.uplink->vtep_prefix, 24);
+  EXPECT_EQ(c->overlay.uplink->mtu, 9000u);
+  EXPECT_EQ(c->overlay.uplink->next_hop->toString(), "192.168.77.254");
+  ASSERT_EQ(c->overlay.uplink->static_neighbors.size(), 1u);
+  ASSERT_EQ(c->overlay.remote_nodes.size(), 2u);
+  EXPECT_EQ(c->overlay.remote_nodes[1].pod_cidrs.size(), 2u);
+  EXPECT_EQ(c->overlay.remote_nodes[1].mac->toString(), "02:00:00:00:78:03");
+}
+
+TEST(OverlayConfig, BadValuesNameTheirKey) {
+  struct Case {
+    const char* json;
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {R"({"vni": 0})", "vni"},
+      {R"({"vni": 16777216})", "vni"},
+      {R"({"uplink": {"vtep": "192.168.77.1"}})", "uplink.devargs"},
+      {R"({"uplink": {"devargs": "net_null0"}})", "uplink.vtep"},
+      {R"({"uplink": {"devargs": "x", "vtep": "224.0.0.1"}})", "uplink.vtep"},
+      {R"({"uplink": {"devargs": "x", "vtep": "1.2.3.4", "mtu": 100}})", "uplink.mtu"},
+      {R"({"uplink": {"devargs": "x", "vtep": "1.2.3.4", "speed": 1}})", "uplink.speed"},
+      {R"({"remote-nodes": [{"name": "a", "vtep": "1.2.3.5", "pod-cidr": "10.9.0.0/24"}]})", "need an uplink"},
+      {R"({"uplink": {"devargs": "x", "vtep": "1.2.3.4"},
+           "remote-nodes": [{"name": "a", "vtep": "1.2.3.5", "pod-cidr": "10.244.0.0/16"}]})", "overlaps this node"},
+      {R"({"uplink": {"devargs": "x", "vtep": "1.2.3.4"},
+           "remote-nodes": [{"name": "a", "vtep": "1.2.3.4", "pod-cidr": "10.9.0.0/24"}]})", "own VTEP"},
+      {R"({"uplink": {"devargs": "x", "vtep": "1.2.3.4"},
+           "remote-nodes": [{"name": "a", "vtep": "1.2.3.5", "pod-cidr": "10.9.0.0/24"},
+                            {"name": "b", "vtep": "1.2.3.6", "pod-cidr": "10.9.0.128/25"}]})", "overlaps 10.9.0.0/24"},
+      {R"({"uplink": {"devargs": "x", "vtep": "1.2.3.4"},
+           "remote-nodes": [{"name": "Bad_Name", "vtep": "1.2.3.5", "pod-cidr": "10.9.0.0/24"}]})", "name"},
+  };
+  for (const Case& c : cases) {
+    auto r = parseJson(c.json);
+    ASSERT_FALSE(r.ok()) << c.json;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << c.json;
+    EXPECT_NE(std::string(r.status().message()).find(c.mentions), std::string::npos) << r.status();
+  }
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,151 @@
+// OverlayControl on a fake uplink: node table, ARP resolution of next hops,
+// templates following the neighbor table, counters per node.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "dataplane/control/vxlan/arp_frames.h"
+#include "dataplane/control/vxlan/overlay_control.h"
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+
+class FakeUplink final : public UplinkIo {
+ public:
+  MacAddress mac() const override { return *MacAddress::parse("02:00:00:00:77:01"); }
+  bool ipChecksumOffload() const override { return false; }
+  uint16_t dpdkPort() const override { return 7; }
+  rte_spinlock_t* txLock() override { return nullptr; }
+  rte_ring* puntRing() override { return nullptr; }
+  absl::Status send(const std::vector<uint8_t>& frame) override {
+    sent.push_back(frame);
+    return absl::OkStatus();
+  }
+  void drainPunted(const std::function<void(const uint8_t*, size_t)>& f) override {
+    for (const auto& p : punted) f(p.data(), p.size());
+    punted.clear();
+  }
+  bool linkUp() override { return true; }
+  std::vector<std::vector<uint8_t>> sent, punted;
+};
+
+std::vector<uint8_t> arpReply(MacAddress mac, Ipv4Address ip, Ipv4Address target) {
+  std::vector<uint8_t> f = buildArpRequest(mac, ip, target);
+  f[14 + 7] = 2;  // op: reply
+  return f;
+}
+
+struct Fixture {
+  Fixture() {
+    config.uplink = UplinkConfig{};
+    config.uplink->devargs = "fake";
+    config.uplink->vtep = *Ipv4Address::parse("192.168.77.1");
+    config.uplink->vtep_prefix = 24;
+    config.uplink->next_hop = *Ipv4Address::parse("192.168.77.254");
+    config.vni = 42;
+  }
+  OverlayConfig config;
+  FakeUplink uplink;
+  Ipv4Cidr pod_cidr = *Ipv4Cidr::parse("10.244.0.0/24");
+};
+
+RemoteNodeConfig node(const char* name, const char* vtep, const char* cidr) {
+  RemoteNodeConfig n;
+  n.name = name;
+  n.vtep = *Ipv4Address::parse(vtep);
+  n.pod_cidrs = {*Ipv4Cidr::parse(cidr)};
+  return n;
+}
+
+TEST(OverlayControl, NodesGetTunnelsAndRoutes) {
+  Fixture f;
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 2);
+  EXPECT_EQ(o.overlayMtu(), 1450u);
+  ASSERT_TRUE(*o.addNode(node("b", "192.168.77.2", "10.244.2.0/24")));
+  ASSERT_TRUE(*o.addNode(node("c", "10.0.0.3", "10.244.3.0/24")));
+  EXPECT_FALSE(*o.addNode(node("b", "192.168.77.2", "10.244.2.0/24"))) << "same again: exists";
+  EXPECT_EQ(o.addNode(node("b", "192.168.77.9", "10.244.2.0/24")).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(o.addNode(node("d", "192.168.77.2", "10.244.4.0/24")).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(o.addNode(node("d", "192.168.77.4", "10.244.3.128/25")).status().code(), absl::StatusCode::kAlreadyExists);
+  auto t = o.tables();
+  EXPECT_EQ(t->routeFor(Ipv4Address::parse("10.244.2.7")->networkOrder()), 0);
+  EXPECT_EQ(t->routeFor(Ipv4Address::parse("10.244.3.7")->networkOrder()), 1);
+  auto nodes = o.listNodes({});
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].next_hop.toString(), "192.168.77.2") << "inside the VTEP's /24: on-link";
+  EXPECT_EQ(nodes[1].next_hop.toString(), "192.168.77.254") << "outside: via next-hop";
+  EXPECT_EQ(nodes[0].node.mac, MacAddress::fromIpv4(*Ipv4Address::parse("192.168.77.2")));
+  EXPECT_TRUE(o.deleteNode("b"));
+  EXPECT_FALSE(o.deleteNode("b"));
+  EXPECT_EQ(o.tables()->routeFor(Ipv4Address::parse("10.244.2.7")->networkOrder()), vxlan::kNoTunnel);
+  EXPECT_TRUE(*o.addNode(node("e", "192.168.77.5", "10.244.5.0/24")));
+  EXPECT_EQ(o.tables()->routeFor(Ipv4Address::parse("10.244.5.7")->networkOrder()), 0) << "index reused";
+}
+
+TEST(OverlayControl, TemplatesFollowArpResolution) {
+  Fixture f;
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  ASSERT_TRUE(*o.addNode(node("b", "192.168.77.2", "10.244.2.0/24")));
+  EXPECT_FALSE(o.tables()->tunnel(0).valid) << "unresolved: packets dropped as neighbor_unresolved";
+  const NeighborTable::Clock::time_point t0{};
+  EXPECT_FALSE(o.poll(t0));
+  ASSERT_EQ(f.uplink.sent.size(), 1u);
+  auto req = parseArp(f.uplink.sent[0].data(), f.uplink.sent[0].size());
+  ASSERT_TRUE(req);
+  EXPECT_EQ(req->op, 1);
+  EXPECT_EQ(req->ip.toString(), "192.168.77.1");
+  EXPECT_EQ(req->target.toString(), "192.168.77.2");
+  EXPECT_EQ(req->mac, f.uplink.mac());
+
+  const MacAddress peer = *MacAddress::parse("02:aa:bb:cc:dd:02");
+  f.uplink.punted.push_back(arpReply(peer, *Ipv4Address::parse("192.168.77.2"), *Ipv4Address::parse("192.168.77.1")));
+  EXPECT_TRUE(o.poll(t0 + 10ms)) << "a MAC became known: republish";
+  const vxlan::EncapTemplate& tmpl = o.tables()->tunnel(0);
+  EXPECT_TRUE(tmpl.valid);
+  EXPECT_EQ(0, std::memcmp(tmpl.outer, peer.bytes.data(), 6));
+  EXPECT_EQ(0, std::memcmp(tmpl.outer + 6, f.uplink.mac().bytes.data(), 6));
+  EXPECT_EQ(o.listNodes(t0 + 10ms)[0].neighbor_state, "reachable");
+  EXPECT_FALSE(o.poll(t0 + 20ms));
+  EXPECT_EQ(f.uplink.sent.size(), 1u) << "reachable: no more requests";
+  // A reply to someone else's VTEP teaches nothing.
+  f.uplink.punted.push_back(arpReply(*MacAddress::parse("02:66:66:66:66:66"), *Ipv4Address::parse("192.168.77.2"),
+                                     *Ipv4Address::parse("192.168.77.9")));
+  EXPECT_FALSE(o.poll(t0 + 30ms));
+  EXPECT_TRUE(o.tables()->tunnel(0).valid);
+}
+
+TEST(OverlayControl, StaticNeighborNeedsNoArp) {
+  Fixture f;
+  f.config.uplink->static_neighbors.push_back({*Ipv4Address::parse("192.168.77.254"), *MacAddress::parse("02:fe:00:00:00:01")});
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  ASSERT_TRUE(*o.addNode(node("c", "10.0.0.3", "10.244.3.0/24")));
+  EXPECT_TRUE(o.tables()->tunnel(0).valid);
+  EXPECT_FALSE(o.poll({}));
+  EXPECT_TRUE(f.uplink.sent.empty());
+  EXPECT_EQ(o.listNodes({})[0].neighbor_state, "static");
+}
+
+TEST(OverlayControl, SnapshotCarriesDecapParameters) {
+  Fixture f;
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 2);
+  vxlan::OverlaySnapshot s;
+  o.fillSnapshot(s, 1);
+  EXPECT_TRUE(s.enabled);
+  EXPECT_EQ(s.uplink_port, 31);
+  EXPECT_EQ(s.decap.vni, 42u);
+  EXPECT_EQ(s.decap.vtep_ip_be, Ipv4Address::parse("192.168.77.1")->networkOrder());
+  EXPECT_EQ(s.overlay_mtu, 1450u);
+  EXPECT_NE(s.counters, nullptr);
+  // Counters of a node start at zero even when its tunnel index was used before.
+  ASSERT_TRUE(*o.addNode(node("b", "192.168.77.2", "10.244.2.0/24")));
+  s.counters->tunnels[0].tx_packets.add(5);
+  EXPECT_EQ(o.listNodes({})[0].tx_packets, 5u);
+  EXPECT_TRUE(o.deleteNode("b"));
+  ASSERT_TRUE(*o.addNode(node("b2", "192.168.77.3", "10.244.2.0/24")));
+  EXPECT_EQ(o.listNodes({})[0].tx_packets, 0u);
+}
+
+}  // namespace
+}  // namespace sluice

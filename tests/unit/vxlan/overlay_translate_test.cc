@@ -1,0 +1,94 @@
+// Translation with the overlay: what each decision masks and decides.
+#include <gtest/gtest.h>
+
+#include "dataplane/datapath/flow_translate.h"
+#include "dataplane/datapath/vxlan/overlay_tables.h"
+
+namespace sluice {
+namespace {
+
+uint32_t be(const char* ip) { return Ipv4Address::parse(ip)->networkOrder(); }
+
+struct Fixture {
+  ForwardingTable fib{{{*Ipv4Address::parse("10.244.0.5"), 1, *MacAddress::parse("02:00:00:00:00:05")}}};
+  vxlan::OverlayTables overlay{
+      {{be("192.168.77.2"), {}}, {0, {}}, {be("192.168.77.3"), {}}},
+      {{be("10.245.0.0"), be("255.255.255.0"), 0},
+       {be("10.246.0.0"), be("255.255.0.0"), 2},
+       {be("10.246.7.0"), be("255.255.255.0"), 0}}};
+  RouteTables tables{&fib, be("10.244.0.1"), &overlay, 31};
+};
+
+flow::FlowKey key(const char* dst, uint32_t vni = 0, const char* tun_src = "0.0.0.0") {
+  flow::FlowKey k = flow::zeroKey();
+  k.eth_type = 0x0008;
+  k.ipv4_src = be("10.244.0.9");
+  k.ipv4_dst = be(dst);
+  k.ttl_class = static_cast<uint8_t>(flow::TtlClass::kMany);
+  k.tun_vni = vni;
+  k.tun_src = be(tun_src);
+  return k;
+}
+
+TEST(OverlayTables, LongestPrefixAndVtepLookup) {
+  Fixture f;
+  EXPECT_EQ(f.overlay.routeFor(be("10.245.0.77")), 0);
+  EXPECT_EQ(f.overlay.routeFor(be("10.246.9.1")), 2);
+  EXPECT_EQ(f.overlay.routeFor(be("10.246.7.1")), 0) << "the /24 inside the /16 wins";
+  EXPECT_EQ(f.overlay.routeFor(be("10.247.0.1")), vxlan::kNoTunnel);
+  EXPECT_EQ(f.overlay.tunnelForVtep(be("192.168.77.2")), 0);
+  EXPECT_EQ(f.overlay.tunnelForVtep(be("192.168.77.3")), 2);
+  EXPECT_EQ(f.overlay.tunnelForVtep(0), vxlan::kNoTunnel) << "a free index matches nothing";
+  EXPECT_EQ(f.overlay.tunnelForVtep(be("192.168.77.4")), vxlan::kNoTunnel);
+}
+
+TEST(OverlayTranslate, LocalPodFromAPodMatchesNotTunnelled) {
+  Fixture f;
+  FlowTranslation t;
+  translateFlow(f.tables, key("10.244.0.5"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(t.actions.out_port, 1);
+  EXPECT_EQ(t.mask.tun_vni, 0xffffffffU) << "the decision depends on being untunnelled";
+  EXPECT_EQ(t.mask.tun_src, 0u);
+}
+
+TEST(OverlayTranslate, RemoteCidrIsEncapsulatedTowardItsTunnel) {
+  Fixture f;
+  FlowTranslation t;
+  translateFlow(f.tables, key("10.246.1.1"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kEncap);
+  EXPECT_EQ(t.actions.out_port, 31);
+  EXPECT_EQ(t.actions.arg, 2u);
+  EXPECT_EQ(t.actions.rewrite_flags, kRewriteL3);
+  EXPECT_EQ(t.mask.ttl_class, 0xff);
+  flow::FlowKey low_ttl = key("10.246.1.1");
+  low_ttl.ttl_class = static_cast<uint8_t>(flow::TtlClass::kOne);
+  translateFlow(f.tables, low_ttl, t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kTtlExceeded));
+}
+
+TEST(OverlayTranslate, DecapsulatedPacketsMatchTheirSourceVtep) {
+  Fixture f;
+  FlowTranslation t;
+  translateFlow(f.tables, key("10.244.0.5", 42, "192.168.77.2"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(t.mask.tun_vni, 0xffffffffU);
+  EXPECT_EQ(t.mask.tun_src, 0xffffffffU);
+  translateFlow(f.tables, key("10.244.0.5", 42, "192.168.77.9"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kDrop);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kVxlanUnknownSource));
+  translateFlow(f.tables, key("10.245.0.9", 42, "192.168.77.2"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayNoRoute)) << "no relaying";
+}
+
+TEST(OverlayTranslate, WithoutAnOverlayMasksStayAsBefore) {
+  Fixture f;
+  f.tables.overlay = nullptr;
+  FlowTranslation t;
+  translateFlow(f.tables, key("10.246.1.1"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kNoRoute));
+  EXPECT_EQ(t.mask.tun_vni, 0u);
+}
+
+}  // namespace
+}  // namespace sluice
