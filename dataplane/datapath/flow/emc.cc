@@ -2,6 +2,8 @@
 // compare), lazy invalidation, probabilistic insertion.
 #include "dataplane/datapath/flow/emc.h"
 
+#include <smmintrin.h>
+
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -46,12 +48,20 @@ uint32_t Emc::occupancy() const {
 }
 
 bool Emc::sameKey(const EmcEntry& e, const FlowKey& k) {
-  const KeyWord* w = k.words();
-  uint64_t diff = 0;
-  for (uint32_t i = 0; i < kMatchWords; ++i) {
-    diff |= e.words[i] ^ w[i];
-  }
-  return diff == 0;
+  // Seven 16-byte compares, unrolled: this runs once per packet on an EMC
+  // hit, and the loop the compiler makes of the word-by-word form spends
+  // half its time on loop control (bench/flow BM_EmcLookup/flows:1).
+  static_assert(kMatchWords == 14 && alignof(EmcEntry) >= 16 && alignof(FlowKey) >= 16);
+  const auto* a = reinterpret_cast<const __m128i*>(e.words);
+  const auto* b = reinterpret_cast<const __m128i*>(k.words());
+  __m128i diff = _mm_xor_si128(_mm_load_si128(a), _mm_load_si128(b));
+  diff = _mm_or_si128(diff, _mm_xor_si128(_mm_load_si128(a + 1), _mm_load_si128(b + 1)));
+  diff = _mm_or_si128(diff, _mm_xor_si128(_mm_load_si128(a + 2), _mm_load_si128(b + 2)));
+  diff = _mm_or_si128(diff, _mm_xor_si128(_mm_load_si128(a + 3), _mm_load_si128(b + 3)));
+  diff = _mm_or_si128(diff, _mm_xor_si128(_mm_load_si128(a + 4), _mm_load_si128(b + 4)));
+  diff = _mm_or_si128(diff, _mm_xor_si128(_mm_load_si128(a + 5), _mm_load_si128(b + 5)));
+  diff = _mm_or_si128(diff, _mm_xor_si128(_mm_load_si128(a + 6), _mm_load_si128(b + 6)));
+  return _mm_testz_si128(diff, diff) != 0;
 }
 
 uint32_t Emc::lookupBurst(const FlowKey* keys, uint16_t* idx, uint32_t n, MegaflowIndex* out,
