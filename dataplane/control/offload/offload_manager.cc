@@ -136,14 +136,14 @@ void OffloadManager::threadMain() {
 
 bool OffloadManager::handleBatch(std::deque<Request>& batch) {
   bool changed = !quarantine_.empty();
+  // Failed creates of earlier rounds, once more each round until kMaxAttempts.
+  std::vector<uint64_t> retry;
+  retry.swap(retry_);
   for (const Request& r : batch) {
     if (r.add) handleAdd(r);
     else handleRemove(r.id);
     changed = true;
   }
-  // Failed creates, once more each round until kMaxAttempts.
-  std::vector<uint64_t> retry;
-  retry.swap(retry_);
   for (uint64_t id : retry) {
     auto it = flows_.find(id);
     if (it == flows_.end() || it->second.state != State::kPending) continue;
@@ -169,7 +169,7 @@ void OffloadManager::handleAdd(const Request& r) {
   };
   if (!dpdk_port_) return refuse("port_gone");
   if (!capability_.supported) return refuse("port_not_capable");
-  if (counters_.offloaded + retry_.size() >= max_flows_) return refuse("cap");
+  if (counters_.offloaded + pending_ >= max_flows_) return refuse("cap");
   if (r.tunneled) return refuse(std::string(kRefuseTunnel));
   MatchTranslation t = translateMatch(r.key, r.mask, static_cast<uint16_t>(port_no_.load()), provider_->caps());
   if (!t.ok) return refuse(std::string(t.refusal));
@@ -178,11 +178,13 @@ void OffloadManager::handleAdd(const Request& r) {
   e.mark = free_marks_.front();
   free_marks_.pop_front();
   e.has_mark = true;
+  ++pending_;
   // The entry before the rule: a packet can carry the mark only once the
   // rule exists, and must then find its megaflow.
   marks_.set(e.mark, e.target);
   if (absl::Status s = provider_->validate(*dpdk_port_, e.pattern, e.mark); !s.ok()) {
     releaseMark(e);
+    --pending_;
     e.state = State::kFailed;
     e.reason = failureName("validate", s);
     ++counters_.failures[e.reason];
@@ -197,6 +199,7 @@ void OffloadManager::attempt(uint64_t id, FlowEntry& e) {
   auto rule = provider_->create(*dpdk_port_, e.pattern, e.mark);
   if (rule.ok()) {
     e.rule = *rule;
+    --pending_;
     e.state = State::kOffloaded;
     e.reason.clear();
     ++counters_.offloaded;
@@ -209,6 +212,7 @@ void OffloadManager::attempt(uint64_t id, FlowEntry& e) {
     return;
   }
   releaseMark(e);
+  --pending_;
   e.state = State::kFailed;
   e.reason = why;
   ++counters_.failures[why];
@@ -240,6 +244,8 @@ void OffloadManager::handleRemove(uint64_t id) {
     }
     --counters_.offloaded;
     ++counters_.removed;
+  } else if (e.state == State::kPending && e.has_mark) {
+    --pending_;
   }
   releaseMark(e);
   flows_.erase(it);
@@ -278,6 +284,7 @@ void OffloadManager::detachPort(uint16_t port_no) {
   }
   flows_.clear();
   retry_.clear();
+  pending_ = 0;
   if (dpdk_port_) provider_->detach(*dpdk_port_);
   dpdk_port_.reset();
   counters_.port_attached = false;

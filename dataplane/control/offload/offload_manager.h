@@ -142,6 +142,7 @@ class OffloadManager final : public FlowOffloadSink {
   Capability capability_;
   std::map<uint64_t, FlowEntry> flows_;
   std::vector<uint64_t> retry_;      // ids of kPending entries whose create failed
+  uint64_t pending_ = 0;             // entries holding a mark, not yet offloaded or failed
   std::deque<uint32_t> free_marks_;  // FIFO: oldest freed first
   std::vector<uint32_t> quarantine_; // freed marks waiting for a provider sync
   OffloadStatsView counters_;
