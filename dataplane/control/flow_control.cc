@@ -146,7 +146,7 @@ void FlowControl::handleUpcalls(const RouteTables& tables) {
         if (offload_ != nullptr && offload_->wantsInPort(key.in_port))
           offload_->flowInstalled(static_cast<uint32_t>(&p - pmds_.data()), it->second,
                                   p.h.megaflows->at(it->second).generation.load(std::memory_order_relaxed), key,
-                                  p.h.megaflows->at(it->second).mask);
+                                  p.h.megaflows->at(it->second).mask, p.h.megaflows->at(it->second).actions);
         return;
       }
       auto i = p.h.megaflows->install(key, t.mask, t.actions, tsc_());
@@ -168,7 +168,7 @@ void FlowControl::handleUpcalls(const RouteTables& tables) {
       ++p.c.megaflows;
       if (offload_ != nullptr && offload_->wantsInPort(key.in_port))
         offload_->flowInstalled(static_cast<uint32_t>(&p - pmds_.data()), *i,
-                                m.generation.load(std::memory_order_relaxed), key, m.mask);
+                                m.generation.load(std::memory_order_relaxed), key, m.mask, m.actions);
     });
   }
 }

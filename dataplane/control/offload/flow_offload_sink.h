@@ -22,7 +22,8 @@ class FlowOffloadSink {
   // packet that asked for it (its in-port, its tunnel metadata). May be
   // repeated for the same megaflow.
   virtual void flowInstalled(uint32_t pmd, flow::MegaflowIndex index, uint32_t generation,
-                             const flow::FlowKey& upcall_key, const flow::FlowMask& mask) = 0;
+                             const flow::FlowKey& upcall_key, const flow::FlowMask& mask,
+                             const flow::MegaflowActions& actions) = 0;
   // The megaflow is being killed (revalidated away, expired): its rule must go.
   virtual void flowRemoved(uint32_t pmd, flow::MegaflowIndex index, uint32_t generation) = 0;
   // `sluicectl flows`: "yes", "no (<reason>)", "failed (<reason>)", "pending",

@@ -65,7 +65,8 @@ bool OffloadManager::wantsInPort(uint16_t in_port) const {
 }
 
 void OffloadManager::flowInstalled(uint32_t pmd, flow::MegaflowIndex index, uint32_t generation,
-                                   const flow::FlowKey& upcall_key, const flow::FlowMask& mask) {
+                                   const flow::FlowKey& upcall_key, const flow::FlowMask& mask,
+                                   const flow::MegaflowActions& actions) {
   Request r;
   r.add = true;
   r.id = flowId(pmd, index, generation);
@@ -79,6 +80,8 @@ void OffloadManager::flowInstalled(uint32_t pmd, flow::MegaflowIndex index, uint
   // megaflows are refused even when their mask leaves the tunnel out (a
   // rule on inner fields alone would match plain packets on the uplink).
   r.tunneled = upcall_key.tun_vni != 0 || upcall_key.tun_src != 0 || upcall_key.tun_dst != 0;
+  r.plain_action = actions.kind == flow::MegaflowActions::Kind::kOutput ||
+                   actions.kind == flow::MegaflowActions::Kind::kDrop;
   enqueue(std::move(r));
 }
 
@@ -171,6 +174,9 @@ void OffloadManager::handleAdd(const Request& r) {
   if (!capability_.supported) return refuse("port_not_capable");
   if (counters_.offloaded + pending_ >= max_flows_) return refuse("cap");
   if (r.tunneled) return refuse(std::string(kRefuseTunnel));
+  // VXLAN encap needs the inner flow hash, which a marked packet does not
+  // carry: the mark branch executes output and drop only.
+  if (!r.plain_action) return refuse("action");
   MatchTranslation t = translateMatch(r.key, r.mask, static_cast<uint16_t>(port_no_.load()), provider_->caps());
   if (!t.ok) return refuse(std::string(t.refusal));
   if (free_marks_.empty()) return refuse("no_free_mark");

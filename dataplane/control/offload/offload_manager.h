@@ -84,7 +84,8 @@ class OffloadManager final : public FlowOffloadSink {
   // FlowOffloadSink.
   bool wantsInPort(uint16_t in_port) const override;
   void flowInstalled(uint32_t pmd, flow::MegaflowIndex index, uint32_t generation,
-                     const flow::FlowKey& upcall_key, const flow::FlowMask& mask) override;
+                     const flow::FlowKey& upcall_key, const flow::FlowMask& mask,
+                     const flow::MegaflowActions& actions) override;
   void flowRemoved(uint32_t pmd, flow::MegaflowIndex index, uint32_t generation) override;
   std::string flowState(uint32_t pmd, flow::MegaflowIndex index, uint32_t generation) const override;
 
@@ -109,6 +110,7 @@ class OffloadManager final : public FlowOffloadSink {
     flow::FlowKey key;
     flow::FlowMask mask;
     bool tunneled = false;  // the upcall came decapsulated (tunnel metadata)
+    bool plain_action = true;  // output or drop: what the PMD's mark branch executes
   };
   static uint64_t flowId(uint32_t pmd, flow::MegaflowIndex index, uint32_t generation) {
     return (static_cast<uint64_t>(pmd) << 56) | (static_cast<uint64_t>(index) << 32) | generation;

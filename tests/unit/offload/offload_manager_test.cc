@@ -85,10 +85,16 @@ class OffloadManagerTest : public ::testing::Test {
     flow::FlowKey k = l3Key(dst);
     k.in_port = in_port;
     k.ipv4_src = 0x01020304;  // not in the mask: must not reach the rule
-    manager_.flowInstalled(0, index, gen, k, l3Mask());
+    manager_.flowInstalled(0, index, gen, k, l3Mask(), output_);
   }
   FakeLog log_;
   OffloadManager manager_;
+  const flow::MegaflowActions output_ = [] {
+    flow::MegaflowActions a;
+    a.kind = flow::MegaflowActions::Kind::kOutput;
+    a.out_port = 4;
+    return a;
+  }();
 };
 
 TEST_F(OffloadManagerTest, InstallsMarkRulesAndShowsThem) {
@@ -164,17 +170,23 @@ TEST_F(OffloadManagerTest, RefusalsAreCountedByReason) {
   vlan.in_port = kOffloadPort;
   flow::FlowMask vm = l3Mask();
   vm.vlan_tci = 0xffff;
-  manager_.flowInstalled(0, 1, 0, vlan, vm);
+  manager_.flowInstalled(0, 1, 0, vlan, vm, output_);
   flow::FlowKey tunneled = l3Key(8);
   tunneled.in_port = kOffloadPort;
   tunneled.tun_vni = 100;  // decapsulated, even though the mask leaves the VNI out
-  manager_.flowInstalled(0, 2, 0, tunneled, l3Mask());
+  manager_.flowInstalled(0, 2, 0, tunneled, l3Mask(), output_);
+  flow::MegaflowActions encap = output_;
+  encap.kind = flow::MegaflowActions::Kind::kEncap;
+  flow::FlowKey to_remote = l3Key(9);
+  to_remote.in_port = kOffloadPort;
+  manager_.flowInstalled(0, 4, 0, to_remote, l3Mask(), encap);
   log_.refuse_validate = true;
   add(3, 9);
   manager_.processPending();
   OffloadStatsView s = manager_.stats();
   EXPECT_EQ(s.refused["vlan"], 1u);
   EXPECT_EQ(s.refused["tunnel"], 1u);
+  EXPECT_EQ(s.refused["action"], 1u);
   EXPECT_EQ(s.failures["validate_unimplemented"], 1u);
   EXPECT_EQ(s.offloaded, 0u);
   EXPECT_EQ(manager_.flowState(0, 1, 0), "no (vlan)");
