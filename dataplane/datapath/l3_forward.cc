@@ -102,27 +102,6 @@ uint16_t l3AnswerArp(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m, Dro
   return v.next;
 }
 
-void l3RewriteToPod(const PmdSnapshot& snap, rte_mbuf* m, uint16_t port_no) {
-  auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
-  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
-  uint16_t old_word = *reinterpret_cast<const uint16_t*>(&ip->time_to_live);
-  ip->time_to_live = static_cast<uint8_t>(ip->time_to_live - 1);
-  uint16_t new_word = *reinterpret_cast<const uint16_t*>(&ip->time_to_live);
-  ip->hdr_checksum = ipv4ChecksumAdjust(ip->hdr_checksum, old_word, new_word);
-  eth->dst_addr = snap.port_macs[port_no];
-  eth->src_addr = snap.gateway_mac;
-}
-
-uint16_t ipv4ChecksumAdjust(uint16_t checksum, uint16_t old_word, uint16_t new_word) {
-  // HC' = ~(~HC + ~m + m'), one's complement arithmetic folded back to 16 bits.
-  uint32_t sum = static_cast<uint16_t>(~checksum);
-  sum += static_cast<uint16_t>(~old_word);
-  sum += new_word;
-  sum = (sum & 0xffff) + (sum >> 16);
-  sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<uint16_t>(~sum);
-}
-
 uint16_t l3ForwardBurst(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* const* pkts,
                         uint16_t n, uint16_t* next, DropReason* reason) {
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i)
