@@ -129,7 +129,8 @@ int run(int argc, char** argv) {
     if (config->offload_provider == "software")
       logWarning("OFFLOAD: provider \"software\" configured: a SOFTWARE flow engine stands in for NIC hardware "
                  "(tests and demos only, not hardware offload)");
-    if (config->offload_port.empty()) logWarning("offload: no offload-port configured; nothing will be offloaded");
+    if (config->offload_port.empty() && !config->overlay.uplink)
+      logWarning("offload: neither an offload-port nor an uplink configured; nothing will be offloaded");
   }
   for (unsigned lcore : config->pmd_cores) {
     mailboxes.push_back(std::make_unique<PmdMailbox>());
@@ -179,6 +180,10 @@ int run(int argc, char** argv) {
                                                pmds.size());
     control.setOverlay(overlay.get());
   }
+  // Partial offload marks the uplink's packets unless a port is configured
+  // (the uplink is where a NIC with a flow engine sits).
+  if (offload && overlay && config->offload_port.empty())
+    offload->attachPort(overlay->uplinkPort(), overlay->uplinkDpdkPort(), 1);
   if (offload) {
     control.setOffload(offload.get());
     offload->start();
@@ -222,6 +227,7 @@ int run(int argc, char** argv) {
   for (auto& m : mailboxes) m->stop.store(true, std::memory_order_relaxed);
   rte_eal_mp_wait_lcore();
   // No PMD or control thread uses the uplink any more.
+  if (offload && overlay && config->offload_port.empty()) offload->detachPort(overlay->uplinkPort());
   control.setOverlay(nullptr);
   overlay.reset();
   uplink.reset();

@@ -43,9 +43,9 @@ struct SluicedConfig {
   // Partial offload (issue 6): "off", "rte_flow" (the NIC's flow engine) or
   // "software" (an rx-callback engine standing in for one: tests and demos
   // only, logged loudly); the cap on offloaded megaflows (marks are twice
-  // this); the port whose received packets are marked, as "container-id/ifname"
-  // of a pod port (until the uplink exists; JSON: "offload": {"provider",
-  // "max-flows", "port"}).
+  // this); the port whose received packets are marked: empty = the uplink
+  // (VXLAN overlay), else "container-id/ifname" of a pod port (for tests on
+  // vhost-user ports). JSON: "offload": {"provider", "max-flows", "port"}.
   std::string offload_provider = "off";
   uint32_t offload_max_flows = 16384;
   std::string offload_port;
