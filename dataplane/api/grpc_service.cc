@@ -11,7 +11,10 @@ void fillPort(const PortView& p, v1::Port* out) {
   out->set_pod_name(p.request.pod_name);
   out->set_ip(p.request.ip.toString());
   out->set_mac(p.request.mac.toString());
-  out->set_type(p.request.kind == PortKind::kVhostUser ? v1::PORT_TYPE_VHOST_USER : v1::PORT_TYPE_SRIOV_VF);
+  out->set_type(p.request.kind == PortKind::kVhostUser ? v1::PORT_TYPE_VHOST_USER
+                : p.request.kind == PortKind::kDpdkVdev ? v1::PORT_TYPE_DPDK_VDEV
+                                                        : v1::PORT_TYPE_SRIOV_VF);
+  out->set_devargs(p.request.devargs);
   out->set_vhost_mode(p.request.vhost_mode == VhostMode::kClient ? v1::VHOST_MODE_CLIENT : v1::VHOST_MODE_SERVER);
   out->set_socket_path(p.socket_path);
   out->set_pmd(p.pmd);
@@ -48,10 +51,12 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     raw.ip = req->ip();
     raw.mac = req->mac();
     raw.socket_subdir = req->socket_subdir();
+    raw.devargs = req->devargs();
     switch (req->type()) {
       case v1::PORT_TYPE_UNSPECIFIED:
       case v1::PORT_TYPE_VHOST_USER: raw.kind = PortKind::kVhostUser; break;
       case v1::PORT_TYPE_SRIOV_VF: raw.kind = PortKind::kSriovVf; break;
+      case v1::PORT_TYPE_DPDK_VDEV: raw.kind = PortKind::kDpdkVdev; break;
       default:
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "type: unknown port type");
     }

@@ -30,7 +30,7 @@ constexpr char kUsage[] =
     "  flows              list megaflows (match, actions, packets, bytes, idle time)\n"
     "  health             exit 0 if the dataplane is ready\n"
     "  port add --container-id ID --ifname NAME --ip A.B.C.D [--mac M] [--mode server|client]\n"
-    "           [--namespace NS] [--pod NAME] [--socket-subdir DIR]\n"
+    "           [--namespace NS] [--pod NAME] [--socket-subdir DIR] [--devargs net_null,no-rx=1]\n"
     "  port del --container-id ID --ifname NAME\n"
     "  nodes              list the VXLAN overlay's remote nodes (VTEP, CIDRs, next hop, counters)\n"
     "  node add --name N --vtep A.B.C.D --pod-cidr CIDR [--pod-cidr CIDR...] [--mac M]\n"
@@ -112,7 +112,8 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
       "ifname", po::value<std::string>()->required(), "")("ip", po::value<std::string>()->required(), "")(
       "mac", po::value<std::string>()->default_value(""), "")("mode", po::value<std::string>(&mode), "")(
       "namespace", po::value<std::string>()->default_value(""), "")("pod", po::value<std::string>()->default_value(""), "")(
-      "socket-subdir", po::value<std::string>()->default_value(""), "");
+      "socket-subdir", po::value<std::string>()->default_value(""), "")(
+      "devargs", po::value<std::string>()->default_value(""), "");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
@@ -124,7 +125,9 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
   req.set_pod_namespace(vm["namespace"].as<std::string>());
   req.set_pod_name(vm["pod"].as<std::string>());
   req.set_socket_subdir(vm["socket-subdir"].as<std::string>());
-  req.set_type(v1::PORT_TYPE_VHOST_USER);
+  // --devargs: a DPDK vdev standing in for a pod (sluiced must allow it).
+  req.set_devargs(vm["devargs"].as<std::string>());
+  req.set_type(req.devargs().empty() ? v1::PORT_TYPE_VHOST_USER : v1::PORT_TYPE_DPDK_VDEV);
   if (mode == "server") req.set_vhost_mode(v1::VHOST_MODE_SERVER);
   else if (mode == "client") req.set_vhost_mode(v1::VHOST_MODE_CLIENT);
   else throw po::error("--mode must be server or client");

@@ -125,6 +125,10 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     if (!value.empty() && value.find('/') == std::string::npos)
       return invalid(key, "must be container-id/ifname of a pod port");
     c.offload_port = value;
+  } else if (key == "allow-vdev-ports") {
+    if (value == "true" || value == "1") c.allow_vdev_ports = true;
+    else if (value == "false" || value == "0") c.allow_vdev_ports = false;
+    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
   } else if (key == "log-level") {
     static const std::set<std::string> levels = {"error", "warning", "info", "debug"};
     if (!levels.contains(value)) return invalid(key, "must be error, warning, info or debug");
@@ -180,7 +184,7 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
     std::string text;
     if (value.is_string()) {
       text = value.get<std::string>();
-    } else if (value.is_boolean() && key == "smc-enable") {
+    } else if (value.is_boolean() && (key == "smc-enable" || key == "allow-vdev-ports")) {
       text = value.get<bool>() ? "true" : "false";
     } else if (value.is_number_unsigned()) {
       text = std::to_string(value.get<uint64_t>());
@@ -201,7 +205,7 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
   const std::vector<std::string> keys = {"api-socket", "socket-dir",  "pmd-cores",         "main-core",
                                          "eal",        "pod-cidr",    "gateway",           "gateway-mac",
                                          "tx-flush-interval", "max-ports", "mbufs",       "log-level",
-                                         "emc-entries", "emc-insert-inv-prob", "smc-enable", "flow-limit",
+                                         "emc-entries", "emc-insert-inv-prob", "smc-enable", "flow-limit", "allow-vdev-ports",
                                          "flow-idle-timeout-ms", "offload-provider", "offload-max-flows", "offload-port"};
   po::options_description desc("sluiced: the Sluice node dataplane\nOptions");
   desc.add_options()("help,h", "show this help")("config", po::value<std::string>(),
@@ -223,6 +227,7 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
       ("emc-entries", po::value<std::string>(), "exact-match cache slots per PMD, a power of two [8192]")
       ("emc-insert-inv-prob", po::value<std::string>(), "cache 1 in N EMC misses; 0 turns the EMC off [100]")
       ("smc-enable", po::value<std::string>(), "signature match cache on (true|false) [true]")
+      ("allow-vdev-ports", po::value<std::string>(), "AddPort may make DPDK vdev ports (benchmarks/tests only) [false]")
       ("flow-limit", po::value<std::string>(), "megaflows per PMD [200000]")
       ("flow-idle-timeout-ms", po::value<std::string>(), "unused megaflows expire after this many ms [10000]")
       ("offload-provider", po::value<std::string>(), "partial offload: off|rte_flow|software (software: tests only) [off]")

@@ -40,6 +40,9 @@ struct SluicedConfig {
   bool smc_enable = true;
   uint32_t flow_limit = 200000;
   uint32_t flow_idle_timeout_ms = 10000;
+  // Whether AddPort may make PORT_TYPE_DPDK_VDEV ports (a pcap file or
+  // net_null standing in for a pod): benchmarks and tests only.
+  bool allow_vdev_ports = false;
   // Partial offload (issue 6): "off", "rte_flow" (the NIC's flow engine) or
   // "software" (an rx-callback engine standing in for one: tests and demos
   // only, logged loudly); the cap on offloaded megaflows (marks are twice

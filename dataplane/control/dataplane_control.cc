@@ -110,6 +110,8 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   const PortRequest& req = *parsed;
   if (req.kind == PortKind::kSriovVf)
     return absl::UnimplementedError("type: SR-IOV VF ports are not supported by this sluiced yet");
+  if (req.kind == PortKind::kDpdkVdev && !config_.allow_vdev_ports)
+    return absl::FailedPreconditionError("type: DPDK vdev ports need sluiced's allow-vdev-ports (benchmarks, tests)");
 
   std::lock_guard lock(mu_);
   if (auto it = by_attachment_.find(req.attachment); it != by_attachment_.end()) {
@@ -130,7 +132,9 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
     return absl::ResourceExhaustedError(
         absl::StrCat("port table full: all ", config_.max_ports, " ports are in use"));
 
-  auto socket_path = vhostSocketPath(config_.socket_dir, req);
+  // A vdev standing in for a pod (benchmarks, tests) has no socket.
+  const bool vdev = req.kind == PortKind::kDpdkVdev;
+  auto socket_path = vdev ? absl::StatusOr<std::string>("") : vhostSocketPath(config_.socket_dir, req);
   if (!socket_path.ok()) return socket_path.status();
   bool made_subdir = false;
   if (!req.socket_subdir.empty()) {
@@ -144,8 +148,8 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   bool client = req.vhost_mode == VhostMode::kClient;
   // A server socket left by a sluiced that died would make bind() fail; the
   // path is ours (validated to lie in the socket directory).
-  if (!client) ::unlink(socket_path->c_str());
-  auto created = backend_.createVhostUser(*port_no, *socket_path, client);
+  if (!client && !vdev) ::unlink(socket_path->c_str());
+  auto created = vdev ? backend_.createVdev(*port_no, req.devargs) : backend_.createVhostUser(*port_no, *socket_path, client);
   if (!created.ok()) {
     if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
     return created.status();
@@ -186,7 +190,7 @@ void DataplaneControl::removePortLocked(uint16_t port_no) {
   republishLocked();
   if (offload_ != nullptr) offload_->detachPort(port_no);  // its rules go before the port
   backend_.destroy(entry.dpdk);
-  if (entry.request.vhost_mode == VhostMode::kServer) ::unlink(entry.socket_path.c_str());
+  if (entry.request.vhost_mode == VhostMode::kServer && !entry.socket_path.empty()) ::unlink(entry.socket_path.c_str());
   if (!entry.request.socket_subdir.empty())
     ::rmdir(absl::StrCat(config_.socket_dir, "/", entry.request.socket_subdir).c_str());  // only if empty
   logInfo("port ", port_no, " removed: ", entry.request.attachment.container_id, "/",

@@ -23,12 +23,27 @@ absl::Status dpdkError(const std::string& what, int rc) {
 
 absl::StatusOr<CreatedPort> DpdkPortBackend::createVhostUser(uint16_t port_no, const std::string& socket_path,
                                                              bool client_mode) {
-  CreatedPort port;
-  port.dpdk_name = absl::StrCat("net_vhost_sl", port_no, "_", generation_++);
+  std::string name = absl::StrCat("net_vhost_sl", port_no, "_", generation_++);
   std::string args = absl::StrCat("iface=", socket_path, ",queues=1,client=", client_mode ? 1 : 0);
-  // EAL's generic hot-plug (the vdev bus recognises the net_vhost prefix).
+  return createAndStart(name, args, absl::StrCat("creating vhost-user port on ", socket_path));
+}
+
+absl::StatusOr<CreatedPort> DpdkPortBackend::createVdev(uint16_t port_no, const std::string& devargs) {
+  const size_t comma = devargs.find(',');
+  // The vdev bus finds the driver by the name's prefix; the suffix makes
+  // the name unique as for vhost-user ports.
+  std::string name = absl::StrCat(devargs.substr(0, comma), "_sl", port_no, "_", generation_++);
+  std::string args = comma == std::string::npos ? "" : devargs.substr(comma + 1);
+  return createAndStart(name, args, absl::StrCat("creating vdev ", devargs));
+}
+
+absl::StatusOr<CreatedPort> DpdkPortBackend::createAndStart(const std::string& name, const std::string& args,
+                                                            const std::string& what) {
+  CreatedPort port;
+  port.dpdk_name = name;
+  // EAL's generic hot-plug (the vdev bus recognises the driver prefix).
   int rc = rte_eal_hotplug_add("vdev", port.dpdk_name.c_str(), args.c_str());
-  if (rc != 0) return dpdkError(absl::StrCat("creating vhost-user port on ", socket_path), rc);
+  if (rc != 0) return dpdkError(what, rc);
 
   auto cleanup_on_error = [&](absl::Status s) {
     rte_eal_hotplug_remove("vdev", port.dpdk_name.c_str());

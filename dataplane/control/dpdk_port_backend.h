@@ -14,10 +14,15 @@ class DpdkPortBackend final : public PortBackend {
 
   absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
                                               bool client_mode) override;
+  absl::StatusOr<CreatedPort> createVdev(uint16_t port_no, const std::string& devargs) override;
   void destroy(const CreatedPort& port) override;
   bool linkUp(uint16_t dpdk_port) override;
 
  private:
+  // Hot-plugs vdev `name` with `args`, one rx and one tx queue, started.
+  absl::StatusOr<CreatedPort> createAndStart(const std::string& name, const std::string& args,
+                                             const std::string& what);
+
   rte_mempool* pool_;
   // Makes every vdev name unique over the process's life: DPDK keeps a
   // removed vdev's name reserved until its teardown completes.

@@ -23,6 +23,11 @@ class PortBackend {
   // and keeps reconnecting (client). The port is started when this returns.
   virtual absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
                                                       bool client_mode) = 0;
+  // A DPDK vdev from validated devargs ("<driver>[,args]", port_request.h),
+  // started when this returns. Only the real backend makes them.
+  virtual absl::StatusOr<CreatedPort> createVdev(uint16_t /*port_no*/, const std::string& /*devargs*/) {
+    return absl::UnimplementedError("type: DPDK vdev ports are not supported by this backend");
+  }
   // Stops, closes and removes the port (and, for a server, its socket file).
   // Called only after no PMD polls or transmits on it any more.
   virtual void destroy(const CreatedPort& port) = 0;

@@ -1,7 +1,12 @@
 #include "dataplane/control/port_request.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_split.h>
 #include <sys/un.h>
+
+#include <map>
+#include <set>
+#include <vector>
 
 namespace sluice {
 namespace {
@@ -40,7 +45,35 @@ absl::Status checkKubernetesName(const std::string& field, const std::string& va
 bool PortRequest::sameParameters(const PortRequest& o) const {
   return attachment == o.attachment && pod_namespace == o.pod_namespace && pod_name == o.pod_name &&
          ip == o.ip && mac == o.mac && kind == o.kind && vhost_mode == o.vhost_mode &&
-         socket_subdir == o.socket_subdir;
+         socket_subdir == o.socket_subdir && devargs == o.devargs;
+}
+
+absl::Status validateVdevDevargs(const std::string& devargs) {
+  // Which keys each driver may get: only what makes a pod stand-in (read a
+  // pcap file, sink packets); nothing that writes files or opens interfaces.
+  static const std::map<std::string, std::set<std::string>> kAllowed = {
+      {"net_pcap", {"rx_pcap", "infinite_rx"}},
+      {"net_null", {"no-rx", "size", "copy"}},
+  };
+  if (devargs.empty()) return invalid("devargs", "must not be empty for a DPDK vdev port");
+  if (devargs.size() > 512) return invalid("devargs", "longer than 512 characters");
+  for (char c : devargs) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == ',' || c == '/' || c == ':' || c == '=' || c == '-';
+    if (!ok) return invalid("devargs", "may hold only letters, digits and _.,/:=-");
+  }
+  const std::vector<std::string> parts = absl::StrSplit(devargs, ',');
+  auto driver = kAllowed.find(parts[0]);
+  if (driver == kAllowed.end())
+    return invalid("devargs", absl::StrCat("driver '", parts[0], "' is not net_pcap or net_null"));
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const size_t eq = parts[i].find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == parts[i].size())
+      return invalid("devargs", absl::StrCat("'", parts[i], "' is not key=value"));
+    if (!driver->second.contains(parts[i].substr(0, eq)))
+      return invalid("devargs", absl::StrCat(parts[0], " does not take '", parts[i].substr(0, eq), "' here"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status validateAttachment(const AttachmentId& id) {
@@ -80,6 +113,13 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
 
   req.kind = raw.kind;
   req.vhost_mode = raw.vhost_mode;
+  if (raw.kind == PortKind::kDpdkVdev) {
+    if (absl::Status s = validateVdevDevargs(raw.devargs); !s.ok()) return s;
+    req.devargs = raw.devargs;
+    if (!raw.socket_subdir.empty()) return invalid("socket_subdir", "not for DPDK vdev ports (they have no socket)");
+  } else if (!raw.devargs.empty()) {
+    return invalid("devargs", "only for DPDK vdev ports");
+  }
   if (!raw.socket_subdir.empty()) {
     if (absl::Status s = checkPathComponent("socket_subdir", raw.socket_subdir, 64); !s.ok()) return s;
     req.socket_subdir = raw.socket_subdir;

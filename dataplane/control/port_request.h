@@ -13,7 +13,10 @@
 
 namespace sluice {
 
-enum class PortKind { kVhostUser, kSriovVf };
+// kDpdkVdev: a DPDK vdev given by devargs standing in for a pod (benchmarks
+// and tests: a pcap file as input, net_null as a sink); sluiced refuses it
+// unless its config allows it (allow-vdev-ports).
+enum class PortKind { kVhostUser, kSriovVf, kDpdkVdev };
 enum class VhostMode { kServer, kClient };
 
 struct AttachmentId {
@@ -31,6 +34,7 @@ struct PortRequest {
   PortKind kind = PortKind::kVhostUser;
   VhostMode vhost_mode = VhostMode::kServer;
   std::string socket_subdir;  // optional single path component
+  std::string devargs;        // kDpdkVdev only: "<driver>[,key=value...]", validated
 
   bool sameParameters(const PortRequest& other) const;
 };
@@ -38,6 +42,7 @@ struct PortRequest {
 // The raw text fields as they arrive from the API, before parsing.
 struct RawPortRequest {
   std::string container_id, ifname, pod_namespace, pod_name, ip, mac, socket_subdir;
+  std::string devargs;  // kDpdkVdev only
   PortKind kind = PortKind::kVhostUser;
   VhostMode vhost_mode = VhostMode::kServer;
 };
@@ -47,6 +52,12 @@ struct RawPortRequest {
 // node (outside the pod CIDR, the network, broadcast or gateway address).
 absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
                                              Ipv4Address gateway);
+
+// Checks the devargs of a kDpdkVdev port: the driver net_pcap (keys rx_pcap,
+// infinite_rx: it only reads a file) or net_null (keys no-rx, size, copy),
+// each argument key=value of [A-Za-z0-9_.,/:=-], at most 512 characters.
+// Nothing that writes files or opens interfaces. InvalidArgument("devargs: ...").
+absl::Status validateVdevDevargs(const std::string& devargs);
 
 // Checks an attachment id alone (DeletePort takes only that).
 absl::Status validateAttachment(const AttachmentId& id);

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The node benchmark (issue 8): Sluice and Open vSwitch with DPDK on exactly
+# the same packets, one PMD core each, plus the harness floor
+# (dpdk-testpmd io-forwarding from the same pcap port to the same null port).
+# Traffic: bench/node/node_pcap_gen writes one pcap per scenario and flow
+# count (node_traffic.h has the addressing plan); every system replays it
+# with net_pcap infinite_rx=1 and sends to net_null no-rx=1 sinks.
+#   l3     source pod -> 16 local pods, each in its own /24 (routed: MACs, TTL)
+#   decap  the same frames VXLAN-encapsulated from 16 remote VTEPs to ours
+#   encap  source pod -> 16 remote pod CIDRs, encapsulated toward their VTEPs
+# Systems: floor, sluice, ovs (default caches), ovs-smc (smc-enable=true).
+# Rounds are outermost and the systems interleave within each (scenario, N):
+# this machine's throughput is bimodal between runs, so only medians over
+# rounds and per-round ratios mean anything. A benchmark: it never fails on
+# a figure.
+#
+# Usage (root, after bash scripts/setup-bench.sh):
+#   bench/node/node_bench.sh [--rounds 3] [--seconds 5] [--warmup 2]
+#       [--scenarios "l3 decap encap"] [--flows "1 100 1000 10000 100000 250000"]
+#       [--systems "floor sluice ovs ovs-smc"] [--out DIR] [--build DIR]
+#   bench/node/node_bench.sh --smoke [--build DIR]   (l3, 100 flows, 1 round, 2 s:
+#       exit 0 if every system ran, 77 if only OVS is missing, 1 otherwise)
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${BUILD:-$root/build}
+rounds=3 seconds=5 warmup=2 smoke=
+scenarios="l3 decap encap"
+flows="1 100 1000 10000 100000 250000"
+systems="floor sluice ovs ovs-smc"
+out=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --scenarios) scenarios=$2; shift 2 ;;
+    --flows) flows=$2; shift 2 ;;
+    --systems) systems=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --smoke) smoke=1; shift ;;
+    *) echo "node_bench.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+if [[ -n $smoke ]]; then
+  rounds=1 seconds=2 warmup=1 scenarios=l3 flows=100
+fi
+[[ $EUID -eq 0 ]] || { echo "node_bench.sh: needs root (DPDK, network namespaces)" >&2; exit 2; }
+for b in "$build/bench/node/node_pcap_gen" "$build/dataplane/sluiced" "$build/dataplane/api/sluicectl"; do
+  [[ -x $b ]] || { echo "node_bench.sh: $b is not built (cmake --build $build --target node_pcap_gen sluiced sluicectl)" >&2; exit 2; }
+done
+out=${out:-$root/bench/node/results/$(date -u +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+work=$(mktemp -d /tmp/sluice-nodebench.XXXXXX)
+source "$root/bench/node/node_lib.sh"
+cleanup() {
+  stop_sluiced
+  ovs_stop
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+plan_load
+
+skipped_ovs=
+if [[ $systems == *ovs* ]] && ! ovs_available; then
+  echo "SKIP ovs, ovs-smc: Open vSwitch with DPDK is not installed (bash scripts/setup-bench.sh)" >&2
+  skipped_ovs=1
+fi
+command -v dpdk-testpmd >/dev/null || { echo "node_bench.sh: dpdk-testpmd missing (package dpdk)" >&2; exit 2; }
+
+raw="$out/runs.csv"
+echo "round,scenario,flows,system,mpps,cycles_per_packet,emc_pct,smc_pct,megaflow_pct,miss_pct,note" >"$raw"
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
+  echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r)"
+  echo "ovs: $( (ovs-vsctl --version 2>/dev/null || echo none) | head -1), dpdk: $(dpkg-query -W -f '${Version}' dpdk 2>/dev/null)"
+  echo "settings: rounds=$rounds seconds=$seconds warmup=$warmup, one PMD (lcore 1), no hugepages, 64-byte frames"
+} >"$out/machine.txt"
+
+failed=
+for ((r = 1; r <= rounds; r++)); do
+  for scenario in $scenarios; do
+    for n in $flows; do
+      pcap="$work/$scenario-$n.pcap"
+      [[ -f $pcap ]] || "$gen" --scenario "$scenario" --flows "$n" --out "$pcap" 2>>"$work/gen.log" || exit 1
+      packets=$(( ( (1024 + n - 1) / n) * n ))
+      for system in $systems; do
+        case $system in
+          floor) line=$(run_floor "$scenario" "$pcap" "$packets") ;;
+          sluice) line=$(run_sluice "$scenario" "$pcap" "$packets") ;;
+          ovs) line=$(run_ovs "$scenario" "$pcap" "$packets" false) ;;
+          ovs-smc) line=$(run_ovs "$scenario" "$pcap" "$packets" true) ;;
+          *) echo "node_bench.sh: unknown system $system" >&2; exit 2 ;;
+        esac
+        read -r mpps cpp emc smc mf miss note <<<"$line"
+        echo "round $r  $scenario  flows $n  $system: $mpps Mpps, $cpp cycles/pkt  (emc $emc smc $smc megaflow $mf miss $miss; $note)" >&2
+        echo "$r,$scenario,$n,$system,$mpps,$cpp,$emc,$smc,$mf,$miss,$note" >>"$raw"
+        if [[ $mpps == - && $note != ovs-not-installed ]]; then failed=1; fi
+      done
+    done
+  done
+done
+# Logs of the last runs, for when a figure looks wrong.
+cp "$work"/*.log "$out/" 2>/dev/null || true
+bash "$root/bench/node/node_report.sh" "$out"
+echo "results: $out" >&2
+if [[ -n $failed ]]; then exit 1; fi
+if [[ -n $smoke && -n $skipped_ovs ]]; then exit 77; fi
+exit 0

@@ -1,0 +1,312 @@
+# The node benchmark's runners (issue 8), sourced by node_bench.sh: one
+# function per system under test, each taking the same pcap file (replayed by
+# net_pcap with infinite_rx=1) and sending to net_null sinks (no-rx=1), one
+# PMD on lcore 1, the main/control thread on lcore 0. Each prints one line:
+#   "<Mpps> <cycles/packet> <emc%> <smc%> <megaflow%> <miss%> <note>"
+# ("-" where a system has no such figure; note is one word, "ok" or why not).
+# Expects $build, $work, $seconds and $warmup from the caller.
+
+gen=${gen:-$build/bench/node/node_pcap_gen}
+ovs_vswitchd=${OVS_VSWITCHD:-/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk}
+# Every EAL file prefix, netns and directory of a run carries this, so
+# parallel runs (and other tests) never collide.
+tag="nb$$"
+
+# The addressing plan, from the generator (one source of truth).
+plan_field() {  # what column... → value(s)
+  "$gen" --plan | awk -v what="$1" -v col="$2" '$1 == what { print $col }'
+}
+plan_pod() {  # k column → pod k's field (3 ip, 4 mac, 5 subnet)
+  "$gen" --plan | awk -v k="$1" -v col="$2" '$1 == "pod" && $2 == k { print $col }'
+}
+plan_remote() {  # k column → remote node k's field (3 vtep, 4 vtep mac, 5 pod cidr, 6 pod ip)
+  "$gen" --plan | awk -v k="$1" -v col="$2" '$1 == "remote" && $2 == k { print $col }'
+}
+plan_load() {
+  pods=$("$gen" --plan | awk '$1 == "pod"' | wc -l)
+  remotes=$("$gen" --plan | awk '$1 == "remote"' | wc -l)
+  pod_cidr=$(plan_field pod_cidr 2)
+  gw_ip=$(plan_field gateway 2)
+  gw_mac=$(plan_field gateway 3)
+  src_ip=$(plan_field source_pod 2)
+  src_mac=$(plan_field source_pod 3)
+  vtep_ip=$(plan_field vtep 2)
+  vtep_mac=$(plan_field vtep 3)
+  vtep_prefix=$(plan_field vtep 4 | cut -d/ -f2)
+  vni=$(plan_field vni 2)
+}
+
+# mbufs for a file of `packets` frames: net_pcap's infinite_rx copies the
+# whole file into the pool at start, and the rings need their share.
+pool_for() { echo $(($1 + 32768)); }
+
+# ---------------------------------------------------------------- the floor
+# dpdk-testpmd io-forwarding pcap → null: no lookup, no rewrite.
+run_floor() {  # scenario pcap packets
+  local pcap=$2 packets=$3 log="$work/testpmd.log" pid
+  stdbuf -oL dpdk-testpmd -l 0,1 --no-huge --no-pci -m 2048 --no-shconf --file-prefix="$tag-floor" \
+    --vdev "net_pcap0,rx_pcap=$pcap,infinite_rx=1" --vdev "net_null0,no-rx=1" --log-level=4 -- \
+    --no-mlockall --total-num-mbufs="$(pool_for "$packets")" --forward-mode=io --nb-cores=1 -a \
+    --record-core-cycles --stats-period 1 >"$log" 2>&1 &
+  pid=$!
+  sleep $((warmup + seconds))
+  kill -INT "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  # The last `seconds` one-second Tx-pps samples of the null port (port 1).
+  local mpps cpp
+  mpps=$(awk '/NIC statistics for port/ { port = $(NF - 1) }
+              /Tx-pps:/ && port == 1 { s[n++] = $2 }
+              END { k = 0; for (i = (n > '"$seconds"' ? n - '"$seconds"' : 0); i < n; i++) { t += s[i]; k++ }
+                    if (k) printf "%.3f", t / k / 1e6; else print "-" }' "$log")
+  cpp=$(grep -o "CPU cycles/packet=[0-9.]*" "$log" | tail -1 | cut -d= -f2)
+  if [[ $mpps == - || -z $cpp ]]; then
+    echo "- - - - - - testpmd-failed"
+  else
+    echo "$mpps $cpp - - - - ok"
+  fi
+}
+
+# ---------------------------------------------------------------- Sluice
+ctl() { "$build/dataplane/api/sluicectl" --socket "$work/api.sock" "$@"; }
+sluiced_pid=
+
+stop_sluiced() {
+  [[ -n $sluiced_pid ]] || return 0
+  kill -TERM "$sluiced_pid" 2>/dev/null
+  wait "$sluiced_pid" 2>/dev/null
+  sluiced_pid=
+}
+
+# The overlay part of sluiced's config: our VTEP on `uplink_devargs`, the
+# remote nodes with their VTEP MACs as static neighbours (nothing to ARP for).
+sluice_overlay_json() {  # uplink_devargs
+  local k nodes="" neigh=""
+  for ((k = 0; k < remotes; k++)); do
+    nodes+="${nodes:+,}{\"name\": \"node-$k\", \"vtep\": \"$(plan_remote $k 3)\", \"pod-cidrs\": [\"$(plan_remote $k 5)\"], \"mac\": \"$(plan_remote $k 4)\"}"
+    neigh+="${neigh:+,}{\"ip\": \"$(plan_remote $k 3)\", \"mac\": \"$(plan_remote $k 4)\"}"
+  done
+  cat <<EOF
+{"uplink": {"devargs": "$1", "vtep": "$vtep_ip/$vtep_prefix", "mac": "$vtep_mac", "static-neighbors": [$neigh]},
+ "vni": $vni, "remote-nodes": [$nodes]}
+EOF
+}
+
+run_sluice() {  # scenario pcap packets
+  local scenario=$1 pcap=$2 packets=$3 k extra=()
+  local input="net_pcap,rx_pcap=$pcap,infinite_rx=1"
+  case $scenario in
+    decap) sluice_overlay_json "net_pcap_${tag}up,rx_pcap=$pcap,infinite_rx=1" >"$work/sluiced.json" ;;
+    encap) sluice_overlay_json "net_null_${tag}up,no-rx=1" >"$work/sluiced.json" ;;
+    *) echo '{}' >"$work/sluiced.json" ;;
+  esac
+  # The checkpoint goes to the run's directory, never the node's.
+  if "$build/dataplane/sluiced" --help 2>&1 | grep -q -- --state-dir; then extra+=(--state-dir "$work/state"); fi
+  rm -rf "$work/vhost" "$work/state" && mkdir -p "$work/state"
+  "$build/dataplane/sluiced" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
+    --pod-cidr "$pod_cidr" --gateway "$gw_ip" --gateway-mac "$gw_mac" --main-core 0 --pmd-cores 1 \
+    --mbufs "$(pool_for "$packets")" --allow-vdev-ports true "${extra[@]}" \
+    --eal "--no-huge --no-pci -m 2048 --no-shconf --file-prefix=$tag-sluiced" >>"$work/sluiced.log" 2>&1 &
+  sluiced_pid=$!
+  local up=
+  for _ in $(seq 1 300); do
+    if ctl health >/dev/null 2>&1; then up=1; break; fi
+    kill -0 "$sluiced_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [[ -z $up ]]; then
+    stop_sluiced
+    echo "- - - - - - sluiced-did-not-start"
+    return
+  fi
+  # Pods (null sinks) first, so the input's first packets find their routes.
+  local ok=1
+  if [[ $scenario != encap ]]; then
+    for ((k = 0; k < pods; k++)); do
+      ctl port add --container-id "nb-pod$k" --ifname net1 --ip "$(plan_pod $k 3)" --mac "$(plan_pod $k 4)" \
+        --devargs "net_null,no-rx=1" >>"$work/sluicectl.log" 2>&1 || ok=
+    done
+  fi
+  if [[ $scenario != decap ]]; then
+    ctl port add --container-id nb-src --ifname net1 --ip "$src_ip" --mac "$src_mac" --devargs "$input" \
+      >>"$work/sluicectl.log" 2>&1 || ok=
+  fi
+  if [[ -z $ok ]]; then
+    stop_sluiced
+    echo "- - - - - - port-add-refused"
+    return
+  fi
+  sleep "$warmup"
+  ctl stats clear >/dev/null
+  sleep "$seconds"
+  ctl stats >"$work/sluice-stats.txt"
+  stop_sluiced
+  # Mpps: packets sent over the interval the counters cover (the received
+  # rate, timed by the PMD's own cycle count, scaled by sent/received); the
+  # PMD's busy cycles per packet received; where lookups were resolved.
+  awk '
+    function pct(line) { sub(/.*\( */, "", line); sub(/ *%\).*/, "", line); return line }
+    /packets received:/ { rx = $3; rate = $4; sub(/\(/, "", rate) }
+    /packets sent:/ { sent = $3 }
+    /cycles per packet/ && !cpp { cpp = $4 }
+    /- EMC hits/ { emc = pct($0) } /- SMC hits/ { smc = pct($0) }
+    /- megaflow hits/ { mf = pct($0) } /- misses:/ { miss = pct($0) }
+    /^Drops by reason/ { in_drops = 1; next }
+    in_drops && NF == 2 { drops += $2 }
+    /^$/ { in_drops = 0 }
+    END { note = drops > 0 ? "drops=" drops : "ok"
+          if (rx > 0) printf "%.3f %s %s %s %s %s %s\n", rate * sent / rx, cpp, emc, smc, mf, miss, note
+          else print "- - - - - - no-stats" }' "$work/sluice-stats.txt"
+}
+
+# ---------------------------------------------------------------- Open vSwitch
+ovs_dir="$work/ovs"
+ovs_ns="$tag-ovs"
+vsctl() { ovs-vsctl --db="unix:$ovs_dir/db.sock" --timeout=60 "$@"; }
+appctl() { ovs-appctl -t "$ovs_dir/ovs-vswitchd.ctl" "$@"; }
+ofctl() { OVS_RUNDIR=$ovs_dir ovs-ofctl "$@"; }
+
+ovs_available() { [[ -x $ovs_vswitchd ]] && command -v ovsdb-server >/dev/null && command -v ovs-vsctl >/dev/null; }
+
+# A private Open vSwitch: its own database, run/log directory and unixctl
+# sockets, ovs-vswitchd in its own network namespace (the netdev bridges'
+# tap ports live and die there). Never the system service.
+ovs_start() {  # smc: true|false
+  ovs_stop
+  rm -rf "$ovs_dir" && mkdir -p "$ovs_dir"
+  export OVS_RUNDIR=$ovs_dir OVS_DBDIR=$ovs_dir OVS_LOGDIR=$ovs_dir
+  ovsdb-tool create "$ovs_dir/conf.db" /usr/share/openvswitch/vswitch.ovsschema || return 1
+  ovsdb-server "$ovs_dir/conf.db" --remote="punix:$ovs_dir/db.sock" --pidfile="$ovs_dir/ovsdb-server.pid" \
+    --log-file="$ovs_dir/ovsdb-server.log" --unixctl="$ovs_dir/ovsdb-server.ctl" --detach || return 1
+  vsctl --no-wait init
+  # OVS adds --in-memory itself; without hugepages it needs these, and -m 2048
+  # (with less it silently halves its mbuf pool).
+  vsctl --no-wait set Open_vSwitch . other_config:dpdk-init=true \
+    "other_config:dpdk-extra=--no-huge --no-pci -m 2048 --no-shconf --legacy-mem --file-prefix=$tag-ovs" \
+    other_config:pmd-cpu-mask=0x2 other_config:dpdk-lcore-mask=0x1 "other_config:smc-enable=$1"
+  ip netns add "$ovs_ns" || return 1
+  ip netns exec "$ovs_ns" "$ovs_vswitchd" "unix:$ovs_dir/db.sock" --pidfile="$ovs_dir/ovs-vswitchd.pid" --detach \
+    --log-file="$ovs_dir/ovs-vswitchd.log" --unixctl="$ovs_dir/ovs-vswitchd.ctl" || return 1
+  for _ in $(seq 1 300); do
+    [[ $(vsctl get Open_vSwitch . dpdk_initialized 2>/dev/null) == true ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+ovs_stop() {
+  if [[ -S $ovs_dir/ovs-vswitchd.ctl ]]; then appctl exit --cleanup >/dev/null 2>&1 || true; fi
+  if [[ -S $ovs_dir/ovsdb-server.ctl ]]; then ovs-appctl -t "$ovs_dir/ovsdb-server.ctl" exit >/dev/null 2>&1 || true; fi
+  # If they did not exit on request, their own pid files say whom to stop.
+  local f p
+  for f in ovs-vswitchd ovsdb-server; do
+    if [[ -f $ovs_dir/$f.pid ]]; then
+      p=$(cat "$ovs_dir/$f.pid" 2>/dev/null)
+      for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+      if [[ -n $p ]] && kill -0 "$p" 2>/dev/null; then kill -KILL "$p" 2>/dev/null || true; fi
+      rm -f "$ovs_dir/$f.pid"
+    fi
+  done
+  ip netns del "$ovs_ns" 2>/dev/null || true
+}
+
+dpdk_port() {  # bridge name ofport devargs
+  echo -- add-port "$1" "$2" -- set Interface "$2" type=dpdk "options:dpdk-devargs=\"$4\"" "ofport_request=$3"
+}
+
+# Bridges and OpenFlow rules as a CNI would program them. Rules go in
+# before the input port exists, so no packet meets the default NORMAL flow.
+ovs_configure() {  # scenario pcap
+  local scenario=$1 pcap=$2 k
+  local input="net_pcap_${tag},rx_pcap=$pcap,infinite_rx=1"
+  local l3_rules=()  # pod k's /24 → gateway MAC, pod MAC, TTL - 1, port 10+k
+  for ((k = 0; k < pods; k++)); do
+    l3_rules+=("priority=100,ip,nw_dst=$(plan_pod $k 5),actions=mod_dl_src:$gw_mac,mod_dl_dst:$(plan_pod $k 4),dec_ttl,output:$((10 + k))")
+  done
+  local pod_ports=()
+  for ((k = 0; k < pods; k++)); do
+    read -ra p < <(dpdk_port br-int "pod$k" $((10 + k)) "net_null_${tag}p$k,no-rx=1")
+    pod_ports+=("${p[@]}")
+  done
+  vsctl add-br br-int -- set bridge br-int datapath_type=netdev fail_mode=secure || return 1
+  ofctl del-flows br-int
+  case $scenario in
+    l3)
+      for r in "${l3_rules[@]}"; do ofctl add-flow br-int "$r" || return 1; done
+      vsctl "${pod_ports[@]}" || return 1
+      read -ra p < <(dpdk_port br-int in0 1 "$input")
+      vsctl "${p[@]}" || return 1
+      ;;
+    decap|encap)
+      # The usual userspace-tunnel set-up: br-phy holds the uplink and our
+      # VTEP address (on its internal port, in the namespace); br-int holds
+      # the pods and a flow-based VXLAN port. br-phy passes the uplink's
+      # packets to its internal port, where OVS terminates the tunnel.
+      vsctl add-br br-phy -- set bridge br-phy datapath_type=netdev fail_mode=secure \
+        "other-config:hwaddr=\"$vtep_mac\"" || return 1
+      vsctl add-port br-int vxlan0 -- set Interface vxlan0 type=vxlan options:remote_ip=flow \
+        "options:key=$vni" "options:local_ip=$vtep_ip" ofport_request=2 || return 1
+      ip netns exec "$ovs_ns" ip link set br-phy address "$vtep_mac"
+      ip netns exec "$ovs_ns" ip addr add "$vtep_ip/$vtep_prefix" dev br-phy
+      ip netns exec "$ovs_ns" ip link set br-phy up
+      ofctl del-flows br-phy
+      ofctl add-flow br-phy "priority=100,in_port=1,actions=LOCAL" || return 1
+      ofctl add-flow br-phy "priority=100,in_port=LOCAL,actions=output:1" || return 1
+      for ((k = 0; k < remotes; k++)); do appctl tnl/neigh/set br-phy "$(plan_remote $k 3)" "$(plan_remote $k 4)" >/dev/null; done
+      if [[ $scenario == decap ]]; then
+        for r in "${l3_rules[@]}"; do ofctl add-flow br-int "in_port=2,$r" || return 1; done
+        vsctl "${pod_ports[@]}" || return 1
+        read -ra p < <(dpdk_port br-phy up0 1 "$input")
+        vsctl "${p[@]}" || return 1
+      else
+        # Remote pod CIDR k → inner MACs as toward node k's VTEP device,
+        # TTL - 1, tunnel to node k.
+        for ((k = 0; k < remotes; k++)); do
+          ofctl add-flow br-int "priority=100,ip,nw_dst=$(plan_remote $k 5),actions=mod_dl_src:$gw_mac,mod_dl_dst:$(plan_remote $k 4),dec_ttl,set_field:$(plan_remote $k 3)->tun_dst,output:2" || return 1
+        done
+        read -ra p < <(dpdk_port br-phy up0 1 "net_null_${tag}up,no-rx=1")
+        vsctl "${p[@]}" || return 1
+        read -ra p < <(dpdk_port br-int in0 1 "$input")
+        vsctl "${p[@]}" || return 1
+      fi
+      ;;
+  esac
+}
+
+run_ovs() {  # scenario pcap packets smc(true|false)
+  if ! ovs_available; then
+    echo "- - - - - - ovs-not-installed"
+    return
+  fi
+  if ! ovs_start "$4" >>"$work/ovs-start.log" 2>&1; then
+    ovs_stop
+    echo "- - - - - - ovs-did-not-start"
+    return
+  fi
+  if ! ovs_configure "$1" "$2" >>"$work/ovs-config.log" 2>&1; then
+    ovs_stop
+    echo "- - - - - - ovs-config-failed"
+    return
+  fi
+  sleep "$warmup"
+  appctl dpif-netdev/pmd-stats-clear >/dev/null
+  sleep "$seconds"
+  appctl dpif-netdev/pmd-perf-show >"$work/ovs-perf.txt" 2>&1
+  appctl dpif-netdev/pmd-stats-show >>"$work/ovs-perf.txt" 2>&1
+  # What the datapath did, for reading a figure: its flows and port counters.
+  { appctl dpctl/dump-flows -m; appctl dpctl/show -s; } >"$work/ovs-datapath.txt" 2>&1
+  ovs_stop
+  # Mpps: packets the PMD sent over the measured interval; cycles/packet
+  # and tiers as pmd-perf-show gives them (tiers per datapath pass: decap
+  # takes two passes per packet).
+  awk '
+    function pct(line) { sub(/.*\( */, "", line); sub(/ *%.*/, "", line); return line }
+    /^Measurement duration:/ { secs = $3 }
+    /^  Rx packets:/ { rx = $3; cpp = $0; sub(/.*Kpps, */, "", cpp); sub(/ cycles.*/, "", cpp) }
+    /^  Datapath passes:/ { passes = $4; sub(/\(/, "", passes) }
+    /^  Tx packets:/ { tx = $3 }
+    /- EMC hits:/ { emc = pct($0) } /- SMC hits:/ { smc = pct($0) }
+    /- Megaflow hits:/ { mf = pct($0) } /- Upcalls:/ { miss = pct($0) }
+    END { if (secs > 0 && rx > 0)
+            printf "%.3f %s %s %s %s %s passes=%s\n", tx / secs / 1e6, cpp, emc, smc, mf, miss, passes
+          else print "- - - - - - no-stats" }' "$work/ovs-perf.txt"
+}

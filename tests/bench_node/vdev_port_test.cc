@@ -1,0 +1,172 @@
+// DPDK vdev ports standing in for pods (the node benchmark's pcap input and
+// null sinks): devargs validation, the allow-vdev-ports setting, and
+// DataplaneControl creating them only when allowed (on a fake backend and
+// fake PMD threads; no EAL).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "dataplane/control/config.h"
+#include "dataplane/control/dataplane_control.h"
+#include "dataplane/control/port_request.h"
+
+namespace sluice {
+namespace {
+
+const Ipv4Cidr kCidr = *Ipv4Cidr::parse("10.244.0.0/16");
+const Ipv4Address kGateway = *Ipv4Address::parse("10.244.0.1");
+
+RawPortRequest vdevRequest(const std::string& id, const std::string& ip, const std::string& devargs) {
+  RawPortRequest r;
+  r.container_id = id;
+  r.ifname = "net1";
+  r.ip = ip;
+  r.kind = PortKind::kDpdkVdev;
+  r.devargs = devargs;
+  return r;
+}
+
+TEST(VdevDevargs, AcceptsPcapInputsAndNullSinks) {
+  EXPECT_TRUE(validateVdevDevargs("net_null").ok());
+  EXPECT_TRUE(validateVdevDevargs("net_null,no-rx=1").ok());
+  EXPECT_TRUE(validateVdevDevargs("net_pcap,rx_pcap=/tmp/sluice-nodebench.x/l3-100.pcap,infinite_rx=1").ok());
+}
+
+TEST(VdevDevargs, RefusesOtherDriversKeysAndCharacters) {
+  auto code = [](const std::string& d) { return validateVdevDevargs(d).code(); };
+  const auto invalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_EQ(code(""), invalid);
+  EXPECT_EQ(code("net_tap,iface=eth0"), invalid);         // opens an interface
+  EXPECT_EQ(code("net_pcap,tx_pcap=/etc/shadow"), invalid);  // writes a file
+  EXPECT_EQ(code("net_pcap,iface=eth0"), invalid);
+  EXPECT_EQ(code("net_null,no-rx"), invalid);              // not key=value
+  EXPECT_EQ(code("net_null,=1"), invalid);
+  EXPECT_EQ(code("net_null,no-rx="), invalid);
+  EXPECT_EQ(code("net_null,no-rx=1 x"), invalid);
+  EXPECT_EQ(code("net_pcap,rx_pcap=/tmp/a;b"), invalid);
+  EXPECT_EQ(code("net_null" + std::string(600, 'x')), invalid);
+  EXPECT_EQ(validateVdevDevargs("net_tap,iface=eth0").message(), "devargs: driver 'net_tap' is not net_pcap or net_null");
+}
+
+TEST(VdevPortRequest, CarriesDevargsOnlyForVdevPorts) {
+  auto req = parsePortRequest(vdevRequest("nb-pod0", "10.244.1.10", "net_null,no-rx=1"), kCidr, kGateway);
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->kind, PortKind::kDpdkVdev);
+  EXPECT_EQ(req->devargs, "net_null,no-rx=1");
+
+  RawPortRequest vhost = vdevRequest("nb-pod0", "10.244.1.10", "net_null");
+  vhost.kind = PortKind::kVhostUser;
+  EXPECT_EQ(parsePortRequest(vhost, kCidr, kGateway).status().code(), absl::StatusCode::kInvalidArgument);
+
+  RawPortRequest with_subdir = vdevRequest("nb-pod0", "10.244.1.10", "net_null");
+  with_subdir.socket_subdir = "pod";
+  EXPECT_EQ(parsePortRequest(with_subdir, kCidr, kGateway).status().code(), absl::StatusCode::kInvalidArgument);
+  // The usual checks still apply.
+  EXPECT_EQ(parsePortRequest(vdevRequest("nb-pod0", "10.99.1.10", "net_null"), kCidr, kGateway).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  auto other = parsePortRequest(vdevRequest("nb-pod0", "10.244.1.10", "net_null"), kCidr, kGateway);
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(req->sameParameters(*other));
+}
+
+TEST(VdevConfig, AllowVdevPortsIsOffUnlessSet) {
+  EXPECT_FALSE(SluicedConfig{}.allow_vdev_ports);
+  auto on = applyConfigJson(R"({"allow-vdev-ports": true})", SluicedConfig{});
+  ASSERT_TRUE(on.ok()) << on.status();
+  EXPECT_TRUE(on->allow_vdev_ports);
+  const char* argv[] = {"sluiced", "--allow-vdev-ports", "true"};
+  auto flag = parseSluicedConfig(3, argv);
+  ASSERT_TRUE(flag.ok()) << flag.status();
+  EXPECT_TRUE(flag->allow_vdev_ports);
+  auto bad = applyConfigJson(R"({"allow-vdev-ports": "yes"})", SluicedConfig{});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("allow-vdev-ports"), std::string::npos);
+}
+
+class RecordingBackend : public PortBackend {
+ public:
+  absl::StatusOr<CreatedPort> createVhostUser(uint16_t, const std::string& socket_path, bool) override {
+    vhost.push_back(socket_path);
+    return CreatedPort{next++, "vhost", 1};
+  }
+  absl::StatusOr<CreatedPort> createVdev(uint16_t port_no, const std::string& devargs) override {
+    vdevs.push_back(devargs);
+    return CreatedPort{next++, "vdev" + std::to_string(port_no), 1};
+  }
+  void destroy(const CreatedPort& port) override { destroyed.push_back(port.dpdk_name); }
+  bool linkUp(uint16_t) override { return true; }
+
+  uint16_t next = 0;
+  std::vector<std::string> vhost, vdevs, destroyed;
+};
+
+// One fake PMD that acknowledges every snapshot (as Pmd::run's hand-over).
+class VdevControlTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/vdev-control-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir_);
+    config_.socket_dir = dir_;
+    config_.pod_cidr = kCidr;
+    config_.gateway = kGateway;
+    config_.max_ports = 4;
+    config_.allow_vdev_ports = GetParam();
+    handles_.push_back({1, &mailbox_, &counters_});
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, handles_, 2'600'000'000);
+    control_->start();
+    pmd_ = std::thread([this] {
+      mailbox_.running.store(true);
+      while (!mailbox_.stop.load()) {
+        const PmdSnapshot* s = mailbox_.published.load();
+        mailbox_.acked_version.store(s != nullptr ? s->version : 0);
+        std::this_thread::yield();
+      }
+    });
+    while (!mailbox_.running.load()) std::this_thread::yield();
+  }
+  void TearDown() override {
+    control_->removeAllPorts();
+    mailbox_.stop.store(true);
+    pmd_.join();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string dir_;
+  SluicedConfig config_;
+  RecordingBackend backend_;
+  PmdMailbox mailbox_;
+  PmdCounters counters_;
+  std::vector<PmdHandle> handles_;
+  std::unique_ptr<DataplaneControl> control_;
+  std::thread pmd_;
+};
+
+TEST_P(VdevControlTest, CreatesVdevPortsOnlyWhenAllowed) {
+  auto added = control_->addPort(vdevRequest("nb-pod0", "10.244.1.10", "net_null,no-rx=1"));
+  if (!GetParam()) {
+    EXPECT_EQ(added.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_TRUE(backend_.vdevs.empty());
+    EXPECT_TRUE(control_->listPorts().empty());
+    return;
+  }
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_TRUE(added->created);
+  EXPECT_EQ(backend_.vdevs, std::vector<std::string>{"net_null,no-rx=1"});
+  EXPECT_TRUE(backend_.vhost.empty());
+  EXPECT_EQ(added->port.socket_path, "");
+  EXPECT_EQ(added->port.request.devargs, "net_null,no-rx=1");
+  // Idempotent like any port; other devargs for the same attachment conflict.
+  EXPECT_FALSE(control_->addPort(vdevRequest("nb-pod0", "10.244.1.10", "net_null,no-rx=1"))->created);
+  EXPECT_EQ(control_->addPort(vdevRequest("nb-pod0", "10.244.1.10", "net_null")).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  ASSERT_TRUE(control_->deletePort({"nb-pod0", "net1"}).value());
+  EXPECT_EQ(backend_.destroyed, std::vector<std::string>{"vdev0"});
+}
+
+INSTANTIATE_TEST_SUITE_P(AllowVdevPorts, VdevControlTest, ::testing::Bool());
+
+}  // namespace
+}  // namespace sluice
