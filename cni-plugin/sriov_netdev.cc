@@ -98,6 +98,9 @@ absl::StatusOr<HostNetdev> moveIntoPod(const std::string& host_name, const std::
 
   // Down before it moves: a VF must not pass traffic half-configured.
   if (absl::Status s = host->setLink(link->ifindex, upState(false)); !s.ok()) return withContext(s, "link down");
+  // Declared before the undo stack: its actions use them as it unwinds.
+  std::optional<RtNetlink> pod;
+  std::optional<LinkInfo> moved;
   UndoStack undo;
   if (link->up) {
     undo.push([&] { (void)host->setLink(link->ifindex, upState(true)); });
@@ -105,10 +108,12 @@ absl::StatusOr<HostNetdev> moveIntoPod(const std::string& host_name, const std::
   if (absl::Status s = host->setLink(link->ifindex, toNetns(pod_ns->fd())); !s.ok()) {
     return withContext(s, "moving into the pod netns");
   }
-  absl::StatusOr<RtNetlink> pod = RtNetlink::open(&*pod_ns);
-  if (!pod.ok()) return pod.status();  // the kernel returns it when the pod's netns dies
-  absl::StatusOr<LinkInfo> moved = pod->getLink(host_name);
-  if (!moved.ok()) return withContext(moved.status(), "VF netdev in the pod netns");
+  absl::StatusOr<RtNetlink> pod_sock = RtNetlink::open(&*pod_ns);
+  if (!pod_sock.ok()) return pod_sock.status();  // the kernel returns it when the pod's netns dies
+  pod.emplace(std::move(*pod_sock));
+  absl::StatusOr<LinkInfo> found = pod->getLink(host_name);
+  if (!found.ok()) return withContext(found.status(), "VF netdev in the pod netns");
+  moved = *found;
   undo.push([&pod, &moved, &original] { (void)sendHome(*pod, moved->ifindex, original); });
 
   if (absl::Status s = pod->setLink(moved->ifindex, identity(config.ifname, config.mac, config.mtu)); !s.ok()) {

@@ -27,6 +27,9 @@
 #include "dataplane/control/config.h"
 #include "dataplane/control/dataplane_control.h"
 #include "dataplane/control/dpdk_port_backend.h"
+#include "dataplane/control/sriov/fake_pf_control.h"
+#include "dataplane/control/sriov/netlink_pf_control.h"
+#include "dataplane/control/sriov/sriov_control.h"
 #include "dataplane/control/vxlan/dpdk_uplink.h"
 #include "dataplane/control/vxlan/overlay_control.h"
 #include "dataplane/control/offload/offload_manager.h"
@@ -83,6 +86,29 @@ int run(int argc, char** argv) {
   setLogLevel(config->log_level);
   for (const std::string& key : config->ignored_keys)
     logWarning("config key '", key, "' is for a feature this sluiced does not have yet; ignored");
+
+  // SR-IOV pools: VFs discovered before anything starts (a configured pool
+  // that is not there stops sluiced with the reason).
+  std::unique_ptr<sriov::PfControl> pf_control;
+  std::unique_ptr<sriov::SriovControl> sriov;
+  if (!config->sriov_pools.empty()) {
+    if (config->sriov_pf_control == "fake") {
+      logWarning("*** sriov-pf-control is \"fake\": VF MAC, VLAN, trust and spoof-check are NOT programmed ",
+                 "on any PF. This is for tests only; never use it on a real node. ***");
+      pf_control = std::make_unique<sriov::FakePfControl>();
+    } else {
+      pf_control = std::make_unique<sriov::NetlinkPfControl>();
+    }
+    auto created = sriov::SriovControl::create(config->sriov_pools, config->sysfs_root, *pf_control);
+    if (!created.ok()) {
+      logError(created.status().message());
+      return 1;
+    }
+    sriov = std::move(*created);
+    for (const sriov::VfPool::Slot& s : sriov->pool().slots())
+      logInfo("SR-IOV pool: ", s.vf.pf, " vf ", s.vf.index, " ", s.vf.pci_address, " netdev ",
+              s.vf.netdev.empty() ? "-" : s.vf.netdev);
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(config->socket_dir, ec);
@@ -164,6 +190,7 @@ int run(int argc, char** argv) {
 
   DpdkPortBackend backend(pool);
   DataplaneControl control(*config, backend, handles, rte_get_tsc_hz());
+  control.setSriov(sriov.get());
   // The VXLAN overlay: the uplink is opened before the first snapshot and
   // takes the last port number (pods never get it).
   std::unique_ptr<DpdkUplink> uplink;

@@ -159,6 +159,8 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       o->set_installed(f.installed);
       o->set_removed(f.removed);
       o->set_retries(f.retries);
+      o->set_engine_cycles(f.engine_cycles);
+      o->set_engine_packets(f.engine_packets);
       for (const auto& [reason, n] : f.refused) {
         v1::DropCounter* d = o->add_refused();
         d->set_reason(reason);

@@ -20,18 +20,24 @@ class DataplaneService final : public sluice::v1::Dataplane::Service {
   grpc::Status ClearStats(grpc::ServerContext*, const v1::ClearStatsRequest*, v1::ClearStatsResponse*) override;
   grpc::Status Health(grpc::ServerContext*, const v1::HealthRequest*, v1::HealthResponse*) override;
   grpc::Status ListFlows(grpc::ServerContext*, const v1::ListFlowsRequest*, v1::ListFlowsResponse*) override;
+  // SR-IOV (grpc_sriov.cc): the VF pool, and AddPort of a VF.
+  grpc::Status ListVfs(grpc::ServerContext*, const v1::ListVfsRequest*, v1::ListVfsResponse*) override;
   // The VXLAN overlay's node table (grpc_nodes.cc).
   grpc::Status AddNode(grpc::ServerContext*, const v1::AddNodeRequest*, v1::AddNodeResponse*) override;
   grpc::Status DeleteNode(grpc::ServerContext*, const v1::DeleteNodeRequest*, v1::DeleteNodeResponse*) override;
   grpc::Status ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*, v1::ListNodesResponse*) override;
 
  private:
+  grpc::Status addVfPort(const v1::AddPortRequest& req, v1::AddPortResponse* resp);
   DataplaneControl& control_;
   std::string version_;
 };
 
 // absl status → gRPC status, code for code (their numbering is the same).
 grpc::Status toGrpcStatus(const absl::Status& s);
+
+// A VF attachment's fields of a Port message (grpc_sriov.cc).
+void fillVfFields(const sriov::VfAttachment& vf, v1::Port* out);
 
 // Overlay views → messages (grpc_nodes.cc; shared by ListNodes, GetStats, Health).
 void fillRemoteNode(const RemoteNodeView& n, v1::RemoteNode* out);

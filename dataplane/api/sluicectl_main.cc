@@ -31,6 +31,7 @@ constexpr char kUsage[] =
     "  health             exit 0 if the dataplane is ready\n"
     "  port add --container-id ID --ifname NAME --ip A.B.C.D [--mac M] [--mode server|client]\n"
     "           [--namespace NS] [--pod NAME] [--socket-subdir DIR] [--devargs net_null,no-rx=1]\n"
+    "  vfs                SR-IOV VFs of the pools: PF, index, PCI address, netdev, holder\n"
     "  port del --container-id ID --ifname NAME\n"
     "  nodes              list the VXLAN overlay's remote nodes (VTEP, CIDRs, next hop, counters)\n"
     "  node add --name N --vtep A.B.C.D --pod-cidr CIDR [--pod-cidr CIDR...] [--mac M]\n"
@@ -200,6 +201,19 @@ int dispatch(Client& client, const std::vector<std::string>& words) {
   if (cmd == "flows" && rest.empty())
     return call(client, &v1::Dataplane::Stub::ListFlows, v1::ListFlowsRequest{},
                 [](const v1::ListFlowsResponse& r) { return sluice::formatFlows(r); });
+  if (cmd == "vfs" && rest.empty())
+    return call(client, &v1::Dataplane::Stub::ListVfs, v1::ListVfsRequest{}, [](const v1::ListVfsResponse& r) {
+      std::string out = "  PF               VF  PCI           NETDEV           HOLDER\n";
+      for (const v1::Vf& vf : r.vfs()) {
+        char line[160];
+        std::snprintf(line, sizeof line, "  %-15s %3u  %-12s  %-15s  %s\n", vf.pf().c_str(), vf.vf_index(),
+                      vf.pci_address().c_str(), vf.netdev().empty() ? "-" : vf.netdev().c_str(),
+                      vf.in_use() ? (vf.attachment().container_id() + "/" + vf.attachment().ifname()).c_str() : "(free)");
+        out += line;
+      }
+      if (r.vfs().empty()) out += "  (no SR-IOV pools)\n";
+      return out;
+    });
   if (cmd == "ports" && rest.empty())
     return call(client, &v1::Dataplane::Stub::ListPorts, v1::ListPortsRequest{},
                 [](const v1::ListPortsResponse& r) { return sluice::formatPorts(r); });

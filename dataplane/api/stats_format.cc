@@ -82,6 +82,9 @@ std::string formatStats(const v1::GetStatsResponse& s) {
     out += fmt("  rules installed %llu, removed %llu, create retries %llu\n",
                static_cast<unsigned long long>(o.installed()), static_cast<unsigned long long>(o.removed()),
                static_cast<unsigned long long>(o.retries()));
+    if (o.engine_packets() != 0)
+      out += fmt("  software engine:        %14.1f  cycles/packet in the rx callback (part of the busy cycles)\n",
+                 ratio(o.engine_cycles(), o.engine_packets()));
     for (const v1::DropCounter& d : o.refused())
       out += fmt("  refused %-22s %10llu\n", d.reason().c_str(), static_cast<unsigned long long>(d.packets()));
     for (const v1::DropCounter& d : o.failures())

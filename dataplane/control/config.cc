@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "dataplane/control/sriov/vf_discovery.h"
 #include "dataplane/datapath/limits.h"
 
 namespace sluice {
@@ -18,7 +19,7 @@ namespace {
 
 // Keys later features will read (uplink, caches, SR-IOV...). Present in the
 // chart already; accepted silently so a newer config does not fail here.
-const std::set<std::string> kFutureKeys = {"sriov-pools"};
+const std::set<std::string> kFutureKeys = {};
 
 // offload-max-flows: marks are twice the cap and must fit MarkTable's 24 bits.
 constexpr uint64_t MarkTableLimit = 1u << 22;
@@ -129,6 +130,12 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     if (value == "true" || value == "1") c.allow_vdev_ports = true;
     else if (value == "false" || value == "0") c.allow_vdev_ports = false;
     else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
+  } else if (key == "sysfs-root") {
+    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    c.sysfs_root = value;
+  } else if (key == "sriov-pf-control") {
+    if (value != "netlink" && value != "fake") return invalid(key, "must be netlink or fake (tests only)");
+    c.sriov_pf_control = value;
   } else if (key == "log-level") {
     static const std::set<std::string> levels = {"error", "warning", "info", "debug"};
     if (!levels.contains(value)) return invalid(key, "must be error, warning, info or debug");
@@ -154,6 +161,41 @@ absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_giv
   return absl::OkStatus();
 }
 
+// "sriov-pools": [{"pf": "ens1f0", "sysfs-root": "/sys"}, ...] (a bare
+// string is a PF with the global sysfs root). Other pool keys (the chart's
+// "vfs" and "mode": VF creation and driver binding, done by the node's
+// SR-IOV set-up, not by sluiced) are reported in `ignored`, not fatal.
+absl::StatusOr<std::vector<sriov::PoolConfig>> parseSriovPools(const nlohmann::json& value,
+                                                                std::vector<std::string>& ignored) {
+  const std::string key = "sriov-pools";
+  if (!value.is_array()) return invalid(key, "must be an array of {\"pf\": NAME, \"sysfs-root\": PATH}");
+  std::vector<sriov::PoolConfig> pools;
+  for (const nlohmann::json& entry : value) {
+    sriov::PoolConfig pool;
+    if (entry.is_string()) {
+      pool.pf = entry.get<std::string>();
+    } else if (entry.is_object()) {
+      for (const auto& [k, v] : entry.items()) {
+        if (k != "pf" && k != "sysfs-root") {
+          ignored.push_back(absl::StrCat("sriov-pools[].", k));
+          continue;
+        }
+        if (!v.is_string()) return invalid(key, absl::StrCat("\"", k, "\" must be a string"));
+        (k == "pf" ? pool.pf : pool.sysfs_root) = v.get<std::string>();
+      }
+    } else {
+      return invalid(key, "entries must be objects or PF names");
+    }
+    if (!sriov::isNetdevName(pool.pf)) return invalid(key, absl::StrCat("pf '", pool.pf, "' is not a netdev name"));
+    if (!pool.sysfs_root.empty() && pool.sysfs_root[0] != '/')
+      return invalid(key, absl::StrCat("pf ", pool.pf, ": sysfs-root must be an absolute path"));
+    for (const sriov::PoolConfig& other : pools)
+      if (other.pf == pool.pf) return invalid(key, absl::StrCat("pf ", pool.pf, " is listed twice"));
+    pools.push_back(pool);
+  }
+  return pools;
+}
+
 }  // namespace
 
 absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, SluicedConfig c) {
@@ -161,6 +203,12 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
   if (doc.is_discarded()) return absl::InvalidArgumentError("config: not valid JSON");
   if (!doc.is_object()) return absl::InvalidArgumentError("config: top level must be an object");
   for (const auto& [key, value] : doc.items()) {
+    if (key == "sriov-pools") {
+      auto pools = parseSriovPools(value, c.ignored_keys);
+      if (!pools.ok()) return pools.status();
+      c.sriov_pools = *pools;
+      continue;
+    }
     bool overlay_key = false;
     if (absl::Status s = applyOverlayJson(key, value, c.overlay, &overlay_key); !s.ok()) return s;
     if (overlay_key) continue;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/net_address.h"
+#include "dataplane/control/sriov/pool_config.h"
 #include "dataplane/control/vxlan/overlay_config.h"
 
 namespace sluice {
@@ -55,6 +56,13 @@ struct SluicedConfig {
   // The VXLAN overlay (JSON keys "uplink", "vni", "remote-nodes"; see
   // vxlan/overlay_config.h). No uplink: a single node.
   OverlayConfig overlay;
+  // SR-IOV VF pools, one per physical function (JSON "sriov-pools": a list
+  // of {"pf": NAME, "sysfs-root": PATH?}), the sysfs tree VFs are found in
+  // ("sysfs-root"), and how the PFs are programmed ("sriov-pf-control":
+  // "netlink", or "fake" which changes nothing: for tests only).
+  std::vector<sriov::PoolConfig> sriov_pools;
+  std::string sysfs_root = "/sys";
+  std::string sriov_pf_control = "netlink";
   // Keys the file held that this version does not know (warned about, ignored:
   // a newer chart may configure features an older sluiced lacks).
   std::vector<std::string> ignored_keys;

@@ -114,6 +114,9 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
     return absl::FailedPreconditionError("type: DPDK vdev ports need sluiced's allow-vdev-ports (benchmarks, tests)");
 
   std::lock_guard lock(mu_);
+  if (sriov_ != nullptr && sriov_->holds(req.attachment))
+    return absl::AlreadyExistsError(absl::StrCat("attachment ", req.attachment.container_id, "/",
+                                                 req.attachment.ifname, " already holds an SR-IOV VF"));
   if (auto it = by_attachment_.find(req.attachment); it != by_attachment_.end()) {
     if (ports_[it->second]->request.sameParameters(req)) return AddPortResult{viewLocked(it->second), false};
     return absl::AlreadyExistsError(
@@ -176,6 +179,7 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
 absl::StatusOr<bool> DataplaneControl::deletePort(const AttachmentId& id) {
   if (absl::Status s = validateAttachment(id); !s.ok()) return s;
   std::lock_guard lock(mu_);
+  if (sriov_ != nullptr && sriov_->detach(id)) return true;  // a VF: reset and back in the pool
   auto it = by_attachment_.find(id);
   if (it == by_attachment_.end()) return false;
   removePortLocked(it->second);
@@ -291,6 +295,7 @@ std::vector<PortView> DataplaneControl::listPorts() {
   std::vector<PortView> out;
   for (uint16_t n = 0; n < kMaxPorts; ++n)
     if (ports_[n]) out.push_back(viewLocked(n));
+  appendVfViewsLocked(out);
   return out;
 }
 

@@ -27,6 +27,7 @@
 #include "dataplane/control/offload/offload_manager.h"
 #include "dataplane/control/port_backend.h"
 #include "dataplane/control/port_request.h"
+#include "dataplane/control/sriov/sriov_control.h"
 #include "dataplane/control/vxlan/overlay_control.h"
 #include "dataplane/datapath/drop_reason.h"
 #include "dataplane/datapath/limits.h"
@@ -53,6 +54,8 @@ struct PortView {
   std::string dpdk_name;
   unsigned pmd = 0;
   bool link_up = false;
+  // SR-IOV VFs only (port_no 0, no socket, no PMD): the VF and its settings.
+  std::optional<sriov::VfAttachment> vf = std::nullopt;
 };
 
 struct PmdStatsView {
@@ -112,6 +115,14 @@ class DataplaneControl {
   // Returns whether a port was removed (false: unknown attachment, not an error).
   absl::StatusOr<bool> deletePort(const AttachmentId& id);
   std::vector<PortView> listPorts();
+  // SR-IOV (sriov/dataplane_control_sriov.cc). With a SriovControl set
+  // (before start(); null: no pools), addVf hands out a VF; VF attachments
+  // share the attachment namespace with ports (an attachment is one or the
+  // other), take no port number, are removed by deletePort and listed by
+  // listPorts after the ports.
+  void setSriov(sriov::SriovControl* sriov);
+  absl::StatusOr<AddPortResult> addVf(const RawPortRequest& raw, const sriov::VfRequest& vf);
+  std::vector<sriov::VfPool::Slot> listVfs();
   StatsView stats();
   void clearStats();
   HealthView health();
@@ -179,6 +190,8 @@ class DataplaneControl {
   std::mutex mu_;
   std::array<std::optional<PortEntry>, kMaxPorts> ports_;  // indexed by port number
   std::map<AttachmentId, uint16_t> by_attachment_;
+  sriov::SriovControl* sriov_ = nullptr;  // SR-IOV VF attachments (guarded by mu_); null: none
+  void appendVfViewsLocked(std::vector<PortView>& out) const;
   uint64_t version_ = 0;
   // What each PMD currently runs; kept alive here until replaced and acknowledged.
   std::vector<std::shared_ptr<const PmdSnapshot>> live_;

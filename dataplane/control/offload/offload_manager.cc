@@ -316,7 +316,9 @@ std::string OffloadManager::flowState(uint32_t pmd, flow::MegaflowIndex index, u
 
 OffloadStatsView OffloadManager::stats() const {
   std::lock_guard lock(mu_);
-  return counters_;
+  OffloadStatsView v = counters_;
+  provider_->selfCost(&v.engine_cycles, &v.engine_packets);
+  return v;
 }
 
 }  // namespace sluice::offload

@@ -50,6 +50,10 @@ struct OffloadStatsView {
   uint64_t retries = 0;            // create attempts after a failed one
   std::map<std::string, uint64_t> refused;   // not attempted: translation, cap, port
   std::map<std::string, uint64_t> failures;  // attempted and failed: validate/create/destroy
+  // A software provider's own work on the PMD since start (see
+  // OffloadProvider::selfCost); zero for hardware.
+  uint64_t engine_cycles = 0;
+  uint64_t engine_packets = 0;
 };
 
 class OffloadManager final : public FlowOffloadSink {

@@ -49,6 +49,13 @@ class OffloadProvider {
   // the PMD (marks of destroyed rules may then be reused); false if that
   // could not be established (the caller keeps those marks unused).
   virtual bool sync() = 0;
+
+  // A software stand-in's own per-packet work (TSC cycles, packets it
+  // looked at), which runs on the PMD; zero for hardware.
+  virtual void selfCost(uint64_t* cycles, uint64_t* packets) const {
+    *cycles = 0;
+    *packets = 0;
+  }
 };
 
 }  // namespace sluice::offload

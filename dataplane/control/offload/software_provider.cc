@@ -345,6 +345,14 @@ bool SoftwareProvider::sync() {
   return true;
 }
 
+void SoftwareProvider::selfCost(uint64_t* cycles, uint64_t* packets) const {
+  *cycles = *packets = 0;
+  for (const auto& q : shared_->queues) {
+    *cycles += q.cycles.load(std::memory_order_relaxed);
+    *packets += q.packets.load(std::memory_order_relaxed);
+  }
+}
+
 uint64_t SoftwareProvider::packetsMarked() const {
   uint64_t n = 0;
   for (const auto& q : shared_->queues) n += q.marked.load(std::memory_order_relaxed);

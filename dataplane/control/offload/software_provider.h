@@ -50,6 +50,7 @@ class SoftwareProvider final : public OffloadProvider {
   absl::Status destroy(uint16_t dpdk_port, RuleHandle rule) override;
   absl::Status flush(uint16_t dpdk_port) override;
   bool sync() override;
+  void selfCost(uint64_t* cycles, uint64_t* packets) const override;
 
   // Packets the callback marked (all queues), for tests and stats.
   uint64_t packetsMarked() const;

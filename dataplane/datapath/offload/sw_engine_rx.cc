@@ -1,6 +1,8 @@
 // The software flow engine's rx callback (see sw_engine_rx.h). PMD thread.
 #include "dataplane/datapath/offload/sw_engine_rx.h"
 
+#include <rte_cycles.h>
+
 #include <algorithm>
 
 #include "dataplane/datapath/flow/flow_key.h"
@@ -49,7 +51,10 @@ uint16_t swEngineRxCallback(uint16_t /*port_id*/, uint16_t queue, rte_mbuf* pkts
   q.reading = rules != nullptr ? rules->version : 0;
   q.polled.store(q.polled.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (nb_pkts == 0 || rules == nullptr) return nb_pkts;
+  const uint64_t t0 = rte_rdtsc();
   const uint16_t marked = swEngineMarkBurst(*rules, pkts, nb_pkts);
+  q.cycles.store(q.cycles.load(std::memory_order_relaxed) + (rte_rdtsc() - t0), std::memory_order_relaxed);
+  q.packets.store(q.packets.load(std::memory_order_relaxed) + nb_pkts, std::memory_order_relaxed);
   if (marked != 0) q.marked.store(q.marked.load(std::memory_order_relaxed) + marked, std::memory_order_relaxed);
   return nb_pkts;
 }

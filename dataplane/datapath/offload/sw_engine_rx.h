@@ -54,6 +54,11 @@ struct SwEngineShared {
     // Callback-written (single writer: load+store), read by control.
     std::atomic<uint64_t> marked{0};  // packets marked
     std::atomic<uint64_t> polled{0};  // calls
+    // The engine's own cost, TSC cycles around the matching of non-empty
+    // bursts and their packets: what a NIC would do for free, to subtract
+    // from the PMD's busy cycles when judging the mark branch.
+    std::atomic<uint64_t> cycles{0};
+    std::atomic<uint64_t> packets{0};
   };
   std::array<QueueState, kSwEngineMaxQueues> queues;
 };

@@ -1,0 +1,76 @@
+// The gRPC service's SR-IOV part (declared in grpc_service.h): AddPort of a
+// VF and ListVfs. Translation only; runs on gRPC's threads.
+#include <exception>
+
+#include "dataplane/api/grpc_service.h"
+
+namespace sluice {
+
+void fillVfFields(const sriov::VfAttachment& vf, v1::Port* out) {
+  out->set_type(v1::PORT_TYPE_SRIOV_VF);
+  out->set_pci_id(vf.vf.pci_address);
+  out->set_pf(vf.vf.pf);
+  out->set_vf_index(vf.vf.index);
+  out->set_vf_netdev(vf.vf.netdev);
+  out->set_vlan(vf.settings.vlan);
+  out->set_sriov_mode(vf.settings.mode == sriov::SriovMode::kKernel ? v1::SRIOV_MODE_KERNEL : v1::SRIOV_MODE_DPDK);
+  out->set_vf_trust(vf.settings.trust);
+  out->set_vf_spoof_check(vf.settings.spoof_check);
+}
+
+grpc::Status DataplaneService::addVfPort(const v1::AddPortRequest& req, v1::AddPortResponse* resp) {
+  RawPortRequest raw;
+  raw.container_id = req.attachment().container_id();
+  raw.ifname = req.attachment().ifname();
+  raw.pod_namespace = req.pod_namespace();
+  raw.pod_name = req.pod_name();
+  raw.ip = req.ip();
+  raw.mac = req.mac();
+  raw.kind = PortKind::kSriovVf;
+  sriov::VfRequest vf;
+  vf.device_id = req.device_id();
+  vf.vlan = req.vlan();
+  switch (req.sriov_mode()) {
+    case v1::SRIOV_MODE_UNSPECIFIED:
+    case v1::SRIOV_MODE_KERNEL: vf.mode = sriov::SriovMode::kKernel; break;
+    case v1::SRIOV_MODE_DPDK: vf.mode = sriov::SriovMode::kDpdk; break;
+    default: return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "sriov_mode: unknown mode");
+  }
+  vf.trust = req.vf_trust();
+  vf.spoof_check = req.has_vf_spoof_check() ? req.vf_spoof_check() : true;  // unset: on
+  auto result = control_.addVf(raw, vf);
+  if (!result.ok()) return toGrpcStatus(result.status());
+  const PortRequest& r = result->port.request;
+  v1::Port* out = resp->mutable_port();
+  out->mutable_attachment()->set_container_id(r.attachment.container_id);
+  out->mutable_attachment()->set_ifname(r.attachment.ifname);
+  out->set_pod_namespace(r.pod_namespace);
+  out->set_pod_name(r.pod_name);
+  out->set_ip(r.ip.toString());
+  out->set_mac(r.mac.toString());
+  fillVfFields(*result->port.vf, out);
+  resp->set_created(result->created);
+  return grpc::Status::OK;
+}
+
+grpc::Status DataplaneService::ListVfs(grpc::ServerContext*, const v1::ListVfsRequest*, v1::ListVfsResponse* resp) {
+  try {
+    for (const sriov::VfPool::Slot& s : control_.listVfs()) {
+      v1::Vf* o = resp->add_vfs();
+      o->set_pf(s.vf.pf);
+      o->set_vf_index(s.vf.index);
+      o->set_pci_address(s.vf.pci_address);
+      o->set_netdev(s.vf.netdev);
+      o->set_in_use(s.holder.has_value());
+      if (s.holder) {
+        o->mutable_attachment()->set_container_id(s.holder->container_id);
+        o->mutable_attachment()->set_ifname(s.holder->ifname);
+      }
+    }
+    return grpc::Status::OK;
+  } catch (const std::exception& e) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
+  }
+}
+
+}  // namespace sluice
