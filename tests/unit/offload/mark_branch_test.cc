@@ -1,0 +1,132 @@
+// The mark branch's decision (mark_branch.h) on synthetic bursts: which
+// marked packets resolve to their megaflow, and which fall back (counted as
+// stale) - unknown or cleared mark, out-of-range mark, another PMD's mark,
+// a dead megaflow, a megaflow of another generation (slot reused), an action
+// the branch does not execute, a frame the L3 rewrite cannot take; unmarked
+// packets stay in order.
+#include "dataplane/datapath/offload/mark_branch.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/flow/frame_builder.h"
+#include "tests/unit/offload/offload_test_util.h"
+
+namespace sluice::offload {
+namespace {
+
+using testing::FakeMbuf;
+
+constexpr uint32_t kPmd = 1;
+
+flow::MegaflowActions output(uint8_t rewrite) {
+  flow::MegaflowActions a;
+  a.kind = flow::MegaflowActions::Kind::kOutput;
+  a.rewrite_flags = rewrite;
+  a.out_port = 2;
+  return a;
+}
+
+class MarkBranchTest : public ::testing::Test {
+ protected:
+  MarkBranchTest() : table_(8), marks_(16) {}
+  flow::MegaflowIndex install(const flow::MegaflowActions& a, uint32_t dst) {
+    return *table_.install(testing::l3Key(dst), testing::l3Mask(), a);
+  }
+  rte_mbuf* packet(uint32_t mark, bool marked = true, bool ipv4 = true) {
+    flow::testing::Frame f = ipv4 ? flow::testing::udp4(1, 2, 3, 4) : flow::testing::arpRequest(1, 2);
+    mbufs_.push_back(std::make_unique<FakeMbuf>(f.bytes()));
+    rte_mbuf* m = mbufs_.back()->mbuf();
+    if (marked) {
+      m->ol_flags = RTE_MBUF_F_RX_FDIR | RTE_MBUF_F_RX_FDIR_ID;
+      m->hash.fdir.hi = mark;
+    }
+    return m;
+  }
+  flow::MegaflowTable table_;
+  MarkTable marks_;
+  std::vector<std::unique_ptr<FakeMbuf>> mbufs_;
+};
+
+TEST_F(MarkBranchTest, ResolvesOnlyLiveMegaflowsOfThisPmdAndGeneration) {
+  const auto live = install(output(kRewriteL3), 1);
+  const auto drop = install(dropAction(DropReason::kNoRoute), 2);
+  const auto dead = install(output(0), 3);
+  const auto reused = install(output(0), 4);
+  const auto encap = install([] {
+    flow::MegaflowActions a = output(0);
+    a.kind = flow::MegaflowActions::Kind::kEncap;
+    return a;
+  }(), 5);
+  marks_.set(0, {kPmd, live, 0});
+  marks_.set(1, {kPmd, drop, 0});
+  marks_.set(2, {kPmd, dead, 0});
+  marks_.set(3, {kPmd, reused, 0});
+  marks_.set(4, {kPmd + 1, live, 0});  // another PMD's megaflow
+  marks_.set(5, {kPmd, encap, 0});
+  marks_.set(6, {kPmd, live, 0});
+  table_.kill(dead);
+  table_.kill(reused);
+  ASSERT_TRUE(table_.recycle(reused).ok());
+  ASSERT_EQ(install(output(0), 9), reused);  // same slot, generation 1 now
+
+  rte_mbuf* pkts[] = {
+      packet(0),                                  // 0 hit
+      packet(0, /*marked=*/false),                // 1 unmarked
+      packet(1),                                  // 2 hit (drop)
+      packet(2),                                  // 3 dead
+      packet(3),                                  // 4 slot reused: old generation
+      packet(4),                                  // 5 another PMD
+      packet(7),                                  // 6 never set
+      packet(99),                                 // 7 out of range
+      packet(5),                                  // 8 encap: not executed here
+      packet(6, true, /*ipv4=*/false),            // 9 rewrite needs IPv4
+      packet(0),                                  // 10 hit
+  };
+  rte_mbuf* original[11];
+  std::copy(std::begin(pkts), std::end(pkts), original);
+  rte_mbuf* hit_pkts[11];
+  flow::Megaflow* hit_flows[11];
+  const MarkSplit s = splitMarked(marks_, table_, kPmd, pkts, 11, hit_pkts, hit_flows);
+  EXPECT_EQ(s.hits, 3);
+  EXPECT_EQ(s.stale, 7);
+  EXPECT_EQ(s.rest, 8);
+  EXPECT_EQ(hit_pkts[0], original[0]);
+  EXPECT_EQ(hit_flows[0], &table_.at(live));
+  EXPECT_EQ(hit_pkts[1], original[2]);
+  EXPECT_EQ(hit_flows[1], &table_.at(drop));
+  EXPECT_EQ(hit_pkts[2], original[10]);
+  // The rest, in their original order.
+  const int rest[] = {1, 3, 4, 5, 6, 7, 8, 9};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(pkts[i], original[rest[i]]) << i;
+}
+
+TEST_F(MarkBranchTest, ClearedMarkFallsBack) {
+  const auto live = install(output(kRewriteL3), 1);
+  marks_.set(3, {kPmd, live, 0});
+  marks_.clear(3);
+  rte_mbuf* pkts[] = {packet(3)};
+  rte_mbuf* hit_pkts[1];
+  flow::Megaflow* hit_flows[1];
+  const MarkSplit s = splitMarked(marks_, table_, kPmd, pkts, 1, hit_pkts, hit_flows);
+  EXPECT_EQ(s.hits, 0);
+  EXPECT_EQ(s.stale, 1);
+  EXPECT_EQ(s.rest, 1);
+}
+
+TEST(MarkTableTest, EntriesRoundTripAllFields) {
+  MarkTable t(4);
+  EXPECT_EQ(t.port(), MarkTable::kNoPort);
+  t.set(3, {MarkTable::kMaxPmd, MarkTable::kMaxMegaflowIndex, 0xfffffffeU});
+  MarkTarget got;
+  ASSERT_TRUE(t.lookup(3, &got));
+  EXPECT_EQ(got.pmd, MarkTable::kMaxPmd);
+  EXPECT_EQ(got.megaflow, MarkTable::kMaxMegaflowIndex);
+  EXPECT_EQ(got.generation, 0xfffffffeU);
+  t.set(0, {0, 0, 0});
+  ASSERT_TRUE(t.lookup(0, &got));  // all-zero target is still a valid entry
+  EXPECT_FALSE(t.lookup(1, &got));
+  EXPECT_FALSE(t.lookup(4, &got));
+}
+
+}  // namespace
+}  // namespace sluice::offload
