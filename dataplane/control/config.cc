@@ -213,8 +213,13 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
     if (absl::Status s = applyOverlayJson(key, value, c.overlay, &overlay_key); !s.ok()) return s;
     if (overlay_key) continue;
     if (key == "offload") {
+      // The chart's switch: true = the NIC's flow engine on the uplink, false = off.
+      if (value.is_boolean()) {
+        c.offload_provider = value.get<bool>() ? "rte_flow" : "off";
+        continue;
+      }
       // {"provider": "...", "max-flows": N, "port": "..."} -> offload-* settings.
-      if (!value.is_object()) return invalid(key, "must be an object");
+      if (!value.is_object()) return invalid(key, "must be true, false or an object");
       for (const auto& [sub, v] : value.items()) {
         std::string text;
         if (v.is_string()) text = v.get<std::string>();

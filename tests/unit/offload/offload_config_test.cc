@@ -23,6 +23,17 @@ TEST(OffloadConfigTest, JsonObjectSetsEverything) {
   EXPECT_TRUE(c->ignored_keys.empty());  // no longer a "future" key
 }
 
+// The Helm chart renders "offload": true|false (helm/sluice/values.yaml).
+TEST(OffloadConfigTest, ChartBooleanSelectsRteFlowOrOff) {
+  auto on = applyConfigJson(R"({"offload": true})", {});
+  ASSERT_TRUE(on.ok()) << on.status();
+  EXPECT_EQ(on->offload_provider, "rte_flow");
+  EXPECT_EQ(on->offload_port, "");  // the uplink
+  auto off = applyConfigJson(R"({"offload": false})", {});
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->offload_provider, "off");
+}
+
 TEST(OffloadConfigTest, BadValuesNameTheKey) {
   auto msg = [](const std::string& json) { return std::string(applyConfigJson(json, {}).status().message()); };
   EXPECT_EQ(msg(R"({"offload": {"provider": "hardware"}})"),
@@ -32,7 +43,7 @@ TEST(OffloadConfigTest, BadValuesNameTheKey) {
             "config: offload-port: must be container-id/ifname of a pod port");
   EXPECT_EQ(msg(R"({"offload": {"speed": "fast"}})"), "config: offload.speed: unknown setting");
   EXPECT_EQ(msg(R"({"offload": {"max-flows": true}})"), "config: offload.max-flows: has the wrong type (boolean)");
-  EXPECT_EQ(msg(R"({"offload": "software"})"), "config: offload: must be an object");
+  EXPECT_EQ(msg(R"({"offload": "software"})"), "config: offload: must be true, false or an object");
 }
 
 TEST(OffloadConfigTest, FlagsOverrideTheFile) {
