@@ -1,0 +1,36 @@
+// libFuzzer target for the uplink's decap path (issue 5): any byte string as
+// a frame received on the uplink. classifyUplinkFrame must never read past
+// the frame, and when it decapsulates, the inner frame it names must lie
+// inside the outer one and parse as a flow key with the tunnel metadata, as
+// the PMD does next (vxlan/uplink_stage.cc).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "dataplane/datapath/flow/flow_key.h"
+#include "dataplane/datapath/vxlan/vxlan_decap.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 65535) return 0;
+  // A heap copy of exactly `size` bytes, so ASan sees any over-read.
+  std::vector<uint8_t> frame(data, data + size);
+  // VTEP 192.168.77.1, VNI 42: the corpus' frames are addressed to them.
+  const sluice::vxlan::DecapConfig cfg{0x014da8c0u, 42};
+  const sluice::vxlan::DecapInfo d =
+      sluice::vxlan::classifyUplinkFrame(frame.data(), static_cast<uint32_t>(frame.size()), cfg);
+  if (d.cls == sluice::vxlan::UplinkClass::kVxlan) {
+    if (d.inner_ofs + d.inner_len > size || d.inner_len < 14 || d.vni != cfg.vni || d.outer_dst_be != cfg.vtep_ip_be)
+      std::abort();
+    std::vector<uint8_t> inner(frame.begin() + d.inner_ofs, frame.begin() + d.inner_ofs + d.inner_len);
+    sluice::flow::FlowKey key;
+    (void)sluice::flow::extractFlowKey(inner.data(), static_cast<uint32_t>(inner.size()), 31, std::nullopt, key);
+    key.tun_src = d.outer_src_be;
+    key.tun_dst = d.outer_dst_be;
+    key.tun_vni = d.vni;
+  } else if (d.cls == sluice::vxlan::UplinkClass::kDrop) {
+    if (static_cast<size_t>(d.reason) >= sluice::kDropReasonCount) std::abort();
+  }
+  return 0;
+}

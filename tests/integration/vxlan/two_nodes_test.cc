@@ -1,0 +1,150 @@
+// Two sluiced instances as two nodes (separate EAL file prefixes and API
+// sockets), their uplinks joined by a veth pair: pods on each exchange UDP
+// through the overlay both ways, with exact counters on both nodes.
+#include <gtest/gtest.h>
+#include <rte_mbuf.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/integration/sluiced_process.h"
+#include "tests/integration/virtio_pod.h"
+#include "tests/integration/vxlan/netns_topology.h"
+
+namespace sluice::test {
+namespace {
+
+rte_mempool* pool() {
+  static rte_mempool* p = rte_pktmbuf_pool_create("vx2pods", 8192, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  return p;
+}
+
+struct Node {
+  std::unique_ptr<SluicedProcess> sluiced;
+  std::unique_ptr<VirtioPod> pod;
+  Ipv4Address pod_ip, gateway;
+};
+
+const v1::RemoteNode* tunnelOf(const v1::GetStatsResponse& s) { return s.tunnels_size() == 1 ? &s.tunnels(0) : nullptr; }
+
+class TwoNodesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(pool(), nullptr);
+    const std::string tag = processTag();
+    const std::string if_a = "slvn" + tag + "a", if_b = "slvn" + tag + "b";
+    ASSERT_TRUE(topo_.addVeth(if_a, "", if_b, "")) << topo_.error();
+    dir_ = "/tmp/slvx2-" + tag;
+    std::filesystem::create_directories(dir_);
+    startNode(a_, "a", if_a, "10.244.0.0/24", "192.168.88.1", "b", "192.168.88.2", "10.244.1.0/24");
+    startNode(b_, "b", if_b, "10.244.1.0/24", "192.168.88.2", "a", "192.168.88.1", "10.244.0.0/24");
+  }
+
+  void TearDown() override {
+    for (Node* n : {&a_, &b_}) {
+      n->pod.reset();
+      if (n->sluiced) {
+        EXPECT_EQ(n->sluiced->stop(), 0) << n->sluiced->log();
+      }
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  void startNode(Node& n, const std::string& name, const std::string& uplink_if, const std::string& cidr,
+                 const std::string& vtep, const std::string& peer, const std::string& peer_vtep,
+                 const std::string& peer_cidr) {
+    const std::string cfg = dir_ + "/" + name + ".json";
+    std::ofstream(cfg) << R"({"vni": 7, "uplink": {"devargs": "net_af_packet0,iface=)" << uplink_if << R"(", "vtep": ")"
+                       << vtep << R"(/24"}, "remote-nodes": [{"name": ")" << peer << R"(", "vtep": ")" << peer_vtep
+                       << R"(", "pod-cidrs": [")" << peer_cidr << R"("]}]})";
+    SluicedOptions o;
+    o.pod_cidr = cidr;
+    o.extra_flags = {"--config", cfg};
+    std::string error;
+    n.sluiced = SluicedProcess::start(o, &error);
+    ASSERT_NE(n.sluiced, nullptr) << error;
+    const Ipv4Cidr c = *Ipv4Cidr::parse(cidr);
+    n.gateway = Ipv4Address{c.network.value + 1};
+    n.pod_ip = Ipv4Address{c.network.value + 10};
+    v1::AddPortRequest req;
+    req.mutable_attachment()->set_container_id("pod-" + name);
+    req.mutable_attachment()->set_ifname("eth0");
+    req.set_ip(n.pod_ip.toString());
+    v1::AddPortResponse resp;
+    ASSERT_TRUE(n.sluiced->addPort(req, &resp).ok());
+    auto pod = VirtioPod::create(resp.port().socket_path(), false, pool());
+    ASSERT_TRUE(pod.ok()) << pod.status();
+    n.pod = std::move(*pod);
+    ASSERT_TRUE(n.sluiced->waitLinkUp(resp.port().port_no())) << n.sluiced->log();
+  }
+
+  // n frames from `from`'s pod to `to`'s pod; checks they arrive rewritten.
+  void sendAndCheck(Node& from, Node& to, int n) {
+    std::vector<Frame> frames;
+    for (int i = 0; i < n; ++i) {
+      UdpFrameSpec s{MacAddress::fromIpv4(from.pod_ip), MacAddress::fromIpv4(from.gateway), from.pod_ip, to.pod_ip};
+      s.sequence = static_cast<uint32_t>(i);
+      s.src_port = static_cast<uint16_t>(5000 + i % 16);
+      frames.push_back(udpFrame(s));
+    }
+    ASSERT_EQ(from.pod->send(frames), frames.size());
+    std::vector<Frame> got = to.pod->receive(frames.size());
+    ASSERT_EQ(got.size(), frames.size()) << from.sluiced->stats().DebugString() << to.sluiced->stats().DebugString();
+    for (size_t i = 0; i < got.size(); ++i) {
+      const Frame& f = got[i];
+      ASSERT_EQ(f.size(), frames[i].size());
+      EXPECT_EQ(ethDst(f), MacAddress::fromIpv4(to.pod_ip));
+      EXPECT_EQ(ethSrc(f), MacAddress::fromIpv4(to.gateway));
+      EXPECT_EQ(ipv4Ttl(f), 62) << "one hop per node";
+      EXPECT_TRUE(ipv4ChecksumValid(f));
+      EXPECT_EQ(udpSequence(f), i) << "order kept";
+      EXPECT_TRUE(std::equal(f.begin() + 26, f.end(), frames[i].begin() + 26)) << "addresses and payload intact";
+    }
+  }
+
+  Topology topo_;
+  std::string dir_;
+  Node a_, b_;
+};
+
+TEST_F(TwoNodesTest, PodsOnTwoNodesExchangeTrafficThroughTheOverlay) {
+  // Each node resolves the other's VTEP by ARP (answered by the other sluiced).
+  for (Node* n : {&a_, &b_}) {
+    ASSERT_TRUE(waitFor([&] {
+      const v1::GetStatsResponse s = n->sluiced->stats();
+      return tunnelOf(s) != nullptr && tunnelOf(s)->neighbor_state() == "reachable";
+    })) << n->sluiced->log();
+  }
+  const v1::GetStatsResponse a0 = a_.sluiced->stats(), b0 = b_.sluiced->stats();
+  constexpr int kCount = 300;
+  sendAndCheck(a_, b_, kCount);
+  sendAndCheck(b_, a_, kCount);
+  const v1::GetStatsResponse a1 = a_.sluiced->stats(), b1 = b_.sluiced->stats();
+  EXPECT_EQ(tunnelOf(a1)->tx_packets() - tunnelOf(a0)->tx_packets(), kCount);
+  EXPECT_EQ(tunnelOf(b1)->rx_packets() - tunnelOf(b0)->rx_packets(), kCount);
+  EXPECT_EQ(tunnelOf(b1)->tx_packets() - tunnelOf(b0)->tx_packets(), kCount);
+  EXPECT_EQ(tunnelOf(a1)->rx_packets() - tunnelOf(a0)->rx_packets(), kCount);
+  EXPECT_EQ(tunnelOf(a1)->tx_bytes() - tunnelOf(a0)->tx_bytes(), tunnelOf(b1)->rx_bytes() - tunnelOf(b0)->rx_bytes());
+
+  // Deleting the node stops the traffic at once: the encap megaflow is
+  // revalidated away and the destination has no route any more.
+  grpc::ClientContext ctx;
+  v1::DeleteNodeRequest del;
+  del.set_name("b");
+  v1::DeleteNodeResponse dresp;
+  ASSERT_TRUE(a_.sluiced->api().DeleteNode(&ctx, del, &dresp).ok());
+  EXPECT_TRUE(dresp.deleted());
+  auto noRoute = [&] {
+    const v1::GetStatsResponse st = a_.sluiced->stats();
+    for (const v1::DropCounter& d : st.drops())
+      if (d.reason() == "no_route") return d.packets();
+    return uint64_t{0};
+  };
+  const uint64_t no_route_before = noRoute();
+  UdpFrameSpec s{MacAddress::fromIpv4(a_.pod_ip), MacAddress::fromIpv4(a_.gateway), a_.pod_ip, b_.pod_ip};
+  ASSERT_EQ(a_.pod->send({udpFrame(s), udpFrame(s), udpFrame(s)}), 3u);
+  ASSERT_TRUE(waitFor([&] { return noRoute() == no_route_before + 3; })) << a_.sluiced->stats().DebugString();
+}
+
+}  // namespace
+}  // namespace sluice::test
