@@ -95,6 +95,13 @@ std::string formatStats(const v1::GetStatsResponse& s) {
 }
 
 std::string formatPort(const v1::Port& p) {
+  // An SR-IOV VF: no port number, PMD, link or socket; its PCI address, PF,
+  // VF index, host netdev and VLAN instead.
+  if (p.type() == v1::PORT_TYPE_SRIOV_VF)
+    return fmt("  %-4s  %-22s %-15s %-17s %-6s %-4s %-4s %s (%s vf %u, netdev %s, vlan %u)\n", "vf",
+               attachmentText(p.attachment()).c_str(), p.ip().c_str(), p.mac().c_str(),
+               p.sriov_mode() == v1::SRIOV_MODE_DPDK ? "dpdk" : "kernel", "-", "-", p.pci_id().c_str(),
+               p.pf().c_str(), p.vf_index(), p.vf_netdev().empty() ? "-" : p.vf_netdev().c_str(), p.vlan());
   return fmt("  %-4u  %-22s %-15s %-17s %-6s %-4u %-4s %s\n", p.port_no(), attachmentText(p.attachment()).c_str(),
              p.ip().c_str(), p.mac().c_str(), p.vhost_mode() == v1::VHOST_MODE_CLIENT ? "client" : "server",
              p.pmd(), p.link_up() ? "up" : "down", p.socket_path().c_str());
