@@ -306,7 +306,10 @@ run_ovs() {  # scenario pcap packets smc(true|false)
     /^  Tx packets:/ { tx = $3 }
     /- EMC hits:/ { emc = pct($0) } /- SMC hits:/ { smc = pct($0) }
     /- Megaflow hits:/ { mf = pct($0) } /- Upcalls:/ { miss = pct($0) }
-    END { if (secs > 0 && rx > 0)
-            printf "%.3f %s %s %s %s %s passes=%s\n", tx / secs / 1e6, cpp, emc, smc, mf, miss, passes
+    END { # Everything received must have been forwarded (1% allows for
+          # packets in flight when the counters were read).
+          note = "passes=" passes (tx < rx * 0.99 ? ",lost=" rx - tx : "")
+          if (secs > 0 && rx > 0)
+            printf "%.3f %s %s %s %s %s %s\n", tx / secs / 1e6, cpp, emc, smc, mf, miss, note
           else print "- - - - - - no-stats" }' "$work/ovs-perf.txt"
 }

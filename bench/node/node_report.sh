@@ -46,9 +46,9 @@ awk -F, '
         ratios = ""; nets = ""
         for (r in rounds) {
           s = mpps[r, sc, n, "sluice"]; o = mpps[r, sc, n, sys]
-          if (s != "" && s != "-" && o != "" && o != "-" && o + 0 > 0) ratios = ratios " " s / o
+          if (s != "" && s != "-" && o != "" && o != "-" && o + 0 > 0) ratios = ratios " " sprintf("%.3f", s / o)
           f = cpp[r, sc, n, "floor"]; x = cpp[r, sc, n, sys]
-          if (f != "" && f != "-" && x != "" && x != "-") nets = nets " " x - f
+          if (f != "" && f != "-" && x != "" && x != "-") nets = nets " " sprintf("%.1f", x - f)
         }
         key = sc SUBSEP n SUBSEP sys
         if (!((key SUBSEP "mpps") in acc) && !((key SUBSEP "cpp") in acc)) continue
@@ -124,7 +124,7 @@ for sc in $(awk -F, 'NR > 1 { print $1 }' "$dir/summary.csv" | uniq); do
         print line
       }
     }' "$dir/summary.csv" >"$dat"
-  gnuplot <<EOF
+  gnuplot 2>>"$dir/gnuplot.log" <<EOF
 set terminal pngcairo size 900,560 noenhanced
 set output "$dir/$sc.png"
 set title "Node benchmark: $sc (64 B, one PMD core; medians)"
