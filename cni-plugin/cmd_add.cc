@@ -99,6 +99,9 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   }
   req.set_vhost_mode(conf.vhost_mode == VhostMode::kServer ? v1::VHOST_MODE_SERVER : v1::VHOST_MODE_CLIENT);
   req.set_socket_subdir(subdir);
+  // sluiced collects the port itself once this namespace is gone (only an
+  // absolute path can be watched; anything else is the runtime's business).
+  if (!env.netns.empty() && env.netns[0] == '/') req.set_netns(env.netns);
   absl::StatusOr<v1::AddPortResponse> added = c.dataplane.addPort(req);
   if (!added.ok() && added.status().code() == absl::StatusCode::kDeadlineExceeded) {
     // sluiced may still carry the request out after we stopped waiting;

@@ -24,6 +24,7 @@
 
 #include "common/log.h"
 #include "dataplane/api/grpc_service.h"
+#include "dataplane/control/checkpoint.h"
 #include "dataplane/control/config.h"
 #include "dataplane/control/dataplane_control.h"
 #include "dataplane/control/dpdk_port_backend.h"
@@ -216,6 +217,20 @@ int run(int argc, char** argv) {
     offload->start();
   }
   control.start();
+  // Keep the word given before a restart: every checkpointed port comes back
+  // with its number and socket before the API serves (so no CNI call can
+  // race the restore), and pods that went away meanwhile are collected.
+  CheckpointStore checkpoint(config->state_dir);
+  {
+    CheckpointLoad loaded = checkpoint.load();
+    control.setCheckpointStore(&checkpoint);
+    RestoreSummary r = control.restore(loaded.state);
+    if (loaded.found)
+      logInfo("checkpoint ", checkpoint.path(), ": ", r.restored, " port(s) restored, ", r.dropped,
+              " dropped, ", r.garbage_collected, " garbage-collected (pod netns gone)");
+    control.collectGarbage();
+    control.startGarbageCollector(std::chrono::milliseconds(config->gc_interval_ms));
+  }
   for (size_t i = 0; i < pmds.size(); ++i) {
     if (int rc = rte_eal_remote_launch(Pmd::launch, pmds[i].get(), config->pmd_cores[i]); rc != 0) {
       logError("launching the PMD on lcore ", config->pmd_cores[i], ": ", rte_strerror(-rc));
@@ -248,6 +263,9 @@ int run(int argc, char** argv) {
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
   }
 
+  control.stopGarbageCollector();
+  // Closes the ports but leaves the checkpoint: a restarted sluiced (e.g. a
+  // DaemonSet upgrade) restores them for the pods that are still running.
   control.removeAllPorts();
   control.stopFlowThread();
   if (offload) offload->stop();

@@ -20,6 +20,7 @@ void fillPort(const PortView& p, v1::Port* out) {
   out->set_pmd(p.pmd);
   out->set_dpdk_name(p.dpdk_name);
   out->set_link_up(p.link_up);
+  out->set_netns(p.netns);
 }
 
 // Runs a handler body, turning any escaping exception (e.g. bad_alloc) into
@@ -67,7 +68,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
       default:
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "vhost_mode: unknown mode");
     }
-    auto result = control_.addPort(raw);
+    auto result = control_.addPort(raw, req->netns());
     if (!result.ok()) return toGrpcStatus(result.status());
     fillPort(result->port, resp->mutable_port());
     resp->mutable_port()->set_overlay_mtu(control_.overlayMtu());
@@ -197,6 +198,8 @@ grpc::Status DataplaneService::Health(grpc::ServerContext*, const v1::HealthRequ
     resp->set_pod_cidr(h.pod_cidr.toString());
     resp->set_gateway(h.gateway.toString());
     resp->set_gateway_mac(h.gateway_mac.toString());
+    resp->set_restored_ports(h.restored_ports);
+    resp->set_garbage_collected_attachments(h.garbage_collected);
     if (auto o = control_.overlayView()) fillOverlay(*o, resp->mutable_overlay());
     return grpc::Status::OK;
   });

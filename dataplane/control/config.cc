@@ -136,6 +136,13 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
   } else if (key == "sriov-pf-control") {
     if (value != "netlink" && value != "fake") return invalid(key, "must be netlink or fake (tests only)");
     c.sriov_pf_control = value;
+  } else if (key == "state-dir") {
+    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    c.state_dir = value;
+  } else if (key == "gc-interval-ms") {
+    auto v = number(86'400'000);  // a day; 0 switches the periodic check off
+    if (!v.ok()) return v.status();
+    c.gc_interval_ms = static_cast<uint32_t>(*v);
   } else if (key == "log-level") {
     static const std::set<std::string> levels = {"error", "warning", "info", "debug"};
     if (!levels.contains(value)) return invalid(key, "must be error, warning, info or debug");
@@ -259,7 +266,7 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
                                          "eal",        "pod-cidr",    "gateway",           "gateway-mac",
                                          "tx-flush-interval", "max-ports", "mbufs",       "log-level",
                                          "emc-entries", "emc-insert-inv-prob", "smc-enable", "flow-limit", "allow-vdev-ports",
-                                         "flow-idle-timeout-ms", "offload-provider", "offload-max-flows", "offload-port"};
+                                         "flow-idle-timeout-ms", "offload-provider", "offload-max-flows", "offload-port", "state-dir", "gc-interval-ms"};
   po::options_description desc("sluiced: the Sluice node dataplane\nOptions");
   desc.add_options()("help,h", "show this help")("config", po::value<std::string>(),
                                                  "JSON config file (flags override it)");
@@ -285,7 +292,9 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
       ("flow-idle-timeout-ms", po::value<std::string>(), "unused megaflows expire after this many ms [10000]")
       ("offload-provider", po::value<std::string>(), "partial offload: off|rte_flow|software (software: tests only) [off]")
       ("offload-max-flows", po::value<std::string>(), "cap on offloaded megaflows [16384]")
-      ("offload-port", po::value<std::string>(), "container-id/ifname of the port whose packets are marked []");
+      ("offload-port", po::value<std::string>(), "container-id/ifname of the port whose packets are marked []")
+      ("state-dir", po::value<std::string>(), ("checkpoint directory [" + defaults.state_dir + "]").c_str())
+      ("gc-interval-ms", po::value<std::string>(), "ms between checks for vanished pod netns; 0: off [10000]");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);

@@ -63,6 +63,12 @@ struct SluicedConfig {
   std::vector<sriov::PoolConfig> sriov_pools;
   std::string sysfs_root = "/sys";
   std::string sriov_pf_control = "netlink";
+  // Where the checkpoint of every allocation lives (checkpoint.h); it must
+  // survive sluiced's restarts (a hostPath in Kubernetes).
+  std::string state_dir = "/var/lib/sluice";
+  // How often attachments whose pod netns vanished are looked for (0: never;
+  // also done once right after the checkpoint is restored).
+  uint32_t gc_interval_ms = 10000;
   // Keys the file held that this version does not know (warned about, ignored:
   // a newer chart may configure features an older sluiced lacks).
   std::vector<std::string> ignored_keys;

@@ -46,7 +46,10 @@ DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& bac
   baseline_ = readTotals();
 }
 
-DataplaneControl::~DataplaneControl() { stopFlowThread(); }
+DataplaneControl::~DataplaneControl() {
+  stopGarbageCollector();
+  stopFlowThread();
+}
 
 void DataplaneControl::start() {
   std::lock_guard lock(mu_);
@@ -104,7 +107,7 @@ std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
   return std::nullopt;
 }
 
-absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& raw) {
+absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& raw, const std::string& netns) {
   auto parsed = parsePortRequest(raw, config_.pod_cidr, config_.gateway);
   if (!parsed.ok()) return parsed.status();
   const PortRequest& req = *parsed;
@@ -112,13 +115,21 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
     return absl::UnimplementedError("type: SR-IOV VF ports are not supported by this sluiced yet");
   if (req.kind == PortKind::kDpdkVdev && !config_.allow_vdev_ports)
     return absl::FailedPreconditionError("type: DPDK vdev ports need sluiced's allow-vdev-ports (benchmarks, tests)");
+  // Only ever stat()ed, never opened: an absolute path is all it must be.
+  if (!netns.empty() && (netns[0] != '/' || netns.size() >= 4096 || netns.find('\0') != std::string::npos))
+    return absl::InvalidArgumentError("netns: must be an absolute path");
 
   std::lock_guard lock(mu_);
   if (sriov_ != nullptr && sriov_->holds(req.attachment))
     return absl::AlreadyExistsError(absl::StrCat("attachment ", req.attachment.container_id, "/",
                                                  req.attachment.ifname, " already holds an SR-IOV VF"));
   if (auto it = by_attachment_.find(req.attachment); it != by_attachment_.end()) {
-    if (ports_[it->second]->request.sameParameters(req)) return AddPortResult{viewLocked(it->second), false};
+    if (ports_[it->second]->request.sameParameters(req)) {
+      if (checkpoint_dirty_) {
+        if (absl::Status s = writeCheckpointLocked(); !s.ok()) return s;
+      }
+      return AddPortResult{viewLocked(it->second), false};
+    }
     return absl::AlreadyExistsError(
         absl::StrCat("attachment ", req.attachment.container_id, "/", req.attachment.ifname,
                      " already exists with different parameters (port ", it->second, ")"));
@@ -135,6 +146,32 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
     return absl::ResourceExhaustedError(
         absl::StrCat("port table full: all ", config_.max_ports, " ports are in use"));
 
+  // A path that does not exist now cannot tell us later that the pod is gone
+  // (a runtime creates the netns before ADD); watching it would collect a
+  // live pod's port.
+  std::string watched = netns;
+  if (struct stat st {}; !watched.empty() && ::stat(watched.c_str(), &st) != 0) {
+    logWarning("netns ", watched, " of ", req.attachment.container_id, "/", req.attachment.ifname, ": ",
+               std::strerror(errno), "; not watched for garbage collection");
+    watched.clear();
+  }
+  if (absl::Status s = createPortLocked(*port_no, req, raw, watched); !s.ok()) return s;
+  // The promise is on disk before anyone is told about it.
+  if (absl::Status s = writeCheckpointLocked(); !s.ok()) {
+    removePortLocked(*port_no);
+    checkpoint_dirty_ = false;  // the file still holds the state without this port
+    return s;
+  }
+  republishLocked();
+  const PortEntry& e = *ports_[*port_no];
+  logInfo("port ", *port_no, " added: ", req.attachment.container_id, "/", req.attachment.ifname, " ",
+          req.ip.toString(), " ", req.mac.toString(), " ", req.vhost_mode == VhostMode::kClient ? "client" : "server",
+          " ", e.socket_path, watched.empty() ? "" : " netns ", watched);
+  return AddPortResult{viewLocked(*port_no), true};
+}
+
+absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequest& req, const RawPortRequest& raw,
+                                                const std::string& netns) {
   // A vdev standing in for a pod (benchmarks, tests) has no socket.
   const bool vdev = req.kind == PortKind::kDpdkVdev;
   auto socket_path = vdev ? absl::StatusOr<std::string>("") : vhostSocketPath(config_.socket_dir, req);
@@ -152,28 +189,158 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   // A server socket left by a sluiced that died would make bind() fail; the
   // path is ours (validated to lie in the socket directory).
   if (!client && !vdev) ::unlink(socket_path->c_str());
-  auto created = vdev ? backend_.createVdev(*port_no, req.devargs) : backend_.createVhostUser(*port_no, *socket_path, client);
+  auto created = vdev ? backend_.createVdev(port_no, req.devargs) : backend_.createVhostUser(port_no, *socket_path, client);
   if (!created.ok()) {
     if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
     return created.status();
   }
 
-  PortEntry entry{req, *socket_path, *created, 0, nullptr};
+  PortEntry entry{req, *socket_path, *created, 0, nullptr, raw, netns};
   if (pmds_.size() > created->tx_queues) entry.tx_lock = std::make_unique<rte_spinlock_t>();
   if (entry.tx_lock) rte_spinlock_init(entry.tx_lock.get());
-  ports_[*port_no] = std::move(entry);
-  by_attachment_[req.attachment] = *port_no;
+  ports_[port_no] = std::move(entry);
+  by_attachment_[req.attachment] = port_no;
   // Counters of a reused port number start from zero for the new port.
   Totals now = readTotals();
-  baseline_.ports[*port_no] = now.ports[*port_no];
+  baseline_.ports[port_no] = now.ports[port_no];
   // Partial offload: the configured port's packets get marks (probed once here).
   if (offload_ != nullptr &&
       absl::StrCat(req.attachment.container_id, "/", req.attachment.ifname) == config_.offload_port)
-    offload_->attachPort(*port_no, created->dpdk_port, 1);
+    offload_->attachPort(port_no, created->dpdk_port, 1);
+  return absl::OkStatus();
+}
+
+absl::Status DataplaneControl::writeCheckpointLocked() {
+  if (checkpoint_ == nullptr) return absl::OkStatus();
+  CheckpointState state;
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    // A vdev port stands in for a pod in benchmarks and tests (a pcap file,
+    // net_null): nothing outside sluiced holds it, so nothing to restore.
+    if (!ports_[n] || ports_[n]->request.kind == PortKind::kDpdkVdev) continue;
+    const PortEntry& e = *ports_[n];
+    state.ports.push_back({n, e.raw, e.socket_path, e.netns});
+  }
+  state.vfs = checkpoint_vfs_;
+  absl::Status s = checkpoint_->save(state);
+  checkpoint_dirty_ = !s.ok();
+  if (!s.ok()) {
+    logError("checkpoint ", checkpoint_->path(), ": ", s.message());
+    return absl::InternalError(absl::StrCat("checkpoint: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+void DataplaneControl::setCheckpointStore(CheckpointStore* store) {
+  std::lock_guard lock(mu_);
+  checkpoint_ = store;
+}
+
+RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
+  std::lock_guard lock(mu_);
+  RestoreSummary summary;
+  checkpoint_vfs_ = state.vfs.is_array() ? state.vfs : nlohmann::json::array();
+  for (const CheckpointPort& rec : state.ports) {
+    const std::string who = absl::StrCat("checkpointed port ", rec.port_no, " (", rec.request.container_id, "/",
+                                         rec.request.ifname, ")");
+    auto drop = [&](const std::string& why) {
+      logError(who, " not restored: ", why);
+      ++summary.dropped;
+    };
+    auto req = parsePortRequest(rec.request, config_.pod_cidr, config_.gateway);
+    if (!req.ok()) {
+      drop(std::string(req.status().message()));
+      continue;
+    }
+    if (req->kind != PortKind::kVhostUser) {
+      drop("not a vhost-user port");
+      continue;
+    }
+    if (rec.port_no >= config_.max_ports) {
+      drop(absl::StrCat("port number beyond max-ports ", config_.max_ports));
+      continue;
+    }
+    if (ports_[rec.port_no]) {
+      drop("port number taken twice in the checkpoint");
+      continue;
+    }
+    bool collides = by_attachment_.contains(req->attachment);
+    for (uint16_t n = 0; n < kMaxPorts; ++n)
+      collides |= ports_[n] && (ports_[n]->request.ip == req->ip || ports_[n]->request.mac == req->mac);
+    if (collides) {
+      drop("its attachment, IP or MAC is already restored for another port");
+      continue;
+    }
+    auto path = vhostSocketPath(config_.socket_dir, *req);
+    if (!path.ok() || *path != rec.socket_path) {
+      drop(absl::StrCat("its socket ", rec.socket_path, " is not where socket-dir ", config_.socket_dir,
+                        " puts it now"));
+      continue;
+    }
+    if (struct stat st {}; !rec.netns.empty() && ::stat(rec.netns.c_str(), &st) != 0 && errno == ENOENT) {
+      // The pod went away while we were down: nothing to restore.
+      logInfo(who, " garbage-collected: pod netns ", rec.netns, " no longer exists");
+      if (req->vhost_mode == VhostMode::kServer) ::unlink(rec.socket_path.c_str());
+      if (!req->socket_subdir.empty())
+        ::rmdir(absl::StrCat(config_.socket_dir, "/", req->socket_subdir).c_str());  // only if empty
+      ++summary.garbage_collected;
+      continue;
+    }
+    if (absl::Status s = createPortLocked(rec.port_no, *req, rec.request, rec.netns); !s.ok()) {
+      drop(std::string(s.message()));
+      continue;
+    }
+    ++summary.restored;
+    logInfo("port ", rec.port_no, " restored: ", rec.request.container_id, "/", rec.request.ifname, " ",
+            rec.request.ip, " ", req->vhost_mode == VhostMode::kClient ? "client" : "server", " ", rec.socket_path);
+  }
+  restored_ports_ = summary.restored;
+  gc_collected_ += summary.garbage_collected;
   republishLocked();
-  logInfo("port ", *port_no, " added: ", req.attachment.container_id, "/", req.attachment.ifname, " ",
-          req.ip.toString(), " ", req.mac.toString(), " ", client ? "client" : "server", " ", *socket_path);
-  return AddPortResult{viewLocked(*port_no), true};
+  // Whatever could not be restored is forgotten now, on disk too.
+  (void)writeCheckpointLocked();
+  return summary;
+}
+
+size_t DataplaneControl::collectGarbage() {
+  std::lock_guard lock(mu_);
+  size_t collected = 0;
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n] || ports_[n]->netns.empty()) continue;
+    struct stat st {};
+    // Only "no such file" proves the pod gone; any other error proves nothing.
+    if (::stat(ports_[n]->netns.c_str(), &st) == 0 || errno != ENOENT) continue;
+    logInfo("port ", n, " garbage-collected: pod netns ", ports_[n]->netns, " of ",
+            ports_[n]->request.attachment.container_id, "/", ports_[n]->request.attachment.ifname,
+            " no longer exists");
+    removePortLocked(n);
+    ++collected;
+  }
+  gc_collected_ += collected;
+  if (collected > 0 || checkpoint_dirty_) (void)writeCheckpointLocked();
+  return collected;
+}
+
+void DataplaneControl::startGarbageCollector(std::chrono::milliseconds interval) {
+  std::lock_guard lock(mu_);
+  if (gc_thread_.joinable() || interval.count() == 0) return;
+  gc_stop_ = false;
+  gc_thread_ = std::thread([this, interval] {
+    std::unique_lock gc_lock(mu_);
+    while (!gc_cv_.wait_for(gc_lock, interval, [this] { return gc_stop_; })) {
+      gc_lock.unlock();
+      collectGarbage();
+      gc_lock.lock();
+    }
+  });
+}
+
+void DataplaneControl::stopGarbageCollector() {
+  {
+    std::lock_guard lock(mu_);
+    gc_stop_ = true;
+  }
+  gc_cv_.notify_all();
+  if (gc_thread_.joinable()) gc_thread_.join();
 }
 
 absl::StatusOr<bool> DataplaneControl::deletePort(const AttachmentId& id) {
@@ -181,8 +348,16 @@ absl::StatusOr<bool> DataplaneControl::deletePort(const AttachmentId& id) {
   std::lock_guard lock(mu_);
   if (sriov_ != nullptr && sriov_->detach(id)) return true;  // a VF: reset and back in the pool
   auto it = by_attachment_.find(id);
-  if (it == by_attachment_.end()) return false;
+  if (it == by_attachment_.end()) {
+    if (checkpoint_dirty_) {
+      if (absl::Status s = writeCheckpointLocked(); !s.ok()) return s;
+    }
+    return false;
+  }
   removePortLocked(it->second);
+  // The port is gone either way; a failed write is retried by the next
+  // change (and a DEL retried by the runtime finds nothing and retries it).
+  if (absl::Status s = writeCheckpointLocked(); !s.ok()) return s;
   return true;
 }
 
@@ -287,7 +462,7 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
 PortView DataplaneControl::viewLocked(uint16_t port_no) {
   const PortEntry& e = *ports_[port_no];
   return PortView{port_no, e.request, e.socket_path, e.dpdk.dpdk_name, e.pmd,
-                  backend_.linkUp(e.dpdk.dpdk_port)};
+                  backend_.linkUp(e.dpdk.dpdk_port), e.netns};
 }
 
 std::vector<PortView> DataplaneControl::listPorts() {
@@ -395,6 +570,8 @@ HealthView DataplaneControl::health() {
   h.gateway = config_.gateway;
   h.gateway_mac = config_.gateway_mac;
   h.overlay_mtu = overlay_ != nullptr ? overlay_->overlayMtu() : 0;
+  h.restored_ports = restored_ports_;
+  h.garbage_collected = gc_collected_;
   return h;
 }
 

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "dataplane/control/checkpoint.h"
 #include "dataplane/control/config.h"
 #include "dataplane/control/flow_control.h"
 #include "dataplane/control/offload/offload_manager.h"
@@ -54,6 +55,7 @@ struct PortView {
   std::string dpdk_name;
   unsigned pmd = 0;
   bool link_up = false;
+  std::string netns;  // watched for garbage collection; empty: not watched
   // SR-IOV VFs only (port_no 0, no socket, no PMD): the VF and its settings.
   std::optional<sriov::VfAttachment> vf = std::nullopt;
 };
@@ -94,6 +96,14 @@ struct HealthView {
   Ipv4Address gateway;
   MacAddress gateway_mac;
   uint32_t overlay_mtu = 0;  // largest inner IPv4 packet over the VXLAN overlay; 0: no overlay
+  uint32_t restored_ports = 0;    // restored from the checkpoint at start
+  uint64_t garbage_collected = 0; // attachments removed since start: pod netns vanished
+};
+
+struct RestoreSummary {
+  unsigned restored = 0;           // ports re-created with their number and socket
+  unsigned dropped = 0;            // records that could not be restored (logged)
+  unsigned garbage_collected = 0;  // records whose pod netns vanished meanwhile
 };
 
 struct AddPortResult {
@@ -111,7 +121,10 @@ class DataplaneControl {
 
   // Publishes the first (empty) snapshot; call before launching the PMDs.
   void start();
-  absl::StatusOr<AddPortResult> addPort(const RawPortRequest& raw);
+  // `netns`: the pod's netns path (CNI_NETNS); watched for garbage
+  // collection if it exists now. With a checkpoint store set, the new port
+  // is on disk before this returns (else the port is undone, INTERNAL).
+  absl::StatusOr<AddPortResult> addPort(const RawPortRequest& raw, const std::string& netns = {});
   // Returns whether a port was removed (false: unknown attachment, not an error).
   absl::StatusOr<bool> deletePort(const AttachmentId& id);
   std::vector<PortView> listPorts();
@@ -147,6 +160,22 @@ class DataplaneControl {
   std::optional<OverlayView> overlayView();
   uint32_t overlayMtu();
 
+  // Checkpointing (checkpoint.h): with a store, every port change is written
+  // to it before the call returns. Without one (unit tests), nothing is.
+  // removeAllPorts (shutdown) never writes: the ports are to come back.
+  void setCheckpointStore(CheckpointStore* store);
+  // Re-creates checkpointed ports with their port numbers and sockets (call
+  // once, before the API serves). A record that is invalid under the current
+  // configuration, collides, or whose port DPDK refuses is logged and dropped;
+  // one whose pod netns vanished is garbage-collected. The checkpoint is then
+  // rewritten with what was restored (the "vfs" section kept as it was).
+  RestoreSummary restore(const CheckpointState& state);
+  // Removes every port whose watched netns path no longer exists; returns how
+  // many. Run by the collector thread every `interval` (and callable directly).
+  size_t collectGarbage();
+  void startGarbageCollector(std::chrono::milliseconds interval);
+  void stopGarbageCollector();
+
  private:
   struct PortEntry {
     PortRequest request;
@@ -155,6 +184,8 @@ class DataplaneControl {
     unsigned pmd = 0;
     // Shared tx queue lock when there are more PMDs than tx queues.
     std::unique_ptr<rte_spinlock_t> tx_lock;
+    RawPortRequest raw;  // as requested: what the checkpoint records
+    std::string netns;   // watched netns path (empty: none)
   };
   // Raw counter sums over all PMDs; statistics report raw minus baseline.
   struct Totals {
@@ -170,6 +201,13 @@ class DataplaneControl {
   PortView viewLocked(uint16_t port_no);
   Totals readTotals() const;
   void removePortLocked(uint16_t port_no);
+  // Creates the DPDK port and the table entry for a validated request at a
+  // free `port_no` (no republish, no checkpoint).
+  absl::Status createPortLocked(uint16_t port_no, const PortRequest& req, const RawPortRequest& raw,
+                                const std::string& netns);
+  // Writes the checkpoint (no-op without a store); on failure the state is
+  // marked dirty and the next change retries.
+  absl::Status writeCheckpointLocked();
   RouteTables routeTablesLocked() const {
     return {fib_.get(), config_.gateway.networkOrder(), overlay_ != nullptr ? overlay_->tables().get() : nullptr,
             overlay_ != nullptr ? overlay_->uplinkPort() : uint16_t{0}};
@@ -206,6 +244,19 @@ class DataplaneControl {
   bool flow_stop_ = false;  // guarded by mu_
   std::chrono::steady_clock::time_point cleared_at_ = started_at_;
   offload::OffloadManager* offload_ = nullptr;  // not owned; null: offload off
+
+  // Checkpoint (guarded by mu_). `checkpoint_vfs_` is the checkpoint's "vfs"
+  // section: the SR-IOV VF pool keeps its allocation records there (JSON
+  // objects of its own schema) and calls writeCheckpointLocked() after
+  // changing them; restore() loads it back from the file.
+  CheckpointStore* checkpoint_ = nullptr;
+  nlohmann::json checkpoint_vfs_ = nlohmann::json::array();
+  bool checkpoint_dirty_ = false;
+  uint32_t restored_ports_ = 0;
+  uint64_t gc_collected_ = 0;
+  std::thread gc_thread_;
+  std::condition_variable gc_cv_;
+  bool gc_stop_ = false;  // guarded by mu_
 };
 
 }  // namespace sluice

@@ -61,15 +61,41 @@ std::unique_ptr<SluicedProcess> SluicedProcess::start(const SluicedOptions& o, s
       "--main-core", "0", "--pmd-cores", "1",
       "--max-ports", std::to_string(o.max_ports),
       "--mbufs", "16384",
-      "--tx-flush-interval", std::to_string(o.tx_flush_interval_us)};
+      "--tx-flush-interval", std::to_string(o.tx_flush_interval_us),
+      "--state-dir", p->stateDir()};
   args.insert(args.end(), o.extra_flags.begin(), o.extra_flags.end());
+  p->args_ = args;
+  if (!p->launch(error)) return nullptr;
+  return p;
+}
+
+bool SluicedProcess::restart(std::string* error) {
+  stop();
+  // A channel to the dead daemon's socket file would back off for seconds;
+  // a new one is made once the new daemon's socket appears.
+  stub_.reset();
+  ::unlink(apiSocket().c_str());
+  return launch(error);
+}
+
+void SluicedProcess::kill9() {
+  if (pid_ < 0) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+bool SluicedProcess::launch(std::string* error) {
+  SluicedProcess* p = this;
   std::string log_path = p->dir_ + "/sluiced.log";
   p->pid_ = ::fork();
   if (p->pid_ == 0) {
-    FILE* log = std::freopen(log_path.c_str(), "w", stderr);
+    // Appended: a restarted daemon's log follows the first one's.
+    FILE* log = std::freopen(log_path.c_str(), "a", stderr);
     if (log != nullptr) ::dup2(::fileno(stderr), STDOUT_FILENO);
     std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
+    for (auto& a : args_) argv.push_back(a.data());
     argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
     std::_Exit(127);
@@ -98,9 +124,9 @@ std::unique_ptr<SluicedProcess> SluicedProcess::start(const SluicedOptions& o, s
   if (!ready || exited) {
     *error = std::string(exited ? "sluiced exited" : "sluiced not ready in 60 s") + "; log:\n" + p->log();
     if (exited) p->pid_ = -1;
-    return nullptr;
+    return false;
   }
-  return p;
+  return true;
 }
 
 int SluicedProcess::stop() {

@@ -30,10 +30,16 @@ class SluicedProcess {
 
   // SIGTERM and wait; returns the exit status (or -1 if it had to be killed).
   int stop();
+  // SIGKILL (a crash: no clean-up at all) and reap it.
+  void kill9();
+  // Starts sluiced again in the same directory (same sockets, same state
+  // directory <dir>/state) with the same flags, and waits until ready.
+  bool restart(std::string* error);
   v1::Dataplane::Stub& api() { return *stub_; }
   const std::string& dir() const { return dir_; }
   std::string socketDir() const { return dir_ + "/vhost"; }
   std::string apiSocket() const { return dir_ + "/api.sock"; }
+  std::string stateDir() const { return dir_ + "/state"; }
   std::string log() const;
 
   // Convenience wrappers (deadline 10 s).
@@ -47,7 +53,9 @@ class SluicedProcess {
 
  private:
   SluicedProcess() = default;
+  bool launch(std::string* error);
   pid_t pid_ = -1;
+  std::vector<std::string> args_;
   std::string dir_;
   std::unique_ptr<v1::Dataplane::Stub> stub_;
 };

@@ -1,0 +1,87 @@
+// sluiced's promise to its pods, on disk: every allocation it has made
+// (attachment → port number, type, vhost mode, socket, IP, MAC, pod, netns),
+// so that a restarted sluiced restores the same ports before it serves the
+// API (STYLE §14). Control path only: DataplaneControl writes it under its
+// mutex on every change, before the API replies; sluiced's main reads it
+// once at start.
+//
+// The file (<state-dir>/checkpoint.json) is replaced atomically: written to a
+// temporary file in the same directory, fsynced, renamed over the old one,
+// and the directory fsynced, so after a crash at any point the file is either
+// the old or the new state, never a mix. A file that cannot be read or parsed
+// is moved aside (checkpoint.json.corrupt-<unix time>) and sluiced starts
+// empty: a broken file must never keep the node's dataplane from starting.
+//
+// Format (JSON, version 1):
+//   {"format": "sluice-checkpoint", "version": 1,
+//    "ports": [{"port_no": 0, "container_id": "...", "ifname": "net1",
+//               "pod_namespace": "...", "pod_name": "...", "ip": "10.244.0.5",
+//               "mac": "02:..", "type": "vhost-user", "vhost_mode": "server",
+//               "socket_subdir": "...", "socket_path": "/var/run/...",
+//               "netns": "/var/run/netns/..."}],
+//    "vfs": [ ...records owned by the SR-IOV VF pool... ]}
+// "vfs" is the place for SR-IOV VF allocations: an array of JSON objects
+// whose schema belongs to the VF pool (this file only requires each to be an
+// object); it is kept and rewritten verbatim with every port change.
+#pragma once
+
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dataplane/control/port_request.h"
+
+namespace sluice {
+
+// One port as checkpointed: the request as it arrived (re-validated against
+// the configuration on restore), plus what sluiced derived from it.
+struct CheckpointPort {
+  uint16_t port_no = 0;         // the datapath port number (not the DPDK port id)
+  RawPortRequest request;       // attachment, pod, ip, mac, type, vhost mode, subdir
+  std::string socket_path;      // the vhost-user socket it had
+  std::string netns;            // the pod's netns path, empty when unknown
+};
+
+struct CheckpointState {
+  std::vector<CheckpointPort> ports;
+  // SR-IOV VF allocations: opaque objects owned by the VF pool (see above).
+  nlohmann::json vfs = nlohmann::json::array();
+};
+
+// Pure text ↔ state conversions (tested and fuzzed without files).
+// parseCheckpoint returns InvalidArgument naming the first bad field.
+std::string serializeCheckpoint(const CheckpointState& state);
+absl::StatusOr<CheckpointState> parseCheckpoint(std::string_view text);
+
+// What loading found.
+struct CheckpointLoad {
+  CheckpointState state;
+  bool found = false;           // a checkpoint file existed
+  std::string moved_aside_to;   // non-empty: the file was corrupt and now lives here
+};
+
+class CheckpointStore {
+ public:
+  // `dir` is the state directory; created (mode 0700) by load() or save().
+  explicit CheckpointStore(std::string dir);
+
+  // Never fails: a missing file is an empty state; an unreadable or corrupt
+  // one is logged as an error, moved aside and treated as empty.
+  CheckpointLoad load();
+  // Atomically replaces the checkpoint; an error leaves the old file intact.
+  absl::Status save(const CheckpointState& state);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_;
+  std::string path_;
+};
+
+}  // namespace sluice

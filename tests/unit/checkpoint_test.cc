@@ -1,0 +1,462 @@
+// The checkpoint (dataplane/control/checkpoint.h) and what DataplaneControl
+// does with it, without EAL: the file's round trip, corrupt and unreadable
+// files moved aside, every port change written before the call returns, a
+// failed write undoing the port, restore with the same port numbers and
+// sockets (whatever DPDK port ids the new process gets), records that cannot
+// be restored dropped, and garbage collection of vanished pod netns paths.
+#include "dataplane/control/checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "dataplane/control/dataplane_control.h"
+
+namespace sluice {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void writeText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::vector<std::string> filesIn(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+CheckpointPort port(uint16_t no, const std::string& cid, const std::string& ip, VhostMode mode = VhostMode::kServer) {
+  CheckpointPort p;
+  p.port_no = no;
+  p.request.container_id = cid;
+  p.request.ifname = "net1";
+  p.request.pod_namespace = "default";
+  p.request.pod_name = "pod-" + cid;
+  p.request.ip = ip;
+  p.request.mac = "02:00:0a:f4:01:" + ip.substr(ip.rfind('.') + 1);
+  p.request.vhost_mode = mode;
+  p.request.socket_subdir = cid;
+  p.socket_path = "/run/x/" + cid + "/net1.sock";
+  p.netns = "/var/run/netns/" + cid;
+  return p;
+}
+
+class CheckpointFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/checkpoint-test-" + std::to_string(::getpid());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
+  CheckpointState s;
+  s.ports = {port(0, "aaaa", "10.244.1.10"), port(5, "bbbb", "10.244.1.11", VhostMode::kClient)};
+  s.ports[1].netns.clear();
+  s.vfs = nlohmann::json::array({{{"pci", "0000:3b:02.1"}, {"container_id", "cccc"}}});
+  CheckpointStore store(dir_ + "/state");
+  ASSERT_TRUE(store.save(s).ok());
+  EXPECT_EQ(filesIn(dir_ + "/state"), std::vector<std::string>{"checkpoint.json"}) << "no temporary file left";
+  EXPECT_EQ(fs::status(dir_ + "/state").permissions() & fs::perms::all, fs::perms::owner_all);
+
+  CheckpointLoad loaded = store.load();
+  EXPECT_TRUE(loaded.found);
+  EXPECT_TRUE(loaded.moved_aside_to.empty());
+  ASSERT_EQ(loaded.state.ports.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const CheckpointPort& a = s.ports[i];
+    const CheckpointPort& b = loaded.state.ports[i];
+    EXPECT_EQ(b.port_no, a.port_no);
+    EXPECT_EQ(b.request.container_id, a.request.container_id);
+    EXPECT_EQ(b.request.ifname, a.request.ifname);
+    EXPECT_EQ(b.request.pod_namespace, a.request.pod_namespace);
+    EXPECT_EQ(b.request.pod_name, a.request.pod_name);
+    EXPECT_EQ(b.request.ip, a.request.ip);
+    EXPECT_EQ(b.request.mac, a.request.mac);
+    EXPECT_EQ(b.request.vhost_mode, a.request.vhost_mode);
+    EXPECT_EQ(b.request.kind, a.request.kind);
+    EXPECT_EQ(b.request.socket_subdir, a.request.socket_subdir);
+    EXPECT_EQ(b.socket_path, a.socket_path);
+    EXPECT_EQ(b.netns, a.netns);
+  }
+  EXPECT_EQ(loaded.state.vfs, s.vfs);
+  // Text → state → text is the identity (what restore rewrites is what it read).
+  EXPECT_EQ(serializeCheckpoint(loaded.state), readText(store.path()));
+}
+
+TEST_F(CheckpointFileTest, MissingFileIsAnEmptyStateNotAnError) {
+  CheckpointStore store(dir_ + "/state");
+  CheckpointLoad loaded = store.load();
+  EXPECT_FALSE(loaded.found);
+  EXPECT_TRUE(loaded.state.ports.empty());
+  EXPECT_TRUE(fs::is_directory(dir_ + "/state"));
+}
+
+TEST_F(CheckpointFileTest, CorruptFilesAreMovedAsideAndYieldAnEmptyState) {
+  const std::vector<std::string> corrupt = {
+      "",                                                          // empty (not JSON)
+      "{\"format\": \"sluice-checkpoint\", \"version\": 1, \"po",  // truncated
+      "[1,2,3]",
+      R"({"format": "something-else", "version": 1, "ports": []})",
+      R"({"format": "sluice-checkpoint", "version": 2, "ports": []})",
+      R"({"format": "sluice-checkpoint", "version": 1, "ports": [{"port_no": -1, "container_id": "a", "ifname": "b"}]})",
+      R"({"format": "sluice-checkpoint", "version": 1, "ports": [{"port_no": 1, "container_id": 7, "ifname": "b"}]})",
+      R"({"format": "sluice-checkpoint", "version": 1, "ports": [{"port_no": 1, "ifname": "b"}]})",
+      R"({"format": "sluice-checkpoint", "version": 1, "ports": [{"port_no": 1, "container_id": "a", "ifname": "b", "vhost_mode": "both"}]})",
+      R"({"format": "sluice-checkpoint", "version": 1, "ports": [], "vfs": [3]})",
+  };
+  for (size_t i = 0; i < corrupt.size(); ++i) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ + "/state");
+    CheckpointStore store(dir_ + "/state");
+    writeText(store.path(), corrupt[i]);
+    CheckpointLoad loaded = store.load();
+    EXPECT_TRUE(loaded.found) << i;
+    EXPECT_TRUE(loaded.state.ports.empty()) << i;
+    ASSERT_FALSE(loaded.moved_aside_to.empty()) << i;
+    EXPECT_EQ(loaded.moved_aside_to.rfind(store.path() + ".corrupt-", 0), 0u) << loaded.moved_aside_to;
+    EXPECT_FALSE(fs::exists(store.path())) << i;
+    EXPECT_EQ(readText(loaded.moved_aside_to), corrupt[i]) << "the evidence is kept as it was";
+    // And the next save works in its place.
+    EXPECT_TRUE(store.save({}).ok());
+    EXPECT_TRUE(store.load().moved_aside_to.empty());
+  }
+}
+
+TEST_F(CheckpointFileTest, UnreadableCheckpointIsMovedAside) {
+  fs::create_directories(dir_ + "/state/checkpoint.json");  // a directory where the file should be
+  CheckpointStore store(dir_ + "/state");
+  CheckpointLoad loaded = store.load();
+  EXPECT_TRUE(loaded.found);
+  EXPECT_FALSE(loaded.moved_aside_to.empty());
+  EXPECT_TRUE(fs::is_directory(loaded.moved_aside_to));
+  EXPECT_TRUE(store.save({}).ok());
+}
+
+TEST_F(CheckpointFileTest, SaveIntoAnImpossibleDirectoryFailsAndLeavesNothing) {
+  fs::create_directories(dir_);
+  writeText(dir_ + "/file", "x");
+  CheckpointStore store(dir_ + "/file/state");
+  absl::Status s = store.save({});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_EQ(filesIn(dir_), std::vector<std::string>{"file"});
+}
+
+TEST(CheckpointConfigTest, StateDirAndGcIntervalKeys) {
+  SluicedConfig d;
+  EXPECT_EQ(d.state_dir, "/var/lib/sluice");
+  EXPECT_EQ(d.gc_interval_ms, 10000u);
+  auto c = applyConfigJson(R"({"state-dir": "/srv/sluice-state", "gc-interval-ms": 0})", d);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->state_dir, "/srv/sluice-state");
+  EXPECT_EQ(c->gc_interval_ms, 0u);
+  const char* argv[] = {"sluiced", "--state-dir", "/x/y", "--gc-interval-ms", "250"};
+  auto f = parseSluicedConfig(5, argv);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->state_dir, "/x/y");
+  EXPECT_EQ(f->gc_interval_ms, 250u);
+  for (const char* bad : {R"({"state-dir": "relative"})", R"({"state-dir": ""})", R"({"gc-interval-ms": -1})",
+                          R"({"gc-interval-ms": 86400001})", R"({"gc-interval-ms": "soon"})"}) {
+    auto r = applyConfigJson(bad, d);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  auto r = applyConfigJson(R"({"state-dir": "relative"})", d);
+  EXPECT_NE(r.status().message().find("state-dir"), absl::string_view::npos) << r.status();
+}
+
+// --- DataplaneControl with a checkpoint ---------------------------------
+
+class FakeBackend : public PortBackend {
+ public:
+  explicit FakeBackend(uint16_t first_dpdk_port) : next_dpdk_port(first_dpdk_port) {}
+  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
+                                              bool client_mode) override {
+    if (refuse_socket == socket_path) return absl::InternalError("fake: refused");
+    created.push_back({port_no, socket_path, client_mode});
+    live.insert(next_dpdk_port);
+    return CreatedPort{next_dpdk_port++, "fake" + std::to_string(port_no), 1};
+  }
+  void destroy(const CreatedPort& port) override { live.erase(port.dpdk_port); }
+  bool linkUp(uint16_t) override { return false; }
+
+  struct Created {
+    uint16_t port_no;
+    std::string socket_path;
+    bool client;
+  };
+  uint16_t next_dpdk_port;
+  std::string refuse_socket;
+  std::set<uint16_t> live;
+  std::vector<Created> created;
+};
+
+// Mirrors Pmd::run's hand-over: running, then acknowledge every snapshot.
+void fakePmdLoop(PmdMailbox& m) {
+  m.running.store(true);
+  while (!m.stop.load()) {
+    const PmdSnapshot* s = m.published.load();
+    m.acked_version.store(s != nullptr ? s->version : 0);
+    std::this_thread::yield();
+  }
+  m.running.store(false);
+}
+
+// One "sluiced life": a control with its own backend and PMD, over a shared
+// socket and state directory.
+struct Node {
+  Node(const SluicedConfig& config, uint16_t first_dpdk_port) : backend(first_dpdk_port), store(config.state_dir) {
+    handles.push_back({1, &mailbox, &counters});
+    control = std::make_unique<DataplaneControl>(config, backend, handles, 2'600'000'000);
+    control->start();
+    pmd = std::thread([this] { fakePmdLoop(mailbox); });
+    while (!mailbox.running.load()) std::this_thread::yield();
+    control->setCheckpointStore(&store);
+  }
+  ~Node() {
+    control->stopGarbageCollector();
+    // As sluiced's shutdown: ports closed, the checkpoint left as it was.
+    control->removeAllPorts();
+    mailbox.stop.store(true);
+    pmd.join();
+  }
+  FakeBackend backend;
+  CheckpointStore store;
+  PmdMailbox mailbox;
+  PmdCounters counters;
+  std::vector<PmdHandle> handles;
+  std::unique_ptr<DataplaneControl> control;
+  std::thread pmd;
+};
+
+class ControlCheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/control-checkpoint-" + std::to_string(::getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ + "/vhost");
+    fs::create_directories(dir_ + "/netns");
+    config_.socket_dir = dir_ + "/vhost";
+    config_.state_dir = dir_ + "/state";
+    config_.pod_cidr = *Ipv4Cidr::parse("10.244.1.0/24");
+    config_.gateway = *Ipv4Address::parse("10.244.1.1");
+    config_.max_ports = 8;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  RawPortRequest request(const std::string& id, const std::string& ip, VhostMode mode = VhostMode::kServer) {
+    RawPortRequest r;
+    r.container_id = id;
+    r.ifname = "net1";
+    r.ip = ip;
+    r.vhost_mode = mode;
+    r.socket_subdir = id;
+    return r;
+  }
+  // Stands in for a pod's netns file (`ip netns add` makes one like it).
+  std::string netns(const std::string& name) {
+    std::string path = dir_ + "/netns/" + name;
+    writeText(path, "");
+    return path;
+  }
+  CheckpointState onDisk() {
+    auto parsed = parseCheckpoint(readText(config_.state_dir + "/checkpoint.json"));
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    return parsed.ok() ? *parsed : CheckpointState{};
+  }
+  static std::vector<uint16_t> numbers(const CheckpointState& s) {
+    std::vector<uint16_t> out;
+    for (const CheckpointPort& p : s.ports) out.push_back(p.port_no);
+    return out;
+  }
+
+  std::string dir_;
+  SluicedConfig config_;
+};
+
+TEST_F(ControlCheckpointTest, EveryAddAndDeleteIsOnDiskWhenTheCallReturns) {
+  Node node(config_, 0);
+  ASSERT_TRUE(node.control->addPort(request("aaaa", "10.244.1.10"), netns("a")).ok());
+  EXPECT_EQ(numbers(onDisk()), (std::vector<uint16_t>{0}));
+  ASSERT_TRUE(node.control->addPort(request("bbbb", "10.244.1.11", VhostMode::kClient)).ok());
+  ASSERT_TRUE(node.control->addPort(request("cccc", "10.244.1.12")).ok());
+  EXPECT_EQ(numbers(onDisk()), (std::vector<uint16_t>{0, 1, 2}));
+  ASSERT_TRUE(*node.control->deletePort({"bbbb", "net1"}));
+  CheckpointState s = onDisk();
+  ASSERT_EQ(numbers(s), (std::vector<uint16_t>{0, 2}));
+  EXPECT_EQ(s.ports[0].request.ip, "10.244.1.10");
+  EXPECT_EQ(s.ports[0].netns, dir_ + "/netns/a");
+  EXPECT_EQ(s.ports[0].socket_path, config_.socket_dir + "/aaaa/net1.sock");
+  EXPECT_EQ(s.ports[1].netns, "");
+  // Deleting an unknown attachment changes nothing.
+  EXPECT_FALSE(*node.control->deletePort({"zzzz", "net1"}));
+  EXPECT_EQ(numbers(onDisk()), (std::vector<uint16_t>{0, 2}));
+}
+
+TEST_F(ControlCheckpointTest, AnAddWhoseCheckpointCannotBeWrittenIsUndone) {
+  writeText(dir_ + "/not-a-dir", "");
+  config_.state_dir = dir_ + "/not-a-dir/state";
+  Node node(config_, 0);
+  auto added = node.control->addPort(request("aaaa", "10.244.1.10"));
+  EXPECT_EQ(added.status().code(), absl::StatusCode::kInternal) << added.status();
+  EXPECT_TRUE(node.control->listPorts().empty());
+  EXPECT_TRUE(node.backend.live.empty()) << "the DPDK port was destroyed again";
+  EXPECT_FALSE(fs::exists(config_.socket_dir + "/aaaa")) << "its socket directory removed";
+}
+
+TEST_F(ControlCheckpointTest, RestoreBringsBackTheSameNumbersAndSocketsWhateverTheDpdkPortIds) {
+  std::vector<PortView> before;
+  {
+    Node first(config_, 0);
+    ASSERT_TRUE(first.control->addPort(request("aaaa", "10.244.1.10"), netns("a")).ok());
+    ASSERT_TRUE(first.control->addPort(request("bbbb", "10.244.1.11")).ok());
+    ASSERT_TRUE(first.control->addPort(request("cccc", "10.244.1.12", VhostMode::kClient)).ok());
+    ASSERT_TRUE(*first.control->deletePort({"bbbb", "net1"}));  // leaves a hole at 1
+    before = first.control->listPorts();
+  }
+  // The restarted process's hot-plugged ethdevs get other ids (here from 20).
+  Node second(config_, 20);
+  CheckpointLoad loaded = second.store.load();
+  RestoreSummary r = second.control->restore(loaded.state);
+  EXPECT_EQ(r.restored, 2u);
+  EXPECT_EQ(r.dropped, 0u);
+  EXPECT_EQ(r.garbage_collected, 0u);
+  std::vector<PortView> after = second.control->listPorts();
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].port_no, before[i].port_no);
+    EXPECT_EQ(after[i].socket_path, before[i].socket_path);
+    EXPECT_EQ(after[i].request.ip, before[i].request.ip);
+    EXPECT_EQ(after[i].request.mac, before[i].request.mac);
+    EXPECT_EQ(after[i].request.vhost_mode, before[i].request.vhost_mode);
+    EXPECT_EQ(after[i].netns, before[i].netns);
+  }
+  ASSERT_EQ(second.backend.created.size(), 2u);
+  EXPECT_EQ(second.backend.created[0].port_no, 0);
+  EXPECT_FALSE(second.backend.created[0].client);
+  EXPECT_EQ(second.backend.created[1].port_no, 2);
+  EXPECT_TRUE(second.backend.created[1].client);
+  EXPECT_EQ(second.control->health().restored_ports, 2u);
+  // The hole is filled by the next new port, as before the restart.
+  auto d = second.control->addPort(request("dddd", "10.244.1.13"));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->port.port_no, 1);
+  // Restoring is not adding: the same attachment again is the existing port.
+  auto again = second.control->addPort(request("aaaa", "10.244.1.10"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->port.port_no, 0);
+}
+
+TEST_F(ControlCheckpointTest, RecordsThatCannotBeRestoredAreDroppedTheOthersRestored) {
+  CheckpointState s;
+  auto rec = [&](uint16_t no, const std::string& cid, const std::string& ip) {
+    CheckpointPort p;
+    p.port_no = no;
+    p.request = request(cid, ip);
+    p.socket_path = config_.socket_dir + "/" + cid + "/net1.sock";
+    return p;
+  };
+  s.ports.push_back(rec(0, "good0", "10.244.1.10"));
+  s.ports.push_back(rec(1, "outside", "10.9.9.9"));           // not in the pod CIDR any more
+  s.ports.push_back(rec(2, "refused", "10.244.1.12"));        // DPDK refuses the port
+  s.ports.push_back(rec(3, "moved", "10.244.1.13"));
+  s.ports[3].socket_path = "/elsewhere/moved/net1.sock";     // socket-dir changed
+  s.ports.push_back(rec(0, "twice", "10.244.1.14"));          // number already taken
+  s.ports.push_back(rec(9, "beyond", "10.244.1.15"));         // max-ports is 8
+  s.ports.push_back(rec(5, "dupip", "10.244.1.10"));          // IP of good0
+  s.ports.push_back(rec(6, "good6", "10.244.1.16"));
+  s.vfs = nlohmann::json::array({{{"pci", "0000:3b:02.1"}}});
+  Node node(config_, 0);
+  node.backend.refuse_socket = config_.socket_dir + "/refused/net1.sock";
+  RestoreSummary r = node.control->restore(s);
+  EXPECT_EQ(r.restored, 2u);
+  EXPECT_EQ(r.dropped, 6u);
+  std::vector<PortView> ports = node.control->listPorts();
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[0].request.attachment.container_id, "good0");
+  EXPECT_EQ(ports[1].request.attachment.container_id, "good6");
+  EXPECT_EQ(ports[1].port_no, 6);
+  // The dropped ones are forgotten on disk too; the VF section is kept.
+  CheckpointState disk = onDisk();
+  EXPECT_EQ(numbers(disk), (std::vector<uint16_t>{0, 6}));
+  EXPECT_EQ(disk.vfs, s.vfs);
+  EXPECT_FALSE(fs::exists(config_.socket_dir + "/refused")) << "the refused port's directory is not left behind";
+}
+
+TEST_F(ControlCheckpointTest, PortsOfVanishedNetnsAreCollectedOthersKept) {
+  Node node(config_, 0);
+  std::string ns_a = netns("a"), ns_b = netns("b");
+  ASSERT_TRUE(node.control->addPort(request("aaaa", "10.244.1.10"), ns_a).ok());
+  ASSERT_TRUE(node.control->addPort(request("bbbb", "10.244.1.11"), ns_b).ok());
+  ASSERT_TRUE(node.control->addPort(request("cccc", "10.244.1.12")).ok());  // netns unknown
+  // A path that does not exist at ADD time is not watched (else a runtime
+  // that passes an odd path would lose the pod's port at the next check).
+  auto d = node.control->addPort(request("dddd", "10.244.1.13"), dir_ + "/netns/never");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->port.netns, "");
+  EXPECT_EQ(node.control->addPort(request("eeee", "10.244.1.14"), "relative/path").status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  EXPECT_EQ(node.control->collectGarbage(), 0u);
+  fs::remove(ns_a);
+  EXPECT_EQ(node.control->collectGarbage(), 1u);
+  std::vector<std::string> left;
+  for (const PortView& p : node.control->listPorts()) left.push_back(p.request.attachment.container_id);
+  EXPECT_EQ(left, (std::vector<std::string>{"bbbb", "cccc", "dddd"}));
+  EXPECT_EQ(numbers(onDisk()), (std::vector<uint16_t>{1, 2, 3}));
+  EXPECT_FALSE(fs::exists(config_.socket_dir + "/aaaa"));
+  EXPECT_EQ(node.control->health().garbage_collected, 1u);
+  EXPECT_EQ(node.control->collectGarbage(), 0u);
+  EXPECT_EQ(node.control->health().garbage_collected, 1u);
+}
+
+TEST_F(ControlCheckpointTest, TheCollectorThreadRemovesAPortOnceItsNetnsGoes) {
+  Node node(config_, 0);
+  std::string ns = netns("a");
+  ASSERT_TRUE(node.control->addPort(request("aaaa", "10.244.1.10"), ns).ok());
+  node.control->startGarbageCollector(std::chrono::milliseconds(5));
+  fs::remove(ns);
+  // A deadline on the condition, not a measurement.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!node.control->listPorts().empty() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(node.control->listPorts().empty());
+  EXPECT_EQ(node.control->health().garbage_collected, 1u);
+  node.control->stopGarbageCollector();
+}
+
+TEST_F(ControlCheckpointTest, APodThatVanishedWhileSluicedWasDownIsCollectedAtRestore) {
+  std::string ns_a = netns("a");
+  {
+    Node first(config_, 0);
+    ASSERT_TRUE(first.control->addPort(request("aaaa", "10.244.1.10"), ns_a).ok());
+    ASSERT_TRUE(first.control->addPort(request("bbbb", "10.244.1.11"), netns("b")).ok());
+  }
+  fs::remove(ns_a);
+  Node second(config_, 0);
+  RestoreSummary r = second.control->restore(second.store.load().state);
+  EXPECT_EQ(r.restored, 1u);
+  EXPECT_EQ(r.garbage_collected, 1u);
+  ASSERT_EQ(second.backend.created.size(), 1u) << "no port made just to be removed";
+  EXPECT_EQ(second.backend.created[0].port_no, 1);
+  EXPECT_EQ(second.control->health().garbage_collected, 1u);
+  EXPECT_EQ(numbers(onDisk()), (std::vector<uint16_t>{1}));
+}
+
+}  // namespace
+}  // namespace sluice
