@@ -96,6 +96,14 @@ awk -F, '
             g(t, n SUBSEP "sluice"), g(t, n SUBSEP "ovs"), g(t, n SUBSEP "ovs-smc")
         }
       }' "$dir/summary.csv"
+    # Optional systems (e.g. sluice-swoffload), when the run had any.
+    if awk -F, -v sc="$sc" 'NR > 1 && $1 == sc && $3 !~ /^(floor|sluice|ovs|ovs-smc)$/ { found = 1 } END { exit !found }' "$dir/summary.csv"; then
+      echo
+      echo "| flows | system | Mpps | c/p (net) | tiers | Sluice/this |"
+      echo "|---:|---|---:|---:|---|---:|"
+      awk -F, -v sc="$sc" 'NR > 1 && $1 == sc && $3 !~ /^(floor|sluice|ovs|ovs-smc)$/ {
+        printf "| %s | %s | %s | %s (%s) | %s/%s/%s/%s | %s |\n", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }' "$dir/summary.csv"
+    fi
     [[ -f $dir/$sc.png || $(command -v gnuplot) ]] && { echo; echo "![$sc]($sc.png)"; }
   done
   if grep -q "ovs-not-installed" "$raw"; then
