@@ -49,6 +49,13 @@ run_floor() {  # scenario pcap packets
     --no-mlockall --total-num-mbufs="$(pool_for "$packets")" --forward-mode=io --nb-cores=1 -a \
     --record-core-cycles --stats-period 1 >"$log" 2>&1 &
   pid=$!
+  # Loading a large file into the pool takes a while: time from the start of
+  # forwarding, not from the start of the process.
+  for _ in $(seq 1 600); do
+    grep -q "start packet forwarding" "$log" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
   sleep $((warmup + seconds))
   kill -INT "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
