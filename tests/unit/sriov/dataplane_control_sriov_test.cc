@@ -1,0 +1,128 @@
+// VF attachments inside DataplaneControl (fake port backend, one fake PMD
+// that acknowledges snapshots, fake sysfs and PF): one attachment namespace
+// shared with vhost-user ports, no port number for a VF, deletePort resets
+// and frees it, listPorts and listVfs show it, and no pools means
+// FAILED_PRECONDITION.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "dataplane/control/dataplane_control.h"
+#include "dataplane/control/sriov/fake_pf_control.h"
+#include "tests/unit/sriov/fake_sysfs.h"
+
+namespace sluice {
+namespace {
+
+class NullBackend : public PortBackend {
+ public:
+  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string&, bool) override {
+    return CreatedPort{port_no, "fake" + std::to_string(port_no), 1};
+  }
+  void destroy(const CreatedPort&) override {}
+  bool linkUp(uint16_t) override { return false; }
+};
+
+RawPortRequest raw(const std::string& cid, const std::string& ip, PortKind kind) {
+  RawPortRequest r;
+  r.container_id = cid;
+  r.ifname = "net1";
+  r.ip = ip;
+  r.kind = kind;
+  return r;
+}
+
+class DataplaneControlSriovTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/sriov-control-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir_);
+    config_.socket_dir = dir_;
+    config_.pod_cidr = *Ipv4Cidr::parse("10.244.1.0/24");
+    config_.gateway = *Ipv4Address::parse("10.244.1.1");
+    config_.max_ports = 4;
+    handles_.push_back({1, &mailbox_, &counters_});
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, handles_, 2'600'000'000);
+    control_->start();
+    // A PMD that only acknowledges snapshots (the hand-over protocol).
+    pmd_ = std::thread([this] {
+      mailbox_.running.store(true);
+      while (!mailbox_.stop.load()) {
+        const PmdSnapshot* s = mailbox_.published.load();
+        mailbox_.acked_version.store(s != nullptr ? s->version : 0);
+        std::this_thread::yield();
+      }
+      mailbox_.running.store(false);
+    });
+    sys_.addVf("pf0", 0, "0000:3b:02.0", "pf0v0");
+    auto s = sriov::SriovControl::create({{"pf0", ""}}, sys_.root(), pf_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    sriov_ = std::move(*s);
+  }
+  void TearDown() override {
+    control_->removeAllPorts();
+    control_->stopFlowThread();
+    mailbox_.stop.store(true);
+    pmd_.join();
+    control_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string dir_;
+  SluicedConfig config_;
+  NullBackend backend_;
+  PmdMailbox mailbox_;
+  PmdCounters counters_;
+  std::vector<PmdHandle> handles_;
+  std::unique_ptr<DataplaneControl> control_;
+  std::thread pmd_;
+  sriov::testing::FakeSysfs sys_;
+  sriov::FakePfControl pf_;
+  std::unique_ptr<sriov::SriovControl> sriov_;
+};
+
+TEST_F(DataplaneControlSriovTest, WithoutPoolsIsFailedPrecondition) {
+  auto r = control_->addVf(raw("c1", "10.9.0.2", PortKind::kSriovVf), {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(control_->listVfs().empty());
+}
+
+TEST_F(DataplaneControlSriovTest, VfBesidePortsInOneAttachmentNamespace) {
+  control_->setSriov(sriov_.get());
+  auto vhost = control_->addPort(raw("c1", "10.244.1.5", PortKind::kVhostUser));
+  ASSERT_TRUE(vhost.ok()) << vhost.status();
+  // c1/net1 is a vhost-user port: it cannot also hold a VF, and vice versa.
+  EXPECT_EQ(control_->addVf(raw("c1", "10.9.0.2", PortKind::kSriovVf), {}).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  auto vf = control_->addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), {});
+  ASSERT_TRUE(vf.ok()) << vf.status();
+  EXPECT_TRUE(vf->created);
+  ASSERT_TRUE(vf->port.vf.has_value());
+  EXPECT_EQ(vf->port.vf->vf.pci_address, "0000:3b:02.0");
+  EXPECT_EQ(control_->addPort(raw("c2", "10.244.1.6", PortKind::kVhostUser)).status().code(),
+            absl::StatusCode::kAlreadyExists);
+
+  std::vector<PortView> ports = control_->listPorts();
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_FALSE(ports[0].vf.has_value());
+  ASSERT_TRUE(ports[1].vf.has_value());
+  EXPECT_EQ(ports[1].request.attachment.container_id, "c2");
+  EXPECT_EQ(control_->health().ports, 1u);  // datapath ports only
+  auto vfs = control_->listVfs();
+  ASSERT_EQ(vfs.size(), 1u);
+  EXPECT_EQ(vfs[0].holder->container_id, "c2");
+
+  // deletePort takes a VF attachment too: reset through the PF, back in the pool.
+  auto deleted = control_->deletePort({"c2", "net1"});
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_TRUE(*deleted);
+  EXPECT_EQ(pf_.calls().back(), "reset pf0 0");
+  EXPECT_FALSE(control_->listVfs()[0].holder.has_value());
+  EXPECT_FALSE(*control_->deletePort({"c2", "net1"}));
+  EXPECT_EQ(control_->listPorts().size(), 1u);
+}
+
+}  // namespace
+}  // namespace sluice
