@@ -164,6 +164,9 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   // pod's network-status annotation).
   if (!conf.device_info_file.empty()) {
     json info = vhostUserDeviceInfo(conf.vhost_mode, port.socket_path());
+    // The VXLAN overlay's MTU (0: the node has none): larger packets toward
+    // other nodes are dropped, so the pod's application sizes its own.
+    if (port.overlay_mtu() != 0) info["mtu"] = port.overlay_mtu();
     if (conf.interface_type == InterfaceType::kSriov) {
       info = {{"type", "pci"}, {"version", "1.1.0"}, {"pci", {{"pci-address", port.pci_id()}}}};
     }
@@ -179,7 +182,10 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   if (conf.cni_version != "1.0.0") {  // 1.1.0 interface fields
     if (!port.socket_path().empty()) iface["socketPath"] = port.socket_path();
     if (!port.pci_id().empty()) iface["pciID"] = port.pci_id();
-    if (conf.mtu) iface["mtu"] = *conf.mtu;
+    // The smaller of the configured MTU and the overlay's (if any).
+    std::optional<uint32_t> mtu = conf.mtu;
+    if (port.overlay_mtu() != 0 && (!mtu || *mtu > port.overlay_mtu())) mtu = port.overlay_mtu();
+    if (mtu) iface["mtu"] = *mtu;
   }
   const size_t index = out.interfaces.size();
   out.interfaces.push_back(iface);
