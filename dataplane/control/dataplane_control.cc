@@ -239,6 +239,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
   std::lock_guard lock(mu_);
   RestoreSummary summary;
   checkpoint_vfs_ = state.vfs.is_array() ? state.vfs : nlohmann::json::array();
+  restoreVfsLocked();
   for (const CheckpointPort& rec : state.ports) {
     const std::string who = absl::StrCat("checkpointed port ", rec.port_no, " (", rec.request.container_id, "/",
                                          rec.request.ifname, ")");
@@ -346,7 +347,7 @@ void DataplaneControl::stopGarbageCollector() {
 absl::StatusOr<bool> DataplaneControl::deletePort(const AttachmentId& id) {
   if (absl::Status s = validateAttachment(id); !s.ok()) return s;
   std::lock_guard lock(mu_);
-  if (sriov_ != nullptr && sriov_->detach(id)) return true;  // a VF: reset and back in the pool
+  if (sriov_ != nullptr && sriov_->holds(id)) return deleteVfLocked(id);  // a VF: reset and back in the pool
   auto it = by_attachment_.find(id);
   if (it == by_attachment_.end()) {
     if (checkpoint_dirty_) {

@@ -230,6 +230,10 @@ class DataplaneControl {
   std::map<AttachmentId, uint16_t> by_attachment_;
   sriov::SriovControl* sriov_ = nullptr;  // SR-IOV VF attachments (guarded by mu_); null: none
   void appendVfViewsLocked(std::vector<PortView>& out) const;
+  // deletePort of a VF attachment: reset, back in the pool, checkpointed.
+  absl::StatusOr<bool> deleteVfLocked(const AttachmentId& id);
+  // restore(): the checkpoint's "vfs" records claim their VFs again.
+  void restoreVfsLocked();
   uint64_t version_ = 0;
   // What each PMD currently runs; kept alive here until replaced and acknowledged.
   std::vector<std::shared_ptr<const PmdSnapshot>> live_;

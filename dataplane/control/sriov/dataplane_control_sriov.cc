@@ -1,7 +1,9 @@
 // DataplaneControl's SR-IOV part (declared in dataplane_control.h): VF
 // attachments live in the SriovControl, under DataplaneControl's mutex like
-// every other table. A VF takes no port number and is in no PMD snapshot:
-// the fast path never touches it. Control path only (API threads).
+// every other table, and in the checkpoint's "vfs" section (written before
+// the API answers, like ports). A VF takes no port number and is in no PMD
+// snapshot: the fast path never touches it. Control path only (API threads,
+// and sluiced's main thread for restore).
 #include <absl/strings/str_cat.h>
 
 #include "dataplane/control/dataplane_control.h"
@@ -32,7 +34,35 @@ absl::StatusOr<AddPortResult> DataplaneControl::addVf(const RawPortRequest& raw,
                                                  " already has vhost-user port ", it->second));
   auto attached = sriov_->attach(raw, vf);
   if (!attached.ok()) return attached.status();
+  if (attached->created || checkpoint_dirty_) {
+    // The promise is on disk before anyone is told about it.
+    checkpoint_vfs_ = sriov_->checkpointRecords();
+    if (absl::Status s = writeCheckpointLocked(); !s.ok()) {
+      if (attached->created) {
+        sriov_->detach(attached->attachment.request.attachment);
+        checkpoint_vfs_ = sriov_->checkpointRecords();
+        checkpoint_dirty_ = false;  // the file still holds the state without this VF
+      }
+      return s;
+    }
+  }
   return AddPortResult{vfView(attached->attachment), attached->created};
+}
+
+absl::StatusOr<bool> DataplaneControl::deleteVfLocked(const AttachmentId& id) {
+  sriov_->detach(id);
+  checkpoint_vfs_ = sriov_->checkpointRecords();
+  // The VF is free either way; a failed write is retried by the next change.
+  if (absl::Status s = writeCheckpointLocked(); !s.ok()) return s;
+  return true;
+}
+
+void DataplaneControl::restoreVfsLocked() {
+  // Without pools the records are kept verbatim (a later sluiced with the
+  // pools configured again takes them back).
+  if (sriov_ == nullptr) return;
+  sriov_->restore(checkpoint_vfs_);
+  checkpoint_vfs_ = sriov_->checkpointRecords();
 }
 
 std::vector<sriov::VfPool::Slot> DataplaneControl::listVfs() {

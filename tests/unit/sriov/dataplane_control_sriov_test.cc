@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "dataplane/control/checkpoint.h"
 #include "dataplane/control/dataplane_control.h"
 #include "dataplane/control/sriov/fake_pf_control.h"
 #include "tests/unit/sriov/fake_sysfs.h"
@@ -122,6 +123,43 @@ TEST_F(DataplaneControlSriovTest, VfBesidePortsInOneAttachmentNamespace) {
   EXPECT_FALSE(control_->listVfs()[0].holder.has_value());
   EXPECT_FALSE(*control_->deletePort({"c2", "net1"}));
   EXPECT_EQ(control_->listPorts().size(), 1u);
+}
+
+TEST_F(DataplaneControlSriovTest, VfAllocationsAreCheckpointedAndRestored) {
+  CheckpointStore store(dir_ + "/state");
+  control_->setCheckpointStore(&store);
+  control_->setSriov(sriov_.get());
+  sriov::VfRequest vf;
+  vf.vlan = 42;
+  ASSERT_TRUE(control_->addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), vf).ok());
+  CheckpointLoad saved = store.load();
+  ASSERT_EQ(saved.state.vfs.size(), 1u);
+  EXPECT_EQ(saved.state.vfs[0]["pci_address"], "0000:3b:02.0");
+  EXPECT_EQ(saved.state.vfs[0]["vlan"], 42);
+
+  // A restarted sluiced: new control, new pool, same checkpoint. The VF is
+  // held again without a single PF call, and a repeated ADD finds it.
+  sriov::FakePfControl pf2;
+  auto sriov2 = sriov::SriovControl::create({{"pf0", ""}}, sys_.root(), pf2);
+  ASSERT_TRUE(sriov2.ok());
+  PmdMailbox mailbox2;
+  PmdCounters counters2;
+  DataplaneControl control2(config_, backend_, {{2, &mailbox2, &counters2}}, 2'600'000'000);
+  control2.setCheckpointStore(&store);
+  control2.setSriov(sriov2->get());
+  control2.restore(store.load().state);
+  ASSERT_EQ(control2.listVfs().size(), 1u);
+  EXPECT_EQ(control2.listVfs()[0].holder->container_id, "c2");
+  EXPECT_TRUE(pf2.calls().empty());
+  auto again = control2.addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), vf);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(store.load().state.vfs.size(), 1u);  // rewritten after restore, still there
+
+  // Deleting it empties the checkpoint's VF section.
+  ASSERT_TRUE(*control2.deletePort({"c2", "net1"}));
+  EXPECT_EQ(pf2.calls(), (std::vector<std::string>{"reset pf0 0"}));
+  EXPECT_TRUE(store.load().state.vfs.empty());
 }
 
 }  // namespace
