@@ -184,6 +184,8 @@ int run(int argc, char** argv) {
       parts.pmd_index = static_cast<uint32_t>(pmds.size());
     }
     parts.gate.tsc_hz = rte_get_tsc_hz();
+    parts.gate.rate_per_sec = config->upcall_rate;
+    parts.gate.burst = config->upcall_burst;
     pmds.push_back(std::make_unique<Pmd>(*mailboxes.back(), *counters.back(), parts));
     handles.push_back({lcore, mailboxes.back().get(), counters.back().get(), megaflows.back().get(),
                        upcalls.back().get()});
@@ -220,7 +222,7 @@ int run(int argc, char** argv) {
   // Keep the word given before a restart: every checkpointed port comes back
   // with its number and socket before the API serves (so no CNI call can
   // race the restore), and pods that went away meanwhile are collected.
-  CheckpointStore checkpoint(config->state_dir);
+  CheckpointStore checkpoint(config->state_dir, config->checkpoint_fsync);
   {
     CheckpointLoad loaded = checkpoint.load();
     control.setCheckpointStore(&checkpoint);

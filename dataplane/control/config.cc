@@ -114,6 +114,25 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto v = number(3'600'000, 10);  // 10 ms .. 1 h
     if (!v.ok()) return v.status();
     c.flow_idle_timeout_ms = static_cast<uint32_t>(*v);
+  } else if (key == "upcall-rate") {
+    auto v = number(10'000'000, 1);
+    if (!v.ok()) return v.status();
+    c.upcall_rate = static_cast<uint32_t>(*v);
+  } else if (key == "upcall-burst") {
+    auto v = number(1'000'000, 1);
+    if (!v.ok()) return v.status();
+    c.upcall_burst = static_cast<uint32_t>(*v);
+  } else if (key == "state-dir") {
+    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    c.state_dir = value;
+  } else if (key == "checkpoint-fsync") {
+    if (value == "true" || value == "1") c.checkpoint_fsync = true;
+    else if (value == "false" || value == "0") c.checkpoint_fsync = false;
+    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
+  } else if (key == "gc-interval-ms") {
+    auto v = number(86'400'000);  // a day; 0 switches the periodic check off
+    if (!v.ok()) return v.status();
+    c.gc_interval_ms = static_cast<uint32_t>(*v);
   } else if (key == "offload-provider") {
     if (value != "off" && value != "rte_flow" && value != "software")
       return invalid(key, "must be off, rte_flow or software");
@@ -126,23 +145,16 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     if (!value.empty() && value.find('/') == std::string::npos)
       return invalid(key, "must be container-id/ifname of a pod port");
     c.offload_port = value;
-  } else if (key == "allow-vdev-ports") {
-    if (value == "true" || value == "1") c.allow_vdev_ports = true;
-    else if (value == "false" || value == "0") c.allow_vdev_ports = false;
-    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
   } else if (key == "sysfs-root") {
     if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
     c.sysfs_root = value;
   } else if (key == "sriov-pf-control") {
     if (value != "netlink" && value != "fake") return invalid(key, "must be netlink or fake (tests only)");
     c.sriov_pf_control = value;
-  } else if (key == "state-dir") {
-    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
-    c.state_dir = value;
-  } else if (key == "gc-interval-ms") {
-    auto v = number(86'400'000);  // a day; 0 switches the periodic check off
-    if (!v.ok()) return v.status();
-    c.gc_interval_ms = static_cast<uint32_t>(*v);
+  } else if (key == "allow-vdev-ports") {
+    if (value == "true" || value == "1") c.allow_vdev_ports = true;
+    else if (value == "false" || value == "0") c.allow_vdev_ports = false;
+    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
   } else if (key == "log-level") {
     static const std::set<std::string> levels = {"error", "warning", "info", "debug"};
     if (!levels.contains(value)) return invalid(key, "must be error, warning, info or debug");
@@ -244,7 +256,8 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
     std::string text;
     if (value.is_string()) {
       text = value.get<std::string>();
-    } else if (value.is_boolean() && (key == "smc-enable" || key == "allow-vdev-ports")) {
+    } else if (value.is_boolean() && (key == "smc-enable" || key == "allow-vdev-ports" ||
+                                          key == "checkpoint-fsync")) {
       text = value.get<bool>() ? "true" : "false";
     } else if (value.is_number_unsigned()) {
       text = std::to_string(value.get<uint64_t>());
@@ -266,7 +279,7 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
                                          "eal",        "pod-cidr",    "gateway",           "gateway-mac",
                                          "tx-flush-interval", "max-ports", "mbufs",       "log-level",
                                          "emc-entries", "emc-insert-inv-prob", "smc-enable", "flow-limit", "allow-vdev-ports",
-                                         "flow-idle-timeout-ms", "offload-provider", "offload-max-flows", "offload-port", "state-dir", "gc-interval-ms"};
+                                         "flow-idle-timeout-ms", "upcall-rate", "upcall-burst", "offload-provider", "offload-max-flows", "offload-port", "state-dir", "gc-interval-ms", "checkpoint-fsync"};
   po::options_description desc("sluiced: the Sluice node dataplane\nOptions");
   desc.add_options()("help,h", "show this help")("config", po::value<std::string>(),
                                                  "JSON config file (flags override it)");
@@ -290,11 +303,14 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
       ("allow-vdev-ports", po::value<std::string>(), "AddPort may make DPDK vdev ports (benchmarks/tests only) [false]")
       ("flow-limit", po::value<std::string>(), "megaflows per PMD [200000]")
       ("flow-idle-timeout-ms", po::value<std::string>(), "unused megaflows expire after this many ms [10000]")
+      ("upcall-rate", po::value<std::string>(), "upcalls per second per PMD; misses beyond are dropped [20000]")
+      ("upcall-burst", po::value<std::string>(), "upcalls a PMD may send at once [1024]")
       ("offload-provider", po::value<std::string>(), "partial offload: off|rte_flow|software (software: tests only) [off]")
       ("offload-max-flows", po::value<std::string>(), "cap on offloaded megaflows [16384]")
       ("offload-port", po::value<std::string>(), "container-id/ifname of the port whose packets are marked []")
       ("state-dir", po::value<std::string>(), ("checkpoint directory [" + defaults.state_dir + "]").c_str())
-      ("gc-interval-ms", po::value<std::string>(), "ms between checks for vanished pod netns; 0: off [10000]");
+      ("gc-interval-ms", po::value<std::string>(), "ms between checks for vanished pod netns; 0: off [10000]")
+      ("checkpoint-fsync", po::value<std::string>(), "fsync each checkpoint write (true|false) [true]");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);

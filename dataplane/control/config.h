@@ -44,6 +44,24 @@ struct SluicedConfig {
   // Whether AddPort may make PORT_TYPE_DPDK_VDEV ports (a pcap file or
   // net_null standing in for a pod): benchmarks and tests only.
   bool allow_vdev_ports = false;
+  // Upcalls (misses sent to control for a megaflow) each PMD may send per
+  // second, and at once: they bound control's translation work when many new
+  // flows arrive together; misses beyond them are dropped as upcall_lost.
+  uint32_t upcall_rate = 20000;
+  uint32_t upcall_burst = 1024;
+  // Where the checkpoint of every allocation lives (checkpoint.h); it must
+  // survive sluiced's restarts (a hostPath in Kubernetes).
+  std::string state_dir = "/var/lib/sluice";
+  // How often attachments whose pod netns vanished are looked for (0: never;
+  // also done once right after the checkpoint is restored).
+  uint32_t gc_interval_ms = 10000;
+  // Whether a checkpoint write is fsynced (file and directory) before the
+  // API replies. Atomicity against sluiced's own death (crash, kill -9,
+  // upgrade) needs no fsync (write + rename); fsync adds durability against
+  // a kernel crash or power loss, after which the node reboots and every pod
+  // netns, hence every checkpointed port, is gone anyway. It costs an ADD
+  // about 10 ms on this machine's disk under load (bench/cni).
+  bool checkpoint_fsync = true;
   // Partial offload (issue 6): "off", "rte_flow" (the NIC's flow engine) or
   // "software" (an rx-callback engine standing in for one: tests and demos
   // only, logged loudly); the cap on offloaded megaflows (marks are twice
@@ -63,12 +81,6 @@ struct SluicedConfig {
   std::vector<sriov::PoolConfig> sriov_pools;
   std::string sysfs_root = "/sys";
   std::string sriov_pf_control = "netlink";
-  // Where the checkpoint of every allocation lives (checkpoint.h); it must
-  // survive sluiced's restarts (a hostPath in Kubernetes).
-  std::string state_dir = "/var/lib/sluice";
-  // How often attachments whose pod netns vanished are looked for (0: never;
-  // also done once right after the checkpoint is restored).
-  uint32_t gc_interval_ms = 10000;
   // Keys the file held that this version does not know (warned about, ignored:
   // a newer chart may configure features an older sluiced lacks).
   std::vector<std::string> ignored_keys;

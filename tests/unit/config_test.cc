@@ -90,6 +90,8 @@ TEST(ConfigTest, FlowCacheKeysFromFileAndFlags) {
   EXPECT_TRUE(d->smc_enable);
   EXPECT_EQ(d->flow_limit, 200000u);
   EXPECT_EQ(d->flow_idle_timeout_ms, 10000u);
+  EXPECT_EQ(d->upcall_rate, 20000u);
+  EXPECT_EQ(d->upcall_burst, 1024u);
   // As the chart writes them (smc-enable is a JSON boolean there).
   auto c = applyConfigJson(R"({"emc-entries": 4096, "emc-insert-inv-prob": 0, "smc-enable": false,
                                "flow-limit": 1000, "flow-idle-timeout-ms": 250})",
@@ -101,8 +103,11 @@ TEST(ConfigTest, FlowCacheKeysFromFileAndFlags) {
   EXPECT_EQ(c->flow_limit, 1000u);
   EXPECT_EQ(c->flow_idle_timeout_ms, 250u);
   EXPECT_TRUE(c->ignored_keys.empty()) << "cache keys are no longer future keys";
-  auto f = parse({"--smc-enable", "false", "--flow-limit", "5", "--emc-entries", "2"});
+  auto f = parse({"--smc-enable", "false", "--flow-limit", "5", "--emc-entries", "2", "--upcall-rate", "7",
+                  "--upcall-burst", "3"});
   ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->upcall_rate, 7u);
+  EXPECT_EQ(f->upcall_burst, 3u);
   EXPECT_FALSE(f->smc_enable);
   EXPECT_EQ(f->flow_limit, 5u);
   EXPECT_EQ(f->emc_entries, 2u);
@@ -116,6 +121,8 @@ TEST(ConfigTest, FlowCacheKeysAreValidated) {
            {"--smc-enable", "yes"},
            {"--flow-limit", "0"},
            {"--flow-idle-timeout-ms", "5"},  // below 10 ms
+           {"--upcall-rate", "0"},           // would drop every miss
+           {"--upcall-burst", "0"},
        }) {
     auto c = parse(args);
     ASSERT_FALSE(c.ok()) << args[0] << " " << args[1];
