@@ -42,7 +42,7 @@ struct PortRequest {
 // The raw text fields as they arrive from the API, before parsing.
 struct RawPortRequest {
   std::string container_id, ifname, pod_namespace, pod_name, ip, mac, socket_subdir;
-  std::string devargs;  // kDpdkVdev only
+  std::string devargs = {};  // kDpdkVdev only (a default, so positional initialisers may stop before it)
   PortKind kind = PortKind::kVhostUser;
   VhostMode vhost_mode = VhostMode::kServer;
 };
