@@ -3,6 +3,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <mutex>
+#include <vector>
+
 #include "cni-plugin/cni_error.h"
 #include "cni-plugin/text.h"
 
@@ -15,6 +18,20 @@ DataplaneClient::DataplaneClient(const std::string& socket_path, std::chrono::mi
   // longer than the deadline, and no keepalive.
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
   stub_ = v1::Dataplane::NewStub(grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args));
+}
+
+DataplaneClient::~DataplaneClient() {
+  // sluice-cni lives for one CNI call. Destroying the last channel drops
+  // gRPC's last library reference, and gRPC then shuts down, joining its
+  // executor and timer threads: measured here, that took as long as the
+  // AddPort call itself, after the result was already known. Parked in a
+  // process-lifetime list (reachable, so not a leak to LeakSanitizer), the
+  // channel stays up and process exit ends the threads. Processes that make
+  // many clients (tests) keep one channel per client, which is small.
+  static std::mutex mu;
+  static auto* parked = new std::vector<std::unique_ptr<v1::Dataplane::Stub>>();
+  std::lock_guard lock(mu);
+  parked->push_back(std::move(stub_));
 }
 
 void DataplaneClient::prepare(grpc::ClientContext& ctx) const {

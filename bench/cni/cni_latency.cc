@@ -13,6 +13,7 @@
 //
 // Usage: cni_latency [--sequential N] [--parallel M] [--wave W] [--window K]
 //                    [--plugin PATH] [--ipam-dir /usr/lib/cni] [--json]
+//                    [--sluiced-flag F]...  (e.g. --sluiced-flag --checkpoint-fsync=false)
 // Needs root (sluiced's EAL) and the built sluiced next to it (SLUICED_PATH).
 #include <fcntl.h>
 #include <spawn.h>
@@ -44,6 +45,7 @@ struct Options {
   std::string plugin = SLUICE_CNI_BINARY;
   std::string cni_path = "/usr/lib/cni";
   bool json_out = false;
+  std::vector<std::string> sluiced_flags;  // passed through to sluiced
 };
 
 struct CallResult {
@@ -99,6 +101,7 @@ struct Stats {
 };
 
 Stats summarize(std::vector<double> v) {
+  if (v.empty()) return {0, 0, 0, 0, 0};
   std::sort(v.begin(), v.end());
   // Nearest-rank percentiles: with 200 samples p99 is the 198th.
   auto rank = [&](double p) { return v[std::min(v.size() - 1, static_cast<size_t>(std::ceil(p * v.size())) - 1)]; };
@@ -188,9 +191,10 @@ int main(int argc, char** argv) {
     else if (a == "--plugin") o.plugin = next();
     else if (a == "--ipam-dir") o.cni_path = next();
     else if (a == "--json") o.json_out = true;
+    else if (a == "--sluiced-flag") o.sluiced_flags.push_back(next());
     else {
       std::fprintf(stderr, "usage: %s [--sequential N] [--parallel M] [--wave W] [--window K] [--plugin PATH] "
-                           "[--ipam-dir DIR] [--json]\n", argv[0]);
+                           "[--ipam-dir DIR] [--json] [--sluiced-flag F]...\n", argv[0]);
       return 2;
     }
   }
@@ -200,6 +204,7 @@ int main(int argc, char** argv) {
   }
   std::string error;
   sluice::test::SluicedOptions so;
+  so.extra_flags = o.sluiced_flags;
   auto node = sluice::test::SluicedProcess::start(so, &error);
   if (!node) {
     std::fprintf(stderr, "%s\n", error.c_str());

@@ -165,7 +165,8 @@ absl::StatusOr<CheckpointState> parseCheckpoint(std::string_view text) {
   return state;
 }
 
-CheckpointStore::CheckpointStore(std::string dir) : dir_(std::move(dir)), path_(absl::StrCat(dir_, "/", kFileName)) {}
+CheckpointStore::CheckpointStore(std::string dir, bool fsync)
+    : dir_(std::move(dir)), path_(absl::StrCat(dir_, "/", kFileName)), fsync_(fsync) {}
 
 CheckpointLoad CheckpointStore::load() {
   CheckpointLoad out;
@@ -218,7 +219,7 @@ absl::Status CheckpointStore::save(const CheckpointState& state) {
   }
   // Data on disk before the rename makes it visible (else a crash could
   // leave an empty file under the real name).
-  if (::fdatasync(fd) != 0) {
+  if (fsync_ && ::fdatasync(fd) != 0) {
     absl::Status s = errnoStatus(absl::StrCat("fsync ", tmp));
     ::close(fd);
     ::unlink(tmp.c_str());
@@ -230,7 +231,7 @@ absl::Status CheckpointStore::save(const CheckpointState& state) {
     ::unlink(tmp.c_str());
     return s;
   }
-  return syncDir(dir_);
+  return fsync_ ? syncDir(dir_) : absl::OkStatus();
 }
 
 }  // namespace sluice

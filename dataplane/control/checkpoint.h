@@ -8,7 +8,8 @@
 // The file (<state-dir>/checkpoint.json) is replaced atomically: written to a
 // temporary file in the same directory, fsynced, renamed over the old one,
 // and the directory fsynced, so after a crash at any point the file is either
-// the old or the new state, never a mix. A file that cannot be read or parsed
+// the old or the new state, never a mix. (With checkpoint-fsync off the two
+// fsyncs are skipped: rename alone is atomic against a process crash.) A file that cannot be read or parsed
 // is moved aside (checkpoint.json.corrupt-<unix time>) and sluiced starts
 // empty: a broken file must never keep the node's dataplane from starting.
 //
@@ -69,7 +70,10 @@ struct CheckpointLoad {
 class CheckpointStore {
  public:
   // `dir` is the state directory; created (mode 0700) by load() or save().
-  explicit CheckpointStore(std::string dir);
+  // `fsync`: also make each save durable against power loss (config key
+  // checkpoint-fsync); without it a save is still atomic for readers and
+  // against sluiced's own death.
+  explicit CheckpointStore(std::string dir, bool fsync = true);
 
   // Never fails: a missing file is an empty state; an unreadable or corrupt
   // one is logged as an error, moved aside and treated as empty.
@@ -82,6 +86,7 @@ class CheckpointStore {
  private:
   std::string dir_;
   std::string path_;
+  bool fsync_;
 };
 
 }  // namespace sluice

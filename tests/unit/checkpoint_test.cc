@@ -99,6 +99,18 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
   EXPECT_EQ(serializeCheckpoint(loaded.state), readText(store.path()));
 }
 
+TEST_F(CheckpointFileTest, WithoutFsyncASaveIsStillAtomicAndReadable) {
+  CheckpointState s;
+  s.ports = {port(3, "aaaa", "10.244.1.10")};
+  CheckpointStore store(dir_ + "/state", /*fsync=*/false);
+  ASSERT_TRUE(store.save(s).ok());
+  ASSERT_TRUE(store.save(s).ok());  // over an existing file
+  EXPECT_EQ(filesIn(dir_ + "/state"), std::vector<std::string>{"checkpoint.json"});
+  CheckpointLoad loaded = store.load();
+  ASSERT_EQ(loaded.state.ports.size(), 1u);
+  EXPECT_EQ(loaded.state.ports[0].port_no, 3);
+}
+
 TEST_F(CheckpointFileTest, MissingFileIsAnEmptyStateNotAnError) {
   CheckpointStore store(dir_ + "/state");
   CheckpointLoad loaded = store.load();
@@ -161,6 +173,12 @@ TEST(CheckpointConfigTest, StateDirAndGcIntervalKeys) {
   SluicedConfig d;
   EXPECT_EQ(d.state_dir, "/var/lib/sluice");
   EXPECT_EQ(d.gc_interval_ms, 10000u);
+  EXPECT_TRUE(d.checkpoint_fsync);
+  auto nf = applyConfigJson(R"({"checkpoint-fsync": false})", d);
+  ASSERT_TRUE(nf.ok()) << nf.status();
+  EXPECT_FALSE(nf->checkpoint_fsync);
+  EXPECT_EQ(applyConfigJson(R"({"checkpoint-fsync": "maybe"})", d).status().code(),
+            absl::StatusCode::kInvalidArgument);
   auto c = applyConfigJson(R"({"state-dir": "/srv/sluice-state", "gc-interval-ms": 0})", d);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->state_dir, "/srv/sluice-state");
