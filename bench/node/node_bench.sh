@@ -60,8 +60,7 @@ mkdir -p "$out"
 work=$(mktemp -d /tmp/sluice-nodebench.XXXXXX)
 source "$root/bench/node/node_lib.sh"
 cleanup() {
-  stop_sluiced
-  ovs_stop
+  stop_leftovers
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -49,6 +49,7 @@ run_floor() {  # scenario pcap packets
     --no-mlockall --total-num-mbufs="$(pool_for "$packets")" --forward-mode=io --nb-cores=1 -a \
     --record-core-cycles --stats-period 1 >"$log" 2>&1 &
   pid=$!
+  echo "$pid" >"$work/testpmd.pid"  # runners run in subshells: cleanup finds it here
   # Loading a large file into the pool takes a while: time from the start of
   # forwarding, not from the start of the process.
   for _ in $(seq 1 600); do
@@ -59,6 +60,7 @@ run_floor() {  # scenario pcap packets
   sleep $((warmup + seconds))
   kill -INT "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
+  rm -f "$work/testpmd.pid"
   # The last `seconds` one-second Tx-pps samples of the null port (port 1).
   local mpps cpp
   mpps=$(awk '/NIC statistics for port/ { port = $(NF - 1) }
@@ -82,6 +84,22 @@ stop_sluiced() {
   kill -TERM "$sluiced_pid" 2>/dev/null
   wait "$sluiced_pid" 2>/dev/null
   sluiced_pid=
+  rm -f "$work/sluiced.pid"
+}
+
+# For the caller's exit trap: runners run in subshells ($(...)), so what they
+# started is found through the pid files they leave while it runs.
+stop_leftovers() {
+  local f p
+  for f in "$work/sluiced.pid" "$work/testpmd.pid"; do
+    [[ -f $f ]] || continue
+    p=$(cat "$f")
+    kill -TERM "$p" 2>/dev/null
+    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null
+    rm -f "$f"
+  done
+  ovs_stop
 }
 
 # The overlay part of sluiced's config: our VTEP on `uplink_devargs`, the
@@ -125,6 +143,7 @@ run_sluice() {  # scenario pcap packets [offload]
     --mbufs "$(pool_for "$packets")" --allow-vdev-ports true "${extra[@]}" \
     --eal "--no-huge --no-pci -m 2048 --no-shconf --file-prefix=$tag-sluiced" >>"$work/sluiced.log" 2>&1 &
   sluiced_pid=$!
+  echo "$sluiced_pid" >"$work/sluiced.pid"
   local up=
   for _ in $(seq 1 300); do
     if ctl health >/dev/null 2>&1; then up=1; break; fi
