@@ -14,6 +14,8 @@
 #     interface already named CNI_IFNAME) undone back to the host.
 #   DPDK mode, 1.1.0 (plugin executed directly): the VF stays in the host,
 #     the result carries pciID, the device-info file its PCI address.
+#   kill -9 of sluiced with a VF handed out: the restarted sluiced holds it
+#     again (checkpoint), and DEL then frees it.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init
 [[ -x ${CNITOOL:-} ]] || fail "cnitool not found at '${CNITOOL:-}': run scripts/setup-e2e.sh"
@@ -39,12 +41,15 @@ ip link set "$vf1" address 02:aa:bb:00:00:11 mtu 1500
 jq -n --arg sys "$sys" --arg state "$work/state" \
   '{"sriov-pools": [{pf: "sepf0", "sysfs-root": $sys}], "sriov-pf-control": "fake", "state-dir": $state}' \
   >"$work/sluiced.json"
-"$SLUICED" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
-  --pod-cidr 10.250.0.0/24 --main-core 0 --pmd-cores 1 --max-ports 8 --mbufs 16384 \
-  --eal "--no-huge --no-pci -m 512 --no-shconf --file-prefix=se2e-$id" >"$work/sluiced.log" 2>&1 &
-sluiced_pid=$!
-e2e_pids+=("$sluiced_pid")
-wait_until 60 sluiced_healthy || fail "sluiced not healthy within 60 s"
+start_sriov_sluiced() {
+  "$SLUICED" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
+    --pod-cidr 10.250.0.0/24 --main-core 0 --pmd-cores 1 --max-ports 8 --mbufs 16384 \
+    --eal "--no-huge --no-pci -m 512 --no-shconf --file-prefix=se2e-$id" >>"$work/sluiced.log" 2>&1 &
+  sluiced_pid=$!
+  e2e_pids+=("$sluiced_pid")
+  wait_until 60 sluiced_healthy || fail "sluiced not healthy within 60 s"
+}
+start_sriov_sluiced
 grep -q 'sriov-pf-control is "fake"' "$work/sluiced.log" || fail "sluiced did not warn about the fake PF control"
 
 vfs() { ctl --json vfs; }
@@ -172,6 +177,19 @@ assert_jq "$(port_of "$cidc" net1)" '.sriov_mode == "SRIOV_MODE_DPDK"' "port in 
 out=$(plugin_c DEL <<<"$conf") || fail "DPDK-mode DEL failed: $out"
 [[ ! -e $info ]] || fail "device-info file left after DEL"
 [[ $(vf_holder $pci1) == free ]] || fail "VF $pci1 not free after the DPDK DEL"
+
+# --- sluiced keeps its word: kill -9 with a VF handed out, start again; the
+# VF is still held (restored from the checkpoint), and DEL frees it
+out=$(netconf 1.0.0 kernel | plugin_c ADD) || fail "ADD before the restart failed: $out"
+[[ $(vf_holder $pci0) == "$cidc/net1" ]] || fail "VF not held before the restart: $(ctl vfs)"
+kill -KILL "$sluiced_pid"
+wait "$sluiced_pid" 2>/dev/null || true
+start_sriov_sluiced
+[[ $(vf_holder $pci0) == "$cidc/net1" ]] || fail "VF allocation lost across the restart: $(ctl vfs)"
+grep -q "restored VF $pci0 of $cidc/net1" "$work/sluiced.log" || fail "sluiced did not say it restored the VF"
+out=$(netconf 1.0.0 kernel | plugin_c DEL) || fail "DEL after the restart failed: $out"
+[[ $(vf_holder $pci0) == free ]] || fail "VF not free after DEL following the restart: $(ctl vfs)"
+ip link show "$vf0" >/dev/null || fail "VF netdev not back after DEL following the restart"
 
 # --- nothing left anywhere
 [[ $(port_count) == 0 ]] || fail "ports left: $(ctl ports)"
