@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -234,6 +235,80 @@ TEST_F(RestartTest, KilledSluicedRestoresItsPortsTrafficResumesAndAVanishedPodIs
   ASSERT_TRUE(waitReconnected(*pod_b_, port_b)) << node_->log();
   pod_b_->drainCount();
   EXPECT_EQ(aToB(200, 9000), 200u);
+}
+
+// Runs the built sluice-cni once with `env` as its environment and `conf` on
+// stdin; returns its exit code and stdout.
+std::pair<int, std::string> cni(const std::vector<std::string>& env, const std::string& conf) {
+  int in[2], out[2];
+  if (::pipe(in) != 0 || ::pipe(out) != 0) return {-1, "pipe"};
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::close(in[1]);
+    ::close(out[0]);
+    std::vector<char*> envp;
+    for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    char* argv[] = {const_cast<char*>(SLUICE_CNI_BINARY), nullptr};
+    ::execve(SLUICE_CNI_BINARY, argv, envp.data());
+    std::_Exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  if (::write(in[1], conf.data(), conf.size()) != static_cast<ssize_t>(conf.size())) return {-1, "write"};
+  ::close(in[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+TEST_F(RestartTest, CniGcWithValidAttachmentsWorksAgainstARestartedSluiced) {
+  const std::string work = node_->dir() + "/cni";
+  const std::string conf =
+      "{\"cniVersion\": \"1.1.0\", \"name\": \"restart\", \"type\": \"sluice-cni\", \"apiSocket\": \"" +
+      node_->apiSocket() + "\", \"socketDir\": \"" + node_->socketDir() + "\", \"dataDir\": \"" + work +
+      "/records\", \"ipam\": {\"type\": \"host-local\", \"dataDir\": \"" + work +
+      "/ipam\", \"ranges\": [[{\"subnet\": \"10.250.0.0/24\", \"gateway\": \"10.250.0.1\"}]]}";
+  auto env = [&](const std::string& command, const std::string& cid) {
+    return std::vector<std::string>{"CNI_COMMAND=" + command, "CNI_CONTAINERID=" + cid,
+                                    "CNI_NETNS=/var/run/netns/" + cid, "CNI_IFNAME=net1", "CNI_PATH=/usr/lib/cni",
+                                    "PATH=/usr/bin:/bin"};
+  };
+  for (const char* cid : {"keep0123", "stale0123"}) {
+    auto [rc, out] = cni(env("ADD", cid), conf + "}");
+    ASSERT_EQ(rc, 0) << out;
+  }
+  ASSERT_EQ(node_->ports().ports_size(), 2);
+  const std::set<std::string> leases_before = tree(work + "/ipam/restart");
+
+  node_->kill9();
+  std::string error;
+  ASSERT_TRUE(node_->restart(&error)) << error;
+  ASSERT_EQ(node_->ports().ports_size(), 2) << "both restored";
+
+  // The runtime's GC names the valid attachments: the other one goes, with
+  // its port, socket, record and address.
+  auto [rc, out] = cni({"CNI_COMMAND=GC", "CNI_PATH=/usr/lib/cni", "PATH=/usr/bin:/bin"},
+                       conf + ", \"cni.dev/valid-attachments\": [{\"containerID\": \"keep0123\", \"ifname\": \"net1\"}]}");
+  EXPECT_EQ(rc, 0) << out;
+  const v1::ListPortsResponse ports = node_->ports();
+  ASSERT_EQ(ports.ports_size(), 1);
+  EXPECT_EQ(ports.ports(0).attachment().container_id(), "keep0123");
+  const std::set<std::string> leases_after = tree(work + "/ipam/restart");
+  EXPECT_EQ(leases_after.size() + 1, leases_before.size()) << "the stale attachment's address released";
+  EXPECT_TRUE(leases_after.contains(ports.ports(0).ip()));
+  // And the checkpoint no longer has it: another restart brings back one port.
+  ASSERT_TRUE(node_->restart(&error)) << error;
+  EXPECT_EQ(node_->ports().ports_size(), 1);
+  auto [del_rc, del_out] = cni(env("DEL", "keep0123"), conf + "}");
+  EXPECT_EQ(del_rc, 0) << del_out;
+  EXPECT_EQ(node_->ports().ports_size(), 0);
 }
 
 TEST_F(RestartTest, ACorruptCheckpointIsMovedAsideAndSluicedStartsEmpty) {
