@@ -14,6 +14,7 @@
 // Usage: cni_latency [--sequential N] [--parallel M] [--wave W] [--window K]
 //                    [--plugin PATH] [--ipam-dir /usr/lib/cni] [--json]
 //                    [--sluiced-flag F]...  (e.g. --sluiced-flag --checkpoint-fsync=false)
+//                    [--cni-version 1.0.0|1.1.0]
 // Needs root (sluiced's EAL) and the built sluiced next to it (SLUICED_PATH).
 #include <fcntl.h>
 #include <spawn.h>
@@ -46,6 +47,7 @@ struct Options {
   std::string cni_path = "/usr/lib/cni";
   bool json_out = false;
   std::vector<std::string> sluiced_flags;  // passed through to sluiced
+  std::string cni_version = "1.0.0";
 };
 
 struct CallResult {
@@ -113,7 +115,7 @@ class Bench {
   Bench(Options o, sluice::test::SluicedProcess& node) : o_(std::move(o)), node_(node) {
     work_ = node.dir() + "/cni";
     std::filesystem::create_directories(work_);
-    conf_ = json{{"cniVersion", "1.0.0"},
+    conf_ = json{{"cniVersion", o_.cni_version},
                  {"name", "bench"},
                  {"type", "sluice-cni"},
                  {"apiSocket", node.apiSocket()},
@@ -192,9 +194,10 @@ int main(int argc, char** argv) {
     else if (a == "--ipam-dir") o.cni_path = next();
     else if (a == "--json") o.json_out = true;
     else if (a == "--sluiced-flag") o.sluiced_flags.push_back(next());
+    else if (a == "--cni-version") o.cni_version = next();
     else {
       std::fprintf(stderr, "usage: %s [--sequential N] [--parallel M] [--wave W] [--window K] [--plugin PATH] "
-                           "[--ipam-dir DIR] [--json] [--sluiced-flag F]...\n", argv[0]);
+                           "[--ipam-dir DIR] [--json] [--sluiced-flag F]... [--cni-version V]\n", argv[0]);
       return 2;
     }
   }
