@@ -38,7 +38,7 @@ grpc::Status DataplaneService::addVfPort(const v1::AddPortRequest& req, v1::AddP
   }
   vf.trust = req.vf_trust();
   vf.spoof_check = req.has_vf_spoof_check() ? req.vf_spoof_check() : true;  // unset: on
-  auto result = control_.addVf(raw, vf);
+  auto result = control_.addVf(raw, vf, req.netns());
   if (!result.ok()) return toGrpcStatus(result.status());
   const PortRequest& r = result->port.request;
   v1::Port* out = resp->mutable_port();

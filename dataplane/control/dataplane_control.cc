@@ -316,6 +316,7 @@ size_t DataplaneControl::collectGarbage() {
     removePortLocked(n);
     ++collected;
   }
+  collected += collectVfGarbageLocked();
   gc_collected_ += collected;
   if (collected > 0 || checkpoint_dirty_) (void)writeCheckpointLocked();
   return collected;

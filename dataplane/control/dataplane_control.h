@@ -134,7 +134,9 @@ class DataplaneControl {
   // other), take no port number, are removed by deletePort and listed by
   // listPorts after the ports.
   void setSriov(sriov::SriovControl* sriov);
-  absl::StatusOr<AddPortResult> addVf(const RawPortRequest& raw, const sriov::VfRequest& vf);
+  // `netns`: the pod's netns path; the VF is collected once it is gone.
+  absl::StatusOr<AddPortResult> addVf(const RawPortRequest& raw, const sriov::VfRequest& vf,
+                                      const std::string& netns = {});
   std::vector<sriov::VfPool::Slot> listVfs();
   StatsView stats();
   void clearStats();
@@ -234,6 +236,8 @@ class DataplaneControl {
   absl::StatusOr<bool> deleteVfLocked(const AttachmentId& id);
   // restore(): the checkpoint's "vfs" records claim their VFs again.
   void restoreVfsLocked();
+  // collectGarbage(): VF attachments whose watched netns vanished; how many.
+  size_t collectVfGarbageLocked();
   uint64_t version_ = 0;
   // What each PMD currently runs; kept alive here until replaced and acknowledged.
   std::vector<std::shared_ptr<const PmdSnapshot>> live_;

@@ -5,7 +5,12 @@
 // snapshot: the fast path never touches it. Control path only (API threads,
 // and sluiced's main thread for restore).
 #include <absl/strings/str_cat.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
 #include "dataplane/control/dataplane_control.h"
 
 namespace sluice {
@@ -25,14 +30,21 @@ void DataplaneControl::setSriov(sriov::SriovControl* sriov) {
   sriov_ = sriov;
 }
 
-absl::StatusOr<AddPortResult> DataplaneControl::addVf(const RawPortRequest& raw, const sriov::VfRequest& vf) {
+absl::StatusOr<AddPortResult> DataplaneControl::addVf(const RawPortRequest& raw, const sriov::VfRequest& vf,
+                                                      const std::string& netns) {
+  // As for ports: only ever stat()ed; a path that does not exist now could
+  // never tell that the pod is gone, so it is not watched.
+  if (!netns.empty() && (netns[0] != '/' || netns.size() >= 4096 || netns.find('\0') != std::string::npos))
+    return absl::InvalidArgumentError("netns: must be an absolute path");
+  std::string watched = netns;
+  if (struct stat st {}; !watched.empty() && ::stat(watched.c_str(), &st) != 0) watched.clear();
   std::lock_guard lock(mu_);
   if (sriov_ == nullptr)
     return absl::FailedPreconditionError("type: this sluiced has no SR-IOV VF pools (config key sriov-pools)");
   if (auto it = by_attachment_.find({raw.container_id, raw.ifname}); it != by_attachment_.end())
     return absl::AlreadyExistsError(absl::StrCat("attachment ", raw.container_id, "/", raw.ifname,
                                                  " already has vhost-user port ", it->second));
-  auto attached = sriov_->attach(raw, vf);
+  auto attached = sriov_->attach(raw, vf, watched);
   if (!attached.ok()) return attached.status();
   if (attached->created || checkpoint_dirty_) {
     // The promise is on disk before anyone is told about it.
@@ -63,6 +75,22 @@ void DataplaneControl::restoreVfsLocked() {
   if (sriov_ == nullptr) return;
   sriov_->restore(checkpoint_vfs_);
   checkpoint_vfs_ = sriov_->checkpointRecords();
+}
+
+size_t DataplaneControl::collectVfGarbageLocked() {
+  if (sriov_ == nullptr) return 0;
+  size_t collected = 0;
+  for (const sriov::VfAttachment& a : sriov_->attachments()) {
+    struct stat st {};
+    // Only "no such file" proves the pod gone.
+    if (a.netns.empty() || ::stat(a.netns.c_str(), &st) == 0 || errno != ENOENT) continue;
+    logInfo("VF ", a.vf.pci_address, " garbage-collected: pod netns ", a.netns, " of ",
+            a.request.attachment.container_id, "/", a.request.attachment.ifname, " no longer exists");
+    sriov_->detach(a.request.attachment);
+    ++collected;
+  }
+  if (collected > 0) checkpoint_vfs_ = sriov_->checkpointRecords();  // the caller writes the checkpoint
+  return collected;
 }
 
 std::vector<sriov::VfPool::Slot> DataplaneControl::listVfs() {

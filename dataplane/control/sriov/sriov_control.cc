@@ -42,7 +42,8 @@ absl::StatusOr<std::unique_ptr<SriovControl>> SriovControl::create(const std::ve
 
 SriovControl::SriovControl(std::vector<VfInfo> vfs, PfControl& pf) : pf_(pf), pool_(std::move(vfs)) {}
 
-absl::StatusOr<VfAttachResult> SriovControl::attach(const RawPortRequest& raw, const VfRequest& vf) {
+absl::StatusOr<VfAttachResult> SriovControl::attach(const RawPortRequest& raw, const VfRequest& vf,
+                                                    const std::string& netns) {
   RawPortRequest r = raw;
   r.kind = PortKind::kSriovVf;
   r.socket_subdir.clear();  // a VF has no socket
@@ -88,7 +89,7 @@ absl::StatusOr<VfAttachResult> SriovControl::attach(const RawPortRequest& raw, c
     pool_.release(req.attachment);
     return s;
   }
-  VfAttachment a{req, held, vf};
+  VfAttachment a{req, held, vf, netns};
   attachments_.push_back(a);
   logInfo("SR-IOV: VF ", held.pci_address, " (", held.pf, " vf ", held.index, ", netdev ",
           held.netdev.empty() ? "-" : held.netdev, ") handed to ", req.attachment.container_id, "/",
@@ -127,7 +128,8 @@ nlohmann::json SriovControl::checkpointRecords() const {
                    {"vlan", a.settings.vlan},
                    {"mode", std::string(sriovModeName(a.settings.mode))},
                    {"trust", a.settings.trust},
-                   {"spoof_check", a.settings.spoof_check}});
+                   {"spoof_check", a.settings.spoof_check},
+                   {"netns", a.netns}});
   }
   return out;
 }
@@ -173,7 +175,7 @@ void SriovControl::restore(const nlohmann::json& records) {
     vf.netdev = str("netdev");
     VfRequest settings{str("device_id"), num("vlan"), str("mode") == "kernel" ? SriovMode::kKernel : SriovMode::kDpdk,
                        flag("trust", false), flag("spoof_check", true)};
-    attachments_.push_back({*req, vf, settings});
+    attachments_.push_back({*req, vf, settings, str("netns")});
     logInfo("SR-IOV: restored VF ", pci, " of ", raw.container_id, "/", raw.ifname);
   }
 }

@@ -38,6 +38,7 @@ struct VfAttachment {
   PortRequest request;  // attachment, pod, ip, mac; kind kSriovVf
   VfInfo vf;            // netdev: its host name when handed out
   VfRequest settings;   // device_id: as requested (may be empty)
+  std::string netns;    // the pod's netns path, watched for garbage collection (empty: not watched)
 };
 
 struct VfAttachResult {
@@ -60,7 +61,8 @@ class SriovControl {
   // AlreadyExists for an attachment held with other parameters or a MAC of
   // another VF attachment, FailedPrecondition for kernel mode on a VF without
   // a netdev, and the PF's error (VF reset and returned) otherwise.
-  absl::StatusOr<VfAttachResult> attach(const RawPortRequest& raw, const VfRequest& vf);
+  absl::StatusOr<VfAttachResult> attach(const RawPortRequest& raw, const VfRequest& vf,
+                                        const std::string& netns = {});
   // Resets the VF through the PF and returns it to the pool. False when the
   // attachment holds no VF. A failed reset is logged, and the VF is returned
   // anyway: the next attach programs every setting afresh.

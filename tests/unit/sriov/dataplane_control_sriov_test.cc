@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "dataplane/control/checkpoint.h"
@@ -160,6 +161,20 @@ TEST_F(DataplaneControlSriovTest, VfAllocationsAreCheckpointedAndRestored) {
   ASSERT_TRUE(*control2.deletePort({"c2", "net1"}));
   EXPECT_EQ(pf2.calls(), (std::vector<std::string>{"reset pf0 0"}));
   EXPECT_TRUE(store.load().state.vfs.empty());
+}
+
+TEST_F(DataplaneControlSriovTest, VfOfAVanishedNetnsIsGarbageCollected) {
+  control_->setSriov(sriov_.get());
+  const std::string netns = dir_ + "/netns-c2";
+  { std::ofstream(netns) << ""; }
+  ASSERT_TRUE(control_->addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), {}, netns).ok());
+  EXPECT_EQ(control_->listPorts()[0].vf->netns, netns);
+  EXPECT_EQ(control_->collectGarbage(), 0u);  // still there
+  std::filesystem::remove(netns);
+  EXPECT_EQ(control_->collectGarbage(), 1u);
+  EXPECT_FALSE(control_->listVfs()[0].holder.has_value());
+  EXPECT_EQ(pf_.calls().back(), "reset pf0 0");
+  EXPECT_EQ(control_->health().garbage_collected, 1u);
 }
 
 }  // namespace
