@@ -10,7 +10,7 @@
 #   encap  source pod -> 16 remote pod CIDRs, encapsulated toward their VTEPs
 # Systems: floor, sluice, ovs (default caches), ovs-smc (smc-enable=true);
 # optional: sluice-swoffload (partial offload's software engine marking the
-# input port: l3 and encap only; not a hardware figure).
+# input port: l3 only; not a hardware figure).
 # Rounds are outermost and the systems interleave within each (scenario, N):
 # this machine's throughput is bimodal between runs, so only medians over
 # rounds and per-round ratios mean anything. A benchmark: it never fails on
