@@ -7,6 +7,7 @@
 #include "cni-plugin/cni_error.h"
 #include "cni-plugin/cni_result.h"
 #include "cni-plugin/commands.h"
+#include "cni-plugin/sriov_netdev.h"
 #include "common/net_address.h"
 
 namespace sluice::cni {
@@ -49,6 +50,16 @@ absl::Status runCheck(CommandContext& c) {
     if (!want || !have || *want != *have) {
       return mismatch(cat("port MAC is ", port->mac(), ", prevResult says ", mac->get<std::string>()));
     }
+  }
+  if (auto pci = iface.find("pciID"); pci != iface.end() && pci->get<std::string>() != port->pci_id()) {
+    return mismatch(cat("port VF is ", port->pci_id(), ", prevResult says ", pci->get<std::string>()));
+  }
+  // SR-IOV kernel mode: the VF's netdev is in the pod's netns, with the
+  // port's MAC, and up.
+  if (port->type() == v1::PORT_TYPE_SRIOV_VF && port->sriov_mode() == v1::SRIOV_MODE_KERNEL) {
+    std::optional<MacAddress> mac = MacAddress::parse(port->mac());
+    absl::Status s = mac ? checkInPod(env.netns, env.ifname, *mac) : absl::InternalError("port MAC unreadable");
+    if (!s.ok()) return mismatch(cat("VF netdev ", env.ifname, " in ", env.netns, ": ", sv(s.message())));
   }
   if (auto sock = iface.find("socketPath"); sock != iface.end() && sock->get<std::string>() != port->socket_path()) {
     return mismatch(cat("port socket is ", port->socket_path(), ", prevResult says ",

@@ -135,6 +135,21 @@ absl::StatusOr<HostNetdev> moveIntoPod(const std::string& host_name, const std::
   return original;
 }
 
+absl::Status checkInPod(const std::string& netns_path, const std::string& ifname, const MacAddress& mac) {
+  absl::StatusOr<NetnsFd> ns = NetnsFd::open(netns_path);
+  if (!ns.ok()) return ns.status();
+  absl::StatusOr<RtNetlink> pod = RtNetlink::open(&*ns);
+  if (!pod.ok()) return pod.status();
+  absl::StatusOr<LinkInfo> link = pod->getLink(ifname);
+  if (!link.ok()) return link.status();
+  if (link->mac != mac) {
+    return absl::FailedPreconditionError(asv(cat("netdev ", ifname, " has MAC ", link->mac.toString(), ", not ",
+                                                 mac.toString())));
+  }
+  if (!link->up) return absl::FailedPreconditionError(asv(cat("netdev ", ifname, " is down")));
+  return absl::OkStatus();
+}
+
 absl::Status returnToHost(const std::string& netns_path, const std::string& pod_ifname,
                           const HostNetdev& original, Logger& log) {
   if (!netns_path.empty()) {

@@ -67,6 +67,10 @@ absl::StatusOr<HostNetdev> lookUpHostNetdev(const std::string& name);
 absl::StatusOr<HostNetdev> moveIntoPod(const std::string& host_name, const std::string& netns_path,
                                        const PodNetdevConfig& config);
 
+// CHECK: `ifname` exists in `netns_path` with `mac` and is up. NotFound
+// (no such netns or netdev) or FailedPrecondition (wrong MAC, down) otherwise.
+absl::Status checkInPod(const std::string& netns_path, const std::string& ifname, const MacAddress& mac);
+
 // Moves `pod_ifname` out of `netns_path` back to the host as `original`.
 // Idempotent: a missing or empty netns path, or a netdev no longer in the pod
 // (already returned, or the namespace is gone, in which case the kernel

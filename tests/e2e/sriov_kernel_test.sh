@@ -5,7 +5,8 @@
 #   kernel mode via cnitool (1.0.0): ADD moves the VF netdev into the netns,
 #     renamed to CNI_IFNAME, with the result's MAC, the config's MTU, the
 #     IPAM address and routes, up; sluiced shows the VF held with the VLAN,
-#     trust and spoof-check of the config; DEL moves it back under its own
+#     trust and spoof-check of the config; CHECK passes, and fails once the
+#     netdev is down; DEL moves it back under its own
 #     name and MAC and the VF is free again; DEL again succeeds.
 #   deviceID (cnitool's CAP_ARGS → runtimeConfig) picks the VF; a DEL with
 #     an empty CNI_NETNS (containerd's second DEL) still sends it home.
@@ -105,6 +106,13 @@ assert_jq "$port" '.vlan == 100 and .vf_trust == true and (.vf_spoof_check // fa
 assert_jq "$port" ".mac == \"$mac\" and .ip == \"${addr%/24}\"" "port MAC and IP"
 grep -q "handed to $cida/net1 kernel mac $mac vlan 100 trust on spoofchk off" "$work/sluiced.log" ||
   fail "sluiced did not program the VF as configured"
+
+# --- CHECK: passes, and fails (101) once the netdev is down behind our back
+out=$("$CNITOOL" check "$net" "$nsa" 2>&1) || fail "cnitool check failed: $out"
+ip -n "se2e-$id-a" link set net1 down
+if out=$("$CNITOOL" check "$net" "$nsa" 2>&1); then fail "CHECK passed with the VF netdev down"; fi
+grep -q "is down" <<<"$out" || fail "CHECK failed for another reason: $out"
+ip -n "se2e-$id-a" link set net1 up
 
 # --- ADD pod B naming the second VF by deviceID (CAP_ARGS → runtimeConfig)
 new_netns b nsb
