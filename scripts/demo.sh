@@ -38,7 +38,7 @@ cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$root/build" -j "$(nproc)" --target sluiced sluicectl >/dev/null
 
 echo "== starting sluiced (pod CIDR 10.244.1.0/24, PMD on lcore 1, no hugepages)"
-"$root/build/dataplane/sluiced" --api-socket "$api" --socket-dir "$vhost" \
+"$root/build/dataplane/sluiced" --api-socket "$api" --socket-dir "$vhost" --state-dir "$work/state" \
   --pod-cidr 10.244.1.0/24 --main-core 0 --pmd-cores 1 \
   --eal "--no-huge --no-pci -m 1024 --no-shconf --file-prefix=sluice-demo-$$" \
   2>"$work/sluiced.log" &

@@ -25,8 +25,8 @@ mpps_of() { sed -n 's/.*"rx_mpps": \([0-9.]*\).*/\1/p' <<<"$1"; }
 run_sluiced() {  # flows [extra sluiced flags...]
   local flows=$1
   shift
-  rm -rf "$work/vhost"
-  "$build/dataplane/sluiced" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
+  rm -rf "$work/vhost" "$work/state"  # a fresh node each run (no restored ports)
+  "$build/dataplane/sluiced" --api-socket "$work/api.sock" --socket-dir "$work/vhost" --state-dir "$work/state" \
     --pod-cidr 10.250.0.0/24 --main-core 0 --pmd-cores 1 "$@" \
     --eal "--no-huge --no-pci -m 1024 --no-shconf --file-prefix=pvp-sluiced-$$" 2>>"$work/sluiced.log" &
   dp_pid=$!

@@ -82,7 +82,9 @@ sluiced_healthy() { ctl health; }
 
 # Starts sluiced on the pod CIDR $1 with its API and vhost sockets in $work.
 start_sluiced() {
-  "$SLUICED" --api-socket "$work/api.sock" --socket-dir "$work/vhost" --pod-cidr "$1" \
+  # Its own state dir: the default /var/lib/sluice checkpoint would bring back
+  # ports of whatever ran before.
+  "$SLUICED" --api-socket "$work/api.sock" --socket-dir "$work/vhost" --state-dir "$work/state" --pod-cidr "$1" \
     --main-core 0 --pmd-cores 1 --max-ports 8 --mbufs 16384 \
     --eal "--no-huge --no-pci -m 512 --no-shconf --file-prefix=se2e-$id" >"$work/sluiced.log" 2>&1 &
   sluiced_pid=$!

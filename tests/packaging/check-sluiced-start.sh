@@ -40,7 +40,7 @@ probe=("${probe[@]/#$chart_sock/$sock}")
 echo "probe: ${probe[*]}"
 
 mkdir -p "$tmp/vhost"
-"$sluiced" --config "$tmp/sluiced.json" --api-socket "$sock" --socket-dir "$tmp/vhost" \
+"$sluiced" --config "$tmp/sluiced.json" --api-socket "$sock" --socket-dir "$tmp/vhost" --state-dir "$tmp/state" \
   --eal "$eal --file-prefix sluice-pkgtest-$$" >"$tmp/log" 2>&1 &
 pid=$!
 
