@@ -68,6 +68,10 @@ DecapInfo classifyUplinkFrame(const uint8_t* data, uint32_t len, const DecapConf
   const uint32_t vni = (uint32_t{vx[4]} << 16) | (uint32_t{vx[5]} << 8) | vx[6];
   if (vni != cfg.vni) return drop(DropReason::kVxlanUnknownVni);
   if (udp_len - kUdpLen - kVxlanLen < kEthLen) return drop(DropReason::kVxlanTruncated);
+  // ARP inside the tunnel would be answered by the pod-side ARP stage and the
+  // reply sent out unencapsulated: peers must route to our pods through our
+  // gateway with a static neighbor entry (as flannel programs the kernel).
+  if (load16be(vx + kVxlanLen + 12) == kEtherTypeArp) return drop(DropReason::kVxlanInnerArp);
 
   DecapInfo d;
   d.cls = UplinkClass::kVxlan;

@@ -53,7 +53,8 @@ struct DecapInfo {
 // (our VTEP), protocol UDP and destination port 4789, UDP length, VXLAN
 // flags (exactly the I bit; RFC 7348's reserved bits must be zero when sent,
 // and the kernel's VXLAN rejects other flags without extensions, so do we),
-// VNI, and room for an inner Ethernet header. Outer checksums are not
+// VNI, room for an inner Ethernet header, and an inner frame that is not ARP
+// (answering it would put an unencapsulated reply on the underlay). Outer checksums are not
 // verified (the UDP one is zero by RFC 7348's recommendation; the IPv4 one
 // is the NIC's business where it offers it).
 DecapInfo classifyUplinkFrame(const uint8_t* data, uint32_t len, const DecapConfig& cfg);

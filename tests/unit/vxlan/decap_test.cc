@@ -119,6 +119,11 @@ TEST(VxlanDecap, MalformedAndForeignFramesAreDroppedWithTheirReason) {
     f[13] = 0x00;
     cases.push_back({"VLAN tag", f, DropReason::kUplinkNotVxlan});
   }
+  {
+    Frame arp = test::arpRequest(*MacAddress::parse("02:00:00:00:00:aa"), *Ipv4Address::parse("10.245.0.2"),
+                                 *Ipv4Address::parse("10.244.0.5"));
+    cases.push_back({"ARP inside the tunnel", test::vxlanFrame(arp), DropReason::kVxlanInnerArp});
+  }
   for (const BadCase& c : cases) {
     DecapInfo d = classify(c.frame);
     EXPECT_EQ(d.cls, UplinkClass::kDrop) << c.what;
