@@ -136,8 +136,10 @@ std::string serializeCheckpoint(const CheckpointState& state) {
   }
   json doc = {{"format", kFormat}, {"version", kVersion}, {"ports", ports},
               {"vfs", state.vfs.is_array() ? state.vfs : json::array()}};
-  // One port per line: readable with `cat` when debugging a node.
-  return doc.dump(1) + "\n";
+  // Indented: readable with `cat` when debugging a node. Invalid UTF-8 (no
+  // API field should carry any) is replaced rather than thrown about: a
+  // throw here would leave a created port unrecorded.
+  return doc.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 absl::StatusOr<CheckpointState> parseCheckpoint(std::string_view text) {

@@ -111,6 +111,17 @@ TEST_F(CheckpointFileTest, WithoutFsyncASaveIsStillAtomicAndReadable) {
   EXPECT_EQ(loaded.state.ports[0].port_no, 3);
 }
 
+TEST_F(CheckpointFileTest, InvalidUtf8IsReplacedNotThrown) {
+  CheckpointState s;
+  s.ports = {port(0, "aaaa", "10.244.1.10")};
+  s.ports[0].request.pod_name = "bad\xff\xfename";
+  std::string text = serializeCheckpoint(s);
+  auto parsed = parseCheckpoint(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->ports[0].request.pod_name, "bad\xef\xbf\xbd\xef\xbf\xbdname");  // U+FFFD twice
+  EXPECT_EQ(parsed->ports[0].request.ip, "10.244.1.10");
+}
+
 TEST_F(CheckpointFileTest, MissingFileIsAnEmptyStateNotAnError) {
   CheckpointStore store(dir_ + "/state");
   CheckpointLoad loaded = store.load();
