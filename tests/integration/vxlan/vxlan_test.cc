@@ -325,6 +325,8 @@ TEST_F(VxlanKernelTest, UdpFromALocalPodReachesTheKernelsRemotePod) {
 }
 
 TEST_F(VxlanKernelTest, PingFromTheRemotePodIsAnsweredByATestpmdPod) {
+  ASSERT_EQ(shell("command -v ping"), 0) << "ping missing: apt-get install iputils-ping";
+  ASSERT_EQ(shell("command -v dpdk-testpmd"), 0) << "dpdk-testpmd missing: apt-get install dpdk";
   // A second local pod: dpdk-testpmd in icmpecho mode (answers ARP and ping).
   v1::AddPortResponse resp;
   ASSERT_TRUE(node_->addPort(portRequest("vxecho", kEchoIp), &resp).ok());
