@@ -47,6 +47,7 @@ grpc::Status FakeDataplane::AddPort(grpc::ServerContext* ctx, const v1::AddPortR
   port.set_vhost_mode(req->vhost_mode());
   const std::string& dir = socket_dir_override_.empty() ? socket_dir_ : socket_dir_override_;
   port.set_socket_path(dir + "/" + req->socket_subdir() + "/" + req->attachment().ifname() + ".sock");
+  port.set_overlay_mtu(overlay_mtu_);
   ports_[key] = port;
   *resp->mutable_port() = port;
   resp->set_created(true);
@@ -110,6 +111,11 @@ void FakeDataplane::release() {
 void FakeDataplane::setSocketDirOverride(std::string dir) {
   std::lock_guard lock(mu_);
   socket_dir_override_ = std::move(dir);
+}
+
+void FakeDataplane::setOverlayMtu(uint32_t mtu) {
+  std::lock_guard lock(mu_);
+  overlay_mtu_ = mtu;
 }
 
 void FakeDataplane::injectPort(const std::string& container_id, const std::string& ifname, const std::string& ip) {

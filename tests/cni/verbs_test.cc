@@ -93,6 +93,22 @@ TEST_F(CniTest, AddInSpec100LeavesOut11InterfaceFields) {
   EXPECT_TRUE(iface.contains("mac"));
 }
 
+TEST_F(CniTest, AddReportsTheOverlayMtuInResultAndDeviceInfo) {
+  // sluiced has a VXLAN uplink: pods must not send more than 1450 bytes of
+  // IPv4 toward other nodes. The result's interface MTU is the smaller of
+  // the netconf's (1500 here) and the overlay's; device-info carries it too.
+  fake_->setOverlayMtu(1450);
+  RunResult r = run(env("ADD"), conf());
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  EXPECT_EQ(r.out["interfaces"][0]["mtu"], 1450);
+  EXPECT_EQ(readJson(devinfo_path_)["mtu"], 1450);
+  json c = conf();
+  c["mtu"] = 1400;  // already below the overlay's: kept
+  RunResult r2 = run(env("ADD", kContainerId, "net2"), c);
+  ASSERT_EQ(r2.rc, 0) << r2.stdout_text;
+  EXPECT_EQ(r2.out["interfaces"][0]["mtu"], 1400);
+}
+
 TEST_F(CniTest, AddInClientModeAsksForClientPortAndTellsPodToServe) {
   json c = conf();
   c["vhostMode"] = "client";
