@@ -26,6 +26,8 @@ packages=(
   containerd runc
   # test scripts: netns, JSON assertions, a static pause binary for the sandbox image
   iproute2 jq containernetworking-plugins libc6-dev gcc
+  # the VXLAN interop test pings a pod from a kernel-VXLAN "remote node"
+  iputils-ping
 )
 missing=()
 for p in "${packages[@]}"; do

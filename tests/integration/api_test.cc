@@ -122,10 +122,10 @@ TEST_F(ApiTest, DeletingAnUnknownAttachmentSucceeds) {
   EXPECT_EQ(node_->deletePort("../x", "net1").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
-TEST_F(ApiTest, SriovIsUnimplementedForNow) {
+TEST_F(ApiTest, SriovWithoutVfPoolsIsAFailedPrecondition) {
   auto req = portRequest("pod-1", "10.250.0.10");
   req.set_type(v1::PORT_TYPE_SRIOV_VF);
-  expectRefused(req, grpc::StatusCode::UNIMPLEMENTED, "SR-IOV");
+  expectRefused(req, grpc::StatusCode::FAILED_PRECONDITION, "sriov-pools");
 }
 
 TEST_F(ApiTest, TheApiSocketIsOwnerOnly) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "dataplane/control/offload/rte_flow_provider.h"
 
 namespace sluice {
 namespace {
@@ -54,6 +55,10 @@ absl::StatusOr<std::unique_ptr<DpdkUplink>> DpdkUplink::open(const UplinkConfig&
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
     u->ip_cksum_offload_ = true;
   }
+  // Rx metadata (NIC flow marks, for partial offload) can only be asked for
+  // before configure; the offload probe reads the answer recorded here. A port
+  // that cannot deliver marks still works: offload then says why it is off.
+  (void)offload::negotiateUserMarksBeforeConfigure(u->port_);
   if (int rc = rte_eth_dev_configure(u->port_, 1, 1, &conf); rc != 0) return dpdkError("configuring", rc);
   const int socket = rte_eth_dev_socket_id(u->port_);
   if (int rc = rte_eth_rx_queue_setup(u->port_, 0, kRxDescriptors, socket, nullptr, pool); rc != 0)
