@@ -20,6 +20,7 @@ void fillPort(const PortView& p, v1::Port* out) {
   out->set_pmd(p.pmd);
   out->set_dpdk_name(p.dpdk_name);
   out->set_link_up(p.link_up);
+  if (p.vf) fillVfFields(*p.vf, out);
   out->set_netns(p.netns);
 }
 
@@ -44,6 +45,7 @@ grpc::Status toGrpcStatus(const absl::Status& s) {
 grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRequest* req,
                                        v1::AddPortResponse* resp) {
   return guarded([&] {
+    if (req->type() == v1::PORT_TYPE_SRIOV_VF) return addVfPort(*req, resp);
     RawPortRequest raw;
     raw.container_id = req->attachment().container_id();
     raw.ifname = req->attachment().ifname();
