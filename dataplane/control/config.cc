@@ -310,7 +310,7 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
       ("offload-port", po::value<std::string>(), "container-id/ifname of the port whose packets are marked []")
       ("state-dir", po::value<std::string>(), ("checkpoint directory [" + defaults.state_dir + "]").c_str())
       ("gc-interval-ms", po::value<std::string>(), "ms between checks for vanished pod netns; 0: off [10000]")
-      ("checkpoint-fsync", po::value<std::string>(), "fsync each checkpoint write (true|false) [true]");
+      ("checkpoint-fsync", po::value<std::string>(), "fsync each checkpoint write (true|false) [false]");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);

@@ -59,9 +59,11 @@ struct SluicedConfig {
   // API replies. Atomicity against sluiced's own death (crash, kill -9,
   // upgrade) needs no fsync (write + rename); fsync adds durability against
   // a kernel crash or power loss, after which the node reboots and every pod
-  // netns, hence every checkpointed port, is gone anyway. It costs an ADD
-  // about 10 ms on this machine's disk under load (bench/cni).
-  bool checkpoint_fsync = true;
+  // netns, hence every checkpointed port, is gone anyway (and a checkpoint
+  // torn by the crash is moved aside at start). So off by default: fsync
+  // cost a sequential ADD's p99 26 ms against 18 ms without it on a quiet
+  // machine (bench/cni/cni_latency, 200 ADDs).
+  bool checkpoint_fsync = false;
   // Partial offload (issue 6): "off", "rte_flow" (the NIC's flow engine) or
   // "software" (an rx-callback engine standing in for one: tests and demos
   // only, logged loudly); the cap on offloaded megaflows (marks are twice

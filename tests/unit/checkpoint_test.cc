@@ -184,10 +184,10 @@ TEST(CheckpointConfigTest, StateDirAndGcIntervalKeys) {
   SluicedConfig d;
   EXPECT_EQ(d.state_dir, "/var/lib/sluice");
   EXPECT_EQ(d.gc_interval_ms, 10000u);
-  EXPECT_TRUE(d.checkpoint_fsync);
-  auto nf = applyConfigJson(R"({"checkpoint-fsync": false})", d);
+  EXPECT_FALSE(d.checkpoint_fsync);
+  auto nf = applyConfigJson(R"({"checkpoint-fsync": true})", d);
   ASSERT_TRUE(nf.ok()) << nf.status();
-  EXPECT_FALSE(nf->checkpoint_fsync);
+  EXPECT_TRUE(nf->checkpoint_fsync);
   EXPECT_EQ(applyConfigJson(R"({"checkpoint-fsync": "maybe"})", d).status().code(),
             absl::StatusCode::kInvalidArgument);
   auto c = applyConfigJson(R"({"state-dir": "/srv/sluice-state", "gc-interval-ms": 0})", d);
