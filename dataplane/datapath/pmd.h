@@ -7,6 +7,11 @@
 //
 // The pipeline, per rx burst (each stage a function over the burst that
 // writes one next-step per packet, STYLE §3):
+//   takeMarked    (partial offload only) packets whose NIC mark names a live
+//                 megaflow take its actions at once; the rest go on
+//   uplinkRx      (the uplink only) VXLAN to our VTEP is decapsulated in
+//                 place with its tunnel metadata kept for the key; ARP for
+//                 the VTEP answered or punted; anything else dropped by reason
 //   extractKeys   flow key of every packet (flow/flow_key.h), hash once
 //   screen        malformed key -> drop with its reason; VLAN-tagged or
 //                 neither IPv4 nor ARP -> drop unsupported_ethertype;
