@@ -19,10 +19,12 @@ run_generator() {  # socket-a socket-b gateway-mac flows → JSON line
 
 mpps_of() { sed -n 's/.*"rx_mpps": \([0-9.]*\).*/\1/p' <<<"$1"; }
 
-# One sluiced run at `flows` flows → "Mpps cycles/pkt emc% smc% megaflow% miss%".
-# Counters are cleared after the generator's warm-up second, so they cover
-# the measured seconds only.
-run_sluiced() {  # flows [extra sluiced flags...]
+# One sluiced run at `flows` flows: starts a fresh node with pods A and B,
+# runs the generator, and leaves the generator's Mpps in $pvp_mpps and
+# `sluicectl stats` in $pvp_stats for the caller to pick from. Counters are
+# cleared after the generator's warm-up second, so they cover the measured
+# seconds only.
+pvp_run() {  # flows [extra sluiced flags...]
   local flows=$1
   shift
   rm -rf "$work/vhost" "$work/state"  # a fresh node each run (no restored ports)
@@ -39,17 +41,22 @@ run_sluiced() {  # flows [extra sluiced flags...]
   clear_pid=$!
   result=$(run_generator "$work/vhost/pvp-a-net1.sock" "$work/vhost/pvp-b-net1.sock" "$mac" "$flows")
   wait "$clear_pid"
-  local stats
-  stats=$(ctl stats)
+  pvp_stats=$(ctl stats)
+  pvp_mpps=$(mpps_of "$result")
   kill -TERM "$dp_pid"
   wait "$dp_pid" || true
   dp_pid=
-  awk -v mpps="$(mpps_of "$result")" '
+}
+
+# pvp_run → "Mpps cycles/pkt emc% smc% megaflow% miss%".
+run_sluiced() {  # flows [extra sluiced flags...]
+  pvp_run "$@"
+  awk -v mpps="$pvp_mpps" '
     function pct(line) { sub(/.*\( */, "", line); sub(/ *%\).*/, "", line); return line }
     /cycles per packet/ && !cpp { cpp = $4 }
     /- EMC hits/ { emc = pct($0) } /- SMC hits/ { smc = pct($0) }
     /- megaflow hits/ { mf = pct($0) } /- misses/ { miss = pct($0) }
-    END { print mpps, cpp, emc, smc, mf, miss }' <<<"$stats"
+    END { print mpps, cpp, emc, smc, mf, miss }' <<<"$pvp_stats"
 }
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }

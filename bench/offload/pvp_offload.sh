@@ -21,32 +21,13 @@ trap cleanup EXIT
 
 # One run -> "Mpps pmd_cycles/pkt engine_cycles/pkt mark_hit%".
 run_one() {  # flows [extra sluiced flags...]
-  local flows=$1
-  shift
-  rm -rf "$work/vhost"
-  "$build/dataplane/sluiced" --api-socket "$work/api.sock" --socket-dir "$work/vhost" --state-dir "$work/state" \
-    --pod-cidr 10.250.0.0/24 --main-core 0 --pmd-cores 1 "$@" \
-    --eal "--no-huge --no-pci -m 1024 --no-shconf --file-prefix=pvp-offload-$$" 2>>"$work/sluiced.log" &
-  dp_pid=$!
-  for _ in $(seq 1 300); do ctl health >/dev/null 2>&1 && break; sleep 0.1; done
-  ctl port add --container-id pvp-a --ifname net1 --ip 10.250.0.10 >/dev/null
-  ctl port add --container-id pvp-b --ifname net1 --ip 10.250.0.11 >/dev/null
-  local mac result clear_pid stats
-  mac=$(ctl --json health | sed -n 's/.*"gateway_mac": "\(.*\)".*/\1/p')
-  (sleep 1.5 && ctl stats clear >/dev/null) &
-  clear_pid=$!
-  result=$(run_generator "$work/vhost/pvp-a-net1.sock" "$work/vhost/pvp-b-net1.sock" "$mac" "$flows")
-  wait "$clear_pid"
-  stats=$(ctl stats)
-  kill -TERM "$dp_pid"
-  wait "$dp_pid" || true
-  dp_pid=
-  awk -v mpps="$(mpps_of "$result")" '
+  pvp_run "$@"
+  awk -v mpps="$pvp_mpps" '
     function pct(line) { sub(/.*\( */, "", line); sub(/ *%\).*/, "", line); return line }
     /cycles per packet/ && !cpp { cpp = $4 }
     /- mark hits/ { mark = pct($0) }
     /software engine:/ { eng = $3 }
-    END { print mpps, cpp, (eng == "" ? 0 : eng), (mark == "" ? 0 : mark) }' <<<"$stats"
+    END { print mpps, cpp, (eng == "" ? 0 : eng), (mark == "" ? 0 : mark) }' <<<"$pvp_stats"
 }
 
 printf "%-7s %-8s %8s %12s %12s %12s %8s\n" flows config Mpps "PMD cyc/pkt" "engine" "net cyc/pkt" "mark%"
