@@ -18,10 +18,13 @@
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/flow/smc.h"
+#include "bench/common/cycle_meter.h"
 #include "tests/unit/flow/flow_test_util.h"
 
 namespace sluice::flow {
 namespace {
+
+using bench::CycleMeter;
 
 constexpr uint32_t kBurst = 32;  // DPDK's usual rx burst
 
@@ -68,48 +71,6 @@ FlowMask perFlowMask(uint32_t extra_bits = 0) {
   m.tp_dst = testing::be16(static_cast<uint16_t>((1U << extra_bits) - 1));
   return m;
 }
-
-// TSC ticks per nanosecond, measured once against the steady clock.
-double tscPerNs() {
-  static const double ratio = [] {
-    const auto c0 = std::chrono::steady_clock::now();
-    const uint64_t t0 = __rdtsc();
-    while (std::chrono::steady_clock::now() - c0 < std::chrono::milliseconds(50)) {
-    }
-    const uint64_t t1 = __rdtsc();
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - c0).count();
-    return static_cast<double>(t1 - t0) / static_cast<double>(ns);
-  }();
-  return ratio;
-}
-
-uint64_t threadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-// Cycles per packet two ways: "tsc/pkt" is wall-clock TSC (includes time the
-// thread was preempted — this machine is shared), "cyc/pkt" is the thread's
-// CPU time in TSC cycles (excludes it; the figure to compare).
-class CycleMeter {
- public:
-  CycleMeter() : ratio_(tscPerNs()), tsc0_(__rdtsc()), cpu0_(threadCpuNs()) {}
-  void report(benchmark::State& state, uint64_t packets) const {
-    const uint64_t tsc = __rdtsc() - tsc0_;
-    const uint64_t cpu = threadCpuNs() - cpu0_;
-    state.SetItemsProcessed(static_cast<int64_t>(packets));
-    if (packets == 0) return;
-    const auto p = static_cast<double>(packets);
-    state.counters["tsc/pkt"] = static_cast<double>(tsc) / p;
-    state.counters["cyc/pkt"] = static_cast<double>(cpu) * ratio_ / p;
-  }
-
- private:
-  double ratio_;
-  uint64_t tsc0_;
-  uint64_t cpu0_;
-};
 
 void BM_Extract(benchmark::State& state) {
   const bool rss = state.range(0) != 0;

@@ -24,6 +24,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/common/cycle_meter.h"
 #include "dataplane/control/offload/match_translate.h"
 #include "dataplane/control/offload/software_provider.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
@@ -37,40 +38,7 @@ namespace {
 
 constexpr uint16_t kBurst = 32;
 
-double tscPerNs() {
-  static const double ratio = [] {
-    const auto c0 = std::chrono::steady_clock::now();
-    const uint64_t t0 = __rdtsc();
-    while (std::chrono::steady_clock::now() - c0 < std::chrono::milliseconds(50)) {
-    }
-    const uint64_t t1 = __rdtsc();
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - c0).count();
-    return static_cast<double>(t1 - t0) / static_cast<double>(ns);
-  }();
-  return ratio;
-}
-
-uint64_t threadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-// cyc/pkt: the thread's CPU time in TSC cycles per packet (excludes time the
-// thread was preempted on this shared machine).
-class CycleMeter {
- public:
-  CycleMeter() : ratio_(tscPerNs()), cpu0_(threadCpuNs()) {}
-  void report(benchmark::State& state, uint64_t packets) const {
-    state.SetItemsProcessed(static_cast<int64_t>(packets));
-    if (packets != 0)
-      state.counters["cyc/pkt"] = static_cast<double>(threadCpuNs() - cpu0_) * ratio_ / static_cast<double>(packets);
-  }
-
- private:
-  double ratio_;
-  uint64_t cpu0_;
-};
+using bench::CycleMeter;
 
 uint32_t dstOf(uint32_t f) { return 0x0a000000 + 0x100 + f; }  // 10.0.1.0 + f, host order
 
