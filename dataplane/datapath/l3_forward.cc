@@ -42,11 +42,7 @@ Verdict forwardIpv4(const PmdSnapshot& snap, rte_ether_hdr* eth, uint32_t len) {
   if (route == nullptr) return drop(DropReason::kNoRoute);
   if (ip->time_to_live <= 1) return drop(DropReason::kTtlExceeded);
 
-  // TTL is the high byte of the (TTL, protocol) header word.
-  uint16_t old_word = *reinterpret_cast<const uint16_t*>(&ip->time_to_live);
-  ip->time_to_live = static_cast<uint8_t>(ip->time_to_live - 1);
-  uint16_t new_word = *reinterpret_cast<const uint16_t*>(&ip->time_to_live);
-  ip->hdr_checksum = ipv4ChecksumAdjust(ip->hdr_checksum, old_word, new_word);
+  decrementTtl(ip);
 
   std::memcpy(&eth->dst_addr, route->mac, RTE_ETHER_ADDR_LEN);
   eth->src_addr = snap.gateway_mac;

@@ -112,12 +112,7 @@ uint16_t encapOne(const OverlaySnapshot& ov, const rte_ether_addr& gateway_mac, 
   // VTEP device.
   auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
   auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
-  uint16_t old_word;
-  std::memcpy(&old_word, &ip->time_to_live, 2);
-  ip->time_to_live = static_cast<uint8_t>(ip->time_to_live - 1);
-  uint16_t new_word;
-  std::memcpy(&new_word, &ip->time_to_live, 2);
-  ip->hdr_checksum = ipv4ChecksumAdjust(ip->hdr_checksum, old_word, new_word);
+  decrementTtl(ip);
   std::memcpy(&eth->dst_addr, t.inner_dst, RTE_ETHER_ADDR_LEN);
   eth->src_addr = gateway_mac;
 
