@@ -50,7 +50,9 @@ std::string FlowPattern::describe() const {
         const rte_ipv4_hdr& m = it.mask.ipv4.hdr;
         if (m.src_addr) add(absl::StrCat("src=", ipv4Text(s.src_addr), "/", ipv4Text(m.src_addr)));
         if (m.dst_addr) add(absl::StrCat("dst=", ipv4Text(s.dst_addr), "/", ipv4Text(m.dst_addr)));
+        if (m.version_ihl) add(absl::StrCat("version_ihl=0x", absl::Hex(s.version_ihl)));
         if (m.next_proto_id) add(absl::StrCat("proto=", s.next_proto_id));
+        if (m.fragment_offset) add(absl::StrCat("frag=", ntohs(s.fragment_offset), "/0x", absl::Hex(ntohs(m.fragment_offset))));
         if (m.type_of_service) add(absl::StrCat("tos=", s.type_of_service));
         if (m.time_to_live)
           add(absl::StrCat("ttl=", s.time_to_live,
@@ -85,6 +87,7 @@ std::string FlowPattern::describe() const {
         break;
       case RTE_FLOW_ITEM_TYPE_VXLAN:
         absl::StrAppend(&out, "vxlan");
+        if (it.mask.vxlan.flags) add(absl::StrCat("flags=0x", absl::Hex(it.spec.vxlan.flags)));
         add(absl::StrCat("vni=", (it.spec.vxlan.vni[0] << 16) | (it.spec.vxlan.vni[1] << 8) | it.spec.vxlan.vni[2]));
         break;
       default:

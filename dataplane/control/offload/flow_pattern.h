@@ -34,7 +34,8 @@ struct PatternItem {
 
 class FlowPattern {
  public:
-  // ETH, IPv4/IPv6, L4, (tunnel: outer 4 + VXLAN + inner 3): 8 is enough.
+  // ETH, IPv4/IPv6, L4; a VXLAN decap pattern: outer ETH, IPV4, UDP, VXLAN
+  // + inner ETH, IP, L4 = 7.
   static constexpr size_t kMaxItems = 10;
 
   PatternItem& add(rte_flow_item_type type) {

@@ -34,6 +34,47 @@ bool ttlRange(uint8_t ttl_class, uint8_t* lo, uint8_t* hi) {
   }
 }
 
+// VXLAN's UDP port (RFC 7348 §5) and the flags byte with only the I bit,
+// what the uplink stage (vxlan_decap.h) accepts.
+constexpr uint16_t kVxlanPort = 4789;
+constexpr uint8_t kVxlanFlagI = 0x08;
+// IPv4 version 4, IHL 5 (20 bytes, no options).
+constexpr uint8_t kVersionIhl45 = 0x45;
+// The MF bit and the 13-bit fragment offset of fragment_offset.
+constexpr uint16_t kFragBits = 0x3fff;
+
+// Outer ETH / IPV4 / UDP / VXLAN of a decap megaflow (see match_translate.h).
+void addVxlanOuter(const FlowKey& k, const FlowMask& m, const ProviderCaps& caps, FlowPattern& p) {
+  PatternItem& eth = p.add(RTE_FLOW_ITEM_TYPE_ETH);
+  eth.spec.eth.hdr.ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+  eth.mask.eth.hdr.ether_type = 0xffff;
+  eth.spec.eth.has_vlan = 0;
+  eth.mask.eth.has_vlan = 1;
+  PatternItem& ip = p.add(RTE_FLOW_ITEM_TYPE_IPV4);
+  ip.spec.ipv4.hdr.version_ihl = kVersionIhl45;
+  ip.mask.ipv4.hdr.version_ihl = 0xff;
+  ip.spec.ipv4.hdr.src_addr = k.tun_src & m.tun_src;
+  ip.mask.ipv4.hdr.src_addr = m.tun_src;
+  ip.spec.ipv4.hdr.dst_addr = k.tun_dst;  // our VTEP (see the header)
+  ip.mask.ipv4.hdr.dst_addr = 0xffffffffU;
+  ip.spec.ipv4.hdr.next_proto_id = IPPROTO_UDP;
+  ip.mask.ipv4.hdr.next_proto_id = 0xff;
+  if (caps.ipv4_frag) {
+    ip.spec.ipv4.hdr.fragment_offset = 0;
+    ip.mask.ipv4.hdr.fragment_offset = rte_cpu_to_be_16(kFragBits);
+  }
+  PatternItem& udp = p.add(RTE_FLOW_ITEM_TYPE_UDP);
+  udp.spec.udp.hdr.dst_port = rte_cpu_to_be_16(kVxlanPort);
+  udp.mask.udp.hdr.dst_port = 0xffff;
+  PatternItem& vx = p.add(RTE_FLOW_ITEM_TYPE_VXLAN);
+  vx.spec.vxlan.flags = kVxlanFlagI;
+  vx.mask.vxlan.flags = 0xff;
+  vx.spec.vxlan.vni[0] = static_cast<uint8_t>(k.tun_vni >> 16);
+  vx.spec.vxlan.vni[1] = static_cast<uint8_t>(k.tun_vni >> 8);
+  vx.spec.vxlan.vni[2] = static_cast<uint8_t>(k.tun_vni);
+  vx.mask.vxlan.vni[0] = vx.mask.vxlan.vni[1] = vx.mask.vxlan.vni[2] = 0xff;
+}
+
 }  // namespace
 
 MatchTranslation translateMatch(const FlowKey& k, const FlowMask& m, uint16_t offload_in_port,
@@ -43,7 +84,11 @@ MatchTranslation translateMatch(const FlowKey& k, const FlowMask& m, uint16_t of
   if ((m.flags & ~flow::kFlagVlan) != 0) return refuse(kRefuseOther);
   if (m.arp_op != 0 || anyBytes(m.arp_sha, 6) || m.arp_spa != 0 || m.arp_tpa != 0) return refuse(kRefuseArp);
   if (m.ip_frag != 0) return refuse(kRefuseFrag);
-  if (m.tun_src != 0 || m.tun_dst != 0 || m.tun_vni != 0) return refuse(kRefuseTunnel);
+  // tun_vni under the mask with a zero key means "not tunnelled" (every
+  // packet on a port other than an overlay uplink): nothing to match.
+  const bool tunneled = k.tun_vni != 0;
+  if (!tunneled && (m.tun_src != 0 || m.tun_dst != 0)) return refuse(kRefuseTunnel);
+  if (tunneled && (!caps.tunnel || k.tun_dst == 0 || k.tun_vni > 0xffffff)) return refuse(kRefuseTunnel);
   if (m.reserved != 0 || m.pad0 != 0 || m.pad1 != 0 || m.pad2 != 0) return refuse(kRefuseOther);
   // Only IP: the PMD answers ARP and drops the rest before any lookup, so a
   // rule for anything else would take packets away from that screening.
@@ -69,6 +114,7 @@ MatchTranslation translateMatch(const FlowKey& k, const FlowMask& m, uint16_t of
 
   MatchTranslation t;
   FlowPattern& p = t.pattern;
+  if (tunneled) addVxlanOuter(k, m, caps, p);
   PatternItem& eth = p.add(RTE_FLOW_ITEM_TYPE_ETH);
   eth.spec.eth.hdr.ether_type = k.eth_type;
   eth.mask.eth.hdr.ether_type = 0xffff;

@@ -18,9 +18,13 @@ namespace sluice::offload {
 struct ProviderCaps {
   bool ttl_range = false;  // IPv4 TTL / IPv6 hop limit as spec..last (TTL class "2+")
   bool ipv6 = false;
-  // VXLAN VNI and outer addresses with inner headers. Also needs the PMD's
-  // mark branch to decapsulate, which it does not yet: off for every provider.
+  // VXLAN decap patterns: outer ETH / IPV4 (version_ihl, src, dst, proto) /
+  // UDP dst 4789 / VXLAN (flags, VNI) / inner ETH / IP [/ L4].
   bool tunnel = false;
+  // The outer IPv4 fragment bits (fragment_offset under mask 0x3fff), so a
+  // tunnel rule marks no fragment. Without it the rule is looser; the PMD's
+  // decap guard (mark_branch.h) sends marked fragments to the normal path.
+  bool ipv4_frag = false;
 };
 
 // Refusal reasons, stable snake_case names (stats and logs).
@@ -46,6 +50,15 @@ struct MatchTranslation {
 
 // `offload_in_port`: the Sluice port the rule is installed on (a mask on
 // in_port is fine when it names exactly that port: the rule is per port).
+//
+// A tunnelled megaflow (masked_key.tun_vni != 0: its packets came
+// decapsulated from the uplink) becomes a VXLAN pattern. The caller keeps
+// tun_dst and tun_vni of the upcall in the key even where the megaflow's mask
+// leaves them out: the uplink stage decapsulates only frames to our VTEP with
+// our VNI, so every packet of the megaflow has those values and a rule on
+// them matches a subset of it, never more. The outer IPv4 header is matched
+// as version 4 without options (version_ihl 0x45), so the PMD can pop a fixed
+// 50-byte outer header.
 MatchTranslation translateMatch(const flow::FlowKey& masked_key, const flow::FlowMask& mask,
                                 uint16_t offload_in_port, const ProviderCaps& caps);
 

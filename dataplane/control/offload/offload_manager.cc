@@ -75,11 +75,14 @@ void OffloadManager::flowInstalled(uint32_t pmd, flow::MegaflowIndex index, uint
   // The rule is per port: the in-port is implied, as OVS's per-port rules.
   r.key.in_port = upcall_key.in_port;
   r.mask = mask;
-  // A decapsulated packet's rule would have to match the outer headers too,
-  // and the mark branch to decapsulate: neither exists yet, so such
-  // megaflows are refused even when their mask leaves the tunnel out (a
-  // rule on inner fields alone would match plain packets on the uplink).
-  r.tunneled = upcall_key.tun_vni != 0 || upcall_key.tun_src != 0 || upcall_key.tun_dst != 0;
+  // A decapsulated packet: the rule matches the outer headers too, and
+  // translateMatch needs our VTEP and the VNI even where the mask leaves
+  // them out (see match_translate.h).
+  r.tunneled = upcall_key.tun_vni != 0;
+  if (r.tunneled) {
+    r.key.tun_dst = upcall_key.tun_dst;
+    r.key.tun_vni = upcall_key.tun_vni;
+  }
   r.plain_action = actions.kind == flow::MegaflowActions::Kind::kOutput ||
                    actions.kind == flow::MegaflowActions::Kind::kDrop;
   enqueue(std::move(r));
@@ -173,9 +176,9 @@ void OffloadManager::handleAdd(const Request& r) {
   if (!dpdk_port_) return refuse("port_gone");
   if (!capability_.supported) return refuse("port_not_capable");
   if (counters_.offloaded + pending_ >= max_flows_) return refuse("cap");
-  if (r.tunneled) return refuse(std::string(kRefuseTunnel));
   // VXLAN encap needs the inner flow hash, which a marked packet does not
-  // carry: the mark branch executes output and drop only.
+  // carry: the mark branch executes output and drop only (a decap megaflow
+  // is one of those: decapsulated traffic is never encapsulated again).
   if (!r.plain_action) return refuse("action");
   MatchTranslation t = translateMatch(r.key, r.mask, static_cast<uint16_t>(port_no_.load()), provider_->caps());
   if (!t.ok) return refuse(std::string(t.refusal));

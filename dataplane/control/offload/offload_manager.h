@@ -113,7 +113,7 @@ class OffloadManager final : public FlowOffloadSink {
     MarkTarget target;
     flow::FlowKey key;
     flow::FlowMask mask;
-    bool tunneled = false;  // the upcall came decapsulated (tunnel metadata)
+    bool tunneled = false;  // the upcall came decapsulated (tunnel metadata in the key)
     bool plain_action = true;  // output or drop: what the PMD's mark branch executes
   };
   static uint64_t flowId(uint32_t pmd, flow::MegaflowIndex index, uint32_t generation) {

@@ -22,8 +22,10 @@ int negotiateUserMarksBeforeConfigure(uint16_t dpdk_port);
 class RteFlowProvider final : public OffloadProvider {
  public:
   const char* name() const override { return "rte_flow"; }
-  // Ranges and IPv6 are left to rte_flow_validate to accept or refuse.
-  ProviderCaps caps() const override { return {true, true, false}; }
+  // Ranges, IPv6, VXLAN tunnel patterns and the fragment bits are left to
+  // rte_flow_validate to accept or refuse, rule by rule (a refusal is
+  // counted as a validate failure and the megaflow stays on the PMD).
+  ProviderCaps caps() const override { return {true, true, true, true}; }
   Capability probe(uint16_t dpdk_port, uint16_t rx_queues) override;
   void detach(uint16_t dpdk_port) override;
   absl::Status validate(uint16_t dpdk_port, const FlowPattern& pattern, uint32_t mark) override;

@@ -4,6 +4,7 @@
 #include <absl/strings/str_cat.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
+#include <netinet/in.h>
 
 #include <chrono>
 #include <cstring>
@@ -52,14 +53,17 @@ absl::Status impliesProto(CompiledRule& r, uint8_t proto) {
 
 }  // namespace
 
-absl::StatusOr<CompiledRule> compileSoftwareRule(const FlowPattern& p) {
-  CompiledRule r{flow::zeroKey(), flow::zeroKey()};
+namespace {
+
+// Items [begin, end) of one header layer (the frame, or a VXLAN frame's
+// inner frame) into the ordinary fields of r.
+absl::Status compileLayer(const FlowPattern& p, size_t begin, size_t end, CompiledRule& r) {
   // The engine parses untagged and single-tagged frames; it matches only
   // untagged ones (what the PMD routes).
   r.mask.flags = flow::kFlagVlan;
   uint16_t implied_type = 0;
   bool have_ip = false;
-  for (size_t i = 0; i < p.size(); ++i) {
+  for (size_t i = begin; i < end; ++i) {
     const PatternItem& it = p.at(i);
     if (it.has_last && it.type != RTE_FLOW_ITEM_TYPE_IPV4 && it.type != RTE_FLOW_ITEM_TYPE_IPV6)
       return unsupported("ranges only on TTL / hop limit");
@@ -67,7 +71,7 @@ absl::StatusOr<CompiledRule> compileSoftwareRule(const FlowPattern& p) {
       case RTE_FLOW_ITEM_TYPE_VOID:
         break;
       case RTE_FLOW_ITEM_TYPE_ETH: {
-        if (i != 0) return unsupported("ETH must come first (no tunnels)");
+        if (i != begin) return unsupported("ETH must come first in its layer");
         const rte_flow_item_eth& s = it.spec.eth;
         const rte_flow_item_eth& m = it.mask.eth;
         if (m.has_vlan && s.has_vlan) return unsupported("VLAN-tagged frames");
@@ -83,7 +87,7 @@ absl::StatusOr<CompiledRule> compileSoftwareRule(const FlowPattern& p) {
         break;
       }
       case RTE_FLOW_ITEM_TYPE_IPV4: {
-        if (have_ip) return unsupported("a second IP header (no tunnels)");
+        if (have_ip) return unsupported("a second IP header in one layer");
         have_ip = true;
         implied_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
         rte_ipv4_hdr m = it.mask.ipv4.hdr;
@@ -115,7 +119,7 @@ absl::StatusOr<CompiledRule> compileSoftwareRule(const FlowPattern& p) {
         break;
       }
       case RTE_FLOW_ITEM_TYPE_IPV6: {
-        if (have_ip) return unsupported("a second IP header (no tunnels)");
+        if (have_ip) return unsupported("a second IP header in one layer");
         have_ip = true;
         implied_type = RTE_BE16(RTE_ETHER_TYPE_IPV6);
         rte_ipv6_hdr m = it.mask.ipv6.hdr;
@@ -185,10 +189,96 @@ absl::StatusOr<CompiledRule> compileSoftwareRule(const FlowPattern& p) {
     r.key.eth_type = implied_type;
     r.mask.eth_type = 0xffff;
   }
+  return absl::OkStatus();
+}
+
+// Items [0, vxlan] of a tunnel pattern: outer ETH / IPV4 / UDP / VXLAN, into
+// tun_src / tun_dst / tun_vni and the outer facts of the layer word. Only
+// what the engine's parser can tell apart exactly: an outer MAC, a partial
+// fact mask or any other outer field is refused.
+absl::Status compileOuter(const FlowPattern& p, size_t vxlan, CompiledRule& r) {
+  if (vxlan != 3 || p.at(0).type != RTE_FLOW_ITEM_TYPE_ETH || p.at(1).type != RTE_FLOW_ITEM_TYPE_IPV4 ||
+      p.at(2).type != RTE_FLOW_ITEM_TYPE_UDP)
+    return unsupported("tunnels only as outer ETH / IPV4 / UDP / VXLAN");
+  for (size_t i = 0; i <= vxlan; ++i)
+    if (p.at(i).has_last) return unsupported("ranges in outer headers");
+  const rte_flow_item_eth& em = p.at(0).mask.eth;
+  const rte_flow_item_eth& es = p.at(0).spec.eth;
+  if (anyBytes(&em.hdr.dst_addr, 6) || anyBytes(&em.hdr.src_addr, 6)) return unsupported("outer MAC addresses");
+  if (em.has_vlan && es.has_vlan) return unsupported("VLAN-tagged frames");
+  if (em.hdr.ether_type != 0 && (em.hdr.ether_type != 0xffff || es.hdr.ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4)))
+    return unsupported("outer EtherType other than IPv4");
+  rte_ipv4_hdr im = p.at(1).mask.ipv4.hdr;
+  const rte_ipv4_hdr& is = p.at(1).spec.ipv4.hdr;
+  r.key.tun_src = is.src_addr & im.src_addr;
+  r.mask.tun_src = im.src_addr;
+  r.key.tun_dst = is.dst_addr & im.dst_addr;
+  r.mask.tun_dst = im.dst_addr;
+  if (im.next_proto_id != 0 && (im.next_proto_id != 0xff || is.next_proto_id != IPPROTO_UDP))
+    return unsupported("outer IP protocol other than UDP");
+  if (im.version_ihl != 0) {
+    if (im.version_ihl != 0xff || is.version_ihl != 0x45) return unsupported("outer version_ihl other than 0x45");
+    r.key.pad2 |= kSwOuterIhl5;
+    r.mask.pad2 |= kSwOuterIhl5;
+  }
+  if (im.fragment_offset != 0) {
+    if (im.fragment_offset != RTE_BE16(0x3fff) || is.fragment_offset != 0)
+      return unsupported("outer fragment bits other than \"not a fragment\"");
+    r.key.pad2 |= kSwOuterNoFrag;
+    r.mask.pad2 |= kSwOuterNoFrag;
+  }
+  im.src_addr = im.dst_addr = 0;
+  im.next_proto_id = im.version_ihl = 0;
+  im.fragment_offset = 0;
+  if (anyBytes(&im, sizeof im)) return unsupported("outer IPv4 fields other than addresses, protocol, version_ihl, fragment bits");
+  rte_udp_hdr um = p.at(2).mask.udp.hdr;
+  if (um.dst_port != 0xffff || p.at(2).spec.udp.hdr.dst_port != RTE_BE16(kSwVxlanPort))
+    return unsupported("VXLAN only on UDP port 4789");
+  um.dst_port = 0;
+  if (anyBytes(&um, sizeof um)) return unsupported("outer UDP fields other than the destination port");
+  const rte_flow_item_vxlan& vm = p.at(3).mask.vxlan;
+  const rte_flow_item_vxlan& vs = p.at(3).spec.vxlan;
+  if (vm.flags != 0) {
+    if (vm.flags != 0xff || vs.flags != 0x08) return unsupported("VXLAN flags other than 0x08");
+    r.key.pad2 |= kSwVxlanFlagI;
+    r.mask.pad2 |= kSwVxlanFlagI;
+  }
+  if (anyBytes(vm.rsvd0, 3) || vm.rsvd1 != 0) return unsupported("VXLAN reserved fields");
+  const uint32_t vni_mask = (uint32_t{vm.vni[0]} << 16) | (uint32_t{vm.vni[1]} << 8) | vm.vni[2];
+  const uint32_t vni = (uint32_t{vs.vni[0]} << 16) | (uint32_t{vs.vni[1]} << 8) | vs.vni[2];
+  r.key.tun_vni = vni & vni_mask;
+  r.mask.tun_vni = vni_mask;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CompiledRule> compileSoftwareRule(const FlowPattern& p) {
+  CompiledRule r{flow::zeroKey(), flow::zeroKey()};
+  size_t vxlan = p.size();
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p.at(i).type == RTE_FLOW_ITEM_TYPE_VXLAN) {
+      vxlan = i;
+      break;
+    }
+  // Every rule says which layer it matches (see kSwLayerTunnel).
+  r.mask.pad2 = kSwLayerTunnel;
+  if (vxlan == p.size()) {
+    if (absl::Status s = compileLayer(p, 0, p.size(), r); !s.ok()) return s;
+  } else {
+    r.key.pad2 = kSwLayerTunnel;
+    if (absl::Status s = compileOuter(p, vxlan, r); !s.ok()) return s;
+    if (vxlan + 1 == p.size() || p.at(vxlan + 1).type != RTE_FLOW_ITEM_TYPE_ETH)
+      return unsupported("VXLAN without an inner ETH item");
+    if (absl::Status s = compileLayer(p, vxlan + 1, p.size(), r); !s.ok()) return s;
+  }
   // The key must be masked (the classifier keys on key AND mask).
   r.key = flow::applyMask(r.key, r.mask);
   return r;
 }
+
+bool isTunnelRule(const flow::FlowKey& key) { return (key.pad2 & kSwLayerTunnel) != 0; }
+
 
 SoftwareProvider::SoftwareProvider(uint32_t capacity)
     : capacity_(capacity), rules_(capacity), shared_(std::make_unique<SwEngineShared>()) {}
@@ -247,6 +337,7 @@ void SoftwareProvider::detach(uint16_t dpdk_port) {
   }
   for (flow::MegaflowIndex i : killed_) (void)rules_.recycle(i);
   killed_.clear();
+  tunnel_rules_ = 0;
   next_.reset();
   sets_.clear();
   classifiers_.clear();
@@ -285,6 +376,7 @@ absl::StatusOr<RuleHandle> SoftwareProvider::create(uint16_t dpdk_port, const Fl
     killed_.push_back(*i);
     return absl::Status(s.code(), absl::StrCat("software engine: ", s.message()));
   }
+  if (isTunnelRule(rec.key)) ++tunnel_rules_;
   return static_cast<RuleHandle>(*i) + 1;
 }
 
@@ -295,6 +387,7 @@ absl::Status SoftwareProvider::destroy(uint16_t dpdk_port, RuleHandle rule) {
   const auto i = static_cast<flow::MegaflowIndex>(rule - 1);
   const flow::Megaflow& rec = rules_.at(i);
   (void)editable().remove(rec.mask, rec.key);
+  if (isTunnelRule(rec.key)) --tunnel_rules_;
   // Dead at once: the callback's classifier checks liveness on every hit.
   rules_.kill(i);
   killed_.push_back(i);
@@ -315,6 +408,7 @@ bool SoftwareProvider::sync() {
     set->version = ++version_;
     set->classifier = next_.get();
     set->rules = &rules_;
+    set->tunnel_rules = tunnel_rules_;
     shared_->current.store(set.get(), std::memory_order_release);
     classifiers_.push_back(std::move(next_));
     sets_.push_back(std::move(set));

@@ -6,9 +6,17 @@
 // probe logs loudly that this is not hardware offload.
 //
 // It accepts the patterns the translator produces for IPv4/IPv6 (ETH, IPV4,
-// IPV6, UDP, TCP, ICMP; TTL as one of the classes 0, 1, 2..255) and compiles
-// each into a masked flow key; anything else is refused (ENOTSUP), like a
-// NIC without that feature. Serves one port.
+// IPV6, UDP, TCP, ICMP; TTL as one of the classes 0, 1, 2..255) and VXLAN
+// tunnel patterns (outer ETH / IPV4 / UDP dst 4789 / VXLAN, then inner items
+// as above) and compiles each into a masked flow key; anything else is
+// refused (ENOTSUP), like a NIC without that feature. Serves one port.
+//
+// Tunnel rules: the outer source, destination and VNI go to the key's
+// tun_src / tun_dst / tun_vni, the inner headers to its ordinary fields, and
+// the outer facts a pattern may require (version_ihl 0x45, no fragment,
+// VXLAN flags 0x08) to bits of the engine's layer word (sw_engine_rx.h),
+// which also keeps plain rules from matching inner headers and tunnel rules
+// from matching plain frames.
 //
 // Control path only. Rule changes go into an unpublished classifier version;
 // sync() publishes it (release), waits until the callback of every queue
@@ -42,7 +50,7 @@ class SoftwareProvider final : public OffloadProvider {
   ~SoftwareProvider() override;
 
   const char* name() const override { return "software"; }
-  ProviderCaps caps() const override { return {true, true, false}; }
+  ProviderCaps caps() const override { return {true, true, true, true}; }
   Capability probe(uint16_t dpdk_port, uint16_t rx_queues) override;
   void detach(uint16_t dpdk_port) override;
   absl::Status validate(uint16_t dpdk_port, const FlowPattern& pattern, uint32_t mark) override;
@@ -74,6 +82,7 @@ class SoftwareProvider final : public OffloadProvider {
   std::unique_ptr<flow::Classifier> next_;
   std::vector<flow::MegaflowIndex> killed_;  // recycled after the next complete sync
   uint64_t version_ = 0;
+  uint32_t tunnel_rules_ = 0;  // live tunnel rules in next_ (or the newest version)
 };
 
 }  // namespace sluice::offload

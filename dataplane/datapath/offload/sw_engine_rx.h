@@ -9,7 +9,13 @@
 // Runs on the PMD thread that polls the queue (inside rte_eth_rx_burst): no
 // heap, locks or syscalls. Its "hardware parser" is the flow-key extraction
 // (flow/flow_key.h): a rule matches only frames that parse completely, as a
-// NIC classifies only headers it validated. Rules are held as a megaflow
+// NIC classifies only headers it validated. A frame whose outer headers
+// parse as IPv4 / UDP to port 4789 with room for a VXLAN header is looked up
+// first by its inner key (the inner frame parsed from after the VXLAN header
+// to the end of the frame, as a NIC's tunnel parser does: it checks no UDP
+// length), with the outer source, destination and VNI as tun_src / tun_dst /
+// tun_vni and the outer facts in the layer word (below); if no tunnel rule
+// matches, by its outer key. Rules are held as a megaflow
 // table (one record per rule, actions.arg = its mark) searched by a
 // tuple-space classifier (flow/classifier.h).
 //
@@ -35,6 +41,21 @@
 
 namespace sluice::offload {
 
+// The engine's layer word: FlowKey::pad2, which flow-key extraction leaves
+// zero and which only the engine's own classifier gives a meaning. Every rule
+// masks kSwLayerTunnel (plain rules with it 0, tunnel rules with it 1), so a
+// plain rule never matches the inner headers of a VXLAN frame and a tunnel
+// rule never matches a plain frame. The other bits are outer-header facts of
+// a VXLAN frame that a tunnel rule may require, as a NIC matches those
+// fields: they are set in the frame's inner key when true.
+inline constexpr uint32_t kSwLayerTunnel = 1;  // key of a VXLAN frame's inner headers
+inline constexpr uint32_t kSwOuterIhl5 = 2;    // outer version_ihl == 0x45
+inline constexpr uint32_t kSwOuterNoFrag = 4;  // outer MF bit and fragment offset zero
+inline constexpr uint32_t kSwVxlanFlagI = 8;   // VXLAN flags byte == 0x08 (only I)
+// The UDP port the engine's parser takes for VXLAN (RFC 7348's, the
+// default of NICs' VXLAN parsers).
+inline constexpr uint16_t kSwVxlanPort = 4789;
+
 // Queues of one port the engine can serve (sluiced uses one per port).
 inline constexpr uint16_t kSwEngineMaxQueues = 8;
 
@@ -44,6 +65,9 @@ struct SwRuleSet {
   uint64_t version = 0;
   const flow::Classifier* classifier = nullptr;
   const flow::MegaflowTable* rules = nullptr;  // rule records; actions.arg = mark
+  // Tunnel rules in this version: without any, frames are not parsed past
+  // their outer headers (plain offload pays nothing for tunnel support).
+  uint32_t tunnel_rules = 0;
 };
 
 struct SwEngineShared {

@@ -8,8 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "tests/unit/flow/frame_builder.h"
 #include "tests/unit/offload/offload_test_util.h"
+#include "tests/unit/vxlan/vxlan_frames.h"
 
 namespace sluice::offload {
 namespace {
@@ -111,6 +114,82 @@ TEST_F(MarkBranchTest, ClearedMarkFallsBack) {
   EXPECT_EQ(s.hits, 0);
   EXPECT_EQ(s.stale, 1);
   EXPECT_EQ(s.rest, 1);
+}
+
+// The decap branch against the uplink stage's own classification
+// (classifyUplinkFrame), over random frames whose rule-guaranteed fields
+// (EtherType, our VTEP, UDP 4789, VXLAN flags, VNI) hold and whose other
+// outer fields and lengths are hostile: IPv4 options, fragments, IPv4 and
+// UDP lengths too long or too short, truncation, Ethernet padding, inner
+// frames too short or not IPv4. A marked frame is decapsulated by the branch
+// exactly when the uplink stage would decapsulate it (to an inner frame with
+// an IPv4 header) and its outer header is the fixed 50 bytes, and then to the
+// same inner bytes; every other frame falls back untouched, counted stale.
+TEST_F(MarkBranchTest, DecapPopsExactlyWhatTheUplinkStageWouldAndNothingHostile) {
+  const auto live = install(output(kRewriteL3), 1);
+  marks_.set(0, {kPmd, live, 0});
+  vxlan::DecapConfig cfg;
+  cfg.vtep_ip_be = flow::testing::be32(0xc0a84d01);
+  cfg.vni = 42;
+  std::mt19937 rng(0xdeca9);
+  int popped = 0, fell_back = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    const uint32_t inner_ip = 0x0a000000 | (rng() & 0xff);
+    std::vector<uint8_t> inner =
+        rng() % 8 == 0 ? flow::testing::arpRequest(1, 2).bytes() : flow::testing::udp4(0x0a000001, inner_ip, 7, 9).bytes();
+    if (rng() % 8 == 0) inner.resize(rng() % inner.size());  // inner too short
+    test::OuterSpec o;
+    o.vni = 42;
+    switch (rng() % 8) {
+      case 0: o.version_ihl = 0x46; break;
+      case 1: o.frag = static_cast<uint16_t>(rng() % 2 ? 0x2000 : 0x0001 + rng() % 0x1fff); break;
+      default: break;
+    }
+    std::vector<uint8_t> f = test::vxlanFrame(inner, o);
+    const size_t ip = 14, ihl = (o.version_ihl & 0x0f) * 4u, udp = ip + ihl;
+    auto put16 = [&](size_t at, uint32_t v) {
+      f[at] = static_cast<uint8_t>(v >> 8);
+      f[at + 1] = static_cast<uint8_t>(v);
+    };
+    if (rng() % 6 == 0) put16(ip + 2, (f[ip + 2] << 8 | f[ip + 3]) + rng() % 40 - 20);  // IPv4 total length
+    if (rng() % 6 == 0) put16(udp + 4, (f[udp + 4] << 8 | f[udp + 5]) + rng() % 40 - 20);  // UDP length
+    if (rng() % 6 == 0) f.resize(f.size() + rng() % 30, 0xee);  // Ethernet padding
+    if (rng() % 8 == 0) f.resize(rng() % f.size());             // truncated
+    const std::vector<uint8_t> original = f;
+    const vxlan::DecapInfo d = vxlan::classifyUplinkFrame(f.data(), static_cast<uint32_t>(f.size()), cfg);
+    const bool stage_decaps = d.cls == vxlan::UplinkClass::kVxlan && d.inner_ofs == kDecapPop &&
+                              d.inner_len >= 34 && (f[kDecapPop + 14] >> 4) == 4;
+
+    mbufs_.push_back(std::make_unique<FakeMbuf>(f));
+    rte_mbuf* m = mbufs_.back()->mbuf();
+    m->ol_flags = RTE_MBUF_F_RX_FDIR | RTE_MBUF_F_RX_FDIR_ID;
+    m->hash.fdir.hi = 0;
+    rte_mbuf* pkts[1] = {m};
+    rte_mbuf* hit_pkts[1];
+    flow::Megaflow* hit_flows[1];
+    DecapHit hits[1];
+    const MarkSplit s = splitMarkedDecap(marks_, table_, kPmd, pkts, 1, hit_pkts, hit_flows, hits);
+    ASSERT_EQ(s.hits, stage_decaps ? 1 : 0) << "iteration " << iter;
+    const auto* data = rte_pktmbuf_mtod(m, const uint8_t*);
+    if (stage_decaps) {
+      ++popped;
+      EXPECT_EQ(hits[0].inner_len, d.inner_len);
+      EXPECT_EQ(hits[0].outer_src_be, d.outer_src_be);
+      ASSERT_EQ(rte_pktmbuf_pkt_len(m), d.inner_len);
+      ASSERT_EQ(rte_pktmbuf_data_len(m), d.inner_len);
+      EXPECT_TRUE(std::equal(data, data + d.inner_len, original.begin() + d.inner_ofs)) << "iteration " << iter;
+    } else {
+      ++fell_back;
+      EXPECT_EQ(s.stale, 1);
+      EXPECT_EQ(s.rest, 1);
+      ASSERT_EQ(rte_pktmbuf_data_len(m), original.size());
+      EXPECT_TRUE(std::equal(data, data + original.size(), original.begin()));
+    }
+    mbufs_.clear();
+  }
+  // Both sides were exercised in earnest.
+  EXPECT_GT(popped, 5000);
+  EXPECT_GT(fell_back, 5000);
 }
 
 TEST(MarkTableTest, EntriesRoundTripAllFields) {

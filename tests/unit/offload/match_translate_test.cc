@@ -16,7 +16,10 @@ namespace {
 using testing::l3Key;
 using testing::l3Mask;
 
-constexpr ProviderCaps kAll{true, true, false};
+constexpr ProviderCaps kAll{true, true, true, true};
+// Our VTEP 192.168.77.1 and a remote's 192.168.77.2, network order.
+constexpr uint32_t kVtep = 0x014da8c0;
+constexpr uint32_t kRemote = 0x024da8c0;
 constexpr uint16_t kOffloadPort = 3;
 
 TEST(MatchTranslateTest, RouterDecisionBecomesEthIpv4WithTtlRange) {
@@ -106,6 +109,52 @@ TEST(MatchTranslateTest, RefusesWhatItCannotExpressExactly) {
   EXPECT_TRUE(translateMatch(k, m, kOffloadPort, kAll).ok);
 }
 
+// A decap megaflow as flow_translate.cc makes it (in_port, tun_vni, tun_src,
+// EtherType, TTL class, IPv4 destination; tun_dst left out of the mask but
+// kept in the key by the offload manager).
+void decapMatch(flow::FlowKey* k, flow::FlowMask* m) {
+  *k = l3Key(0x0b00000a);
+  *m = l3Mask();
+  k->in_port = kOffloadPort;
+  m->in_port = 0xffff;
+  k->tun_src = kRemote;
+  m->tun_src = 0xffffffffU;
+  k->tun_vni = 42;
+  m->tun_vni = 0xffffffffU;
+  k->tun_dst = kVtep;
+}
+
+TEST(MatchTranslateTest, DecapMegaflowBecomesAVxlanPattern) {
+  flow::FlowKey k;
+  flow::FlowMask m;
+  decapMatch(&k, &m);
+  MatchTranslation t = translateMatch(k, m, kOffloadPort, kAll);
+  ASSERT_TRUE(t.ok) << t.refusal;
+  EXPECT_EQ(t.pattern.describe(),
+            "eth type=0x0800 untagged / ipv4 src=192.168.77.2/255.255.255.255 dst=192.168.77.1/255.255.255.255 "
+            "version_ihl=0x45 proto=17 frag=0/0x3fff / udp dst=4789 / vxlan flags=0x8 vni=42 / "
+            "eth type=0x0800 untagged / ipv4 dst=10.0.0.11/255.255.255.255 ttl=2..255 / end");
+  // Without the fragment bits the outer IPv4 item has none (the PMD guards).
+  t = translateMatch(k, m, kOffloadPort, {true, true, true, false});
+  ASSERT_TRUE(t.ok);
+  EXPECT_EQ(t.pattern.describe().find("frag="), std::string::npos) << t.pattern.describe();
+  // A provider without tunnel patterns, or a key without our VTEP: refused.
+  EXPECT_EQ(translateMatch(k, m, kOffloadPort, {true, true, false, true}).refusal, kRefuseTunnel);
+  k.tun_dst = 0;
+  EXPECT_EQ(translateMatch(k, m, kOffloadPort, kAll).refusal, kRefuseTunnel);
+  // "Not tunnelled" (tun_vni masked, zero) is no tunnel: a plain pattern.
+  k = l3Key(0x0b00000a);
+  m = l3Mask();
+  m.tun_vni = 0xffffffffU;
+  t = translateMatch(k, m, kOffloadPort, {true, true, false, false});
+  ASSERT_TRUE(t.ok) << t.refusal;
+  EXPECT_EQ(t.pattern.describe(), "eth type=0x0800 untagged / ipv4 dst=10.0.0.11/255.255.255.255 ttl=2..255 / end");
+  // Outer fields without a VNI cannot be expressed.
+  m.tun_src = 0xffffffffU;
+  k.tun_src = kRemote;
+  EXPECT_EQ(translateMatch(k, m, kOffloadPort, kAll).refusal, kRefuseTunnel);
+}
+
 TEST(MatchTranslateTest, Ipv6NeedsTheProviderToSupportIt) {
   flow::FlowKey k = flow::zeroKey();
   flow::FlowMask m = flow::zeroKey();
@@ -114,15 +163,17 @@ TEST(MatchTranslateTest, Ipv6NeedsTheProviderToSupportIt) {
   k.ipv6_dst[0] = 0xfd;
   k.ipv6_dst[15] = 1;
   std::memset(m.ipv6_dst, 0xff, 16);
-  EXPECT_EQ(translateMatch(k, m, kOffloadPort, {true, false, false}).refusal, kRefuseIpv6);
+  EXPECT_EQ(translateMatch(k, m, kOffloadPort, {true, false, true, true}).refusal, kRefuseIpv6);
   MatchTranslation t = translateMatch(k, m, kOffloadPort, kAll);
   ASSERT_TRUE(t.ok);
   EXPECT_EQ(t.pattern.describe(), "eth type=0x86dd untagged / ipv6 dst=fd00::1 / end");
 }
 
-// Exactness over random megaflow-shaped matches: whatever is translated,
-// compiled back by the software engine, is the same masked key and mask
-// (plus "untagged"), so a rule matches exactly the packets its megaflow does.
+// Exactness over random megaflow-shaped matches, plain and VXLAN decap:
+// whatever is translated, compiled back by the software engine, is the same
+// masked key and mask (plus "untagged" and the engine's layer word; for a
+// tunnel, plus our VTEP and the outer facts the uplink stage requires), so a
+// rule matches exactly the packets its megaflow does.
 TEST(MatchTranslateTest, TranslationIsExactRoundTrip) {
   std::mt19937 rng(606);
   int accepted = 0;
@@ -176,14 +227,33 @@ TEST(MatchTranslateTest, TranslationIsExactRoundTrip) {
         m.ip_proto = static_cast<uint8_t>(rng());
         k.ip_proto = static_cast<uint8_t>(rng()) & m.ip_proto;
     }
-    MatchTranslation t = translateMatch(k, m, kOffloadPort, kAll);
+    const bool tunnel = rng() % 3 == 0;
+    if (tunnel) {
+      m.tun_vni = 0xffffffffU;
+      k.tun_vni = 1 + rng() % 0xffffff;
+      if (rng() % 4 != 0) {
+        m.tun_src = 0xffffffffU;
+        k.tun_src = static_cast<uint32_t>(rng());
+      }
+    }
+    flow::FlowKey masked = flow::applyMask(k, m);
+    if (tunnel) masked.tun_dst = kVtep;  // as the offload manager keeps it
+    MatchTranslation t = translateMatch(masked, m, kOffloadPort, kAll);
     ASSERT_TRUE(t.ok) << "iteration " << iter << ": " << t.refusal;
     auto compiled = compileSoftwareRule(t.pattern);
     ASSERT_TRUE(compiled.ok()) << t.pattern.describe() << ": " << compiled.status();
     flow::FlowMask want_mask = m;
+    flow::FlowKey want_key = flow::applyMask(k, m);
     want_mask.flags = flow::kFlagVlan;  // untagged only
+    want_mask.pad2 = kSwLayerTunnel;
+    if (tunnel) {
+      want_mask.tun_vni = 0xffffff;  // 24 bits: the same match
+      want_mask.tun_dst = 0xffffffffU;
+      want_key.tun_dst = kVtep;
+      want_mask.pad2 = want_key.pad2 = kSwLayerTunnel | kSwOuterIhl5 | kSwOuterNoFrag | kSwVxlanFlagI;
+    }
     EXPECT_TRUE(flow::keysEqual(compiled->mask, want_mask)) << t.pattern.describe();
-    EXPECT_TRUE(flow::keysEqual(compiled->key, flow::applyMask(k, m))) << t.pattern.describe();
+    EXPECT_TRUE(flow::keysEqual(compiled->key, want_key)) << t.pattern.describe();
     ++accepted;
   }
   EXPECT_EQ(accepted, 5000);

@@ -11,6 +11,7 @@
 #include "dataplane/control/offload/match_translate.h"
 #include "tests/unit/flow/frame_builder.h"
 #include "tests/unit/offload/offload_test_util.h"
+#include "tests/unit/vxlan/vxlan_frames.h"
 
 namespace sluice::offload {
 namespace {
@@ -24,7 +25,7 @@ constexpr uint16_t kPort = 9;
 constexpr uint64_t kMarkFlags = RTE_MBUF_F_RX_FDIR | RTE_MBUF_F_RX_FDIR_ID;
 
 FlowPattern l3Pattern(uint32_t dst_host_order) {
-  MatchTranslation t = translateMatch(l3Key(be32(dst_host_order)), l3Mask(), 0, {true, true, false});
+  MatchTranslation t = translateMatch(l3Key(be32(dst_host_order)), l3Mask(), 0, {true, true, true, true});
   EXPECT_TRUE(t.ok);
   return t.pattern;
 }
@@ -39,10 +40,16 @@ class SoftwareEngineTest : public ::testing::Test {
   // Runs one burst of frames through the engine; returns their mbufs.
   std::vector<std::unique_ptr<FakeMbuf>> receive(const std::vector<flow::testing::Frame>& frames,
                                                  uint16_t* marked) {
+    std::vector<std::vector<uint8_t>> bytes;
+    for (const auto& f : frames) bytes.push_back(f.bytes());
+    return receive(bytes, marked);
+  }
+  std::vector<std::unique_ptr<FakeMbuf>> receive(const std::vector<std::vector<uint8_t>>& frames,
+                                                 uint16_t* marked) {
     std::vector<std::unique_ptr<FakeMbuf>> out;
     std::vector<rte_mbuf*> pkts;
     for (const auto& f : frames) {
-      out.push_back(std::make_unique<FakeMbuf>(f.bytes()));
+      out.push_back(std::make_unique<FakeMbuf>(f));
       out.back()->mbuf()->hash.rss = 0x1234;
       pkts.push_back(out.back()->mbuf());
     }
@@ -106,6 +113,95 @@ TEST_F(SoftwareEngineTest, DestroyedRulesStopMarkingAndRecordsAreReused) {
   auto pkts = receive({flow::testing::udp4(0x0a000001, 0x0a000002, 1, 2)}, &marked);
   EXPECT_EQ(marked, 1);
   EXPECT_EQ(pkts[0]->mbuf()->hash.fdir.hi, 9u);
+}
+
+// A decap megaflow's rule (as the offload manager builds it: remote VTEP
+// 192.168.77.2 -> ours 192.168.77.1, VNI 42, inner 10.0.0.11 with TTL >= 2)
+// marks exactly the VXLAN frames the uplink stage would decapsulate into that
+// megaflow, matching outer and inner headers on the raw frame; plain rules
+// see only plain headers.
+TEST_F(SoftwareEngineTest, MatchesVxlanTunnelPatternsOnOuterAndInnerHeaders) {
+  flow::FlowKey k = l3Key(be32(0x0a00000b));
+  flow::FlowMask m = l3Mask();
+  k.tun_src = be32(0xc0a84d02);
+  m.tun_src = 0xffffffffU;
+  k.tun_vni = 42;
+  m.tun_vni = 0xffffffffU;
+  k.tun_dst = be32(0xc0a84d01);
+  MatchTranslation t = translateMatch(k, m, 0, {true, true, true, true});
+  ASSERT_TRUE(t.ok) << t.refusal;
+  ASSERT_TRUE(provider_.create(kPort, t.pattern, 5).ok());
+  ASSERT_TRUE(provider_.sync());
+  EXPECT_EQ(provider_.shared().current.load()->tunnel_rules, 1u);
+
+  auto inner = [](uint32_t dst, uint8_t ttl = 64) { return flow::testing::udp4(0x0a000001, dst, 7, 9, ttl).bytes(); };
+  auto vx = [](const std::vector<uint8_t>& in, auto edit) {
+    test::OuterSpec o;
+    o.vni = 42;
+    edit(o);
+    return test::vxlanFrame(in, o);
+  };
+  auto same = [](test::OuterSpec&) {};
+  const std::vector<std::pair<const char*, std::vector<uint8_t>>> cases = {
+      {"match", vx(inner(0x0a00000b), same)},
+      {"another remote VTEP", vx(inner(0x0a00000b), [](auto& o) { o.src = *Ipv4Address::parse("192.168.77.3"); })},
+      {"not our VTEP", vx(inner(0x0a00000b), [](auto& o) { o.dst = *Ipv4Address::parse("192.168.77.9"); })},
+      {"another VNI", vx(inner(0x0a00000b), [](auto& o) { o.vni = 43; })},
+      {"VXLAN flags", vx(inner(0x0a00000b), [](auto& o) { o.flags = 0x0c; })},
+      {"outer IPv4 options", vx(inner(0x0a00000b), [](auto& o) { o.version_ihl = 0x46; })},
+      {"outer fragment", vx(inner(0x0a00000b), [](auto& o) { o.frag = 0x2000; })},
+      {"UDP port 4790", vx(inner(0x0a00000b), [](auto& o) { o.udp_dst = 4790; })},
+      {"inner destination", vx(inner(0x0a00000c), same)},
+      {"inner TTL 1", vx(inner(0x0a00000b, 1), same)},
+      {"the inner frame, plain", inner(0x0a00000b)},
+  };
+  std::vector<std::vector<uint8_t>> frames;
+  for (const auto& c : cases) frames.push_back(c.second);
+  uint16_t marked = 0;
+  auto pkts = receive(frames, &marked);
+  EXPECT_EQ(marked, 1);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(pkts[i]->mbuf()->ol_flags, i == 0 ? kMarkFlags : 0u) << cases[i].first;
+    if (i == 0) {
+      EXPECT_EQ(pkts[i]->mbuf()->hash.fdir.hi, 5u);
+    }
+  }
+
+  // A plain rule for 10.0.0.11 does not match the VXLAN frame's inner
+  // headers; a plain rule for the outer destination matches its outer ones
+  // when no tunnel rule takes it.
+  ASSERT_TRUE(provider_.create(kPort, l3Pattern(0x0a00000b), 6).ok());
+  ASSERT_TRUE(provider_.create(kPort, l3Pattern(0xc0a84d01), 7).ok());
+  ASSERT_TRUE(provider_.sync());
+  pkts = receive({vx(inner(0x0a00000b), same), vx(inner(0x0a00000c), same), inner(0x0a00000b)}, &marked);
+  EXPECT_EQ(marked, 3);
+  EXPECT_EQ(pkts[0]->mbuf()->hash.fdir.hi, 5u);  // the tunnel rule
+  EXPECT_EQ(pkts[1]->mbuf()->hash.fdir.hi, 7u);  // outer headers, plain rule
+  EXPECT_EQ(pkts[2]->mbuf()->hash.fdir.hi, 6u);  // plain frame, plain rule
+}
+
+TEST_F(SoftwareEngineTest, RefusesTunnelPatternsItCannotMatchExactly) {
+  flow::FlowKey k = l3Key(be32(0x0a00000b));
+  flow::FlowMask m = l3Mask();
+  k.tun_vni = 42;
+  m.tun_vni = 0xffffffffU;
+  k.tun_dst = be32(0xc0a84d01);
+  const FlowPattern good = translateMatch(k, m, 0, {true, true, true, true}).pattern;
+  ASSERT_TRUE(provider_.validate(kPort, good, 1).ok()) << good.describe();
+  auto refused = [&](auto edit) {
+    FlowPattern p = good;
+    edit(p);
+    return provider_.validate(kPort, p, 1).code() == absl::StatusCode::kUnimplemented;
+  };
+  EXPECT_TRUE(refused([](FlowPattern& p) { p.at(0).mask.eth.hdr.dst_addr.addr_bytes[0] = 0xff; }));  // outer MAC
+  EXPECT_TRUE(refused([](FlowPattern& p) { p.at(1).spec.ipv4.hdr.version_ihl = 0x46; }));
+  EXPECT_TRUE(refused([](FlowPattern& p) { p.at(1).mask.ipv4.hdr.time_to_live = 0xff; }));  // outer TTL
+  EXPECT_TRUE(refused([](FlowPattern& p) { p.at(1).mask.ipv4.hdr.fragment_offset = RTE_BE16(0x2000); }));
+  EXPECT_TRUE(refused([](FlowPattern& p) { p.at(2).spec.udp.hdr.dst_port = RTE_BE16(4790); }));
+  EXPECT_TRUE(refused([](FlowPattern& p) { p.at(2).mask.udp.hdr.src_port = 0xffff; }));
+  EXPECT_TRUE(refused([](FlowPattern& p) { p.at(3).mask.vxlan.rsvd1 = 0xff; }));
+  EXPECT_TRUE(refused([](FlowPattern& p) { p.at(3).spec.vxlan.flags = 0x0c; }));
+  EXPECT_TRUE(refused([](FlowPattern& p) { p.at(4).type = RTE_FLOW_ITEM_TYPE_IPV4; }));  // no inner ETH
 }
 
 TEST_F(SoftwareEngineTest, RefusesPatternsItCannotMatchExactly) {
