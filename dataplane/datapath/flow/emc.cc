@@ -67,17 +67,21 @@ bool Emc::sameKey(const EmcEntry& e, const FlowKey& k) {
 uint32_t Emc::lookupBurst(const FlowKey* keys, uint16_t* idx, uint32_t n, MegaflowIndex* out,
                           const MegaflowTable& table) {
   if (inv_prob_ == 0) return n;
-  // Stage 1: both candidate slots of every key into cache.
+  // Stage 1: both candidate slots of every key into cache, both lines of
+  // each (the compare of a hit reads the whole entry).
   for (uint32_t j = 0; j < n; ++j) {
     const uint32_t h = keys[idx[j]].hash;
-    __builtin_prefetch(&table_[slot0(h)]);
-    __builtin_prefetch(&table_[slot1(h)]);
+    const auto* e0 = reinterpret_cast<const char*>(&table_[slot0(h)]);
+    const auto* e1 = reinterpret_cast<const char*>(&table_[slot1(h)]);
+    __builtin_prefetch(e0);
+    __builtin_prefetch(e0 + 64);
+    __builtin_prefetch(e1);
+    __builtin_prefetch(e1 + 64);
   }
-  // Stage 2: compare, check the megaflow is still the one cached, compact misses.
-  uint32_t misses = 0;
+  // Stage 2: compare; start loading the megaflow of every hit.
+  EmcEntry* hits[kMaxBurst];
   for (uint32_t j = 0; j < n; ++j) {
-    const uint16_t i = idx[j];
-    const FlowKey& k = keys[i];
+    const FlowKey& k = keys[idx[j]];
     EmcEntry* hit = nullptr;
     EmcEntry* e0 = &table_[slot0(k.hash)];
     EmcEntry* e1 = &table_[slot1(k.hash)];
@@ -86,6 +90,14 @@ uint32_t Emc::lookupBurst(const FlowKey* keys, uint16_t* idx, uint32_t n, Megafl
     } else if (e1->hash == k.hash && e1->megaflow != kNoMegaflow && sameKey(*e1, k)) {
       hit = e1;
     }
+    if (hit != nullptr) __builtin_prefetch(&table.at(hit->megaflow));
+    hits[j] = hit;
+  }
+  // Stage 3: check each hit's megaflow is still the one cached, compact misses.
+  uint32_t misses = 0;
+  for (uint32_t j = 0; j < n; ++j) {
+    const uint16_t i = idx[j];
+    EmcEntry* hit = hits[j];
     if (hit != nullptr) {
       const Megaflow& m = table.at(hit->megaflow);
       if (m.alive.load(std::memory_order_acquire) &&

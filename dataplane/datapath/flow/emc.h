@@ -42,12 +42,14 @@ struct EmcStats {
   uint64_t evictions = 0;     // inserts that overwrote another live key
 };
 
+// Two cache lines. What a probe reads first (hash, megaflow) leads the
+// first line: a probe whose hash differs touches only that line.
 struct alignas(64) EmcEntry {
-  uint64_t words[kMatchWords];  // the packet key's match area
   uint32_t hash;                // the packet key's hash (cheap pre-check)
   MegaflowIndex megaflow;       // kNoMegaflow when empty
   uint32_t generation;          // megaflow generation at insertion
   uint32_t pad;
+  uint64_t words[kMatchWords];  // the packet key's match area (16-byte aligned)
 };
 static_assert(sizeof(EmcEntry) == 128);
 
