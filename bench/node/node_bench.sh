@@ -8,6 +8,10 @@
 #   l3     source pod -> 16 local pods, each in its own /24 (routed: MACs, TTL)
 #   decap  the same frames VXLAN-encapsulated from 16 remote VTEPs to ours
 #   encap  source pod -> 16 remote pod CIDRs, encapsulated toward their VTEPs
+#   vhost  pod A -> pod B and back out over vhost-user (PVP-style): the pods
+#          are bench/pvp_traffic (virtio_user, N round-robin flows to pod B,
+#          64 B) on lcore 0; the floor here is testpmd io-forwarding between
+#          the two vhost-user ports (node_lib.sh says why not testpmd flowgen)
 # Systems: floor, sluice, ovs (default caches), ovs-smc (smc-enable=true);
 # optional: sluice-swoffload (partial offload's software engine marking the
 # input port: l3 only; not a hardware figure).
@@ -18,7 +22,7 @@
 #
 # Usage (root, after bash scripts/setup-bench.sh):
 #   bench/node/node_bench.sh [--rounds 3] [--seconds 5] [--warmup 2]
-#       [--scenarios "l3 decap encap"] [--flows "1 100 1000 10000 100000 250000"]
+#       [--scenarios "l3 decap encap vhost"] [--flows "1 100 1000 10000 100000 250000"]
 #       [--systems "floor sluice ovs ovs-smc"] [--out DIR] [--build DIR]
 #   bench/node/node_bench.sh --smoke [--build DIR]   (l3, 100 flows, 1 round, 2 s)
 # Exit: 0 every system ran and forwarded what it received; 77 (smoke only)
@@ -30,7 +34,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$root/build}
 rounds=3 seconds=5 warmup=2 smoke=
-scenarios="l3 decap encap"
+scenarios="l3 decap encap vhost"
 flows="1 100 1000 10000 100000 250000"
 systems="floor sluice ovs ovs-smc"
 out=
@@ -52,8 +56,10 @@ if [[ -n $smoke ]]; then
   rounds=1 seconds=2 warmup=1 scenarios=l3 flows=100
 fi
 [[ $EUID -eq 0 ]] || { echo "node_bench.sh: needs root (DPDK, network namespaces)" >&2; exit 2; }
-for b in "$build/bench/node/node_pcap_gen" "$build/dataplane/sluiced" "$build/dataplane/api/sluicectl"; do
-  [[ -x $b ]] || { echo "node_bench.sh: $b is not built (cmake --build $build --target node_pcap_gen sluiced sluicectl)" >&2; exit 2; }
+needed=("$build/bench/node/node_pcap_gen" "$build/dataplane/sluiced" "$build/dataplane/api/sluicectl")
+[[ " $scenarios " == *" vhost "* ]] && needed+=("$build/bench/pvp_traffic")
+for b in "${needed[@]}"; do
+  [[ -x $b ]] || { echo "node_bench.sh: $b is not built (cmake --build $build --target node_pcap_gen sluiced sluicectl pvp_traffic)" >&2; exit 2; }
 done
 out=${out:-$root/bench/node/results/$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
@@ -88,12 +94,18 @@ failed=
 for ((r = 1; r <= rounds; r++)); do
   for scenario in $scenarios; do
     for n in $flows; do
-      pcap="$work/$scenario-$n.pcap"
-      [[ -f $pcap ]] || "$gen" --scenario "$scenario" --flows "$n" --out "$pcap" 2>>"$work/gen.log" || exit 1
-      packets=$(( ( (1024 + n - 1) / n) * n ))
+      if [[ $scenario == vhost ]]; then
+        # The pods generate the traffic: the runners take the flow count.
+        pcap=$n packets=0
+      else
+        pcap="$work/$scenario-$n.pcap"
+        [[ -f $pcap ]] || "$gen" --scenario "$scenario" --flows "$n" --out "$pcap" 2>>"$work/gen.log" || exit 1
+        packets=$(( ( (1024 + n - 1) / n) * n ))
+      fi
       for system in $systems; do
         case $system in
-          floor) line=$(run_floor "$scenario" "$pcap" "$packets") ;;
+          floor) if [[ $scenario == vhost ]]; then line=$(run_floor_vhost "$n")
+                 else line=$(run_floor "$scenario" "$pcap" "$packets"); fi ;;
           sluice) line=$(run_sluice "$scenario" "$pcap" "$packets") ;;
           sluice-swoffload) line=$(run_sluice "$scenario" "$pcap" "$packets" software) ;;
           ovs) line=$(run_ovs "$scenario" "$pcap" "$packets" false) ;;
@@ -113,7 +125,7 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 # Logs of the last runs, for when a figure looks wrong.
-cp "$work"/*.log "$out/" 2>/dev/null || true
+cp "$work"/*.log "$work"/*.txt "$out/" 2>/dev/null || true
 bash "$root/bench/node/node_report.sh" "$out"
 echo "results: $out" >&2
 if [[ -n $failed ]]; then exit 1; fi

@@ -40,6 +40,90 @@ plan_load() {
 # whole file into the pool at start, and the rings need their share.
 pool_for() { echo $(($1 + 32768)); }
 
+# ---------------------------------------------------------------- vhost (PVP)
+# The vhost scenario's pods: bench/pvp_traffic plays pod A (sends N
+# round-robin flows to pod B's address, 64-byte frames) and pod B (counts what
+# arrives) in one process on lcore 0, over two net_virtio_user ports that
+# connect to the dataplane's vhost-user sockets (the dataplane is the
+# vhost-user server: sluiced's default mode, OVS's dpdkvhostuser ports, the
+# floor's net_vhost). Flows differ in UDP source port (and beyond 60,000 in
+# source address) and share the destination, pod B (a /32 route).
+# Not testpmd flowgen: DPDK 22.11's flowgen varies only the destination
+# address (10.253.0.0 + i, hard-coded, like its MACs; --tx-ip and --eth-peer
+# do not apply to it), and Sluice routes only pod /32s locally, so its N
+# destinations cannot come back to a pod (README of bench/node).
+# pvp_traffic's addresses are fixed: 10.250.0.10 → 10.250.0.11.
+vh_cidr=10.250.0.0/24 vh_gw=10.250.0.1
+vh_ip_a=10.250.0.10 vh_mac_a=02:00:0a:fa:00:0a
+vh_ip_b=10.250.0.11 vh_mac_b=02:00:0a:fa:00:0b
+vh_gen_pid=
+
+# Starts the pods in the background; they run long enough to cover the
+# caller's warm-up and measured seconds after vh_gen_settle.
+vh_gen_start() {  # sock-a sock-b flows gateway-mac
+  "$build/bench/pvp_traffic" --sock-a "$1" --sock-b "$2" --gateway-mac "$4" --flows "$3" --warmup 0 \
+    --seconds $((warmup + seconds + 3)) >"$work/pvp-gen.out" 2>>"$work/pvp-gen.log" &
+  vh_gen_pid=$!
+  echo "$vh_gen_pid" >"$work/gen.pid"
+}
+# EAL start-up and connecting: the pods send within about a second.
+vh_gen_settle() { sleep 1; }
+# Waits for the pods to finish (in this shell: `wait` knows only its own
+# children); leaves their receive rate (Mpps, or "-") in $vh_gen_mpps.
+vh_gen_wait() {
+  vh_gen_mpps=-
+  [[ -n $vh_gen_pid ]] || return 0
+  wait "$vh_gen_pid" 2>/dev/null
+  vh_gen_pid=
+  rm -f "$work/gen.pid"
+  local m
+  m=$(sed -n 's/.*"rx_mpps": \([0-9.]*\).*/\1/p' "$work/pvp-gen.out" 2>/dev/null)
+  vh_gen_mpps=${m:--}
+}
+
+# The floor of this path: dpdk-testpmd io-forwarding between two net_vhost
+# ports (no lookup, no rewrite), the same pods on the other side.
+run_floor_vhost() {  # flows
+  local log="$work/testpmd.log" pid
+  rm -rf "$work/vhost" && mkdir -p "$work/vhost"
+  stdbuf -oL dpdk-testpmd -l 0,1 --no-huge --no-pci -m 1024 --no-shconf --file-prefix="$tag-floor" \
+    --vdev "net_vhost0,iface=$work/vhost/a.sock,queues=1" --vdev "net_vhost1,iface=$work/vhost/b.sock,queues=1" \
+    --log-level=4 -- --no-mlockall --total-num-mbufs=32768 --forward-mode=io --nb-cores=1 -a \
+    --record-core-cycles --stats-period 1 >"$log" 2>&1 &
+  pid=$!
+  echo "$pid" >"$work/testpmd.pid"
+  for _ in $(seq 1 300); do
+    [[ -S $work/vhost/b.sock ]] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  vh_gen_start "$work/vhost/a.sock" "$work/vhost/b.sock" "$1" 02:00:00:00:00:01
+  vh_gen_settle
+  # testpmd prints once a second: count its samples from the end of the
+  # warm-up to the end of the measured seconds.
+  sleep "$warmup"
+  local from to
+  from=$(grep -c "NIC statistics for port 1" "$log")
+  sleep "$seconds"
+  to=$(grep -c "NIC statistics for port 1" "$log")
+  vh_gen_wait
+  kill -INT "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  rm -f "$work/testpmd.pid"
+  # Tx-pps of port 1 (toward pod B) over the measured samples; testpmd's
+  # cycles/packet count only polls that received something (busy cycles).
+  local mpps cpp
+  mpps=$(awk -v from="$from" -v to="$to" '/NIC statistics for port/ { port = $(NF - 1); if (port == 1) k++ }
+              /Tx-pps:/ && port == 1 && k > from && k <= to { t += $2; n++ }
+              END { if (n) printf "%.3f", t / n / 1e6; else print "-" }' "$log")
+  cpp=$(grep -o "CPU cycles/packet=[0-9.]*" "$log" | tail -1 | cut -d= -f2)
+  if [[ $mpps == - || -z $cpp ]]; then
+    echo "- - - - - - testpmd-failed"
+  else
+    echo "$mpps $cpp - - - - pods=$vh_gen_mpps"
+  fi
+}
+
 # ---------------------------------------------------------------- the floor
 # dpdk-testpmd io-forwarding pcap → null: no lookup, no rewrite.
 run_floor() {  # scenario pcap packets
@@ -91,7 +175,7 @@ stop_sluiced() {
 # started is found through the pid files they leave while it runs.
 stop_leftovers() {
   local f p
-  for f in "$work/sluiced.pid" "$work/testpmd.pid"; do
+  for f in "$work/gen.pid" "$work/sluiced.pid" "$work/testpmd.pid"; do
     [[ -f $f ]] || continue
     p=$(cat "$f")
     kill -TERM "$p" 2>/dev/null
@@ -120,9 +204,11 @@ EOF
 # engine marking the input pod port's packets (issue 6; l3 only): the
 # engine's rx callback stands in for a NIC, so its own cost is part of the
 # figure (sluicectl stats shows it).
-run_sluice() {  # scenario pcap packets [offload]
+run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   local scenario=$1 pcap=$2 packets=$3 offload=${4:-} k extra=()
   local input="net_pcap,rx_pcap=$pcap,infinite_rx=1"
+  local cidr=$pod_cidr gw=$gw_ip
+  [[ $scenario == vhost ]] && cidr=$vh_cidr gw=$vh_gw
   case $scenario in
     decap) sluice_overlay_json "net_pcap_${tag}up,rx_pcap=$pcap,infinite_rx=1" >"$work/sluiced.json" ;;
     encap) sluice_overlay_json "net_null_${tag}up,no-rx=1" >"$work/sluiced.json" ;;
@@ -141,7 +227,7 @@ run_sluice() {  # scenario pcap packets [offload]
   if "$build/dataplane/sluiced" --help 2>&1 | grep -q -- --state-dir; then extra+=(--state-dir "$work/state"); fi
   rm -rf "$work/vhost" "$work/state" && mkdir -p "$work/state"
   "$build/dataplane/sluiced" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
-    --pod-cidr "$pod_cidr" --gateway "$gw_ip" --gateway-mac "$gw_mac" --main-core 0 --pmd-cores 1 \
+    --pod-cidr "$cidr" --gateway "$gw" --gateway-mac "$gw_mac" --main-core 0 --pmd-cores 1 \
     --mbufs "$(pool_for "$packets")" --allow-vdev-ports true "${extra[@]}" \
     --eal "--no-huge --no-pci -m 2048 --no-shconf --file-prefix=$tag-sluiced" >>"$work/sluiced.log" 2>&1 &
   sluiced_pid=$!
@@ -159,25 +245,34 @@ run_sluice() {  # scenario pcap packets [offload]
   fi
   # Pods (null sinks) first, so the input's first packets find their routes.
   local ok=1
-  if [[ $scenario != encap ]]; then
+  if [[ $scenario == vhost ]]; then
+    # Two vhost-user pod ports (sluiced serves the sockets), then the pods.
+    ctl port add --container-id nb-vhost-a --ifname net1 --ip "$vh_ip_a" --mac "$vh_mac_a" >>"$work/sluicectl.log" 2>&1 || ok=
+    ctl port add --container-id nb-vhost-b --ifname net1 --ip "$vh_ip_b" --mac "$vh_mac_b" >>"$work/sluicectl.log" 2>&1 || ok=
+    [[ -n $ok ]] && vh_gen_start "$work/vhost/nb-vhost-a-net1.sock" "$work/vhost/nb-vhost-b-net1.sock" "$pcap" "$gw_mac"
+  elif [[ $scenario != encap ]]; then
     for ((k = 0; k < pods; k++)); do
       ctl port add --container-id "nb-pod$k" --ifname net1 --ip "$(plan_pod $k 3)" --mac "$(plan_pod $k 4)" \
         --devargs "net_null,no-rx=1" >>"$work/sluicectl.log" 2>&1 || ok=
     done
   fi
-  if [[ $scenario != decap ]]; then
+  if [[ $scenario != decap && $scenario != vhost ]]; then
     ctl port add --container-id nb-src --ifname net1 --ip "$src_ip" --mac "$src_mac" --devargs "$input" \
       >>"$work/sluicectl.log" 2>&1 || ok=
   fi
   if [[ -z $ok ]]; then
+    vh_gen_wait
     stop_sluiced
     echo "- - - - - - port-add-refused"
     return
   fi
+  [[ $scenario == vhost ]] && vh_gen_settle
   sleep "$warmup"
   ctl stats clear >/dev/null
   sleep "$seconds"
   ctl stats >"$work/sluice-stats.txt"
+  local pods=
+  if [[ $scenario == vhost ]]; then vh_gen_wait; pods=",pods=$vh_gen_mpps"; fi
   stop_sluiced
   # Mpps: packets sent over the interval the counters cover (the received
   # rate, timed by the PMD's own cycle count, scaled by sent/received); the
@@ -191,12 +286,15 @@ run_sluice() {  # scenario pcap packets [offload]
     /- megaflow hits/ { mf = pct($0) } /- misses:/ { miss = pct($0) }
     /- mark hits/ { marks = pct($0) }
     /^Drops by reason/ { in_drops = 1; next }
+    # vhost: a pod B slower than the dataplane refuses packets (its ring is
+    # full): a limit of the pod, noted apart, not a misconfiguration.
+    in_drops && NF == 2 && pods != "" && $1 == "tx_queue_full" { podfull = $2; next }
     in_drops && NF == 2 { drops += $2 }
     /^$/ { in_drops = 0 }
-    END { note = drops > 0 ? "drops=" drops : "ok"
+    END { note = (drops > 0 ? "drops=" drops : "ok") pods (podfull > 0 ? ",podfull=" podfull : "")
           if (marks != "") note = note ",marks=" marks "%"
           if (rx > 0) printf "%.3f %s %s %s %s %s %s\n", rate * sent / rx, cpp, emc, smc, mf, miss, note
-          else print "- - - - - - no-stats" }' "$work/sluice-stats.txt"
+          else print "- - - - - - no-stats" }' pods="$pods" "$work/sluice-stats.txt"
 }
 
 # ---------------------------------------------------------------- Open vSwitch
@@ -271,6 +369,14 @@ ovs_configure() {  # scenario pcap
   vsctl add-br br-int -- set bridge br-int datapath_type=netdev fail_mode=secure || return 1
   ofctl del-flows br-int
   case $scenario in
+    vhost)
+      # Pod B's /32 → gateway MAC, pod B's MAC, TTL - 1, its port; the pods'
+      # ports are vhost-user servers (sockets in the run directory, OVS's
+      # default vhost-sock-dir), like sluiced's.
+      ofctl add-flow br-int "priority=100,ip,nw_dst=$vh_ip_b,actions=mod_dl_src:$gw_mac,mod_dl_dst:$vh_mac_b,dec_ttl,output:2" || return 1
+      vsctl add-port br-int pod-a -- set Interface pod-a type=dpdkvhostuser ofport_request=1 \
+        -- add-port br-int pod-b -- set Interface pod-b type=dpdkvhostuser ofport_request=2 || return 1
+      ;;
     l3)
       for r in "${l3_rules[@]}"; do ofctl add-flow br-int "$r" || return 1; done
       vsctl "${pod_ports[@]}" || return 1
@@ -313,7 +419,14 @@ ovs_configure() {  # scenario pcap
   esac
 }
 
-run_ovs() {  # scenario pcap packets smc(true|false)
+# Packets delivered to pod B's vhost-user port since it was added.
+# (dpctl/show -s cannot read a vhost-user port's statistics; OpenFlow can,
+# but not its drops: "drop=?".)
+ovs_pod_b_tx() {
+  ofctl dump-ports br-int 2 2>/dev/null | awk '/tx pkts=/ { v = $0; sub(/.*tx pkts=/, "", v); sub(/,.*/, "", v); print v; exit }'
+}
+
+run_ovs() {  # scenario pcap|flows(vhost) packets smc(true|false)
   if ! ovs_available; then
     echo "- - - - - - ovs-not-installed"
     return
@@ -328,13 +441,30 @@ run_ovs() {  # scenario pcap packets smc(true|false)
     echo "- - - - - - ovs-config-failed"
     return
   fi
+  local tx0=0 tx1=0 vhost=
+  if [[ $1 == vhost ]]; then
+    vhost=1
+    vh_gen_start "$ovs_dir/pod-a" "$ovs_dir/pod-b" "$2" "$gw_mac"
+    vh_gen_settle
+  fi
   sleep "$warmup"
+  [[ -n $vhost ]] && tx0=$(ovs_pod_b_tx)
   appctl dpif-netdev/pmd-stats-clear >/dev/null
   sleep "$seconds"
   appctl dpif-netdev/pmd-perf-show >"$work/ovs-perf.txt" 2>&1
+  [[ -n $vhost ]] && tx1=$(ovs_pod_b_tx)
   appctl dpif-netdev/pmd-stats-show >>"$work/ovs-perf.txt" 2>&1
   # What the datapath did, for reading a figure: its flows and port counters.
   { appctl dpctl/dump-flows -m; appctl dpctl/show -s; } >"$work/ovs-datapath.txt" 2>&1
+  local pods=
+  local delivered=-
+  if [[ -n $vhost ]]; then
+    vh_gen_wait
+    # What reached pod B (the PMD's Tx count includes what pod B's full
+    # ring refused; sluiced counts those as tx_queue_full drops, not sent).
+    [[ $tx0 =~ ^[0-9]+$ && $tx1 =~ ^[0-9]+$ ]] && delivered=$((tx1 - tx0))
+    pods=",pods=$vh_gen_mpps"
+  fi
   ovs_stop
   # Mpps: packets the PMD sent over the measured interval; cycles/packet
   # and tiers as pmd-perf-show gives them (tiers per datapath pass: decap
@@ -349,8 +479,9 @@ run_ovs() {  # scenario pcap packets smc(true|false)
     /- Megaflow hits:/ { mf = pct($0) } /- Upcalls:/ { miss = pct($0) }
     END { # Everything received must have been forwarded (1% allows for
           # packets in flight when the counters were read).
-          note = "passes=" passes (tx < rx * 0.99 ? ",lost=" rx - tx : "")
+          note = "passes=" passes (tx < rx * 0.99 ? ",lost=" rx - tx : "") pods
+          if (delivered != "-") { if (tx - delivered > 0) note = note ",podfull=" tx - delivered; tx = delivered }
           if (secs > 0 && rx > 0)
             printf "%.3f %s %s %s %s %s %s\n", tx / secs / 1e6, cpp, emc, smc, mf, miss, note
-          else print "- - - - - - no-stats" }' "$work/ovs-perf.txt"
+          else print "- - - - - - no-stats" }' pods="$pods" delivered="$delivered" "$work/ovs-perf.txt"
 }
