@@ -49,10 +49,15 @@ pool_for() { echo $(($1 + 32768)); }
 # floor's net_vhost). Flows differ in UDP source port (and beyond 60,000 in
 # source address) and share the destination, pod B (a /32 route).
 # Not testpmd flowgen: DPDK 22.11's flowgen varies only the destination
-# address (10.253.0.0 + i, hard-coded, like its MACs; --tx-ip and --eth-peer
-# do not apply to it), and Sluice routes only pod /32s locally, so its N
-# destinations cannot come back to a pod (README of bench/node).
-# pvp_traffic's addresses are fixed: 10.250.0.10 → 10.250.0.11.
+# address (10.254.0.0 → 10.253.0.0 + i, UDP 1000 → 1001, MACs 00:01:02:03:04:00
+# → :01, all hard-coded: --tx-ip, --tx-udp and --eth-peer do not apply to it;
+# checked by capturing its output with net_pcap), and Sluice routes only pod
+# /32s locally (other destinations only as remote pod CIDRs, encapsulated),
+# so flowgen's N destinations cannot come back to a pod without a prefix
+# route in the dataplane. pvp_traffic's N flows share one destination, so
+# both dataplanes hold one megaflow and differ per flow in their EMC/SMC,
+# as with real pod traffic to one service. Its addresses are fixed:
+# 10.250.0.10 → 10.250.0.11.
 vh_cidr=10.250.0.0/24 vh_gw=10.250.0.1
 vh_ip_a=10.250.0.10 vh_mac_a=02:00:0a:fa:00:0a
 vh_ip_b=10.250.0.11 vh_mac_b=02:00:0a:fa:00:0b
@@ -215,13 +220,15 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     *) echo '{}' >"$work/sluiced.json" ;;
   esac
   if [[ -n $offload ]]; then
-    # decap's input is the uplink, not a pod port; encap megaflows are not
-    # offloaded (their action needs the inner hash): only l3 gets marks.
-    if [[ $scenario != l3 ]]; then
-      echo "- - - - - - skipped:offload-marks-l3-only"
-      return
-    fi
-    extra+=(--offload-provider "$offload" --offload-port nb-src/net1)
+    # l3: marks on the source pod's port; decap: on the uplink (sluiced's
+    # default without --offload-port: decap megaflows become tunnel rules).
+    # Encap megaflows are not offloaded (their action needs the inner hash),
+    # nor is vhost's input a port the engine serves here.
+    case $scenario in
+      l3) extra+=(--offload-provider "$offload" --offload-port nb-src/net1) ;;
+      decap) extra+=(--offload-provider "$offload") ;;
+      *) echo "- - - - - - skipped:offload-marks-l3-decap-only"; return ;;
+    esac
   fi
   # The checkpoint goes to the run's directory, never the node's.
   if "$build/dataplane/sluiced" --help 2>&1 | grep -q -- --state-dir; then extra+=(--state-dir "$work/state"); fi
@@ -285,6 +292,9 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     /- EMC hits/ { emc = pct($0) } /- SMC hits/ { smc = pct($0) }
     /- megaflow hits/ { mf = pct($0) } /- misses:/ { miss = pct($0) }
     /- mark hits/ { marks = pct($0) }
+    # The software engine times its own matching inside the rx callback (part
+    # of the busy cycles): what a NIC would do for free.
+    /software engine:/ { engine = $3 }
     /^Drops by reason/ { in_drops = 1; next }
     # vhost: a pod B slower than the dataplane refuses packets (its ring is
     # full): a limit of the pod, noted apart, not a misconfiguration.
@@ -293,6 +303,7 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     /^$/ { in_drops = 0 }
     END { note = (drops > 0 ? "drops=" drops : "ok") pods (podfull > 0 ? ",podfull=" podfull : "")
           if (marks != "") note = note ",marks=" marks "%"
+          if (engine != "") note = note ",engine=" engine
           if (rx > 0) printf "%.3f %s %s %s %s %s %s\n", rate * sent / rx, cpp, emc, smc, mf, miss, note
           else print "- - - - - - no-stats" }' pods="$pods" "$work/sluice-stats.txt"
 }

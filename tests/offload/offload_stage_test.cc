@@ -16,6 +16,13 @@
 //  - A megaflow removed while its rule is still installed: the engine still
 //    marks, but the PMD falls back (mark miss) and forwards by the current
 //    tables; once the offload thread removes the rule, nothing is marked.
+//  - The same on a VXLAN uplink (a ring ethdev behind the overlay's
+//    UplinkIo): decap megaflows are offloaded as tunnel rules; a frame sent
+//    with marks honoured and again with the PMD ignoring marks leaves by the
+//    same port with the same bytes and counts the same tunnel rx counters,
+//    over random traffic, pods and remote nodes coming and going; a stale
+//    decap rule never forwards; hostile outer headers that a looser rule
+//    marked fall back to the uplink stage, which decides as without marks.
 // The offload thread is not started: the test runs its work with waitIdle(),
 // so it decides when rules appear and disappear.
 #include <gtest/gtest.h>
@@ -26,6 +33,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <array>
@@ -37,12 +45,16 @@
 #include <thread>
 
 #include "dataplane/control/dataplane_control.h"
+#include "dataplane/control/offload/match_translate.h"
+#include "dataplane/control/vxlan/overlay_control.h"
+#include "dataplane/control/vxlan/uplink_io.h"
 #include "dataplane/control/offload/offload_manager.h"
 #include "dataplane/control/offload/rte_flow_provider.h"
 #include "dataplane/control/offload/software_provider.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/pmd.h"
 #include "tests/support/frames.h"
+#include "tests/unit/vxlan/vxlan_frames.h"
 
 namespace sluice {
 namespace {
@@ -133,14 +145,100 @@ class RingBackend final : public PortBackend {
   static inline unsigned next_ = 0;  // names are never reused within the process
 };
 
+// The overlay's uplink as a ring ethdev: the test feeds its rx ring and
+// reads its tx ring; ARP punts are kept in a ring the test may drain.
+class RingUplink final : public UplinkIo {
+ public:
+  RingUplink() : id_(std::to_string(next_++)), name_("net_ring_offlup" + id_) {
+    rx_ = rte_ring_create(("offl_up_rx" + id_).c_str(), 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    tx_ = rte_ring_create(("offl_up_tx" + id_).c_str(), 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    punt_ = rte_ring_create(("offl_up_punt" + id_).c_str(), 256, SOCKET_ID_ANY, RING_F_SC_DEQ);
+    rte_spinlock_init(&lock_);
+    EXPECT_TRUE(rx_ != nullptr && tx_ != nullptr && punt_ != nullptr);
+    const int port = rte_eth_from_rings(name_.c_str(), &rx_, 1, &tx_, 1, SOCKET_ID_ANY);
+    EXPECT_GE(port, 0);
+    port_ = static_cast<uint16_t>(port);
+    rte_eth_conf conf{};
+    EXPECT_EQ(rte_eth_dev_configure(port_, 1, 1, &conf), 0);
+    EXPECT_EQ(rte_eth_rx_queue_setup(port_, 0, 1024, SOCKET_ID_ANY, nullptr, g_pool), 0);
+    EXPECT_EQ(rte_eth_tx_queue_setup(port_, 0, 1024, SOCKET_ID_ANY, nullptr), 0);
+    EXPECT_EQ(rte_eth_dev_start(port_), 0);
+  }
+  ~RingUplink() override {
+    rte_eth_dev_stop(port_);
+    rte_eth_dev_close(port_);
+    rte_vdev_uninit(name_.c_str());
+    for (rte_ring* r : {rx_, tx_, punt_}) {
+      void* obj;
+      while (rte_ring_sc_dequeue(r, &obj) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(obj));
+      rte_ring_free(r);
+    }
+  }
+  MacAddress mac() const override { return *MacAddress::parse("02:55:00:00:00:01"); }
+  bool ipChecksumOffload() const override { return false; }
+  uint16_t dpdkPort() const override { return port_; }
+  rte_spinlock_t* txLock() override { return &lock_; }
+  rte_ring* puntRing() override { return punt_; }
+  absl::Status send(const std::vector<uint8_t>&) override { return absl::OkStatus(); }
+  void drainPunted(const std::function<void(const uint8_t*, size_t)>& f) override {
+    void* obj;
+    while (rte_ring_sc_dequeue(punt_, &obj) == 0) {
+      auto* m = static_cast<rte_mbuf*>(obj);
+      f(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m));
+      rte_pktmbuf_free(m);
+    }
+  }
+  bool linkUp() override { return true; }
+  rte_ring* rx() const { return rx_; }
+  // What the PMD sent on the uplink.
+  std::vector<test::Frame> collect() {
+    std::vector<test::Frame> out;
+    void* obj;
+    while (rte_ring_sc_dequeue(tx_, &obj) == 0) {
+      auto* m = static_cast<rte_mbuf*>(obj);
+      const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
+      out.emplace_back(d, d + rte_pktmbuf_data_len(m));
+      rte_pktmbuf_free(m);
+    }
+    return out;
+  }
+
+ private:
+  static inline unsigned next_ = 0;  // names are never reused within the process
+  std::string id_;
+  std::string name_;
+  rte_ring* rx_ = nullptr;
+  rte_ring* tx_ = nullptr;
+  rte_ring* punt_ = nullptr;
+  rte_spinlock_t lock_;
+  uint16_t port_ = 0;
+};
+
 const Ipv4Address kGateway = *Ipv4Address::parse("10.77.0.1");
+// The overlay: our VTEP, two remote nodes' VTEPs and pod CIDRs, the VNI.
+const Ipv4Address kVtep = *Ipv4Address::parse("192.168.77.1");
+const Ipv4Address kRemote2 = *Ipv4Address::parse("192.168.77.2");
+const Ipv4Address kRemote3 = *Ipv4Address::parse("192.168.77.3");
+const Ipv4Address kStranger = *Ipv4Address::parse("192.168.77.9");  // no remote node
+constexpr uint32_t kVni = 42;
+constexpr uint16_t kUplinkPort = kMaxPorts - 1;  // as sluiced numbers it
+RemoteNodeConfig remoteNode(const std::string& name, Ipv4Address vtep, const std::string& cidr) {
+  RemoteNodeConfig n;
+  n.name = name;
+  n.vtep = vtep;
+  n.pod_cidrs = {*Ipv4Cidr::parse(cidr)};
+  return n;
+}
 Ipv4Address podIp(unsigned host) { return Ipv4Address{kGateway.value - 1 + host}; }  // 10.77.0.<host>
 MacAddress podMac(unsigned host) { return *MacAddress::parse("02:77:00:00:00:" + std::to_string(10 + host)); }
 
 // One node: a PMD, the control path, the offload manager.
 class Node {
  public:
-  explicit Node(std::unique_ptr<offload::OffloadProvider> provider)
+  // vxlan: the node has a VXLAN uplink (remote node r2 configured) and
+  // partial offload marks the uplink's packets, as sluiced without an
+  // offload-port; otherwise pod port offl-c0/eth0 is the offload port.
+  explicit Node(std::unique_ptr<offload::OffloadProvider> provider, bool vxlan = false)
       : dir_(std::filesystem::temp_directory_path() / ("offload_stage_" + std::to_string(::getpid()))),
         table_(4096), manager_(std::move(provider), /*max_flows=*/64) {
     std::filesystem::create_directories(dir_);
@@ -148,7 +246,16 @@ class Node {
     config_.gateway = kGateway;
     config_.gateway_mac = MacAddress::fromIpv4(kGateway);
     config_.socket_dir = dir_.string();
-    config_.offload_port = "offl-c0/eth0";
+    config_.offload_port = vxlan ? "" : "offl-c0/eth0";
+    if (vxlan) {
+      UplinkConfig up;
+      up.devargs = "net_ring (test)";
+      up.vtep = kVtep;
+      up.vtep_prefix = 24;
+      config_.overlay.uplink = up;
+      config_.overlay.vni = kVni;
+      config_.overlay.remote_nodes = {remoteNode("r2", kRemote2, "10.78.0.0/24")};
+    }
     config_.flow_idle_timeout_ms = 600000;  // nothing expires during the test
     flow::FlowLookupConfig fc;
     fc.emc = {256, 4, 7};
@@ -161,6 +268,12 @@ class Node {
     pmd_ = std::make_unique<Pmd>(mailbox_, counters_, parts);
     control_ = std::make_unique<DataplaneControl>(
         config_, backend_, std::vector<PmdHandle>{{0, &mailbox_, &counters_, &table_, &upcalls_}}, rte_get_tsc_hz());
+    if (vxlan) {
+      uplink_ = std::make_unique<RingUplink>();
+      overlay_ = std::make_unique<OverlayControl>(config_.overlay, config_.pod_cidr, *uplink_, kUplinkPort, 1);
+      control_->setOverlay(overlay_.get());
+      manager_.attachPort(kUplinkPort, uplink_->dpdkPort(), 1);
+    }
     control_->setOffload(&manager_);
     control_->start();
     thread_ = std::thread([this] { pmd_->run(); });
@@ -171,7 +284,13 @@ class Node {
     control_->stopFlowThread();
     mailbox_.stop.store(true);
     thread_.join();
+    if (uplink_) {
+      manager_.detachPort(kUplinkPort);
+      control_->setOverlay(nullptr);
+    }
     control_.reset();
+    overlay_.reset();
+    uplink_.reset();
     std::filesystem::remove_all(dir_);
   }
 
@@ -197,6 +316,31 @@ class Node {
     ASSERT_EQ(rte_ring_sp_enqueue(backend_.ring(port_no)->rx, m), 0);
     ASSERT_TRUE(waitUntil([&] { return counters_.packets.read() == before + 1; }));
   }
+  // The same into the uplink's rx ring.
+  void injectUplink(const Frame& f) {
+    rte_mbuf* m = rte_pktmbuf_alloc(g_pool);
+    ASSERT_NE(m, nullptr);
+    std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
+    const uint64_t before = counters_.packets.read();
+    ASSERT_EQ(rte_ring_sp_enqueue(uplink_->rx(), m), 0);
+    ASSERT_TRUE(waitUntil([&] { return counters_.packets.read() == before + 1; }));
+  }
+  // Everything sent, the uplink's output as port kUplinkPort.
+  std::vector<std::pair<uint16_t, Frame>> collectAll() {
+    auto out = backend_.collect();
+    if (uplink_)
+      for (Frame& f : uplink_->collect()) out.emplace_back(kUplinkPort, std::move(f));
+    return out;
+  }
+  // rx packets and bytes of every remote node's tunnel, by name.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> tunnelRx() {
+    std::map<std::string, std::pair<uint64_t, uint64_t>> out;
+    auto nodes = control_->listNodes();
+    EXPECT_TRUE(nodes.ok());
+    if (nodes.ok())
+      for (const RemoteNodeView& n : *nodes) out[n.node.name] = {n.rx_packets, n.rx_bytes};
+    return out;
+  }
   // Waits until control lists a megaflow whose match contains `text`.
   bool waitForFlow(const std::string& text) {
     return waitUntil([&] {
@@ -212,6 +356,7 @@ class Node {
   }
 
   RingBackend& backend() { return backend_; }
+  uint16_t uplinkDpdkPort() const { return uplink_->dpdkPort(); }
   PmdCounters& counters() { return counters_; }
   offload::OffloadManager& manager() { return manager_; }
   DataplaneControl& control() { return *control_; }
@@ -228,6 +373,8 @@ class Node {
   offload::OffloadManager manager_;
   std::unique_ptr<Pmd> pmd_;
   std::unique_ptr<DataplaneControl> control_;
+  std::unique_ptr<RingUplink> uplink_;
+  std::unique_ptr<OverlayControl> overlay_;
   std::thread thread_;
 };
 
@@ -414,6 +561,233 @@ TEST(OffloadStageTest, RuleOutlivingItsMegaflowNeverForwardsByTheStaleDecision) 
   EXPECT_EQ(node.counters().mark_misses.read(), misses + 1);
   EXPECT_EQ(node.counters().drops[static_cast<size_t>(DropReason::kNoRoute)].read(), no_route + 2);
   EXPECT_TRUE(node.backend().collect().empty());
+}
+
+
+// A VXLAN frame from remote VTEP `from` carrying UDP from a remote pod to dst.
+Frame vxlanTo(Ipv4Address from, Ipv4Address dst, uint8_t ttl, uint16_t sport, uint32_t seq,
+              const std::function<void(test::OuterSpec&)>& edit = nullptr) {
+  test::UdpFrameSpec s;
+  s.src_mac = *MacAddress::parse("02:78:00:00:00:05");
+  s.dst_mac = MacAddress::fromIpv4(kGateway);
+  s.src_ip = *Ipv4Address::parse("10.78.0.5");
+  s.dst_ip = dst;
+  s.ttl = ttl;
+  s.src_port = sport;
+  s.sequence = seq;
+  test::OuterSpec o;
+  o.src = from;
+  o.dst = kVtep;
+  o.vni = kVni;
+  if (edit) edit(o);
+  return test::vxlanFrame(test::udpFrame(s), o);
+}
+
+TEST(OffloadStageTest, SoftwareEngineOnAVxlanUplinkMarkedAndUnmarkedGiveTheSameOutput) {
+  auto provider = std::make_unique<offload::SoftwareProvider>(128);
+  offload::SoftwareProvider& engine = *provider;
+  Node node(std::move(provider), /*vxlan=*/true);
+  std::map<unsigned, bool> present;  // destination pods 20..27
+  bool r3 = false;
+  std::mt19937 rng(0xdeca9);
+  const std::array<uint8_t, 4> ttls = {64, 2, 1, 0};
+  uint64_t sent = 0, marked_hits = 0, marked_misses = 0, engine_marked = 0, unmarked_engine = 0;
+  for (int round = 0; round < 40; ++round) {
+    // A table change: a destination pod or remote node r3 comes or goes.
+    if (rng() % 4 == 0) {
+      if (r3) ASSERT_TRUE(node.control().deleteNode("r3").ok());
+      else ASSERT_TRUE(node.control().addNode(remoteNode("r3", kRemote3, "10.79.0.0/24")).ok());
+      r3 = !r3;
+    } else {
+      const unsigned host = 20 + rng() % 8;
+      if (present[host]) node.deletePod("offl-d" + std::to_string(host));
+      else node.addPod("offl-d" + std::to_string(host), host);
+      present[host] = !present[host];
+    }
+    for (int k = 0; k < 40; ++k) {
+      // Few sources and destinations: flows repeat, so megaflows and rules exist.
+      const unsigned v = rng() % 8;
+      const Ipv4Address from = v < 5 ? kRemote2 : v < 7 ? kRemote3 : kStranger;
+      const unsigned r = rng() % 12;
+      const Ipv4Address dst = r < 8 ? podIp(20 + r) : r == 8 ? kGateway : r == 9 ? *Ipv4Address::parse("10.79.0.7")
+                                                                                  : podIp(200 + r);
+      const Frame f = vxlanTo(from, dst, ttls[rng() % 4], static_cast<uint16_t>(rng()), static_cast<uint32_t>(rng()));
+      // With marks honoured...
+      const uint64_t hits = node.counters().mark_hits.read(), misses = node.counters().mark_misses.read();
+      const uint64_t eng = engine.packetsMarked();
+      auto tun_before = node.tunnelRx();
+      node.injectUplink(f);
+      auto via_mark = node.collectAll();
+      auto tun_marked = node.tunnelRx();
+      marked_hits += node.counters().mark_hits.read() - hits;
+      marked_misses += node.counters().mark_misses.read() - misses;
+      engine_marked += engine.packetsMarked() - eng;
+      // ...and ignored (the PMD then takes the uplink stage and the caches).
+      node.manager().marks().setPort(offload::MarkTable::kNoPort);
+      const uint64_t eng2 = engine.packetsMarked();
+      node.injectUplink(f);
+      auto via_pipeline = node.collectAll();
+      auto tun_unmarked = node.tunnelRx();
+      unmarked_engine += engine.packetsMarked() - eng2;
+      node.manager().marks().setPort(kUplinkPort);
+      ++sent;
+      ASSERT_EQ(via_mark, via_pipeline) << "round " << round << " packet " << k;
+      for (const auto& [name, rx] : tun_marked) {
+        const auto before = tun_before[name];
+        const auto after = tun_unmarked[name];
+        EXPECT_EQ(rx.first - before.first, after.first - rx.first) << name << " round " << round;
+        EXPECT_EQ(rx.second - before.second, after.second - rx.second) << name << " round " << round;
+      }
+      if (rng() % 3 == 0) node.manager().waitIdle();
+    }
+  }
+  offload::OffloadStatsView s = node.manager().stats();
+  std::printf("compared %llu VXLAN frame pairs; %llu took the decap mark branch, %llu mark misses; engine marked "
+              "%llu (+%llu of the unmarked copies); rules installed %llu, removed %llu\n",
+              static_cast<unsigned long long>(sent), static_cast<unsigned long long>(marked_hits),
+              static_cast<unsigned long long>(marked_misses), static_cast<unsigned long long>(engine_marked),
+              static_cast<unsigned long long>(unmarked_engine), static_cast<unsigned long long>(s.installed),
+              static_cast<unsigned long long>(s.removed));
+  EXPECT_GT(marked_hits, sent / 4);
+  EXPECT_EQ(engine_marked, marked_hits + marked_misses);
+  EXPECT_GT(s.installed, 0u);
+  EXPECT_GT(s.removed, 0u);
+  EXPECT_EQ(s.failures.size(), 0u);
+  EXPECT_EQ(s.refused.count("tunnel"), 0u);
+}
+
+// Offloads the decap megaflow of r2 -> pod 30; returns its mark.
+uint32_t offloadDecapFlow(Node& node, const Frame& f) {
+  node.injectUplink(f);
+  EXPECT_TRUE(node.waitForFlow("ipv4_dst=10.77.0.30"));
+  node.manager().waitIdle();
+  const std::string state = node.offloadState("ipv4_dst=10.77.0.30");
+  EXPECT_EQ(state.rfind("yes (mark ", 0), 0u) << state;
+  node.collectAll();
+  return static_cast<uint32_t>(std::stoul(state.substr(10)));
+}
+
+TEST(OffloadStageTest, DecapRuleOutlivingItsMegaflowNeverForwardsByTheStaleDecision) {
+  auto provider = std::make_unique<offload::SoftwareProvider>(128);
+  offload::SoftwareProvider& engine = *provider;
+  Node node(std::move(provider), /*vxlan=*/true);
+  const uint16_t out = node.addPod("offl-d30", 30);
+  const Frame f = vxlanTo(kRemote2, podIp(30), 64, 4242, 1);
+  offloadDecapFlow(node, f);
+
+  // Marked: the decap branch, to the pod, the inner frame rewritten.
+  uint64_t hits = node.counters().mark_hits.read();
+  auto tun = node.tunnelRx();
+  node.injectUplink(f);
+  EXPECT_EQ(node.counters().mark_hits.read(), hits + 1);
+  EXPECT_EQ(node.tunnelRx()["r2"].first, tun["r2"].first + 1);
+  EXPECT_EQ(node.tunnelRx()["r2"].second, tun["r2"].second + 60);
+  auto sent = node.collectAll();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].first, out);
+  ASSERT_EQ(sent[0].second.size(), 60u);
+  EXPECT_EQ(test::ipv4Ttl(sent[0].second), 63);
+  EXPECT_TRUE(test::ipv4ChecksumValid(sent[0].second));
+  EXPECT_EQ(test::ethDst(sent[0].second), podMac(30));
+  EXPECT_EQ(test::udpSequence(sent[0].second), 1u);
+
+  // The pod goes: the megaflow dies at once, the rule still marks.
+  node.deletePod("offl-d30");
+  const uint64_t marked = engine.packetsMarked();
+  const uint64_t misses = node.counters().mark_misses.read();
+  hits = node.counters().mark_hits.read();
+  const uint64_t overlay_no_route = node.counters().drops[static_cast<size_t>(DropReason::kOverlayNoRoute)].read();
+  node.injectUplink(f);
+  EXPECT_EQ(engine.packetsMarked(), marked + 1);
+  EXPECT_EQ(node.counters().mark_misses.read(), misses + 1);
+  EXPECT_EQ(node.counters().mark_hits.read(), hits);
+  EXPECT_EQ(node.counters().drops[static_cast<size_t>(DropReason::kOverlayNoRoute)].read(), overlay_no_route + 1);
+  EXPECT_TRUE(node.collectAll().empty());
+
+  // The offload thread removes the rule; the fallback's upcall made the new
+  // megaflow (drop: overlay_no_route, decapsulated traffic is never relayed), offloaded with a fresh mark. Then remote node
+  // r2 goes: that megaflow dies too (its VTEP is unknown now) while its rule
+  // still marks.
+  node.manager().waitIdle();
+  ASSERT_TRUE(node.waitForFlow("ipv4_dst=10.77.0.30"));
+  node.manager().waitIdle();
+  EXPECT_EQ(node.manager().stats().removed, 1u);
+  EXPECT_EQ(node.offloadState("ipv4_dst=10.77.0.30").rfind("yes (mark ", 0), 0u);
+  ASSERT_TRUE(node.control().deleteNode("r2").ok());
+  const uint64_t unknown = node.counters().drops[static_cast<size_t>(DropReason::kVxlanUnknownSource)].read();
+  node.injectUplink(f);
+  EXPECT_EQ(node.counters().drops[static_cast<size_t>(DropReason::kVxlanUnknownSource)].read(), unknown + 1);
+  EXPECT_EQ(node.counters().mark_misses.read(), misses + 2);  // the overlay_no_route drop rule outlived its megaflow
+  EXPECT_TRUE(node.collectAll().empty());
+}
+
+TEST(OffloadStageTest, HostileOuterHeadersMarkedByALooserRuleFallBack) {
+  auto provider = std::make_unique<offload::SoftwareProvider>(128);
+  offload::SoftwareProvider& engine = *provider;
+  Node node(std::move(provider), /*vxlan=*/true);
+  const uint16_t out = node.addPod("offl-d30", 30);
+  const uint32_t mark = offloadDecapFlow(node, vxlanTo(kRemote2, podIp(30), 64, 4242, 1));
+
+  // A looser NIC rule with the same mark: no version_ihl, no fragment bits.
+  flow::FlowKey k = flow::zeroKey();
+  flow::FlowMask m = flow::zeroKey();
+  k.eth_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+  m.eth_type = 0xffff;
+  k.ipv4_dst = htonl(podIp(30).value);
+  m.ipv4_dst = 0xffffffffU;
+  k.tun_src = htonl(kRemote2.value);
+  m.tun_src = 0xffffffffU;
+  k.tun_dst = htonl(kVtep.value);
+  k.tun_vni = kVni;
+  m.tun_vni = 0xffffffffU;
+  offload::MatchTranslation t = offload::translateMatch(k, m, kUplinkPort, {true, true, true, false});
+  ASSERT_TRUE(t.ok) << t.refusal;
+  t.pattern.at(1).mask.ipv4.hdr.version_ihl = 0;
+  ASSERT_TRUE(engine.create(node.uplinkDpdkPort(), t.pattern, mark).ok());
+  ASSERT_TRUE(engine.sync());
+
+  // Each hostile frame is marked by the loose rule; the PMD must fall back
+  // (a mark miss) and the frame must then leave exactly as it does with marks
+  // ignored: the uplink stage decides (drops it by reason or decapsulates it).
+  auto hostile = [](const std::function<void(test::OuterSpec&)>& edit) {
+    return vxlanTo(kRemote2, podIp(30), 64, 4242, 7, edit);
+  };
+  Frame long_udp = hostile(nullptr);
+  long_udp[14 + 20 + 5] += 40;  // UDP length beyond the IPv4 payload
+  Frame short_udp = hostile(nullptr);
+  short_udp[14 + 20 + 5] -= 40;  // inner frame shorter than Ethernet + IPv4
+  const std::vector<std::pair<const char*, Frame>> cases = {
+      {"outer IPv4 options", hostile([](test::OuterSpec& o) { o.version_ihl = 0x46; })},
+      {"first fragment", hostile([](test::OuterSpec& o) { o.frag = 0x2000; })},
+      {"UDP length too long", long_udp},
+      {"UDP length too short", short_udp},
+  };
+  std::vector<std::vector<std::pair<uint16_t, Frame>>> outputs;
+  for (const auto& [what, frame] : cases) {
+    const uint64_t marked = engine.packetsMarked();
+    const uint64_t misses = node.counters().mark_misses.read();
+    const uint64_t hits = node.counters().mark_hits.read();
+    node.injectUplink(frame);
+    EXPECT_EQ(engine.packetsMarked(), marked + 1) << what;
+    EXPECT_EQ(node.counters().mark_misses.read(), misses + 1) << what;
+    EXPECT_EQ(node.counters().mark_hits.read(), hits) << what;
+    auto via_mark = node.collectAll();
+    node.manager().marks().setPort(offload::MarkTable::kNoPort);
+    node.injectUplink(frame);
+    auto via_pipeline = node.collectAll();
+    node.manager().marks().setPort(kUplinkPort);
+    EXPECT_EQ(via_mark, via_pipeline) << what;
+    outputs.push_back(via_mark);
+  }
+  // Options are legal on receipt: decapsulated and delivered by the caches.
+  ASSERT_EQ(outputs[0].size(), 1u);
+  EXPECT_EQ(outputs[0][0].first, out);
+  EXPECT_EQ(test::udpSequence(outputs[0][0].second), 7u);
+  // A fragment and a UDP length past the datagram are dropped by reason.
+  EXPECT_TRUE(outputs[1].empty());
+  EXPECT_TRUE(outputs[2].empty());
+  EXPECT_EQ(node.counters().drops[static_cast<size_t>(DropReason::kVxlanFragment)].read(), 2u);
+  EXPECT_EQ(node.counters().drops[static_cast<size_t>(DropReason::kVxlanTruncated)].read(), 2u);
 }
 
 }  // namespace
