@@ -3,32 +3,24 @@
 #include <cstring>
 
 namespace sluice::vxlan {
-namespace {
-
-inline void store16be(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v >> 8);
-  p[1] = static_cast<uint8_t>(v);
-}
-
-}  // namespace
 
 EncapTemplate buildEncapTemplate(const EncapParams& p) {
   EncapTemplate t;
   uint8_t* e = t.outer;
   std::memcpy(e, p.dst_mac, 6);
   std::memcpy(e + 6, p.src_mac, 6);
-  store16be(e + 12, 0x0800);
+  encapStore16be(e + 12, 0x0800);
   uint8_t* ip = e + kEthLen;
   ip[0] = 0x45;  // version 4, 5 words
   ip[1] = 0;     // TOS
   // total length (2..3) per packet; identification (4..5) zero: DF is set.
-  store16be(ip + 6, 0x4000);  // DF: the overlay MTU is enforced before encapsulation
+  encapStore16be(ip + 6, 0x4000);  // DF: the overlay MTU is enforced before encapsulation
   ip[8] = kOuterTtl;
   ip[9] = 17;  // UDP
   std::memcpy(ip + 12, &p.src_ip_be, 4);
   std::memcpy(ip + 16, &p.dst_ip_be, 4);
   uint8_t* udp = ip + kIpv4Len;
-  store16be(udp + 2, kVxlanUdpPort);
+  encapStore16be(udp + 2, kVxlanUdpPort);
   uint8_t* vx = udp + kUdpLen;
   vx[0] = kVxlanFlagI;
   vx[4] = static_cast<uint8_t>(p.vni >> 16);
@@ -41,16 +33,6 @@ EncapTemplate buildEncapTemplate(const EncapParams& p) {
   t.valid = p.resolved;
   t.tunnel = p.tunnel;
   return t;
-}
-
-void writeOuterHeaders(const EncapTemplate& t, uint32_t inner_len, uint32_t flow_hash, bool software_checksum,
-                       uint8_t* out) {
-  std::memcpy(out, t.outer, kOuterLen);
-  const uint32_t ip_total = kIpv4Len + kUdpLen + kVxlanLen + inner_len;
-  store16be(out + kOfsIpTotalLen, ip_total);
-  if (software_checksum) store16be(out + kOfsIpChecksum, outerIpChecksum(t, inner_len));
-  store16be(out + kOfsUdpSrcPort, outerSourcePort(flow_hash));
-  store16be(out + kOfsUdpLen, kUdpLen + kVxlanLen + inner_len);
 }
 
 }  // namespace sluice::vxlan

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "dataplane/datapath/vxlan/vxlan_decap.h"
 
@@ -53,6 +54,11 @@ struct EncapParams {
 // Builds a template (control thread; pure).
 EncapTemplate buildEncapTemplate(const EncapParams& p);
 
+inline void encapStore16be(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v >> 8);
+  p[1] = static_cast<uint8_t>(v);
+}
+
 // The outer IPv4 header checksum for an inner frame of inner_len bytes.
 inline uint16_t outerIpChecksum(const EncapTemplate& t, uint32_t inner_len) {
   uint32_t sum = t.ip_sum + kIpv4Len + kUdpLen + kVxlanLen + inner_len;
@@ -70,8 +76,15 @@ inline uint16_t outerSourcePort(uint32_t flow_hash) {
 
 // Writes the outer headers for an inner frame of inner_len bytes at `out`
 // (kOuterLen bytes). software_checksum=false leaves the IPv4 checksum zero
-// for the NIC to fill.
-void writeOuterHeaders(const EncapTemplate& t, uint32_t inner_len, uint32_t flow_hash, bool software_checksum,
-                       uint8_t* out);
+// for the NIC to fill. Inline: once per encapsulated packet.
+inline void writeOuterHeaders(const EncapTemplate& t, uint32_t inner_len, uint32_t flow_hash, bool software_checksum,
+                       uint8_t* out) {
+  std::memcpy(out, t.outer, kOuterLen);
+  const uint32_t ip_total = kIpv4Len + kUdpLen + kVxlanLen + inner_len;
+  encapStore16be(out + kOfsIpTotalLen, ip_total);
+  if (software_checksum) encapStore16be(out + kOfsIpChecksum, outerIpChecksum(t, inner_len));
+  encapStore16be(out + kOfsUdpSrcPort, outerSourcePort(flow_hash));
+  encapStore16be(out + kOfsUdpLen, kUdpLen + kVxlanLen + inner_len);
+}
 
 }  // namespace sluice::vxlan

@@ -92,44 +92,4 @@ uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, T
   return kept;
 }
 
-uint16_t encapOne(const OverlaySnapshot& ov, const rte_ether_addr& gateway_mac, rte_mbuf* m, uint16_t tunnel,
-                  uint32_t flow_hash, DropReason* reason) {
-  const EncapTemplate& t = ov.tables->tunnel(tunnel);
-  if (!t.valid) {
-    *reason = DropReason::kNeighborUnresolved;
-    return kNextDrop;
-  }
-  const uint32_t inner_len = rte_pktmbuf_pkt_len(m);
-  if (inner_len - sizeof(rte_ether_hdr) > ov.overlay_mtu) {
-    *reason = DropReason::kOverlayMtuExceeded;
-    return kNextDrop;
-  }
-  if (rte_pktmbuf_headroom(m) < kOuterLen) {
-    *reason = DropReason::kEncapNoHeadroom;
-    return kNextDrop;
-  }
-  // Inner L3 rewrite, as toward a local pod but addressed to the remote's
-  // VTEP device.
-  auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
-  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
-  decrementTtl(ip);
-  std::memcpy(&eth->dst_addr, t.inner_dst, RTE_ETHER_ADDR_LEN);
-  eth->src_addr = gateway_mac;
-
-  auto* outer = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, kOuterLen));
-  writeOuterHeaders(t, inner_len, flow_hash, !ov.tx_ip_checksum_offload, outer);
-  if (ov.tx_ip_checksum_offload) {
-    // Metadata writes only where the value changes (a vhost mbuf arrives
-    // with these zero; a recycled one may already hold them).
-    constexpr uint64_t kFlags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
-    if ((m->ol_flags & kFlags) != kFlags) m->ol_flags |= kFlags;
-    if (m->l2_len != kEthLen) m->l2_len = kEthLen;
-    if (m->l3_len != kIpv4Len) m->l3_len = kIpv4Len;
-  }
-  TunnelCounters& c = ov.counters->tunnels[tunnel];
-  c.tx_packets.inc();
-  c.tx_bytes.add(inner_len);
-  return ov.uplink_port;
-}
-
 }  // namespace sluice::vxlan
