@@ -42,11 +42,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || die "cmake c
 cmake --build build -j "$jobs" || die "build failed"
 
 echo "== all test suites"
-# One retry for a test that fails: restart_integration_test crashed once (SIGSEGV in
-# the test process's own virtio_user pods, DPDK's delayed-interrupt handler after
-# sluiced was killed under them) in about ten runs; a retry keeps that known
-# test-harness crash from failing CI while it is open. A real failure fails twice.
-run_ctest build --repeat until-pass:2
+run_ctest build
 
 echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF >/dev/null ||
