@@ -199,7 +199,8 @@ TEST(OffloadSluicedVxlanTest, SoftwareEngineOnAVxlanUplinkMarksDecapFlows) {
   auto node = SluicedProcess::start(o, &error);
   ASSERT_NE(node, nullptr) << error;
   v1::AddPortResponse a;
-  ASSERT_TRUE(node->addPort(portRequest("offl-a", kIpA.toString()), &a).ok());
+  const grpc::Status added = node->addPort(portRequest("offl-a", kIpA.toString()), &a);
+  ASSERT_TRUE(added.ok()) << added.error_message() << node->log();
   auto pod = VirtioPod::create(a.port().socket_path(), false, pool());
   ASSERT_TRUE(pod.ok()) << pod.status();
   ASSERT_TRUE(node->waitLinkUp(a.port().port_no())) << node->log();
