@@ -103,6 +103,7 @@ for ((r = 1; r <= rounds; r++)); do
         packets=$(( ( (1024 + n - 1) / n) * n ))
       fi
       for system in $systems; do
+        t0=$EPOCHREALTIME
         case $system in
           floor) if [[ $scenario == vhost ]]; then line=$(run_floor_vhost "$n")
                  else line=$(run_floor "$scenario" "$pcap" "$packets"); fi ;;
@@ -113,7 +114,8 @@ for ((r = 1; r <= rounds; r++)); do
           *) echo "node_bench.sh: unknown system $system" >&2; exit 2 ;;
         esac
         read -r mpps cpp emc smc mf miss note <<<"$line"
-        echo "round $r  $scenario  flows $n  $system: $mpps Mpps, $cpp cycles/pkt  (emc $emc smc $smc megaflow $mf miss $miss; $note)" >&2
+        took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+        echo "round $r  $scenario  flows $n  $system: $mpps Mpps, $cpp cycles/pkt  (emc $emc smc $smc megaflow $mf miss $miss; $note) [${took} s]" >&2
         echo "$r,$scenario,$n,$system,$mpps,$cpp,$emc,$smc,$mf,$miss,$note" >>"$raw"
         # A system that did not run, or dropped what it should have forwarded
         # (a configuration error, not a slow run), fails the benchmark.
@@ -125,7 +127,7 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 # Logs of the last runs, for when a figure looks wrong.
-cp "$work"/*.log "$work"/*.txt "$out/" 2>/dev/null || true
+cp "$work"/*.log "$work"/*.txt "$work"/ovs/ovs-vswitchd.log "$out/" 2>/dev/null || true
 bash "$root/bench/node/node_report.sh" "$out"
 echo "results: $out" >&2
 if [[ -n $failed ]]; then exit 1; fi

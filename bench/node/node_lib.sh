@@ -63,27 +63,45 @@ vh_ip_a=10.250.0.10 vh_mac_a=02:00:0a:fa:00:0a
 vh_ip_b=10.250.0.11 vh_mac_b=02:00:0a:fa:00:0b
 vh_gen_pid=
 
-# Starts the pods in the background; they run long enough to cover the
-# caller's warm-up and measured seconds after vh_gen_settle.
+# Starts the pods in the background; they run until vh_gen_stop (at most
+# ten minutes).
 vh_gen_start() {  # sock-a sock-b flows gateway-mac
   "$build/bench/pvp_traffic" --sock-a "$1" --sock-b "$2" --gateway-mac "$4" --flows "$3" --warmup 0 \
-    --seconds $((warmup + seconds + 3)) >"$work/pvp-gen.out" 2>>"$work/pvp-gen.log" &
+    --seconds 600 >"$work/pvp-gen.out" 2>>"$work/pvp-gen.log" &
   vh_gen_pid=$!
   echo "$vh_gen_pid" >"$work/gen.pid"
 }
-# EAL start-up and connecting: the pods send within about a second.
-vh_gen_settle() { sleep 1; }
-# Waits for the pods to finish (in this shell: `wait` knows only its own
-# children); leaves their receive rate (Mpps, or "-") in $vh_gen_mpps.
-vh_gen_wait() {
+# Waits until the dataplane forwards (EAL start-up, connecting and, for OVS,
+# the reconfiguration after a vhost-user device appears take from under a
+# second to several on a busy machine): until `probe` prints a count above
+# zero, at most 30 s. The warm-up starts after it.
+vh_gen_settle() {  # probe command...
+  local c
+  for _ in $(seq 1 300); do
+    c=$("$@" 2>/dev/null)
+    [[ ${c:-0} =~ ^[0-9]+$ && ${c:-0} -gt 0 ]] && return 0
+    kill -0 "$vh_gen_pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+# Stops the pods (in this shell: `wait` knows only its own children); leaves
+# their receive rate over their whole run (Mpps, or "-") in $vh_gen_mpps.
+vh_gen_stop() {
   vh_gen_mpps=-
   [[ -n $vh_gen_pid ]] || return 0
+  kill -TERM "$vh_gen_pid" 2>/dev/null
   wait "$vh_gen_pid" 2>/dev/null
   vh_gen_pid=
   rm -f "$work/gen.pid"
   local m
   m=$(sed -n 's/.*"rx_mpps": \([0-9.]*\).*/\1/p' "$work/pvp-gen.out" 2>/dev/null)
   vh_gen_mpps=${m:--}
+}
+
+# testpmd's latest count of packets sent toward pod B (port 1).
+floor_vhost_sent() {  # log
+  awk '/NIC statistics for port/ { port = $(NF - 1) } /TX-packets:/ && port == 1 { n = $2 } END { print n + 0 }' "$1"
 }
 
 # The floor of this path: dpdk-testpmd io-forwarding between two net_vhost
@@ -103,7 +121,7 @@ run_floor_vhost() {  # flows
     sleep 0.1
   done
   vh_gen_start "$work/vhost/a.sock" "$work/vhost/b.sock" "$1" 02:00:00:00:00:01
-  vh_gen_settle
+  vh_gen_settle floor_vhost_sent "$log"
   # testpmd prints once a second: count its samples from the end of the
   # warm-up to the end of the measured seconds.
   sleep "$warmup"
@@ -111,7 +129,7 @@ run_floor_vhost() {  # flows
   from=$(grep -c "NIC statistics for port 1" "$log")
   sleep "$seconds"
   to=$(grep -c "NIC statistics for port 1" "$log")
-  vh_gen_wait
+  vh_gen_stop
   kill -INT "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   rm -f "$work/testpmd.pid"
@@ -167,6 +185,8 @@ run_floor() {  # scenario pcap packets
 # ---------------------------------------------------------------- Sluice
 ctl() { "$build/dataplane/api/sluicectl" --socket "$work/api.sock" "$@"; }
 sluiced_pid=
+
+sluiced_sent() { ctl stats 2>/dev/null | awk '/packets sent:/ { print $3; exit }'; }
 
 stop_sluiced() {
   [[ -n $sluiced_pid ]] || return 0
@@ -251,12 +271,15 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     return
   fi
   # Pods (null sinks) first, so the input's first packets find their routes.
-  local ok=1
+  local ok=1 why=port-add-refused
   if [[ $scenario == vhost ]]; then
     # Two vhost-user pod ports (sluiced serves the sockets), then the pods.
     ctl port add --container-id nb-vhost-a --ifname net1 --ip "$vh_ip_a" --mac "$vh_mac_a" >>"$work/sluicectl.log" 2>&1 || ok=
     ctl port add --container-id nb-vhost-b --ifname net1 --ip "$vh_ip_b" --mac "$vh_mac_b" >>"$work/sluicectl.log" 2>&1 || ok=
-    [[ -n $ok ]] && vh_gen_start "$work/vhost/nb-vhost-a-net1.sock" "$work/vhost/nb-vhost-b-net1.sock" "$pcap" "$gw_mac"
+    if [[ -n $ok ]]; then
+      vh_gen_start "$work/vhost/nb-vhost-a-net1.sock" "$work/vhost/nb-vhost-b-net1.sock" "$pcap" "$gw_mac"
+      vh_gen_settle sluiced_sent || { ok= why=no-traffic; }
+    fi
   elif [[ $scenario != encap ]]; then
     for ((k = 0; k < pods; k++)); do
       ctl port add --container-id "nb-pod$k" --ifname net1 --ip "$(plan_pod $k 3)" --mac "$(plan_pod $k 4)" \
@@ -268,18 +291,17 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
       >>"$work/sluicectl.log" 2>&1 || ok=
   fi
   if [[ -z $ok ]]; then
-    vh_gen_wait
+    vh_gen_stop
     stop_sluiced
-    echo "- - - - - - port-add-refused"
+    echo "- - - - - - $why"
     return
   fi
-  [[ $scenario == vhost ]] && vh_gen_settle
   sleep "$warmup"
   ctl stats clear >/dev/null
   sleep "$seconds"
   ctl stats >"$work/sluice-stats.txt"
   local pods=
-  if [[ $scenario == vhost ]]; then vh_gen_wait; pods=",pods=$vh_gen_mpps"; fi
+  if [[ $scenario == vhost ]]; then vh_gen_stop; pods=",pods=$vh_gen_mpps"; fi
   stop_sluiced
   # Mpps: packets sent over the interval the counters cover (the received
   # rate, timed by the PMD's own cycle count, scaled by sent/received); the
@@ -430,6 +452,8 @@ ovs_configure() {  # scenario pcap
   esac
 }
 
+ovs_sent() { appctl dpif-netdev/pmd-perf-show 2>/dev/null | awk '/^  Tx packets:/ { print $3; exit }'; }
+
 # Packets delivered to pod B's vhost-user port since it was added.
 # (dpctl/show -s cannot read a vhost-user port's statistics; OpenFlow can,
 # but not its drops: "drop=?".)
@@ -456,7 +480,12 @@ run_ovs() {  # scenario pcap|flows(vhost) packets smc(true|false)
   if [[ $1 == vhost ]]; then
     vhost=1
     vh_gen_start "$ovs_dir/pod-a" "$ovs_dir/pod-b" "$2" "$gw_mac"
-    vh_gen_settle
+    if ! vh_gen_settle ovs_sent; then
+      vh_gen_stop
+      ovs_stop
+      echo "- - - - - - no-traffic"
+      return
+    fi
   fi
   sleep "$warmup"
   [[ -n $vhost ]] && tx0=$(ovs_pod_b_tx)
@@ -470,7 +499,7 @@ run_ovs() {  # scenario pcap|flows(vhost) packets smc(true|false)
   local pods=
   local delivered=-
   if [[ -n $vhost ]]; then
-    vh_gen_wait
+    vh_gen_stop
     # What reached pod B (the PMD's Tx count includes what pod B's full
     # ring refused; sluiced counts those as tx_queue_full drops, not sent).
     [[ $tx0 =~ ^[0-9]+$ && $tx1 =~ ^[0-9]+$ ]] && delivered=$((tx1 - tx0))

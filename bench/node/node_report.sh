@@ -104,6 +104,14 @@ awk -F, '
       awk -F, -v sc="$sc" 'NR > 1 && $1 == sc && $3 !~ /^(floor|sluice|ovs|ovs-smc)$/ {
         printf "| %s | %s | %s | %s (%s) | %s/%s/%s/%s | %s |\n", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }' "$dir/summary.csv"
     fi
+    if [[ $sc == vhost ]]; then
+      echo
+      echo "vhost: pod A → dataplane → pod B over vhost-user (bench/pvp_traffic plays both pods on lcore 0; N flows"
+      echo "differ in UDP source port, one destination). Mpps = what reached pod B, as the dataplane counts it;"
+      echo "floor = testpmd io-forwarding between the two vhost-user ports (no lookup, no rewrite). Where the pods"
+      echo "are slower than the dataplane the figure is the pods' limit (runs.csv: pods = their receive Mpps,"
+      echo "podfull = packets pod B's full ring refused); compare cycles/packet there."
+    fi
     [[ -f $dir/$sc.png || $(command -v gnuplot) ]] && { echo; echo "![$sc]($sc.png)"; }
   done
   if grep -q "ovs-not-installed" "$raw"; then

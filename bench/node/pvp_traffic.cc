@@ -4,12 +4,15 @@
 // it sends 64-byte IPv4/UDP frames from pod A to pod B's address on port A as
 // fast as the ring accepts them, and counts what arrives on port B.
 // Prints one JSON line: {"sent": N, "received": N, "seconds": S, "rx_mpps": M}.
+// SIGINT or SIGTERM end the run early; the line then covers the measured
+// time until the signal (a script that times its own window stops it then).
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -19,6 +22,9 @@
 #include "tests/support/frames.h"
 
 namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void onStop(int) { g_stop = 1; }
 
 struct Options {
   std::string sock_a, sock_b;
@@ -76,6 +82,8 @@ int main(int argc, char** argv) {
     s.src_port = static_cast<uint16_t>(1024 + f % 60000);
     frames.push_back(sluice::test::udpFrame(s));
   }
+  std::signal(SIGINT, onStop);
+  std::signal(SIGTERM, onStop);
   uint16_t port_a = (*a)->portId(), port_b = (*b)->portId();
   uint64_t hz = rte_get_tsc_hz();
   uint64_t start = rte_rdtsc();
@@ -85,7 +93,8 @@ int main(int argc, char** argv) {
   bool measuring = false;
   size_t next_flow = 0;
   rte_mbuf* burst[32];
-  for (uint64_t now = start; now < end; now = rte_rdtsc()) {
+  uint64_t now = start;
+  for (; now < end && g_stop == 0; now = rte_rdtsc()) {
     if (!measuring && now >= measure_from) {
       measuring = true;
       sent = received = 0;
@@ -104,9 +113,11 @@ int main(int argc, char** argv) {
     received += r;
     rte_pktmbuf_free_bulk(burst, r);
   }
+  double measured = now < end ? (now > measure_from ? static_cast<double>(now - measure_from) / static_cast<double>(hz) : 0)
+                              : o.seconds;
   std::printf("{\"sent\": %llu, \"received\": %llu, \"seconds\": %.3f, \"rx_mpps\": %.3f}\n",
-              static_cast<unsigned long long>(sent), static_cast<unsigned long long>(received), o.seconds,
-              static_cast<double>(received) / o.seconds / 1e6);
+              static_cast<unsigned long long>(sent), static_cast<unsigned long long>(received), measured,
+              measured > 0 ? static_cast<double>(received) / measured / 1e6 : 0.0);
   a->reset();
   b->reset();
   return 0;
