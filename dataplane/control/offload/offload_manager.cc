@@ -14,6 +14,9 @@
 namespace sluice::offload {
 namespace {
 
+// The refusal reason of a megaflow over the cap (retried when room frees).
+constexpr std::string_view kRefuseCap = "cap";
+
 // How often the thread looks at failed creates again.
 constexpr auto kRetryInterval = std::chrono::milliseconds(10);
 
@@ -157,6 +160,11 @@ bool OffloadManager::handleBatch(std::deque<Request>& batch) {
     attempt(id, it->second);
     changed = true;
   }
+  // Room freed by removals (or failures) goes to flows refused for the cap.
+  if (!cap_waiting_.empty() && counters_.offloaded + pending_ < max_flows_) {
+    retryCapRefused();
+    changed = true;
+  }
   if (changed && provider_->sync()) {
     for (uint32_t m : quarantine_) free_marks_.push_back(m);
     quarantine_.clear();
@@ -168,6 +176,22 @@ void OffloadManager::handleAdd(const Request& r) {
   if (flows_.contains(r.id)) return;  // repeated report of the same megaflow
   FlowEntry& e = flows_[r.id];
   e.target = r.target;
+  offer(r, e);
+}
+
+void OffloadManager::retryCapRefused() {
+  while (!cap_waiting_.empty() && counters_.offloaded + pending_ < max_flows_) {
+    Request r = std::move(cap_waiting_.front());
+    cap_waiting_.pop_front();
+    auto it = flows_.find(r.id);
+    // Gone meanwhile (removed, or the port detached): nothing to retry.
+    if (it == flows_.end() || it->second.state != State::kRefused || it->second.reason != kRefuseCap) continue;
+    ++counters_.cap_retries;
+    offer(r, it->second);
+  }
+}
+
+void OffloadManager::offer(const Request& r, FlowEntry& e) {
   auto refuse = [&](std::string reason) {
     e.state = State::kRefused;
     ++counters_.refused[reason];
@@ -175,7 +199,13 @@ void OffloadManager::handleAdd(const Request& r) {
   };
   if (!dpdk_port_) return refuse("port_gone");
   if (!capability_.supported) return refuse("port_not_capable");
-  if (counters_.offloaded + pending_ >= max_flows_) return refuse("cap");
+  if (counters_.offloaded + pending_ >= max_flows_) {
+    // Offered again when a rule goes (oldest first); bounded, so a flood of
+    // megaflows cannot grow the backlog without limit.
+    if (cap_waiting_.size() >= max_flows_) cap_waiting_.pop_front();
+    cap_waiting_.push_back(r);
+    return refuse(std::string(kRefuseCap));
+  }
   // VXLAN encap needs the inner flow hash, which a marked packet does not
   // carry: the mark branch executes output and drop only (a decap megaflow
   // is one of those: decapsulated traffic is never encapsulated again).
@@ -293,6 +323,7 @@ void OffloadManager::detachPort(uint16_t port_no) {
   }
   flows_.clear();
   retry_.clear();
+  cap_waiting_.clear();
   pending_ = 0;
   if (dpdk_port_) provider_->detach(*dpdk_port_);
   dpdk_port_.reset();

@@ -9,6 +9,8 @@
 //   add:    cap check -> translate the match (refused when incomplete, by
 //           reason) -> take a mark -> publish mark -> megaflow in the
 //           MarkTable -> validate -> create (retried up to kMaxAttempts);
+//           a megaflow refused for the cap waits (FIFO, bounded) and is
+//           offered again once removals make room;
 //   remove: clear the mark's entry (the PMD stops using it at once) ->
 //           destroy the rule -> after the provider's sync, the mark returns
 //           to the free FIFO (reused last, see mark_table.h).
@@ -48,6 +50,7 @@ struct OffloadStatsView {
   uint64_t installed = 0;          // rules created, ever
   uint64_t removed = 0;            // rules destroyed because their megaflow went
   uint64_t retries = 0;            // create attempts after a failed one
+  uint64_t cap_retries = 0;        // flows refused for the cap, offered again when room freed
   std::map<std::string, uint64_t> refused;   // not attempted: translation, cap, port
   std::map<std::string, uint64_t> failures;  // attempted and failed: validate/create/destroy
   // A software provider's own work on the PMD since start (see
@@ -124,6 +127,11 @@ class OffloadManager final : public FlowOffloadSink {
   // Both with mu_ held.
   bool handleBatch(std::deque<Request>& batch);
   void handleAdd(const Request& r);
+  // Takes e (new, or refused for the cap) through the checks and, if they
+  // pass, a mark and the provider.
+  void offer(const Request& r, FlowEntry& e);
+  // Offers flows refused for the cap again while there is room.
+  void retryCapRefused();
   void handleRemove(uint64_t id);
   void attempt(uint64_t id, FlowEntry& e);
   void releaseMark(FlowEntry& e);
@@ -148,6 +156,7 @@ class OffloadManager final : public FlowOffloadSink {
   Capability capability_;
   std::map<uint64_t, FlowEntry> flows_;
   std::vector<uint64_t> retry_;      // ids of kPending entries whose create failed
+  std::deque<Request> cap_waiting_;  // refused for the cap, oldest first (at most max_flows_)
   uint64_t pending_ = 0;             // entries holding a mark, not yet offloaded or failed
   std::deque<uint32_t> free_marks_;  // FIFO: oldest freed first
   std::vector<uint32_t> quarantine_; // freed marks waiting for a provider sync

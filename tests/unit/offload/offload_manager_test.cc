@@ -223,7 +223,22 @@ TEST_F(OffloadManagerTest, CapsTheOffloadedCount) {
   OffloadStatsView s = manager_.stats();
   EXPECT_EQ(s.offloaded, 4u);
   EXPECT_EQ(s.refused["cap"], 2u);
+  EXPECT_EQ(manager_.flowState(0, 4, 0), "no (cap)");
   EXPECT_EQ(manager_.flowState(0, 5, 0), "no (cap)");
+  // Room frees: the flows refused for the cap are offered again, oldest
+  // first; one that went meanwhile is not.
+  manager_.flowRemoved(0, 0, 0);
+  manager_.processPending();
+  EXPECT_EQ(manager_.flowState(0, 4, 0).rfind("yes (mark ", 0), 0u) << manager_.flowState(0, 4, 0);
+  EXPECT_EQ(manager_.flowState(0, 5, 0), "no (cap)");
+  manager_.flowRemoved(0, 5, 0);
+  manager_.flowRemoved(0, 1, 0);
+  manager_.processPending();
+  s = manager_.stats();
+  EXPECT_EQ(s.offloaded, 3u);  // 2, 3, 4
+  EXPECT_EQ(s.cap_retries, 1u);
+  EXPECT_EQ(s.refused["cap"], 2u);
+  EXPECT_EQ(log_.rules.size(), 3u);
 }
 
 TEST_F(OffloadManagerTest, PortThatCannotMarkGetsNoRulesAndSaysWhy) {
