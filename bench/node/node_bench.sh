@@ -68,6 +68,8 @@ source "$root/bench/node/node_lib.sh"
 cleanup() {
   stop_leftovers
   rm -rf "$work"
+  # EAL leaves an empty runtime directory per file prefix, even with --no-shconf.
+  rmdir /var/run/dpdk/"$tag"-* 2>/dev/null
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -13,18 +13,22 @@ ovs_vswitchd=${OVS_VSWITCHD:-/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk}
 tag="nb$$"
 
 # The addressing plan, from the generator (one source of truth).
+# Read once (plan_load): every run looks up dozens of fields.
+plan_text=
+plan() { [[ -n $plan_text ]] || plan_text=$("$gen" --plan); printf '%s\n' "$plan_text"; }
 plan_field() {  # what column... → value(s)
-  "$gen" --plan | awk -v what="$1" -v col="$2" '$1 == what { print $col }'
+  plan | awk -v what="$1" -v col="$2" '$1 == what { print $col }'
 }
 plan_pod() {  # k column → pod k's field (3 ip, 4 mac, 5 subnet)
-  "$gen" --plan | awk -v k="$1" -v col="$2" '$1 == "pod" && $2 == k { print $col }'
+  plan | awk -v k="$1" -v col="$2" '$1 == "pod" && $2 == k { print $col }'
 }
 plan_remote() {  # k column → remote node k's field (3 vtep, 4 vtep mac, 5 pod cidr, 6 pod ip)
-  "$gen" --plan | awk -v k="$1" -v col="$2" '$1 == "remote" && $2 == k { print $col }'
+  plan | awk -v k="$1" -v col="$2" '$1 == "remote" && $2 == k { print $col }'
 }
 plan_load() {
-  pods=$("$gen" --plan | awk '$1 == "pod"' | wc -l)
-  remotes=$("$gen" --plan | awk '$1 == "remote"' | wc -l)
+  plan_text=$("$gen" --plan)
+  pods=$(plan | awk '$1 == "pod"' | wc -l)
+  remotes=$(plan | awk '$1 == "remote"' | wc -l)
   pod_cidr=$(plan_field pod_cidr 2)
   gw_ip=$(plan_field gateway 2)
   gw_mac=$(plan_field gateway 3)
@@ -92,6 +96,8 @@ vh_gen_stop() {
   [[ -n $vh_gen_pid ]] || return 0
   kill -TERM "$vh_gen_pid" 2>/dev/null
   wait "$vh_gen_pid" 2>/dev/null
+  # EAL leaves its (empty) runtime directory even with --no-shconf.
+  rmdir "/var/run/dpdk/sluice-pods-$vh_gen_pid" 2>/dev/null
   vh_gen_pid=
   rm -f "$work/gen.pid"
   local m
@@ -366,7 +372,9 @@ ovs_start() {  # smc: true|false
 }
 
 ovs_stop() {
-  if [[ -S $ovs_dir/ovs-vswitchd.ctl ]]; then appctl exit --cleanup >/dev/null 2>&1 || true; fi
+  # No --cleanup: it takes about 2 s to remove every port and bridge one by
+  # one, and all of them (database, sockets, namespace) go with the run anyway.
+  if [[ -S $ovs_dir/ovs-vswitchd.ctl ]]; then appctl exit >/dev/null 2>&1 || true; fi
   if [[ -S $ovs_dir/ovsdb-server.ctl ]]; then ovs-appctl -t "$ovs_dir/ovsdb-server.ctl" exit >/dev/null 2>&1 || true; fi
   # If they did not exit on request, their own pid files say whom to stop.
   local f p
