@@ -28,18 +28,12 @@ const MacAddress kMacB = MacAddress::fromIpv4(kIpB);
 const MacAddress kGatewayMac = MacAddress::fromIpv4(kGateway);
 
 // This file's pods' buffers (EAL is up: forwarding_test.cc's main starts it).
-rte_mempool* pool() {
-  static rte_mempool* p =
-      rte_pktmbuf_pool_create("flow_pods", 8192, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-  return p;
-}
-
 class FlowCacheTest : public ::testing::Test {
  protected:
   void SetUp() override { startNode({}); }
 
   void startNode(const SluicedOptions& options) {
-    ASSERT_NE(pool(), nullptr);
+    ASSERT_NE(podPool(), nullptr);
     std::string error;
     node_ = SluicedProcess::start(options, &error);
     ASSERT_NE(node_, nullptr) << error;
@@ -48,8 +42,8 @@ class FlowCacheTest : public ::testing::Test {
     ASSERT_TRUE(node_->addPort(portRequest("pod-fb", kIpB.toString()), &b).ok());
     port_a_ = a.port().port_no();
     port_b_ = b.port().port_no();
-    auto pa = VirtioPod::create(a.port().socket_path(), false, pool());
-    auto pb = VirtioPod::create(b.port().socket_path(), false, pool());
+    auto pa = VirtioPod::create(a.port().socket_path(), false, podPool());
+    auto pb = VirtioPod::create(b.port().socket_path(), false, podPool());
     ASSERT_TRUE(pa.ok()) << pa.status();
     ASSERT_TRUE(pb.ok()) << pb.status();
     pod_a_ = std::move(*pa);

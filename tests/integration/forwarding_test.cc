@@ -5,7 +5,6 @@
 #include <rte_mbuf.h>
 
 #include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <thread>
 
@@ -14,8 +13,6 @@
 
 namespace sluice::test {
 namespace {
-
-rte_mempool* g_pool = nullptr;
 
 const Ipv4Address kIpA = *Ipv4Address::parse("10.250.0.10");
 const Ipv4Address kIpB = *Ipv4Address::parse("10.250.0.11");
@@ -38,8 +35,8 @@ class TwoPodsTest : public ::testing::Test {
     ASSERT_TRUE(node_->addPort(portRequest("pod-b", kIpB.toString()), &b).ok());
     port_a_ = a.port().port_no();
     port_b_ = b.port().port_no();
-    auto pa = VirtioPod::create(a.port().socket_path(), false, g_pool);
-    auto pb = VirtioPod::create(b.port().socket_path(), false, g_pool);
+    auto pa = VirtioPod::create(a.port().socket_path(), false, podPool());
+    auto pb = VirtioPod::create(b.port().socket_path(), false, podPool());
     ASSERT_TRUE(pa.ok()) << pa.status();
     ASSERT_TRUE(pb.ok()) << pb.status();
     pod_a_ = std::move(*pa);
@@ -240,7 +237,7 @@ TEST(ClientModeTest, SluicedConnectsToThePodsSocket) {
   req.set_socket_subdir("pod-x");
   v1::AddPortResponse x;
   ASSERT_TRUE(node->addPort(req, &x).ok());
-  auto server_pod = VirtioPod::create(dir + "/net1.sock", /*server=*/true, g_pool);
+  auto server_pod = VirtioPod::create(dir + "/net1.sock", /*server=*/true, podPool());
   ASSERT_TRUE(server_pod.ok()) << server_pod.status();
   EXPECT_EQ(x.port().vhost_mode(), v1::VHOST_MODE_CLIENT);
   EXPECT_EQ(x.port().socket_path(), dir + "/net1.sock");
@@ -274,13 +271,3 @@ TEST(ShutdownTest, SigtermClosesPortsAndRemovesEverySocket) {
 
 }  // namespace
 }  // namespace sluice::test
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  // A vhost-user peer that goes away must not kill the test with SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
-  if (!sluice::test::initPodEal(argv[0])) return 1;
-  sluice::test::g_pool = rte_pktmbuf_pool_create("pods", 16384, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-  if (sluice::test::g_pool == nullptr) return 1;
-  return RUN_ALL_TESTS();
-}

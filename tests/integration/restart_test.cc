@@ -30,8 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-rte_mempool* g_pool = nullptr;
-
 const Ipv4Address kIpA = *Ipv4Address::parse("10.250.0.10");
 const Ipv4Address kIpB = *Ipv4Address::parse("10.250.0.11");
 const Ipv4Address kIpC = *Ipv4Address::parse("10.250.0.12");
@@ -160,9 +158,9 @@ TEST_F(RestartTest, KilledSluicedRestoresItsPortsTrafficResumesAndAVanishedPodIs
   ASSERT_FALSE(HasFailure());
   // sluiced's client-mode ports retry until the pods' sockets exist; a
   // virtio_user server's probe returns once sluiced has connected.
-  auto pa = VirtioPod::create(socketOf(port_a), /*server=*/true, g_pool);
-  auto pb = VirtioPod::create(socketOf(port_b), /*server=*/true, g_pool);
-  auto pc = VirtioPod::create(socketOf(port_c), /*server=*/false, g_pool);
+  auto pa = VirtioPod::create(socketOf(port_a), /*server=*/true, podPool());
+  auto pb = VirtioPod::create(socketOf(port_b), /*server=*/true, podPool());
+  auto pc = VirtioPod::create(socketOf(port_c), /*server=*/false, podPool());
   ASSERT_TRUE(pa.ok() && pb.ok() && pc.ok()) << pa.status() << pb.status() << pc.status();
   pod_a_ = std::move(*pa);
   pod_b_ = std::move(*pb);
@@ -217,7 +215,7 @@ TEST_F(RestartTest, KilledSluicedRestoresItsPortsTrafficResumesAndAVanishedPodIs
   // C's old pod (a virtio_user client) cannot reconnect; its restored socket
   // takes a new connection on the same port number and forwards.
   pod_c_.reset();
-  auto pc2 = VirtioPod::create(before["pod-c"].socket_path, /*server=*/false, g_pool);
+  auto pc2 = VirtioPod::create(before["pod-c"].socket_path, /*server=*/false, podPool());
   ASSERT_TRUE(pc2.ok()) << pc2.status();
   pod_c_ = std::move(*pc2);
   ASSERT_TRUE(node_->waitLinkUp(port_c)) << node_->log();
@@ -332,13 +330,3 @@ TEST_F(RestartTest, ACorruptCheckpointIsMovedAsideAndSluicedStartsEmpty) {
 
 }  // namespace
 }  // namespace sluice::test
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  // A vhost-user peer that goes away must not kill the test with SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
-  if (!sluice::test::initPodEal(argv[0])) return 1;
-  sluice::test::g_pool = rte_pktmbuf_pool_create("pods", 16384, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-  if (sluice::test::g_pool == nullptr) return 1;
-  return RUN_ALL_TESTS();
-}

@@ -17,6 +17,12 @@ namespace {
 std::atomic<int> g_pod_counter{0};
 }
 
+rte_mempool* podPool() {
+  static rte_mempool* pool =
+      rte_pktmbuf_pool_create("pods", 16384, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  return pool;
+}
+
 bool initPodEal(const std::string& program, unsigned lcore) {
   std::string prefix = "--file-prefix=sluice-pods-" + std::to_string(::getpid());
   std::string lcores = "-l" + std::to_string(lcore);

@@ -45,6 +45,9 @@ class VirtioPod {
   rte_mempool* pool_;
 };
 
+// The pods' mbuf pool of a test process (made on first use, after EAL).
+rte_mempool* podPool();
+
 // EAL for a test or tool process that plays pods: one lcore, no hugepages,
 // its own file prefix. Returns false (and prints why) on failure.
 bool initPodEal(const std::string& program, unsigned lcore = 0);

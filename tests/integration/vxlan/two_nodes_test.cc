@@ -14,11 +14,6 @@
 namespace sluice::test {
 namespace {
 
-rte_mempool* pool() {
-  static rte_mempool* p = rte_pktmbuf_pool_create("vx2pods", 8192, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-  return p;
-}
-
 struct Node {
   std::unique_ptr<SluicedProcess> sluiced;
   std::unique_ptr<VirtioPod> pod;
@@ -30,7 +25,7 @@ const v1::RemoteNode* tunnelOf(const v1::GetStatsResponse& s) { return s.tunnels
 class TwoNodesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_NE(pool(), nullptr);
+    ASSERT_NE(podPool(), nullptr);
     const std::string tag = processTag();
     const std::string if_a = "slvn" + tag + "a", if_b = "slvn" + tag + "b";
     ASSERT_TRUE(topo_.addVeth(if_a, "", if_b, "")) << topo_.error();
@@ -72,7 +67,7 @@ class TwoNodesTest : public ::testing::Test {
     req.set_ip(n.pod_ip.toString());
     v1::AddPortResponse resp;
     ASSERT_TRUE(n.sluiced->addPort(req, &resp).ok());
-    auto pod = VirtioPod::create(resp.port().socket_path(), false, pool());
+    auto pod = VirtioPod::create(resp.port().socket_path(), false, podPool());
     ASSERT_TRUE(pod.ok()) << pod.status();
     n.pod = std::move(*pod);
     ASSERT_TRUE(n.sluiced->waitLinkUp(resp.port().port_no())) << n.sluiced->log();

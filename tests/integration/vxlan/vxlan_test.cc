@@ -28,8 +28,6 @@
 namespace sluice::test {
 namespace {
 
-rte_mempool* g_pool = nullptr;
-
 const Ipv4Address kGateway = *Ipv4Address::parse("10.244.0.1");
 const MacAddress kGatewayMac = MacAddress::fromIpv4(kGateway);
 const Ipv4Address kPodIp = *Ipv4Address::parse("10.244.0.5");
@@ -143,7 +141,7 @@ print(" ".join(cases.keys()))
 class VxlanKernelTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ASSERT_NE(g_pool, nullptr);
+    ASSERT_NE(podPool(), nullptr);
     topo_ = new Topology();
     const std::string tag = processTag();
     remote_ns_ = "slvxr" + tag;
@@ -194,7 +192,7 @@ class VxlanKernelTest : public ::testing::Test {
     ASSERT_TRUE(node_->addPort(portRequest("vxpod", kPodIp), &resp).ok());
     pod_port_ = resp.port().port_no();
     EXPECT_EQ(resp.port().overlay_mtu(), 1450u) << "reported to the CNI plugin";
-    auto pod = VirtioPod::create(resp.port().socket_path(), false, g_pool);
+    auto pod = VirtioPod::create(resp.port().socket_path(), false, podPool());
     ASSERT_TRUE(pod.ok()) << pod.status();
     pod_ = pod->release();
     ASSERT_TRUE(node_->waitLinkUp(pod_port_)) << node_->log();
@@ -400,13 +398,3 @@ TEST_F(VxlanKernelTest, MalformedOuterFramesAreDroppedAndCountedByReason) {
 
 }  // namespace
 }  // namespace sluice::test
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  // A vhost-user peer that goes away must not kill the test with SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
-  if (!sluice::test::initPodEal(argv[0])) return 1;
-  sluice::test::g_pool = rte_pktmbuf_pool_create("vxpods", 16384, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-  if (sluice::test::g_pool == nullptr) return 1;
-  return RUN_ALL_TESTS();
-}
