@@ -89,7 +89,7 @@ echo "round,scenario,flows,system,mpps,cycles_per_packet,emc_pct,smc_pct,megaflo
   echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
   echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r)"
   echo "ovs: $( (ovs-vsctl --version 2>/dev/null || echo none) | head -1), dpdk: $(dpkg-query -W -f '${Version}' dpdk 2>/dev/null)"
-  echo "settings: rounds=$rounds seconds=$seconds warmup=$warmup, one PMD (lcore 1), no hugepages, 64-byte frames"
+  echo "settings: rounds=$rounds seconds=$seconds warmup=$warmup, one PMD (lcore 1; vhost: the pods on lcore 0), no hugepages, 64-byte frames"
 } >"$out/machine.txt"
 
 failed=

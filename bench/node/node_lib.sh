@@ -12,6 +12,15 @@ ovs_vswitchd=${OVS_VSWITCHD:-/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk}
 # parallel runs (and other tests) never collide.
 tag="nb$$"
 
+# Every dataplane under test runs in a session of its own, as ovs-vswitchd
+# does (--detach): with the kernel's autogroup scheduling on (Debian's
+# default) a session is one scheduling group, and CPU time is shared between
+# groups first. In the script's session the dataplane would share one
+# group's weight with the pods (vhost), and lose twice as much to anything
+# else busy on the machine as OVS does. `setsid` execs in place (a
+# script's background job leads no process group), so $! stays the
+# dataplane's pid.
+
 # The addressing plan, from the generator (one source of truth).
 # Read once (plan_load): every run looks up dozens of fields.
 plan_text=
@@ -115,7 +124,7 @@ floor_vhost_sent() {  # log
 run_floor_vhost() {  # flows
   local log="$work/testpmd.log" pid
   rm -rf "$work/vhost" && mkdir -p "$work/vhost"
-  stdbuf -oL dpdk-testpmd -l 0,1 --no-huge --no-pci -m 1024 --no-shconf --file-prefix="$tag-floor" \
+  setsid stdbuf -oL dpdk-testpmd -l 0,1 --no-huge --no-pci -m 1024 --no-shconf --file-prefix="$tag-floor" \
     --vdev "net_vhost0,iface=$work/vhost/a.sock,queues=1" --vdev "net_vhost1,iface=$work/vhost/b.sock,queues=1" \
     --log-level=4 -- --no-mlockall --total-num-mbufs=32768 --forward-mode=io --nb-cores=1 -a \
     --record-core-cycles --stats-period 1 >"$log" 2>&1 &
@@ -157,7 +166,7 @@ run_floor_vhost() {  # flows
 # dpdk-testpmd io-forwarding pcap → null: no lookup, no rewrite.
 run_floor() {  # scenario pcap packets
   local pcap=$2 packets=$3 log="$work/testpmd.log" pid
-  stdbuf -oL dpdk-testpmd -l 0,1 --no-huge --no-pci -m 2048 --no-shconf --file-prefix="$tag-floor" \
+  setsid stdbuf -oL dpdk-testpmd -l 0,1 --no-huge --no-pci -m 2048 --no-shconf --file-prefix="$tag-floor" \
     --vdev "net_pcap0,rx_pcap=$pcap,infinite_rx=1" --vdev "net_null0,no-rx=1" --log-level=4 -- \
     --no-mlockall --total-num-mbufs="$(pool_for "$packets")" --forward-mode=io --nb-cores=1 -a \
     --record-core-cycles --stats-period 1 >"$log" 2>&1 &
@@ -259,7 +268,7 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   # The checkpoint goes to the run's directory, never the node's.
   if "$build/dataplane/sluiced" --help 2>&1 | grep -q -- --state-dir; then extra+=(--state-dir "$work/state"); fi
   rm -rf "$work/vhost" "$work/state" && mkdir -p "$work/state"
-  "$build/dataplane/sluiced" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
+  setsid "$build/dataplane/sluiced" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
     --pod-cidr "$cidr" --gateway "$gw" --gateway-mac "$gw_mac" --main-core 0 --pmd-cores 1 \
     --mbufs "$(pool_for "$packets")" --allow-vdev-ports true "${extra[@]}" \
     --eal "--no-huge --no-pci -m 2048 --no-shconf --file-prefix=$tag-sluiced" >>"$work/sluiced.log" 2>&1 &
