@@ -14,7 +14,10 @@
 #          the two vhost-user ports (node_lib.sh says why not testpmd flowgen)
 # Systems: floor, sluice, ovs (default caches), ovs-smc (smc-enable=true);
 # optional: sluice-swoffload (partial offload's software engine marking the
-# input port: l3 only; not a hardware figure).
+# input port: l3 (the source pod's port) and decap (the uplink: decap
+# megaflows as tunnel rules); not a hardware figure: its note carries
+# engine=<cycles/packet> the engine spent inside its rx callback, to subtract
+# from the PMD's cycles/packet for what the PMD costs when a NIC marks).
 # Rounds are outermost and the systems interleave within each (scenario, N):
 # this machine's throughput is bimodal between runs, so only medians over
 # rounds and per-round ratios mean anything. A benchmark: it never fails on
