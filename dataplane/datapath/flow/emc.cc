@@ -98,7 +98,9 @@ uint32_t Emc::lookupBurst(const FlowKey* keys, uint16_t* idx, uint32_t n, Megafl
   for (uint32_t j = 0; j < n; ++j) {
     const uint16_t i = idx[j];
     EmcEntry* hit = hits[j];
-    if (hit != nullptr) {
+    // An earlier packet of this burst may have found the same entry's
+    // megaflow dead and emptied the entry (one flow: every packet hits it).
+    if (hit != nullptr && hit->megaflow != kNoMegaflow) {
       const Megaflow& m = table.at(hit->megaflow);
       if (m.alive.load(std::memory_order_acquire) &&
           m.generation.load(std::memory_order_acquire) == hit->generation) {

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
+#include <vector>
 
 #include "tests/unit/flow/flow_test_util.h"
 
@@ -179,6 +181,30 @@ TEST_F(EmcTest, DeadMegaflowIsDroppedLazily) {
   ASSERT_EQ(lookup(*emc, a), m);
   table_.kill(m);
   EXPECT_EQ(lookup(*emc, a), kNoMegaflow);
+  EXPECT_EQ(emc->stats().dead, 1U);
+  EXPECT_EQ(emc->occupancy(), 0U);
+}
+
+// One flow: every packet of a burst probes the same entry, and the first
+// one to find its megaflow dead empties it under the others (the node
+// benchmark's decap scenario at 1 flow crashed here once a pod appeared).
+TEST_F(EmcTest, BurstOfOneFlowWhoseMegaflowDiedMissesWhole) {
+  auto emc = make(8192, 1);
+  const FlowKey a = udpKey(1, 2, 3, 4);
+  const MegaflowIndex m = install(a);
+  emc->insert(a, m, table_.at(m).generation);
+  table_.kill(m);
+  constexpr uint32_t kBurst = 32;
+  std::vector<FlowKey> keys(kBurst, a);
+  uint16_t idx[kBurst];
+  std::iota(idx, idx + kBurst, uint16_t{0});
+  MegaflowIndex out[kBurst];
+  std::fill(out, out + kBurst, kNoMegaflow);
+  EXPECT_EQ(emc->lookupBurst(keys.data(), idx, kBurst, out, table_), kBurst);
+  for (uint32_t i = 0; i < kBurst; ++i) {
+    EXPECT_EQ(out[i], kNoMegaflow) << i;
+    EXPECT_EQ(idx[i], i);  // every packet is a miss, in order
+  }
   EXPECT_EQ(emc->stats().dead, 1U);
   EXPECT_EQ(emc->occupancy(), 0U);
 }
