@@ -162,6 +162,7 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       o->set_installed(f.installed);
       o->set_removed(f.removed);
       o->set_retries(f.retries);
+      o->set_cap_retries(f.cap_retries);
       o->set_engine_cycles(f.engine_cycles);
       o->set_engine_packets(f.engine_packets);
       for (const auto& [reason, n] : f.refused) {

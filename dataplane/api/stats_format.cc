@@ -79,9 +79,9 @@ std::string formatStats(const v1::GetStatsResponse& s) {
     else
       out += "  no offload port attached\n";
     out += fmt("  offloaded flows:        %14llu  (cap %u)\n", static_cast<unsigned long long>(o.offloaded()), o.max_flows());
-    out += fmt("  rules installed %llu, removed %llu, create retries %llu\n",
+    out += fmt("  rules installed %llu, removed %llu, create retries %llu, offered again after the cap %llu\n",
                static_cast<unsigned long long>(o.installed()), static_cast<unsigned long long>(o.removed()),
-               static_cast<unsigned long long>(o.retries()));
+               static_cast<unsigned long long>(o.retries()), static_cast<unsigned long long>(o.cap_retries()));
     if (o.engine_packets() != 0)
       out += fmt("  software engine:        %14.1f  cycles/packet in the rx callback (part of the busy cycles)\n",
                  ratio(o.engine_cycles(), o.engine_packets()));

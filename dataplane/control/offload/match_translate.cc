@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "dataplane/datapath/vxlan/vxlan_decap.h"
+
 namespace sluice::offload {
 namespace {
 
@@ -34,10 +36,6 @@ bool ttlRange(uint8_t ttl_class, uint8_t* lo, uint8_t* hi) {
   }
 }
 
-// VXLAN's UDP port (RFC 7348 §5) and the flags byte with only the I bit,
-// what the uplink stage (vxlan_decap.h) accepts.
-constexpr uint16_t kVxlanPort = 4789;
-constexpr uint8_t kVxlanFlagI = 0x08;
 // IPv4 version 4, IHL 5 (20 bytes, no options).
 constexpr uint8_t kVersionIhl45 = 0x45;
 // The MF bit and the 13-bit fragment offset of fragment_offset.
@@ -64,10 +62,10 @@ void addVxlanOuter(const FlowKey& k, const FlowMask& m, const ProviderCaps& caps
     ip.mask.ipv4.hdr.fragment_offset = rte_cpu_to_be_16(kFragBits);
   }
   PatternItem& udp = p.add(RTE_FLOW_ITEM_TYPE_UDP);
-  udp.spec.udp.hdr.dst_port = rte_cpu_to_be_16(kVxlanPort);
+  udp.spec.udp.hdr.dst_port = rte_cpu_to_be_16(vxlan::kVxlanUdpPort);
   udp.mask.udp.hdr.dst_port = 0xffff;
   PatternItem& vx = p.add(RTE_FLOW_ITEM_TYPE_VXLAN);
-  vx.spec.vxlan.flags = kVxlanFlagI;
+  vx.spec.vxlan.flags = vxlan::kVxlanFlagI;  // what the uplink stage accepts
   vx.mask.vxlan.flags = 0xff;
   vx.spec.vxlan.vni[0] = static_cast<uint8_t>(k.tun_vni >> 16);
   vx.spec.vxlan.vni[1] = static_cast<uint8_t>(k.tun_vni >> 8);
