@@ -94,6 +94,24 @@ __attribute__((noinline)) uint32_t resolveUnmarkedBurst(rte_mbuf** w, flow::Pack
   return lookup.lookupBurst(keys, kBurst, out, misses);
 }
 
+// The unmarked path's lookup over the flows' megaflows: a classifier holding
+// them all and an EMC big enough for every flow (so the unmarked side hits
+// the EMC: its cheapest tier).
+struct UnmarkedLookup {
+  UnmarkedLookup(flow::MegaflowTable& table, const std::vector<flow::MegaflowIndex>& index) {
+    for (flow::MegaflowIndex i : index) {
+      const flow::Megaflow& m = table.at(i);
+      (void)classifier.insert(m.mask, m.key, i);
+    }
+    flow::FlowLookupConfig cfg;
+    cfg.emc = {16384, 1, 7};
+    lookup = std::move(*flow::FlowLookup::create(cfg, table));
+    lookup->setClassifier(&classifier);
+  }
+  flow::Classifier classifier;
+  std::unique_ptr<flow::FlowLookup> lookup;
+};
+
 __attribute__((noinline)) uint16_t resolveMarkedBurst(const MarkTable& marks, flow::MegaflowTable& table,
                                                       rte_mbuf** w, rte_mbuf** hit_pkts, flow::Megaflow** hit_flows) {
   return splitMarked(marks, table, 0, w, kBurst, hit_pkts, hit_flows).hits;
@@ -102,15 +120,8 @@ __attribute__((noinline)) uint16_t resolveMarkedBurst(const MarkTable& marks, fl
 void BM_ResolveUnmarked(benchmark::State& state) {
   const auto n = static_cast<uint32_t>(state.range(0));
   Flows flows(n);
-  flow::Classifier cls;
-  for (uint32_t f = 0; f < n; ++f) {
-    const flow::Megaflow& m = flows.table.at(flows.index[f]);
-    (void)cls.insert(m.mask, m.key, flows.index[f]);
-  }
-  flow::FlowLookupConfig cfg;
-  cfg.emc = {16384, 1, 7};  // every flow fits and is inserted: EMC hits
-  auto lookup = std::move(*flow::FlowLookup::create(cfg, flows.table));
-  lookup->setClassifier(&cls);
+  UnmarkedLookup unmarked(flows.table, flows.index);
+  flow::FlowLookup* lookup = unmarked.lookup.get();
   flow::FlowKey keys[kBurst];
   flow::PacketRef refs[kBurst];
   flow::MegaflowIndex out[kBurst];
@@ -275,15 +286,8 @@ __attribute__((noinline)) uint16_t resolveDecapMarkedBurst(const vxlan::OverlayS
 void BM_DecapUnmarked(benchmark::State& state) {
   const auto n = static_cast<uint32_t>(state.range(0));
   DecapFlows flows(n);
-  flow::Classifier cls;
-  for (uint32_t f = 0; f < n; ++f) {
-    const flow::Megaflow& m = flows.table.at(flows.index[f]);
-    (void)cls.insert(m.mask, m.key, flows.index[f]);
-  }
-  flow::FlowLookupConfig cfg;
-  cfg.emc = {16384, 1, 7};  // every flow fits and is inserted: EMC hits
-  auto lookup = std::move(*flow::FlowLookup::create(cfg, flows.table));
-  lookup->setClassifier(&cls);
+  UnmarkedLookup unmarked(flows.table, flows.index);
+  flow::FlowLookup* lookup = unmarked.lookup.get();
   vxlan::TunnelMeta meta[kBurst];
   vxlan::UplinkRxOut rx_out;
   flow::FlowKey keys[kBurst];

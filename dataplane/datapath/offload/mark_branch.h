@@ -56,6 +56,19 @@ inline bool markRewritable(const rte_mbuf* m) {
   return (rte_pktmbuf_mtod(m, const uint8_t*)[RTE_ETHER_HDR_LEN] >> 4) == 4;
 }
 
+// The live megaflow of this PMD that m's mark names, of the generation the
+// mark was made for (a megaflow killed by revalidation is never used through
+// a rule that outlived it); nullptr otherwise.
+inline flow::Megaflow* markedMegaflow(const MarkTable& marks, flow::MegaflowTable& megaflows, uint32_t pmd_index,
+                                      const rte_mbuf* m) {
+  MarkTarget t;
+  if (!marks.lookup(m->hash.fdir.hi, &t) || t.pmd != pmd_index || t.megaflow >= megaflows.capacity() ||
+      !megaflows.isAlive(t.megaflow))
+    return nullptr;
+  flow::Megaflow* f = &megaflows.at(t.megaflow);
+  return f->generation.load(std::memory_order_acquire) == t.generation ? f : nullptr;
+}
+
 inline MarkSplit splitMarked(const MarkTable& marks, flow::MegaflowTable& megaflows, uint32_t pmd_index,
                              rte_mbuf** pkts, uint16_t n, rte_mbuf** hit_pkts, flow::Megaflow** hit_flows) {
   MarkSplit s;
@@ -65,14 +78,11 @@ inline MarkSplit splitMarked(const MarkTable& marks, flow::MegaflowTable& megafl
       pkts[s.rest++] = m;
       continue;
     }
-    MarkTarget t;
-    bool ok = marks.lookup(m->hash.fdir.hi, &t) && t.pmd == pmd_index && t.megaflow < megaflows.capacity() &&
-              megaflows.isAlive(t.megaflow);
-    flow::Megaflow* f = ok ? &megaflows.at(t.megaflow) : nullptr;
-    ok = ok && f->generation.load(std::memory_order_acquire) == t.generation &&
-         (f->actions.kind == flow::MegaflowActions::Kind::kDrop ||
-          (f->actions.kind == flow::MegaflowActions::Kind::kOutput &&
-           ((f->actions.rewrite_flags & kRewriteL3) == 0 || markRewritable(m))));
+    flow::Megaflow* f = markedMegaflow(marks, megaflows, pmd_index, m);
+    const bool ok = f != nullptr &&
+                    (f->actions.kind == flow::MegaflowActions::Kind::kDrop ||
+                     (f->actions.kind == flow::MegaflowActions::Kind::kOutput &&
+                      ((f->actions.rewrite_flags & kRewriteL3) == 0 || markRewritable(m))));
     if (!ok) {
       ++s.stale;
       pkts[s.rest++] = m;
@@ -136,14 +146,11 @@ inline MarkSplit splitMarkedDecap(const MarkTable& marks, flow::MegaflowTable& m
       pkts[s.rest++] = m;
       continue;
     }
-    MarkTarget t;
-    bool ok = marks.lookup(m->hash.fdir.hi, &t) && t.pmd == pmd_index && t.megaflow < megaflows.capacity() &&
-              megaflows.isAlive(t.megaflow);
-    flow::Megaflow* f = ok ? &megaflows.at(t.megaflow) : nullptr;
-    ok = ok && f->generation.load(std::memory_order_acquire) == t.generation &&
-         (f->actions.kind == flow::MegaflowActions::Kind::kDrop ||
-          f->actions.kind == flow::MegaflowActions::Kind::kOutput) &&
-         decapGuard(m, &hits[s.hits]);
+    flow::Megaflow* f = markedMegaflow(marks, megaflows, pmd_index, m);
+    const bool ok = f != nullptr &&
+                    (f->actions.kind == flow::MegaflowActions::Kind::kDrop ||
+                     f->actions.kind == flow::MegaflowActions::Kind::kOutput) &&
+                    decapGuard(m, &hits[s.hits]);
     if (!ok) {
       ++s.stale;
       pkts[s.rest++] = m;
