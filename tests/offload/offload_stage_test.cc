@@ -305,6 +305,14 @@ class Node {
     return added.ok() ? added->port.port_no : 0;
   }
   void deletePod(const std::string& container) { EXPECT_TRUE(control_->deletePort({container, "eth0"}).ok()); }
+  // Destination pod "offl-d<host>" comes if absent, goes if present (a
+  // table change for the differential tests); present tracks which are.
+  void togglePod(unsigned host, std::map<unsigned, bool>& present) {
+    const std::string name = "offl-d" + std::to_string(host);
+    if (present[host]) deletePod(name);
+    else addPod(name, host);
+    present[host] = !present[host];
+  }
 
   // Puts one frame into port_no's rx ring and waits until the PMD has
   // processed it (its outputs are then in the tx rings).
@@ -472,9 +480,7 @@ TEST(OffloadStageTest, SoftwareEngineMarkedAndUnmarkedGiveTheSameOutput) {
   for (int round = 0; round < 40; ++round) {
     // A table change: a destination pod comes or goes (revalidation).
     const unsigned host = 20 + rng() % 8;
-    if (present[host]) node.deletePod("offl-d" + std::to_string(host));
-    else node.addPod("offl-d" + std::to_string(host), host);
-    present[host] = !present[host];
+    node.togglePod(host, present);
     for (int k = 0; k < 40; ++k) {
       // Few destinations and TTLs: flows repeat, so megaflows and rules exist.
       const unsigned r = rng() % 12;
@@ -600,9 +606,7 @@ TEST(OffloadStageTest, SoftwareEngineOnAVxlanUplinkMarkedAndUnmarkedGiveTheSameO
       r3 = !r3;
     } else {
       const unsigned host = 20 + rng() % 8;
-      if (present[host]) node.deletePod("offl-d" + std::to_string(host));
-      else node.addPod("offl-d" + std::to_string(host), host);
-      present[host] = !present[host];
+      node.togglePod(host, present);
     }
     for (int k = 0; k < 40; ++k) {
       // Few sources and destinations: flows repeat, so megaflows and rules exist.

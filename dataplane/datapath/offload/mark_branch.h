@@ -69,8 +69,14 @@ inline flow::Megaflow* markedMegaflow(const MarkTable& marks, flow::MegaflowTabl
   return f->generation.load(std::memory_order_acquire) == t.generation ? f : nullptr;
 }
 
-inline MarkSplit splitMarked(const MarkTable& marks, flow::MegaflowTable& megaflows, uint32_t pmd_index,
-                             rte_mbuf** pkts, uint16_t n, rte_mbuf** hit_pkts, flow::Megaflow** hit_flows) {
+// The loop both branches share: unmarked packets, and marked ones whose mark
+// names no usable megaflow (counted as stale), stay in pkts, in order, for
+// the normal pipeline. take(m, f, hit) decides the rest (and prepares m when
+// it takes it as hit number `hit`).
+template <typename Take>
+inline MarkSplit splitMarkedBy(const MarkTable& marks, flow::MegaflowTable& megaflows, uint32_t pmd_index,
+                               rte_mbuf** pkts, uint16_t n, rte_mbuf** hit_pkts, flow::Megaflow** hit_flows,
+                               Take take) {
   MarkSplit s;
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
@@ -79,11 +85,7 @@ inline MarkSplit splitMarked(const MarkTable& marks, flow::MegaflowTable& megafl
       continue;
     }
     flow::Megaflow* f = markedMegaflow(marks, megaflows, pmd_index, m);
-    const bool ok = f != nullptr &&
-                    (f->actions.kind == flow::MegaflowActions::Kind::kDrop ||
-                     (f->actions.kind == flow::MegaflowActions::Kind::kOutput &&
-                      ((f->actions.rewrite_flags & kRewriteL3) == 0 || markRewritable(m))));
-    if (!ok) {
+    if (f == nullptr || !take(m, *f, s.hits)) {
       ++s.stale;
       pkts[s.rest++] = m;
       continue;
@@ -93,6 +95,16 @@ inline MarkSplit splitMarked(const MarkTable& marks, flow::MegaflowTable& megafl
     ++s.hits;
   }
   return s;
+}
+
+inline MarkSplit splitMarked(const MarkTable& marks, flow::MegaflowTable& megaflows, uint32_t pmd_index,
+                             rte_mbuf** pkts, uint16_t n, rte_mbuf** hit_pkts, flow::Megaflow** hit_flows) {
+  return splitMarkedBy(marks, megaflows, pmd_index, pkts, n, hit_pkts, hit_flows,
+                       [](const rte_mbuf* m, const flow::Megaflow& f, uint16_t) {
+                         return f.actions.kind == flow::MegaflowActions::Kind::kDrop ||
+                                (f.actions.kind == flow::MegaflowActions::Kind::kOutput &&
+                                 ((f.actions.rewrite_flags & kRewriteL3) == 0 || markRewritable(m)));
+                       });
 }
 
 // What a decap hit needs after the pop: the tunnel (for its rx counters)
@@ -139,32 +151,18 @@ inline bool decapGuard(const rte_mbuf* m, DecapHit* hit) {
 inline MarkSplit splitMarkedDecap(const MarkTable& marks, flow::MegaflowTable& megaflows, uint32_t pmd_index,
                                   rte_mbuf** pkts, uint16_t n, rte_mbuf** hit_pkts, flow::Megaflow** hit_flows,
                                   DecapHit* hits) {
-  MarkSplit s;
-  for (uint16_t i = 0; i < n; ++i) {
-    rte_mbuf* m = pkts[i];
-    if ((m->ol_flags & RTE_MBUF_F_RX_FDIR_ID) == 0) {
-      pkts[s.rest++] = m;
-      continue;
-    }
-    flow::Megaflow* f = markedMegaflow(marks, megaflows, pmd_index, m);
-    const bool ok = f != nullptr &&
-                    (f->actions.kind == flow::MegaflowActions::Kind::kDrop ||
-                     f->actions.kind == flow::MegaflowActions::Kind::kOutput) &&
-                    decapGuard(m, &hits[s.hits]);
-    if (!ok) {
-      ++s.stale;
-      pkts[s.rest++] = m;
-      continue;
-    }
-    rte_pktmbuf_adj(m, kDecapPop);
-    // Outer Ethernet padding (and IPv4 payload past UDP) is not inner frame.
-    if (rte_pktmbuf_pkt_len(m) > hits[s.hits].inner_len)
-      rte_pktmbuf_trim(m, static_cast<uint16_t>(rte_pktmbuf_pkt_len(m) - hits[s.hits].inner_len));
-    hit_pkts[s.hits] = m;
-    hit_flows[s.hits] = f;
-    ++s.hits;
-  }
-  return s;
+  return splitMarkedBy(marks, megaflows, pmd_index, pkts, n, hit_pkts, hit_flows,
+                       [hits](rte_mbuf* m, const flow::Megaflow& f, uint16_t hit) {
+                         if ((f.actions.kind != flow::MegaflowActions::Kind::kDrop &&
+                              f.actions.kind != flow::MegaflowActions::Kind::kOutput) ||
+                             !decapGuard(m, &hits[hit]))
+                           return false;
+                         rte_pktmbuf_adj(m, kDecapPop);
+                         // Outer Ethernet padding (and IPv4 payload past UDP) is not inner frame.
+                         if (rte_pktmbuf_pkt_len(m) > hits[hit].inner_len)
+                           rte_pktmbuf_trim(m, static_cast<uint16_t>(rte_pktmbuf_pkt_len(m) - hits[hit].inner_len));
+                         return true;
+                       });
 }
 
 }  // namespace sluice::offload
