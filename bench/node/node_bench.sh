@@ -18,6 +18,8 @@
 # megaflows as tunnel rules); not a hardware figure: its note carries
 # engine=<cycles/packet> the engine spent inside its rx callback, to subtract
 # from the PMD's cycles/packet for what the PMD costs when a NIC marks).
+# sluice-base: another sluiced binary (--base-sluiced PATH, e.g. one built
+# from main before a change) run exactly like sluice, for A/B comparisons.
 # Rounds are outermost and the systems interleave within each (scenario, N):
 # this machine's throughput is bimodal between runs, so only medians over
 # rounds and per-round ratios mean anything. A benchmark: it never fails on
@@ -27,6 +29,7 @@
 #   bench/node/node_bench.sh [--rounds 3] [--seconds 5] [--warmup 2]
 #       [--scenarios "l3 decap encap vhost"] [--flows "1 100 1000 10000 100000 250000"]
 #       [--systems "floor sluice ovs ovs-smc"] [--out DIR] [--build DIR]
+#       [--base-sluiced PATH]   (with "sluice-base" in --systems)
 #   bench/node/node_bench.sh --smoke [--build DIR]   (l3, 100 flows, 1 round, 2 s)
 # Exit: 0 every system ran and forwarded what it received; 77 (smoke only)
 # the same but OVS is not installed; 1 a system failed to run or dropped
@@ -40,7 +43,7 @@ rounds=3 seconds=5 warmup=2 smoke=
 scenarios="l3 decap encap vhost"
 flows="1 100 1000 10000 100000 250000"
 systems="floor sluice ovs ovs-smc"
-out=
+out= base_sluiced=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
@@ -51,6 +54,7 @@ while [[ $# -gt 0 ]]; do
     --systems) systems=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --base-sluiced) base_sluiced=$2; shift 2 ;;
     --smoke) smoke=1; shift ;;
     *) echo "node_bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -60,6 +64,10 @@ if [[ -n $smoke ]]; then
 fi
 [[ $EUID -eq 0 ]] || { echo "node_bench.sh: needs root (DPDK, network namespaces)" >&2; exit 2; }
 needed=("$build/bench/node/node_pcap_gen" "$build/dataplane/sluiced" "$build/dataplane/api/sluicectl")
+if [[ $systems == *sluice-base* ]]; then
+  [[ -n $base_sluiced ]] || { echo "node_bench.sh: sluice-base needs --base-sluiced PATH" >&2; exit 2; }
+  needed+=("$base_sluiced")
+fi
 [[ " $scenarios " == *" vhost "* ]] && needed+=("$build/bench/pvp_traffic")
 for b in "${needed[@]}"; do
   [[ -x $b ]] || { echo "node_bench.sh: $b is not built (cmake --build $build --target node_pcap_gen sluiced sluicectl pvp_traffic)" >&2; exit 2; }
@@ -114,6 +122,7 @@ for ((r = 1; r <= rounds; r++)); do
                  else line=$(run_floor "$scenario" "$pcap" "$packets"); fi ;;
           sluice) line=$(run_sluice "$scenario" "$pcap" "$packets") ;;
           sluice-swoffload) line=$(run_sluice "$scenario" "$pcap" "$packets" software) ;;
+          sluice-base) line=$(sluiced=$base_sluiced run_sluice "$scenario" "$pcap" "$packets") ;;
           ovs) line=$(run_ovs "$scenario" "$pcap" "$packets" false) ;;
           ovs-smc) line=$(run_ovs "$scenario" "$pcap" "$packets" true) ;;
           *) echo "node_bench.sh: unknown system $system" >&2; exit 2 ;;

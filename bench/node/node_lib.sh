@@ -244,8 +244,11 @@ EOF
 # engine marking the input pod port's packets (issue 6; l3 only): the
 # engine's rx callback stands in for a NIC, so its own cost is part of the
 # figure (sluicectl stats shows it).
+# $sluiced: the binary under test (node_bench.sh's sluice-base system sets
+# it to --base-sluiced's, to compare two builds in the same rounds).
 run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   local scenario=$1 pcap=$2 packets=$3 offload=${4:-} k extra=()
+  local sluiced=${sluiced:-$build/dataplane/sluiced}
   local input="net_pcap,rx_pcap=$pcap,infinite_rx=1"
   local cidr=$pod_cidr gw=$gw_ip
   [[ $scenario == vhost ]] && cidr=$vh_cidr gw=$vh_gw
@@ -266,9 +269,9 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     esac
   fi
   # The checkpoint goes to the run's directory, never the node's.
-  if "$build/dataplane/sluiced" --help 2>&1 | grep -q -- --state-dir; then extra+=(--state-dir "$work/state"); fi
+  if "$sluiced" --help 2>&1 | grep -q -- --state-dir; then extra+=(--state-dir "$work/state"); fi
   rm -rf "$work/vhost" "$work/state" && mkdir -p "$work/state"
-  setsid "$build/dataplane/sluiced" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
+  setsid "$sluiced" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
     --pod-cidr "$cidr" --gateway "$gw" --gateway-mac "$gw_mac" --main-core 0 --pmd-cores 1 \
     --mbufs "$(pool_for "$packets")" --allow-vdev-ports true "${extra[@]}" \
     --eal "--no-huge --no-pci -m 2048 --no-shconf --file-prefix=$tag-sluiced" >>"$work/sluiced.log" 2>&1 &

@@ -269,9 +269,11 @@ __attribute__((noinline)) uint32_t resolveDecapUnmarkedBurst(const vxlan::Overla
   const uint16_t n = vxlan::uplinkRxBurst(ov, w, kBurst, meta, rx_out);
   for (uint16_t i = 0; i < n; ++i)
     refs[i] = {rte_pktmbuf_mtod(w[i], const uint8_t*), rte_pktmbuf_data_len(w[i]), 0, false};
-  flow::extractFlowKeys(refs, n, 0, keys);
-  vxlan::applyTunnelMeta(meta, n, keys);
-  return lookup.lookupBurst(keys, n, out, misses);
+  // As the PMD does: one key per run of packets with one key and tunnel.
+  flow::PacketRun runs[kBurst];
+  const uint32_t n_runs = flow::extractFlowKeyRuns(refs, n, 0, vxlan::tunnelChanges(meta, n), keys, runs);
+  vxlan::applyTunnelMeta(meta, runs, static_cast<uint16_t>(n_runs), keys);
+  return lookup.lookupBurst(keys, n_runs, out, misses);
 }
 
 __attribute__((noinline)) uint16_t resolveDecapMarkedBurst(const vxlan::OverlaySnapshot& ov, const MarkTable& marks,

@@ -120,6 +120,7 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       o->set_tx_packets(p.tx_packets);
       o->set_tx_batched_packets(p.tx_batched);
       o->set_reloads(p.reloads);
+      o->set_run_hits(p.run_hits);
       o->set_emc_hits(p.emc_hits);
       o->set_smc_hits(p.smc_hits);
       o->set_megaflow_hits(p.megaflow_hits);

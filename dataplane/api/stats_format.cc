@@ -49,6 +49,7 @@ std::string formatStats(const v1::GetStatsResponse& s) {
       tier("- mark hits (offload):", p.mark_hits());
       out += fmt("    stale/unknown marks %llu (then looked up below)\n", static_cast<unsigned long long>(p.mark_misses()));
     }
+    tier("- same-flow run hits:", p.run_hits());
     tier("- EMC hits:", p.emc_hits());
     tier("- SMC hits:", p.smc_hits());
     tier("- megaflow hits:", p.megaflow_hits());

@@ -484,6 +484,7 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
                       c.packets.read(), c.rx_bursts.read(), c.tx_batches.read(), c.tx_batched.read(), c.tx_packets.read(),
                       c.reloads.read()});
     PmdStatsView& v = t.pmds.back();
+    v.run_hits = c.run_hits.read();
     v.emc_hits = c.emc_hits.read();
     v.smc_hits = c.smc_hits.read();
     v.megaflow_hits = c.megaflow_hits.read();
@@ -525,6 +526,7 @@ StatsView DataplaneControl::stats() {
     s.tx_batched -= b.tx_batched;
     s.tx_packets -= b.tx_packets;
     s.reloads -= b.reloads;
+    s.run_hits -= b.run_hits;
     s.emc_hits -= b.emc_hits;
     s.smc_hits -= b.smc_hits;
     s.megaflow_hits -= b.megaflow_hits;

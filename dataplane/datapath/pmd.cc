@@ -8,10 +8,6 @@
 namespace sluice {
 namespace {
 
-// next[] value of a packet that the screen stage sends on to lookup.
-constexpr uint16_t kNextLookup = kInvalidPort - 1;
-static_assert(kNextLookup >= kMaxPorts);
-
 // Marks a key the screen stage decided, so that FlowLookup skips it (it looks
 // up only kOk keys). Not a ParseResult: never reported.
 constexpr uint8_t kScreened = 0xff;
@@ -110,12 +106,17 @@ void Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t n
   // Uplink: VXLAN is decapsulated first, so the inner packet is classified
   // once, with the tunnel fields in its key (no recirculation).
   const bool from_uplink = snap_->overlay.enabled && in_port == snap_->overlay.uplink_port;
-  if (from_uplink && (n = uplinkRx(in_port, pkts, n, now)) == 0) return;
-  extractKeys(in_port, pkts, n);
-  if (from_uplink) vxlan::applyTunnelMeta(tun_meta_, n, keys_);
-  uint16_t to_lookup = screen(in_port, pkts, n, next, reason);
-  counters_.not_looked_up.add(n - to_lookup);
-  if (to_lookup != 0) lookupAndAct(pkts, n, next, reason, now);
+  uint64_t breaks = 0;
+  if (from_uplink) {
+    if ((n = uplinkRx(in_port, pkts, n, now)) == 0) return;
+    breaks = vxlan::tunnelChanges(tun_meta_, n);
+  }
+  // From here on the stages work on runs (consecutive packets with one key),
+  // deciding once per run; only the actions touch every packet.
+  const uint16_t n_runs = extractKeys(in_port, pkts, n, breaks);
+  if (from_uplink) vxlan::applyTunnelMeta(tun_meta_, runs_, n_runs, keys_);
+  decideRuns(in_port, pkts, n_runs, now);
+  act(pkts, n_runs, next, reason);
   uint16_t dropped = 0;
   for (uint16_t i = 0; i < n; ++i) {
     if (next[i] == kNextDrop) {
@@ -129,7 +130,7 @@ void Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t n
   if (dropped != 0) in.rx_dropped.add(dropped);
 }
 
-void Pmd::extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n) {
+uint16_t Pmd::extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint64_t breaks) {
   flow::PacketRef refs[kBurstSize];
   for (uint16_t i = 0; i < n; ++i) {
     const rte_mbuf* m = pkts[i];
@@ -138,112 +139,110 @@ void Pmd::extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n) {
     refs[i] = {rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), m->hash.rss,
                (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0};
   }
-  flow::extractFlowKeys(refs, n, in_port, keys_);
+  return static_cast<uint16_t>(flow::extractFlowKeyRuns(refs, n, in_port, breaks, keys_, runs_));
 }
 
-uint16_t Pmd::screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint16_t* next,
-                     DropReason* reason) {
+void Pmd::decideRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
   uint16_t to_lookup = 0;
-  for (uint16_t i = 0; i < n; ++i) {
-    flow::FlowKey& k = keys_[i];
-    if (k.result() != flow::ParseResult::kOk) {
-      next[i] = kNextDrop;
-      reason[i] = parseDropReason(k.result());
-    } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) && (k.flags & flow::kFlagVlan) == 0) {
-      next[i] = kNextLookup;
+  uint16_t screened = 0;  // packets decided here, before any lookup
+  for (uint16_t r = 0; r < n_runs; ++r) {
+    flow::FlowKey& k = keys_[r];
+    RunDecision& d = decisions_[r];
+    d.action = nullptr;
+    if (k.result() == flow::ParseResult::kOk && k.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
+        (k.flags & flow::kFlagVlan) == 0) {
       ++to_lookup;
       continue;
+    }
+    // Only untagged IPv4 frames form runs longer than one: this is one packet.
+    if (k.result() != flow::ParseResult::kOk) {
+      d.next = kNextDrop;
+      d.reason = parseDropReason(k.result());
     } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_ARP) && (k.flags & flow::kFlagVlan) == 0) {
-      next[i] = l3AnswerArp(*snap_, in_port, pkts[i], &reason[i]);
+      d.next = l3AnswerArp(*snap_, in_port, pkts[runs_[r].first], &d.reason);
     } else {
       // The L3 rewrite assumes an untagged frame; IPv6 is not routed yet.
-      next[i] = kNextDrop;
-      reason[i] = DropReason::kUnsupportedEthertype;
+      d.next = kNextDrop;
+      d.reason = DropReason::kUnsupportedEthertype;
     }
     k.parse_result = kScreened;
+    screened = static_cast<uint16_t>(screened + runs_[r].count);
   }
-  return to_lookup;
+  if (screened != 0) counters_.not_looked_up.add(screened);
+  if (to_lookup != 0) lookUp(pkts, n_runs, now);
 }
 
-void Pmd::lookupAndAct(rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropReason* reason,
-                       uint64_t now) {
+void Pmd::lookUp(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
   flow::MegaflowIndex flows[kBurstSize];
   uint16_t misses[kBurstSize];
-  uint32_t n_miss = lookup_.lookupBurst(keys_, n, flows, misses);
+  const uint32_t n_miss = lookup_.lookupBurst(keys_, n_runs, flows, misses);
 
-  // Hits: account them on their megaflows (runs of one megaflow, the common
-  // case, cost one update) and take the megaflow's actions.
-  const flow::MegaflowActions* act[kBurstSize];
-  flow::MegaflowIndex run = flow::kNoMegaflow;
-  uint32_t run_packets = 0;
-  uint64_t run_bytes = 0;
-  for (uint16_t i = 0; i < n; ++i) {
-    if (flows[i] == flow::kNoMegaflow) continue;
-    if (flows[i] != run) {
-      if (run_packets != 0) megaflows_.at(run).recordHits(run_packets, run_bytes, now);
-      run = flows[i];
-      run_packets = 0;
-      run_bytes = 0;
+  // Hits: account them on their megaflows (consecutive runs of one megaflow
+  // cost one update) and take the megaflow's actions. A run's packets after
+  // its first were resolved with it: run hits.
+  flow::MegaflowIndex acc = flow::kNoMegaflow;
+  uint32_t acc_packets = 0;
+  uint64_t acc_bytes = 0;
+  uint32_t followers = 0;
+  for (uint16_t r = 0; r < n_runs; ++r) {
+    if (flows[r] == flow::kNoMegaflow) continue;
+    if (flows[r] != acc) {
+      if (acc_packets != 0) megaflows_.at(acc).recordHits(acc_packets, acc_bytes, now);
+      acc = flows[r];
+      acc_packets = 0;
+      acc_bytes = 0;
     }
-    ++run_packets;
-    run_bytes += rte_pktmbuf_pkt_len(pkts[i]);
-    act[i] = &megaflows_.at(flows[i]).actions;
+    const flow::PacketRun run = runs_[r];
+    acc_packets += run.count;
+    followers += run.count - 1U;
+    for (uint16_t i = run.first; i < run.first + run.count; ++i) acc_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+    decisions_[r].action = &megaflows_.at(flows[r]).actions;
   }
-  if (run_packets != 0) megaflows_.at(run).recordHits(run_packets, run_bytes, now);
+  if (acc_packets != 0) megaflows_.at(acc).recordHits(acc_packets, acc_bytes, now);
+  if (followers != 0) counters_.run_hits.add(followers);
 
   // Misses: decide from this snapshot's tables now, and ask control for the
-  // megaflow so that the flow's next packets hit.
+  // megaflow so that the flow's next packets hit. One upcall per run: its
+  // later packets count as coalesced with it (or lost with it).
   if (n_miss != 0) {
     const RouteTables tables{snap_->fib.get(), snap_->gateway_ip_be, snap_->overlay.tables.get(),
                              snap_->overlay.uplink_port};
-    uint64_t sent = 0, coalesced = 0, lost = 0;
+    uint64_t sent = 0, coalesced = 0, lost = 0, missed_followers = 0;
     for (uint32_t j = 0; j < n_miss; ++j) {
-      const uint16_t i = misses[j];
+      const uint16_t r = misses[j];
+      const uint32_t later = runs_[r].count - 1U;
+      missed_followers += later;
       FlowTranslation& t = missed_[j];
-      translateFlow(tables, keys_[i], t);
-      const uint32_t flow_hash = flow::hashKey(flow::applyMask(keys_[i], t.mask));
-      act[i] = &t.actions;
+      translateFlow(tables, keys_[r], t);
+      const uint32_t flow_hash = flow::hashKey(flow::applyMask(keys_[r], t.mask));
+      decisions_[r].action = &t.actions;
       switch (gate_.admit(flow_hash, now)) {
         case UpcallGate::Verdict::kSend:
-          if (upcalls_.push(keys_[i])) {
+          if (upcalls_.push(keys_[r])) {
             ++sent;
+            coalesced += later;
           } else {
             gate_.unsend(flow_hash);
-            act[i] = &lost_action_;
-            ++lost;
+            decisions_[r].action = &lost_action_;
+            lost += 1 + later;
           }
           break;
         case UpcallGate::Verdict::kCoalesced:
-          ++coalesced;
+          coalesced += 1 + later;
           break;
         case UpcallGate::Verdict::kLost:
-          act[i] = &lost_action_;
-          ++lost;
+          decisions_[r].action = &lost_action_;
+          lost += 1 + later;
           break;
       }
     }
+    if (missed_followers != 0) counters_.misses.add(missed_followers);
     if (sent != 0) counters_.upcalls.add(sent);
     if (coalesced != 0) counters_.upcalls_coalesced.add(coalesced);
     if (lost != 0) counters_.lost_upcalls.add(lost);
   }
 
-  // Act.
-  for (uint16_t i = 0; i < n; ++i) {
-    if (next[i] != kNextLookup) continue;
-    const flow::MegaflowActions& a = *act[i];
-    if (a.kind == flow::MegaflowActions::Kind::kOutput) {
-      if (a.rewrite_flags & kRewriteL3) l3RewriteToPod(*snap_, pkts[i], a.out_port);
-      next[i] = a.out_port;
-    } else if (a.kind == flow::MegaflowActions::Kind::kEncap) {
-      next[i] = vxlan::encapOne(snap_->overlay, snap_->gateway_mac, pkts[i], static_cast<uint16_t>(a.arg),
-                                keys_[i].hash, &reason[i]);
-    } else {
-      next[i] = kNextDrop;
-      reason[i] = static_cast<DropReason>(a.drop_reason);
-    }
-  }
-
-  // Publish the tier counters' growth (one packet, one tier).
+  // Publish the tier counters' growth (one run's first packet, one tier).
   const flow::TierCounters& t = lookup_.counters();
   flow::TierCounters& p = published_tiers_;
   if (t.emc_hits != p.emc_hits) counters_.emc_hits.add(t.emc_hits - p.emc_hits);
@@ -253,6 +252,38 @@ void Pmd::lookupAndAct(rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropRe
   if (t.subtable_lookups != p.subtable_lookups)
     counters_.subtable_lookups.add(t.subtable_lookups - p.subtable_lookups);
   p = t;
+}
+
+void Pmd::act(rte_mbuf* const* pkts, uint16_t n_runs, uint16_t* next, DropReason* reason) {
+  for (uint16_t r = 0; r < n_runs; ++r) {
+    const flow::PacketRun run = runs_[r];
+    const uint16_t end = static_cast<uint16_t>(run.first + run.count);
+    const RunDecision& d = decisions_[r];
+    if (d.action == nullptr) {  // decided before lookup
+      for (uint16_t i = run.first; i < end; ++i) {
+        next[i] = d.next;
+        reason[i] = d.reason;
+      }
+      continue;
+    }
+    const flow::MegaflowActions& a = *d.action;
+    if (a.kind == flow::MegaflowActions::Kind::kOutput) {
+      for (uint16_t i = run.first; i < end; ++i) {
+        if (a.rewrite_flags & kRewriteL3) l3RewriteToPod(*snap_, pkts[i], a.out_port);
+        next[i] = a.out_port;
+      }
+    } else if (a.kind == flow::MegaflowActions::Kind::kEncap) {
+      for (uint16_t i = run.first; i < end; ++i) {
+        next[i] = vxlan::encapOne(snap_->overlay, snap_->gateway_mac, pkts[i], static_cast<uint16_t>(a.arg),
+                                  keys_[r].hash, &reason[i]);
+      }
+    } else {
+      for (uint16_t i = run.first; i < end; ++i) {
+        next[i] = kNextDrop;
+        reason[i] = static_cast<DropReason>(a.drop_reason);
+      }
+    }
+  }
 }
 
 void Pmd::enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now) {

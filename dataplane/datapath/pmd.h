@@ -79,9 +79,15 @@ class Pmd {
 
   void pickUpSnapshot();
   void processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
-  void extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n);
-  uint16_t screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropReason* reason);
-  void lookupAndAct(rte_mbuf* const* pkts, uint16_t n, uint16_t* next, DropReason* reason, uint64_t now);
+  // The stages of a burst. Extraction groups consecutive packets with one
+  // key into runs (keys_[r], runs_[r]); decisions are made once per run
+  // (decisions_[r]): screened before lookup (malformed, ARP, not IPv4), or
+  // looked up (cache tiers, else an inline translation and an upcall); the
+  // actions then touch each packet, writing its next hop.
+  uint16_t extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint64_t breaks);
+  void decideRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
+  void lookUp(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
+  void act(rte_mbuf* const* pkts, uint16_t n_runs, uint16_t* next, DropReason* reason);
   // The uplink's VXLAN/ARP stage (pmd_overlay.cc): decapsulated packets are
   // compacted to the front of pkts (returns their count), the rest are
   // counted and dropped, answered or punted here.
@@ -116,10 +122,19 @@ class Pmd {
   uint32_t pending_ = 0;
   static_assert(kMaxPorts <= 32);
   std::array<TxBatch, kMaxPorts> batches_{};
-  // The burst's flow keys (4 KiB): scratch, here rather than on the stack
-  // because of their 64-byte alignment and size.
+  // The burst's runs and their flow keys (4 KiB): scratch, here rather than
+  // on the stack because of the keys' 64-byte alignment and size.
   static_assert(kBurstSize <= flow::kMaxBurst);
   flow::FlowKey keys_[kBurstSize];
+  flow::PacketRun runs_[kBurstSize];
+  // What each run's packets get: a megaflow's (or an inline translation's)
+  // actions, or, when action is null, a decision made before lookup.
+  struct RunDecision {
+    const flow::MegaflowActions* action;
+    uint16_t next;
+    DropReason reason;
+  };
+  RunDecision decisions_[kBurstSize];
   // Inline translations of the burst's misses (the missed packets' context:
   // preallocated, never per-packet heap).
   FlowTranslation missed_[kBurstSize];

@@ -45,6 +45,7 @@ struct alignas(64) PmdCounters {
   Counter reloads;      // snapshots picked up
   // Where each received packet was resolved: exactly one of these per packet
   // (their sum is `packets`), STYLE §8.
+  Counter run_hits;        // same key as the burst's previous packet (no lookup)
   Counter emc_hits;        // exact-match cache
   Counter smc_hits;        // signature match cache (verified)
   Counter megaflow_hits;   // megaflow classifier
@@ -57,7 +58,7 @@ struct alignas(64) PmdCounters {
   // Subtables searched, summed over megaflow hits (/ megaflow_hits = average).
   Counter subtable_lookups;
   // Partial offload: packets resolved by their NIC mark (a tier of its own:
-  // counted instead of emc/smc/megaflow/misses/not_looked_up), and marked
+  // counted instead of run/emc/smc/megaflow/misses/not_looked_up), and marked
   // packets whose mark named nothing usable (unknown, stale, another PMD's)
   // and took the normal pipeline (counted there too).
   Counter mark_hits;

@@ -99,7 +99,7 @@ class FlowCacheTest : public ::testing::Test {
   }
 
   static uint64_t tierSum(const v1::PmdStats& p) {
-    return p.emc_hits() + p.smc_hits() + p.megaflow_hits() + p.misses() + p.not_looked_up();
+    return p.run_hits() + p.emc_hits() + p.smc_hits() + p.megaflow_hits() + p.misses() + p.not_looked_up();
   }
 
   std::unique_ptr<SluicedProcess> node_;
@@ -129,7 +129,7 @@ TEST_F(FlowCacheTest, ManySourcePortsToOnePodShareOneMegaflowAndLaterPacketsHit)
   EXPECT_EQ(p.misses(), p.upcalls() + p.upcalls_coalesced() + p.lost_upcalls());
   EXPECT_EQ(p.lost_upcalls(), 0u);
   EXPECT_GE(p.upcalls(), 1u);
-  EXPECT_EQ(p.emc_hits() + p.smc_hits() + p.megaflow_hits(), kTotal - p.misses());
+  EXPECT_EQ(p.run_hits() + p.emc_hits() + p.smc_hits() + p.megaflow_hits(), kTotal - p.misses());
   EXPECT_EQ(p.megaflows(), 1u);
   EXPECT_EQ(portStats(s, port_b_)->tx_packets(), kTotal);
   for (const v1::DropCounter& d : s.drops()) EXPECT_EQ(d.packets(), 0u) << d.reason();

@@ -129,8 +129,8 @@ TEST_F(OffloadSluicedTest, SoftwareEngineSendsMarkedPacketsThroughTheMarkBranch)
   const v1::GetStatsResponse after = node_->stats();
   EXPECT_EQ(after.pmds(0).mark_hits() - before.pmds(0).mark_hits(), 256u);
   EXPECT_EQ(after.pmds(0).mark_misses() - before.pmds(0).mark_misses(), 0u);
-  EXPECT_EQ(after.pmds(0).emc_hits() + after.pmds(0).smc_hits() + after.pmds(0).megaflow_hits(),
-            before.pmds(0).emc_hits() + before.pmds(0).smc_hits() + before.pmds(0).megaflow_hits());
+  EXPECT_EQ(after.pmds(0).run_hits() + after.pmds(0).emc_hits() + after.pmds(0).smc_hits() + after.pmds(0).megaflow_hits(),
+            before.pmds(0).run_hits() + before.pmds(0).emc_hits() + before.pmds(0).smc_hits() + before.pmds(0).megaflow_hits());
   EXPECT_EQ(after.offload().provider(), "software");
   EXPECT_TRUE(after.offload().capable());
   EXPECT_EQ(after.offload().offloaded(), 1u);
@@ -230,8 +230,8 @@ TEST(OffloadSluicedVxlanTest, SoftwareEngineOnAVxlanUplinkMarksDecapFlows) {
   EXPECT_EQ(after.offload().port_no(), 31u);  // the uplink's port number
   // Once offloaded (the state says so only after the engine's sync: every
   // later burst is marked), the flow's packets take the mark branch, not the caches.
-  const uint64_t cached = after.pmds(0).emc_hits() + after.pmds(0).smc_hits() + after.pmds(0).megaflow_hits() -
-                          (before.pmds(0).emc_hits() + before.pmds(0).smc_hits() + before.pmds(0).megaflow_hits());
+  const uint64_t cached = after.pmds(0).run_hits() + after.pmds(0).emc_hits() + after.pmds(0).smc_hits() + after.pmds(0).megaflow_hits() -
+                          (before.pmds(0).run_hits() + before.pmds(0).emc_hits() + before.pmds(0).smc_hits() + before.pmds(0).megaflow_hits());
   EXPECT_EQ(cached, 0u);
   EXPECT_EQ(after.pmds(0).mark_misses(), before.pmds(0).mark_misses());
   // The tunnel's rx counters count what the mark branch decapsulated.

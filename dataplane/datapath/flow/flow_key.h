@@ -220,4 +220,25 @@ struct PacketRef {
 // how many packets parsed kOk; each key's parse_result says which did not.
 uint32_t extractFlowKeys(const PacketRef* pkts, uint32_t n, uint16_t in_port, FlowKey* keys);
 
+// Consecutive packets of a burst that have one flow key: pkts[first,
+// first + count).
+struct PacketRun {
+  uint16_t first;
+  uint16_t count;
+};
+
+// Burst form by runs, what the PMD uses: one flow's packets mostly arrive
+// together (a burst from a pod is often a single flow), and a packet whose
+// key-making header bytes equal its predecessor's needs neither a key nor a
+// lookup of its own. Writes runs[r] and keys[r] (the key of the run's first
+// packet) for each run, in packet order, and returns the number of runs.
+// Only untagged IPv4 UDP/TCP frames without options, 48 bytes or longer,
+// are compared (36 header bytes: addresses, ports, TTL, TOS, lengths,
+// fragment field, not the IP identification or checksum); any other frame
+// is a run of one. A set bit i in `breaks` starts a new run at packet i
+// whatever its headers (the uplink: the packet came through another tunnel).
+// With breaks all ones this is extractFlowKeys.
+uint32_t extractFlowKeyRuns(const PacketRef* pkts, uint32_t n, uint16_t in_port, uint64_t breaks, FlowKey* keys,
+                            PacketRun* runs);
+
 }  // namespace sluice::flow

@@ -44,14 +44,30 @@ struct UplinkRxOut {
 uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, TunnelMeta* meta,
                        UplinkRxOut& out);
 
-// Writes the tunnel fields of keys[i] from meta[i] (after key extraction,
-// which leaves them zero). Their hash stays the inner one: equal keys still
-// hash equally, and the outer fields add nothing to spreading.
-inline void applyTunnelMeta(const TunnelMeta* meta, uint16_t n, flow::FlowKey* keys) {
-  for (uint16_t i = 0; i < n; ++i) {
-    keys[i].tun_src = meta[i].src_be;
-    keys[i].tun_dst = meta[i].dst_be;
-    keys[i].tun_vni = meta[i].vni;
+// Bit i set: packet i came through another tunnel than packet i - 1, so it
+// cannot continue i - 1's run of one key (flow::extractFlowKeyRuns' breaks).
+inline uint64_t tunnelChanges(const TunnelMeta* meta, uint16_t n) {
+  static_assert(kBurstSize <= 64);
+  uint64_t changes = 1;
+  for (uint16_t i = 1; i < n; ++i) {
+    const bool same = meta[i].src_be == meta[i - 1].src_be && meta[i].dst_be == meta[i - 1].dst_be &&
+                      meta[i].vni == meta[i - 1].vni;
+    changes |= uint64_t{!same} << i;
+  }
+  return changes;
+}
+
+// Writes the tunnel fields of each run's key from its packets' meta (after
+// key extraction, which leaves them zero; a run's packets share one tunnel).
+// The hash stays the inner one: equal keys still hash equally, and the outer
+// fields add nothing to spreading.
+inline void applyTunnelMeta(const TunnelMeta* meta, const flow::PacketRun* runs, uint16_t n_runs,
+                            flow::FlowKey* keys) {
+  for (uint16_t r = 0; r < n_runs; ++r) {
+    const TunnelMeta& m = meta[runs[r].first];
+    keys[r].tun_src = m.src_be;
+    keys[r].tun_dst = m.dst_be;
+    keys[r].tun_vni = m.vni;
   }
 }
 
