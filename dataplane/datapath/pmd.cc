@@ -3,6 +3,9 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "dataplane/datapath/l3_forward.h"
 
 namespace sluice {
@@ -97,8 +100,6 @@ void Pmd::pickUpSnapshot() {
 }
 
 void Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now) {
-  uint16_t next[kBurstSize];
-  DropReason reason[kBurstSize];
   counters_.rx_bursts.inc();
   if (marks_ != nullptr && (n = takeMarked(in_port, pkts, n, now)) == 0) return;  // partial offload
   PortCounters& in = counters_.ports[in_port];
@@ -116,17 +117,7 @@ void Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t n
   const uint16_t n_runs = extractKeys(in_port, pkts, n, breaks);
   if (from_uplink) vxlan::applyTunnelMeta(tun_meta_, runs_, n_runs, keys_);
   decideRuns(in_port, pkts, n_runs, now);
-  act(pkts, n_runs, next, reason);
-  uint16_t dropped = 0;
-  for (uint16_t i = 0; i < n; ++i) {
-    if (next[i] == kNextDrop) {
-      counters_.drops[static_cast<size_t>(reason[i])].inc();
-      rte_pktmbuf_free(pkts[i]);
-      ++dropped;
-    } else {
-      enqueue(next[i], pkts[i], now);
-    }
-  }
+  const uint16_t dropped = act(pkts, n_runs, now);
   if (dropped != 0) in.rx_dropped.add(dropped);
 }
 
@@ -254,36 +245,43 @@ void Pmd::lookUp(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
   p = t;
 }
 
-void Pmd::act(rte_mbuf* const* pkts, uint16_t n_runs, uint16_t* next, DropReason* reason) {
+uint16_t Pmd::act(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
+  uint16_t dropped = 0;
+  auto drop = [&](rte_mbuf* m, DropReason reason) {
+    counters_.drops[static_cast<size_t>(reason)].inc();
+    rte_pktmbuf_free(m);
+    ++dropped;
+  };
   for (uint16_t r = 0; r < n_runs; ++r) {
     const flow::PacketRun run = runs_[r];
-    const uint16_t end = static_cast<uint16_t>(run.first + run.count);
+    rte_mbuf* const* first = pkts + run.first;
     const RunDecision& d = decisions_[r];
     if (d.action == nullptr) {  // decided before lookup
-      for (uint16_t i = run.first; i < end; ++i) {
-        next[i] = d.next;
-        reason[i] = d.reason;
+      for (uint16_t i = 0; i < run.count; ++i) {
+        if (d.next == kNextDrop) drop(first[i], d.reason);
+        else enqueue(d.next, first[i], now);
       }
       continue;
     }
     const flow::MegaflowActions& a = *d.action;
     if (a.kind == flow::MegaflowActions::Kind::kOutput) {
-      for (uint16_t i = run.first; i < end; ++i) {
-        if (a.rewrite_flags & kRewriteL3) l3RewriteToPod(*snap_, pkts[i], a.out_port);
-        next[i] = a.out_port;
+      if (a.rewrite_flags & kRewriteL3) {
+        for (uint16_t i = 0; i < run.count; ++i) l3RewriteToPod(*snap_, first[i], a.out_port);
       }
+      enqueueRun(a.out_port, first, run.count, now);
     } else if (a.kind == flow::MegaflowActions::Kind::kEncap) {
-      for (uint16_t i = run.first; i < end; ++i) {
-        next[i] = vxlan::encapOne(snap_->overlay, snap_->gateway_mac, pkts[i], static_cast<uint16_t>(a.arg),
-                                  keys_[r].hash, &reason[i]);
+      for (uint16_t i = 0; i < run.count; ++i) {
+        DropReason reason{};  // set by encapOne when it drops
+        const uint16_t next = vxlan::encapOne(snap_->overlay, snap_->gateway_mac, first[i],
+                                              static_cast<uint16_t>(a.arg), keys_[r].hash, &reason);
+        if (next == kNextDrop) drop(first[i], reason);
+        else enqueue(next, first[i], now);
       }
     } else {
-      for (uint16_t i = run.first; i < end; ++i) {
-        next[i] = kNextDrop;
-        reason[i] = static_cast<DropReason>(a.drop_reason);
-      }
+      for (uint16_t i = 0; i < run.count; ++i) drop(first[i], static_cast<DropReason>(a.drop_reason));
     }
   }
+  return dropped;
 }
 
 void Pmd::enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now) {
@@ -294,6 +292,22 @@ void Pmd::enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now) {
   }
   b.pkts[b.count++] = m;
   if (b.count == kBurstSize) flush(port_no);
+}
+
+void Pmd::enqueueRun(uint16_t port_no, rte_mbuf* const* pkts, uint16_t n, uint64_t now) {
+  TxBatch& b = batches_[port_no];
+  while (n != 0) {
+    if (b.count == 0) {
+      b.first_tsc = now;
+      pending_ |= 1u << port_no;
+    }
+    const uint16_t take = std::min<uint16_t>(n, static_cast<uint16_t>(kBurstSize - b.count));
+    std::memcpy(&b.pkts[b.count], pkts, take * sizeof(rte_mbuf*));
+    b.count = static_cast<uint16_t>(b.count + take);
+    pkts += take;
+    n = static_cast<uint16_t>(n - take);
+    if (b.count == kBurstSize) flush(port_no);
+  }
 }
 
 void Pmd::flush(uint16_t port_no) {

@@ -87,7 +87,9 @@ class Pmd {
   uint16_t extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint64_t breaks);
   void decideRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
   void lookUp(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
-  void act(rte_mbuf* const* pkts, uint16_t n_runs, uint16_t* next, DropReason* reason);
+  // Applies each run's decision to its packets and queues them for output
+  // (or frees them, counted by reason); returns how many were dropped.
+  uint16_t act(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
   // The uplink's VXLAN/ARP stage (pmd_overlay.cc): decapsulated packets are
   // compacted to the front of pkts (returns their count), the rest are
   // counted and dropped, answered or punted here.
@@ -97,6 +99,7 @@ class Pmd {
   // of pkts (returns their count) for the normal pipeline.
   uint16_t takeMarked(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
   void enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now);
+  void enqueueRun(uint16_t port_no, rte_mbuf* const* pkts, uint16_t n, uint64_t now);  // n packets, in order
   void flush(uint16_t port_no);
   void flushAll();
   void flushExpired(uint64_t now);

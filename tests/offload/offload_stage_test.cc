@@ -4,6 +4,10 @@
 // (a PortBackend that makes ring ethdevs, so the test can put frames into a
 // port's rx ring and take them out of every tx ring).
 //
+//  - Runs (the PMD decides once per run of consecutive packets with one
+//    key; not offload, but this is the file with a real PMD on ring ports):
+//    random bursts sent whole leave exactly as their packets sent one by
+//    one (bursts of one never form runs), with the same counters.
 //  - The rte_flow provider on this machine's ports (net_ring, net_null,
 //    net_tap): the probe says no, with the driver's reason; with it in the
 //    dataplane nothing is offloaded, traffic is delivered as without it, and
@@ -39,10 +43,12 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "dataplane/control/dataplane_control.h"
 #include "dataplane/control/offload/match_translate.h"
@@ -324,6 +330,22 @@ class Node {
     ASSERT_EQ(rte_ring_sp_enqueue(backend_.ring(port_no)->rx, m), 0);
     ASSERT_TRUE(waitUntil([&] { return counters_.packets.read() == before + 1; }));
   }
+  // Puts frames (at most a burst) into port_no's rx ring at once, so that
+  // the PMD receives them as one burst, and waits until it processed them.
+  void injectBurst(uint16_t port_no, const std::vector<Frame>& frames) {
+    ASSERT_LE(frames.size(), kBurstSize);
+    rte_mbuf* burst[kBurstSize];
+    for (size_t i = 0; i < frames.size(); ++i) {
+      burst[i] = rte_pktmbuf_alloc(g_pool);
+      ASSERT_NE(burst[i], nullptr);
+      std::memcpy(rte_pktmbuf_append(burst[i], static_cast<uint16_t>(frames[i].size())), frames[i].data(),
+                  frames[i].size());
+    }
+    const uint64_t before = counters_.packets.read();
+    const auto n = static_cast<unsigned>(frames.size());
+    ASSERT_EQ(rte_ring_sp_enqueue_bulk(backend_.ring(port_no)->rx, reinterpret_cast<void**>(burst), n, nullptr), n);
+    ASSERT_TRUE(waitUntil([&] { return counters_.packets.read() == before + n; }));
+  }
   // The same into the uplink's rx ring.
   void injectUplink(const Frame& f) {
     rte_mbuf* m = rte_pktmbuf_alloc(g_pool);
@@ -396,6 +418,91 @@ Frame udpTo(unsigned src_host, Ipv4Address dst, uint8_t ttl, uint16_t sport, uin
   s.src_port = sport;
   s.sequence = seq;
   return test::udpFrame(s);
+}
+
+// The counters a burst moves that must not depend on how it was split into
+// runs (the tiers do: that is the point of runs).
+struct Outcome {
+  std::vector<std::pair<uint16_t, Frame>> sent;
+  std::array<uint64_t, kDropReasonCount> drops{};
+  uint64_t tx = 0, rx_dropped = 0, looked_up_or_not = 0;
+  bool operator==(const Outcome&) const = default;
+};
+Outcome outcomeOf(Node& node, uint16_t in, const std::function<void()>& send) {
+  PmdCounters& c = node.counters();
+  auto tiers = [&] {
+    return c.run_hits.read() + c.emc_hits.read() + c.smc_hits.read() + c.megaflow_hits.read() + c.misses.read() +
+           c.not_looked_up.read();
+  };
+  Outcome o;
+  for (size_t r = 0; r < kDropReasonCount; ++r) o.drops[r] = c.drops[r].read();
+  o.tx = c.tx_packets.read();
+  o.rx_dropped = c.ports[in].rx_dropped.read();
+  o.looked_up_or_not = tiers();
+  send();
+  o.sent = node.backend().collect();
+  for (size_t r = 0; r < kDropReasonCount; ++r) o.drops[r] = c.drops[r].read() - o.drops[r];
+  o.tx = c.tx_packets.read() - o.tx;
+  o.rx_dropped = c.ports[in].rx_dropped.read() - o.rx_dropped;
+  o.looked_up_or_not = tiers() - o.looked_up_or_not;
+  return o;
+}
+
+TEST(PmdRunsTest, BurstsLeaveAsTheirPacketsSentOneByOne) {
+  Node node(std::make_unique<offload::RteFlowProvider>());  // not capable here: nothing is marked
+  const uint16_t in = node.addPod("offl-c0", 10);
+  node.addPod("offl-c2", 12);
+  node.addPod("offl-c3", 13);
+  // Packet kinds; bursts are runs of them, so consecutive packets often
+  // share a key. Sequence numbers (payload) differ per packet.
+  auto kind = [](unsigned k, uint32_t seq) -> Frame {
+    switch (k) {
+      case 0: return udpTo(10, podIp(12), 64, 1000, seq);
+      case 1: return udpTo(10, podIp(13), 64, 1000, seq);
+      case 2: return udpTo(10, podIp(12), 64, 1001, seq);
+      case 3: return udpTo(10, podIp(12), 1, 1000, seq);   // TTL 1: ttl_exceeded
+      case 4: return udpTo(10, podIp(99), 64, 1000, seq);  // nobody: no_route
+      case 5: return udpTo(10, podIp(12), 63, 1000, seq);  // same key as 0 (TTL class), other bytes
+      case 6: return test::arpRequest(podMac(10), podIp(10), kGateway);  // answered to the sender
+      default: {
+        Frame f = udpTo(10, podIp(12), 64, 1000, seq);
+        f.resize(30);  // truncated
+        return f;
+      }
+    }
+  };
+  constexpr unsigned kKinds = 8;
+  // Every flow's megaflow first, so both sends below find the same caches.
+  for (unsigned k = 0; k < kKinds; ++k) {
+    node.inject(in, kind(k, 0));
+    node.backend().collect();
+  }
+  ASSERT_TRUE(node.waitForFlow("ipv4_dst=10.77.0.12"));
+  std::mt19937 rng(1130);
+  uint32_t seq = 1;
+  const uint64_t run_hits_before = node.counters().run_hits.read();
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Frame> burst;
+    const size_t n = 1 + rng() % kBurstSize;
+    unsigned k = rng() % kKinds;
+    for (size_t i = 0; i < n; ++i) {
+      if (rng() % 5 == 0) k = rng() % kKinds;
+      burst.push_back(kind(k, seq++));
+    }
+    const Outcome whole = outcomeOf(node, in, [&] { node.injectBurst(in, burst); });
+    const Outcome one_by_one = outcomeOf(node, in, [&] {
+      for (const Frame& f : burst) node.inject(in, f);
+    });
+    ASSERT_EQ(whole.sent.size(), one_by_one.sent.size()) << "round " << round;
+    for (size_t i = 0; i < whole.sent.size(); ++i) {
+      ASSERT_EQ(whole.sent[i].first, one_by_one.sent[i].first) << "round " << round << " frame " << i;
+      ASSERT_EQ(whole.sent[i].second, one_by_one.sent[i].second) << "round " << round << " frame " << i;
+    }
+    ASSERT_TRUE(whole == one_by_one) << "round " << round;
+    ASSERT_EQ(whole.looked_up_or_not, n) << "each packet at exactly one tier";
+  }
+  // Runs were formed (a burst of one never forms one).
+  EXPECT_GT(node.counters().run_hits.read() - run_hits_before, 1000u);
 }
 
 TEST(OffloadStageTest, RteFlowProbeSaysNoOnThisMachinesPorts) {

@@ -2,20 +2,25 @@
 // pod or the wire controls. Beyond "no crash, no read past len" (ASan sees
 // reads past the exactly-sized input), it checks the extractor's contract:
 // the result is a listed reason, offsets stay inside the frame, a failed
-// parse carries no hash, extraction is deterministic and the burst form
-// agrees with the single-packet form.
+// parse carries no hash, extraction is deterministic, the burst form
+// agrees with the single-packet form, and the run form never puts two
+// packets with different keys in one run (the PMD decides once per run).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "dataplane/datapath/flow/flow_key.h"
 
 using sluice::flow::extractFlowKey;
+using sluice::flow::extractFlowKeyRuns;
 using sluice::flow::extractFlowKeys;
+using sluice::flow::keysEqual;
 using sluice::flow::FlowKey;
 using sluice::flow::hashKey;
 using sluice::flow::kParseResultCount;
 using sluice::flow::PacketRef;
+using sluice::flow::PacketRun;
 using sluice::flow::ParseResult;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -35,5 +40,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PacketRef p{data, len, 0, false};
   if (extractFlowKeys(&p, 1, 5, &b) != (r == ParseResult::kOk ? 1U : 0U)) abort();
   if (std::memcmp(&a, &b, sizeof(FlowKey)) != 0) abort();
+
+  // Runs: the input, then variants that differ in one byte of the first 48
+  // (the last input byte says which and how), then the input again.
+  std::vector<uint8_t> v1(data, data + size), v2(data, data + size);
+  if (size > 0) {
+    v1[data[size - 1] % 48 % size] ^= 0x01;
+    v2[(data[size - 1] / 2 + 18) % size] ^= 0x80;
+  }
+  const PacketRef burst[4] = {p, {v1.data(), len, 0, false}, {v2.data(), len, 0, false}, p};
+  FlowKey keys[4];
+  PacketRun runs[4];
+  const uint32_t n_runs = extractFlowKeyRuns(burst, 4, 5, 0, keys, runs);
+  uint32_t covered = 0;
+  for (uint32_t k = 0; k < n_runs; ++k) {
+    if (runs[k].first != covered || runs[k].count == 0) abort();
+    for (uint32_t i = runs[k].first; i < runs[k].first + runs[k].count; ++i) {
+      FlowKey single;
+      extractFlowKey(burst[i].data, burst[i].len, 5, std::nullopt, single);
+      if (single.parse_result != keys[k].parse_result || !keysEqual(single, keys[k]) || single.hash != keys[k].hash)
+        abort();
+    }
+    covered += runs[k].count;
+  }
+  if (covered != 4) abort();
   return 0;
 }

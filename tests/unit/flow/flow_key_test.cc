@@ -6,8 +6,10 @@
 
 #include <cstring>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tests/unit/flow/frame_builder.h"
 
@@ -422,6 +424,128 @@ TEST(FlowKeyTest, PlainIpv4RouteEqualsGeneralParser) {
     }
   }
   EXPECT_GT(plain, 0U);  // the plain route was exercised, not only the general one
+}
+
+// Runs (extractFlowKeyRuns): the PMD decides once per run, so every packet
+// of a run must have exactly the key the single-packet extractor gives it.
+// Checks that, and that the runs cover the burst in order and start where
+// `breaks` says.
+void expectRunsAgreeWithSingleExtraction(const PacketRef* pkts, uint32_t n, uint64_t breaks, const FlowKey* keys,
+                                         const PacketRun* runs, uint32_t n_runs) {
+  uint32_t next = 0;
+  for (uint32_t r = 0; r < n_runs; ++r) {
+    ASSERT_EQ(runs[r].first, next) << "run " << r;
+    ASSERT_GE(runs[r].count, 1U);
+    for (uint32_t i = runs[r].first; i < runs[r].first + runs[r].count; ++i) {
+      if (i != runs[r].first) {
+        ASSERT_EQ((breaks >> i) & 1, 0U) << "packet " << i << " continued across a break";
+      }
+      FlowKey single;
+      extractFlowKey(pkts[i].data, pkts[i].len, 3, std::nullopt, single);
+      ASSERT_EQ(single.result(), keys[r].result()) << "packet " << i;
+      ASSERT_TRUE(keysEqual(single, keys[r])) << "packet " << i << " in run " << r;
+      ASSERT_EQ(single.hash, keys[r].hash) << "packet " << i;
+      ASSERT_EQ(single.l3_ofs, keys[r].l3_ofs);
+      ASSERT_EQ(single.l4_ofs, keys[r].l4_ofs);
+    }
+    next = runs[r].first + runs[r].count;
+  }
+  EXPECT_EQ(next, n);
+}
+
+// A UDP frame padded to 64 bytes, as on the wire (runs need 48 bytes).
+Frame udp64(uint16_t sport, uint16_t dport, uint8_t ttl = 64) {
+  Frame f = testing::udp4(kSrc, kDst, sport, dport, ttl);
+  f.bytes().resize(64, 0x5a);
+  return f;
+}
+
+TEST(FlowKeyRunsTest, RunsFollowTheKeyMakingBytes) {
+  std::vector<Frame> f;
+  f.push_back(udp64(1, 2));                       // 0: run A
+  f.push_back(udp64(1, 2));                       // 1: A with a new IP id, checksums, payload: still A
+  f.back().bytes()[18] = 0x12;
+  f.back().bytes()[19] = 0x34;
+  f.back().bytes()[24] ^= 0xff;
+  f.back().bytes()[40] ^= 0xff;
+  f.back().bytes()[60] = 1;
+  f.push_back(udp64(1, 2, 63));                   // 2: another TTL: a new run (same TTL class)
+  f.push_back(udp64(1, 2, 63));                   // 3: continues it
+  f.push_back(udp64(1, 2, 1));                    // 4: TTL 1: another key
+  f.push_back(udp64(1, 3));                       // 5: another port
+  f.push_back(testing::arpRequest(kSrc, kDst));   // 6: ARP: always alone
+  f.push_back(udp64(1, 3));                       // 7: after ARP: a new run
+  f.push_back(testing::udp4(kSrc, kDst, 1, 3));   // 8: 42 bytes: too short to compare, alone
+  f.push_back(udp64(1, 3));                       // 9: a new run
+  f.push_back(udp64(1, 3));                       // 10: another TOS
+  f.back().bytes()[15] = 0xb8;
+  Frame tcp = testing::tcp4(kSrc, kDst, 443, 80);
+  tcp.bytes().resize(64);
+  f.push_back(tcp);                               // 11: TCP
+  f.push_back(tcp);                               // 12: TCP data offset 15, beyond the datagram: malformed
+  f.back().bytes()[46] = 0xf0;
+  f.push_back(udp64(1, 3));                       // 13
+  f.push_back(udp64(1, 3));                       // 14: IP total length 100 > the frame: truncated, alone
+  f.back().bytes()[17] = 100;
+  std::vector<PacketRef> pkts;
+  for (const Frame& x : f) pkts.push_back({x.data(), x.size(), 0, false});
+  FlowKey keys[kMaxBurst];
+  PacketRun runs[kMaxBurst];
+  const auto n = static_cast<uint32_t>(pkts.size());
+  const uint32_t n_runs = extractFlowKeyRuns(pkts.data(), n, 3, 0, keys, runs);
+  const std::vector<std::pair<uint16_t, uint16_t>> want = {{0, 2},  {2, 2},  {4, 1},  {5, 1},  {6, 1},
+                                                           {7, 1},  {8, 1},  {9, 1},  {10, 1}, {11, 1},
+                                                           {12, 1}, {13, 1}, {14, 1}};
+  ASSERT_EQ(n_runs, want.size());
+  for (uint32_t r = 0; r < n_runs; ++r) {
+    EXPECT_EQ(runs[r].first, want[r].first) << "run " << r;
+    EXPECT_EQ(runs[r].count, want[r].second) << "run " << r;
+  }
+  expectRunsAgreeWithSingleExtraction(pkts.data(), n, 0, keys, runs, n_runs);
+  EXPECT_EQ(keys[11].result(), ParseResult::kOk);
+  EXPECT_EQ(keys[10].result(), ParseResult::kTcpTruncated);
+
+  // A break splits a run whatever the bytes say.
+  const uint32_t split = extractFlowKeyRuns(pkts.data(), 2, 3, uint64_t{1} << 1, keys, runs);
+  EXPECT_EQ(split, 2U);
+  // All breaks: every packet its own run, as extractFlowKeys.
+  EXPECT_EQ(extractFlowKeyRuns(pkts.data(), n, 3, ~uint64_t{0}, keys, runs), n);
+}
+
+// Random bursts from a few flows, each packet possibly with one byte of its
+// first 50 changed (a field of the key, or not), possibly cut short, with
+// random breaks: every run must hold packets with one key.
+TEST(FlowKeyRunsTest, RandomBurstsNeverMixKeys) {
+  const Frame templates[] = {udp64(1, 2), udp64(1, 3), [] {
+                               Frame t = testing::tcp4(kSrc, kDst, 443, 80);
+                               t.bytes().resize(70);
+                               return t;
+                             }(),
+                             testing::arpRequest(kSrc, kDst)};
+  std::mt19937 rng(20261130);
+  uint64_t longer_than_one = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<Frame> f;
+    const uint32_t n = 1 + rng() % 32;
+    const Frame* last = &templates[0];
+    for (uint32_t i = 0; i < n; ++i) {
+      if (rng() % 4 == 0) last = &templates[rng() % 4];  // mostly runs of one template
+      Frame x = *last;
+      if (rng() % 3 == 0) x.bytes()[rng() % 50 % x.size()] = static_cast<uint8_t>(rng());
+      if (rng() % 16 == 0) x.bytes().resize(rng() % x.size());
+      f.push_back(x);
+    }
+    std::vector<PacketRef> pkts;
+    for (const Frame& x : f) pkts.push_back({x.data(), x.size(), 0, false});
+    const uint64_t breaks = rng() % 2 == 0 ? 0 : (uint64_t{rng()} << 32 | rng()) & (uint64_t{rng()} << 32 | rng());
+    FlowKey keys[kMaxBurst];
+    PacketRun runs[kMaxBurst];
+    const uint32_t n_runs = extractFlowKeyRuns(pkts.data(), n, 3, breaks, keys, runs);
+    expectRunsAgreeWithSingleExtraction(pkts.data(), n, breaks, keys, runs, n_runs);
+    if (::testing::Test::HasFatalFailure()) return;
+    longer_than_one += n - n_runs;
+  }
+  EXPECT_GT(longer_than_one, 10000U);  // runs were formed, not only checked
 }
 
 TEST(FlowKeyTest, MaskHelpers) {
