@@ -329,7 +329,10 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     /packets received:/ { rx = $3; rate = $4; sub(/\(/, "", rate) }
     /packets sent:/ { sent = $3 }
     /cycles per packet/ && !cpp { cpp = $4 }
-    /- EMC hits/ { emc = pct($0) } /- SMC hits/ { smc = pct($0) }
+    # Exact matches: same-flow run hits (a run of packets with one key,
+    # resolved with its first) plus EMC hits; the runs alone go in the note.
+    /- same-flow run hits/ { runs = pct($0) }
+    /- EMC hits/ { emc = pct($0) + runs } /- SMC hits/ { smc = pct($0) }
     /- megaflow hits/ { mf = pct($0) } /- misses:/ { miss = pct($0) }
     /- mark hits/ { marks = pct($0) }
     # The software engine times its own matching inside the rx callback (part
@@ -342,6 +345,7 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     in_drops && NF == 2 { drops += $2 }
     /^$/ { in_drops = 0 }
     END { note = (drops > 0 ? "drops=" drops : "ok") pods (podfull > 0 ? ",podfull=" podfull : "")
+          if (runs != "") note = note ",runs=" runs "%"
           if (marks != "") note = note ",marks=" marks "%"
           if (engine != "") note = note ",engine=" engine
           if (rx > 0) printf "%.3f %s %s %s %s %s %s\n", rate * sent / rx, cpp, emc, smc, mf, miss, note

@@ -68,7 +68,8 @@ awk -F, '
   echo
   echo "Medians over rounds; Mpps at 64 bytes; c/p = cycles per packet (testpmd's, sluiced's busy cycles /"
   echo "packets, OVS's pmd-perf-show); net = minus the floor's c/p in the same round; ratio = median of the"
-  echo "per-round Sluice/OVS Mpps ratios; tiers = EMC/SMC/megaflow/miss % (OVS: per datapath pass)."
+  echo "per-round Sluice/OVS Mpps ratios; tiers = EMC/SMC/megaflow/miss % (Sluice's EMC figure includes"
+  echo "its same-flow run hits, given alone as runs= in runs.csv; OVS: per datapath pass)."
   for sc in $(awk -F, 'NR > 1 { print $1 }' "$dir/summary.csv" | uniq); do
     echo
     echo "## $sc"

@@ -54,7 +54,8 @@ run_sluiced() {  # flows [extra sluiced flags...]
   awk -v mpps="$pvp_mpps" '
     function pct(line) { sub(/.*\( */, "", line); sub(/ *%\).*/, "", line); return line }
     /cycles per packet/ && !cpp { cpp = $4 }
-    /- EMC hits/ { emc = pct($0) } /- SMC hits/ { smc = pct($0) }
+    /- same-flow run hits/ { runs = pct($0) }  # exact matches: run hits + EMC hits
+    /- EMC hits/ { emc = pct($0) + runs } /- SMC hits/ { smc = pct($0) }
     /- megaflow hits/ { mf = pct($0) } /- misses/ { miss = pct($0) }
     END { print mpps, cpp, emc, smc, mf, miss }' <<<"$pvp_stats"
 }

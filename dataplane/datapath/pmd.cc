@@ -268,7 +268,8 @@ uint16_t Pmd::act(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
       if (a.rewrite_flags & kRewriteL3) {
         for (uint16_t i = 0; i < run.count; ++i) l3RewriteToPod(*snap_, first[i], a.out_port);
       }
-      enqueueRun(a.out_port, first, run.count, now);
+      if (run.count == 1) enqueue(a.out_port, first[0], now);
+      else enqueueRun(a.out_port, first, run.count, now);
     } else if (a.kind == flow::MegaflowActions::Kind::kEncap) {
       for (uint16_t i = 0; i < run.count; ++i) {
         DropReason reason{};  // set by encapOne when it drops

@@ -4,8 +4,6 @@
 #include "dataplane/datapath/flow/flow_key.h"
 
 #include <emmintrin.h>
-
-#include <algorithm>
 #include <smmintrin.h>
 
 namespace sluice::flow {
@@ -315,34 +313,33 @@ class HeaderRun {
  public:
   static constexpr uint32_t kBytes = 48;
 
-  // Frame d took extractPlainIpv4's path: it starts a run.
+  // Frame d (of length len) took extractPlainIpv4's path: it starts a run.
+  // Only remembered: most runs are never continued (many flows).
   void start(const uint8_t* d, uint32_t len) {
-    if (len < kBytes) {
-      stop();
-      return;
-    }
     head_ = d;
-    addresses_ = load64(d + kAddressOfs);
-    ports_ = raw32(d + kAddressOfs + 8);
-    tcp_ = d[kEthHeaderLen + 9] == kProtoTcp;
-    // The datagram must fit each later frame as it fitted this one.
-    min_len_ = std::max(kBytes, kEthHeaderLen + host16(d + kEthHeaderLen + 2));
+    head_len_ = len;
   }
-  void stop() { min_len_ = kStopped; }
+  void stop() { head_len_ = 0; }
 
   // True when frame d has the run's key.
   bool continues(const uint8_t* d, uint32_t len) const {
-    if (len < min_len_) return false;
-    if (((load64(d + kAddressOfs) ^ addresses_) | (raw32(d + kAddressOfs + 8) ^ ports_)) != 0) return false;
+    // Frames shorter than kBytes are never compared (nor start runs).
+    if (head_len_ < kBytes || len < kBytes) return false;
+    if (((load64(d + kAddressOfs) ^ load64(head_ + kAddressOfs)) |
+         (raw32(d + kAddressOfs + 8) ^ raw32(head_ + kAddressOfs + 8))) != 0) {
+      return false;
+    }
+    // Equal total lengths (compared below): the datagram must fit this frame too.
+    if (len < kEthHeaderLen + host16(head_ + kEthHeaderLen + 2)) return false;
+    const bool tcp = head_[kEthHeaderLen + 9] == kProtoTcp;
     __m128i diff = _mm_xor_si128(load128(d), load128(head_));
     diff = _mm_or_si128(diff, _mm_and_si128(_mm_xor_si128(load128(d + 16), load128(head_ + 16)), mask1()));
-    diff = _mm_or_si128(diff, _mm_and_si128(_mm_xor_si128(load128(d + 32), load128(head_ + 32)), mask2(tcp_)));
+    diff = _mm_or_si128(diff, _mm_and_si128(_mm_xor_si128(load128(d + 32), load128(head_ + 32)), mask2(tcp)));
     return _mm_testz_si128(diff, diff) != 0;
   }
 
  private:
   static constexpr uint32_t kAddressOfs = kEthHeaderLen + 12;  // IPv4 source, destination, then ports
-  static constexpr uint32_t kStopped = UINT32_MAX;              // no frame is this long
   static __m128i load128(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
   // Byte i of a mask is byte 16 + i (mask1) or 32 + i (mask2) of the frame;
   // set bits are compared. Functions, not statics: they fold to constants.
@@ -351,11 +348,8 @@ class HeaderRun {
     return _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, static_cast<char>(tcp ? 0xf0 : 0), 0);
   }
 
-  uint32_t min_len_ = kStopped;
   const uint8_t* head_ = nullptr;
-  uint64_t addresses_ = 0;
-  uint32_t ports_ = 0;
-  bool tcp_ = false;
+  uint32_t head_len_ = 0;  // 0: no run to continue
 };
 
 }  // namespace

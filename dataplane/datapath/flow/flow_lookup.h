@@ -10,11 +10,13 @@
 //
 // How a PMD uses the flow components, per rx burst (n <= kMaxBurst):
 //   PacketRef refs[n] from the mbufs (data, data_len, hash.rss if flagged);
-//   extractFlowKeys(refs, n, port_no, keys)       // parse, hash once
-//   drop keys[i].result() != kOk with that reason // parseResultName()
-//   m = lookup.lookupBurst(keys, n, out, misses)  // out[i]: megaflow or miss
-//   group the hits by table.at(out[i]).actions (by output port), record
-//     hits on the megaflows, and hand misses[0..m) to the upcall path.
+//   r = extractFlowKeyRuns(refs, n, port_no, 0, keys, runs)  // one key per run
+//   drop keys[k].result() != kOk with that reason // parseResultName()
+//   m = lookup.lookupBurst(keys, r, out, misses)  // out[k]: megaflow or miss
+//   apply table.at(out[k]).actions to run k's packets, record the hits on
+//     the megaflows, and hand misses[0..m) to the upcall path.
+// The tiers count the keys looked up (a run's first packet); the PMD counts
+// a run's other packets itself (run hits, or misses with their run).
 //
 // Which tiers run is chosen per burst by a TierPolicy from the measured cost
 // of each combination (see tier_policy.h): with many flows and few megaflows
