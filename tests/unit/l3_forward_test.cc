@@ -228,6 +228,27 @@ TEST(ChecksumAdjustTest, MatchesFullRecomputation) {
   }
 }
 
+// decrementTtl's short form against the general RFC 1624 adjustment, for
+// every checksum value and every TTL a router decrements.
+TEST(ChecksumAdjustTest, DecrementTtlEqualsTheGeneralFormForEveryChecksum) {
+  for (uint32_t checksum = 0; checksum <= 0xffff; ++checksum) {
+    for (uint32_t ttl = 1; ttl <= 255; ttl += (ttl < 3 || ttl > 252) ? 1 : 7) {
+      rte_ipv4_hdr ip{};
+      ip.time_to_live = static_cast<uint8_t>(ttl);
+      ip.next_proto_id = 17;
+      ip.hdr_checksum = static_cast<uint16_t>(checksum);
+      uint16_t old_word, new_word;
+      std::memcpy(&old_word, &ip.time_to_live, 2);
+      const uint8_t after[2] = {static_cast<uint8_t>(ttl - 1), 17};
+      std::memcpy(&new_word, after, 2);
+      const uint16_t want = ipv4ChecksumAdjust(ip.hdr_checksum, old_word, new_word);
+      decrementTtl(&ip);
+      ASSERT_EQ(ip.time_to_live, ttl - 1);
+      ASSERT_EQ(ip.hdr_checksum, want) << "checksum " << checksum << " ttl " << ttl;
+    }
+  }
+}
+
 TEST(ForwardingTableTest, FindsEveryEntryAndNothingElse) {
   std::vector<ForwardingTable::Entry> entries;
   for (uint32_t i = 2; i < 1000; ++i)
