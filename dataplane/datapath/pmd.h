@@ -83,7 +83,7 @@ class Pmd {
   // key into runs (keys_[r], runs_[r]); decisions are made once per run
   // (decisions_[r]): screened before lookup (malformed, ARP, not IPv4), or
   // looked up (cache tiers, else an inline translation and an upcall); the
-  // actions then touch each packet, writing its next hop.
+  // actions then touch each packet and queue it for output (or drop it).
   uint16_t extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint64_t breaks);
   void decideRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
   void lookUp(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);

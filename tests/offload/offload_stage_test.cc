@@ -330,8 +330,9 @@ class Node {
     ASSERT_EQ(rte_ring_sp_enqueue(backend_.ring(port_no)->rx, m), 0);
     ASSERT_TRUE(waitUntil([&] { return counters_.packets.read() == before + 1; }));
   }
-  // Puts frames (at most a burst) into port_no's rx ring at once, so that
-  // the PMD receives them as one burst, and waits until it processed them.
+  // Puts frames (at most a burst) into port_no's rx ring (the uplink's when
+  // port_no is kUplinkPort) at once, so that the PMD receives them as one
+  // burst, and waits until it processed them.
   void injectBurst(uint16_t port_no, const std::vector<Frame>& frames) {
     ASSERT_LE(frames.size(), kBurstSize);
     rte_mbuf* burst[kBurstSize];
@@ -343,7 +344,8 @@ class Node {
     }
     const uint64_t before = counters_.packets.read();
     const auto n = static_cast<unsigned>(frames.size());
-    ASSERT_EQ(rte_ring_sp_enqueue_bulk(backend_.ring(port_no)->rx, reinterpret_cast<void**>(burst), n, nullptr), n);
+    rte_ring* rx = port_no == kUplinkPort ? uplink_->rx() : backend_.ring(port_no)->rx;
+    ASSERT_EQ(rte_ring_sp_enqueue_bulk(rx, reinterpret_cast<void**>(burst), n, nullptr), n);
     ASSERT_TRUE(waitUntil([&] { return counters_.packets.read() == before + n; }));
   }
   // The same into the uplink's rx ring.
@@ -899,6 +901,59 @@ TEST(OffloadStageTest, HostileOuterHeadersMarkedByALooserRuleFallBack) {
   EXPECT_TRUE(outputs[2].empty());
   EXPECT_EQ(node.counters().drops[static_cast<size_t>(DropReason::kVxlanFragment)].read(), 2u);
   EXPECT_EQ(node.counters().drops[static_cast<size_t>(DropReason::kVxlanTruncated)].read(), 2u);
+}
+
+// Runs on the uplink: decapsulated packets with the same inner headers but
+// from two remote VTEPs have two keys (the tunnel is in the key), so a run
+// never spans a change of tunnel. Bursts sent whole must leave as their
+// packets sent one by one, with the same tunnel counters and the same
+// packets counted on each tunnel's megaflow.
+TEST(PmdRunsTest, UplinkRunsNeverSpanTwoTunnels) {
+  Node node(std::make_unique<offload::RteFlowProvider>(), /*vxlan=*/true);  // nothing is marked on a ring port
+  ASSERT_TRUE(node.control().addNode(remoteNode("r3", kRemote3, "10.79.0.0/24")).ok());
+  node.addPod("offl-d20", 20);
+  auto frame = [](bool from_r3, uint32_t seq) { return vxlanTo(from_r3 ? kRemote3 : kRemote2, podIp(20), 64, 4000, seq); };
+  // Both tunnels' megaflows first.
+  for (bool r3 : {false, true}) node.injectUplink(frame(r3, 0));
+  ASSERT_TRUE(node.waitForFlow("tun_src=192.168.77.3"));
+  ASSERT_TRUE(node.waitForFlow("tun_src=192.168.77.2"));
+  node.collectAll();
+  auto flowPackets = [&] {
+    std::map<std::string, uint64_t> out;
+    for (const FlowView& f : node.control().listFlows()) out[f.match] = f.packets;
+    return out;
+  };
+  auto minus = [](std::map<std::string, uint64_t> a, const std::map<std::string, uint64_t>& b) {
+    for (auto& [match, packets] : a) packets -= b.count(match) ? b.at(match) : 0;
+    return a;
+  };
+  std::mt19937 rng(77);
+  uint32_t seq = 1;
+  const uint64_t run_hits_before = node.counters().run_hits.read();
+  for (int round = 0; round < 50; ++round) {
+    std::vector<Frame> burst;
+    bool r3 = rng() % 2 == 0;
+    for (size_t i = 0, n = 2 + rng() % 31; i < n; ++i) {
+      if (rng() % 4 == 0) r3 = !r3;
+      burst.push_back(frame(r3, seq++));
+    }
+    const auto flows0 = flowPackets();
+    const auto tun0 = node.tunnelRx();
+    node.injectBurst(kUplinkPort, burst);
+    const auto sent_whole = node.collectAll();
+    const auto flows1 = flowPackets();
+    const auto tun1 = node.tunnelRx();
+    for (const Frame& f : burst) node.injectUplink(f);
+    const auto sent_one_by_one = node.collectAll();
+    const auto flows2 = flowPackets();
+    const auto tun2 = node.tunnelRx();
+    ASSERT_EQ(sent_whole, sent_one_by_one) << "round " << round;
+    ASSERT_EQ(minus(flows1, flows0), minus(flows2, flows1)) << "round " << round;
+    for (const auto& [name, rx] : tun1) {
+      EXPECT_EQ(rx.first - tun0.at(name).first, tun2.at(name).first - rx.first) << name << " round " << round;
+    }
+  }
+  EXPECT_GT(node.counters().run_hits.read() - run_hits_before, 200u);  // runs were formed
 }
 
 }  // namespace
