@@ -31,6 +31,8 @@
 #       [--systems "floor sluice ovs ovs-smc"] [--out DIR] [--build DIR]
 #       [--base-sluiced PATH]   (with "sluice-base" in --systems)
 #   bench/node/node_bench.sh --smoke [--build DIR]   (l3, 100 flows, 1 round, 2 s)
+#   --hugepages: every DPDK process on 2 MB hugepages (reserved here for the
+#   run, 4 GiB, and given back after), as DPDK is deployed; default: none.
 # Exit: 0 every system ran and forwarded what it received; 77 (smoke only)
 # the same but OVS is not installed; 1 a system failed to run or dropped
 # packets (its note in runs.csv says why); 2 usage or missing binaries.
@@ -43,7 +45,7 @@ rounds=3 seconds=5 warmup=2 smoke=
 scenarios="l3 decap encap vhost"
 flows="1 100 1000 10000 100000 250000"
 systems="floor sluice ovs ovs-smc"
-out= base_sluiced=
+out= base_sluiced= huge=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
@@ -56,6 +58,7 @@ while [[ $# -gt 0 ]]; do
     --build) build=$2; shift 2 ;;
     --base-sluiced) base_sluiced=$2; shift 2 ;;
     --smoke) smoke=1; shift ;;
+    --hugepages) huge=1; shift ;;
     *) echo "node_bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -76,14 +79,30 @@ out=${out:-$root/bench/node/results/$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 work=$(mktemp -d /tmp/sluice-nodebench.XXXXXX)
 source "$root/bench/node/node_lib.sh"
+huge_pages_file=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+huge_before=
 cleanup() {
   stop_leftovers
+  if [[ -n $huge_before ]]; then echo "$huge_before" >"$huge_pages_file"; fi
   rm -rf "$work"
   # EAL leaves an empty runtime directory per file prefix, even with --no-shconf.
   rmdir /var/run/dpdk/"$tag"-* 2>/dev/null
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# --hugepages: enough 2 MB pages for a dataplane (2 GiB) beside the pods
+# (512 MiB); the count before the run is restored by cleanup.
+if [[ -n $huge ]]; then
+  huge_before=$(cat "$huge_pages_file")
+  if ((huge_before < 2048)); then echo 2048 >"$huge_pages_file"; fi
+  if (($(cat "$huge_pages_file") < 1536)); then
+    echo "node_bench.sh: could reserve only $(cat "$huge_pages_file") 2 MB hugepages (need 1536)" >&2
+    exit 2
+  fi
+  if ! grep -qs "hugetlbfs" /proc/mounts; then
+    mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages || { echo "node_bench.sh: cannot mount hugetlbfs" >&2; exit 2; }
+  fi
+fi
 plan_load
 
 skipped_ovs=
@@ -100,7 +119,7 @@ echo "round,scenario,flows,system,mpps,cycles_per_packet,emc_pct,smc_pct,megaflo
   echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
   echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r)"
   echo "ovs: $( (ovs-vsctl --version 2>/dev/null || echo none) | head -1), dpdk: $(dpkg-query -W -f '${Version}' dpdk 2>/dev/null)"
-  echo "settings: rounds=$rounds seconds=$seconds warmup=$warmup, one PMD (lcore 1; vhost: the pods on lcore 0), no hugepages, 64-byte frames"
+  echo "settings: rounds=$rounds seconds=$seconds warmup=$warmup, one PMD (lcore 1; vhost: the pods on lcore 0), $([[ -n $huge ]] && echo "2 MB hugepages" || echo "no hugepages"), 64-byte frames"
 } >"$out/machine.txt"
 
 failed=

@@ -12,6 +12,15 @@ ovs_vswitchd=${OVS_VSWITCHD:-/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk}
 # parallel runs (and other tests) never collide.
 tag="nb$$"
 
+# EAL memory flags for MB megabytes: without hugepages (the default: nothing
+# to reserve) or, with node_bench.sh --hugepages ($huge=1), 2 MB hugepages as
+# DPDK is deployed (the issue's OVS figures were measured so). --in-memory:
+# no files, nothing left behind after a kill.
+eal_mem() {  # MB
+  if [[ -n ${huge:-} ]]; then echo "-m $1 --in-memory"
+  else echo "--no-huge -m $1 --no-shconf"; fi
+}
+
 # Every dataplane under test runs in a session of its own, as ovs-vswitchd
 # does (--detach): with the kernel's autogroup scheduling on (Debian's
 # default) a session is one scheduling group, and CPU time is shared between
@@ -80,7 +89,7 @@ vh_gen_pid=
 # ten minutes).
 vh_gen_start() {  # sock-a sock-b flows gateway-mac
   "$build/bench/pvp_traffic" --sock-a "$1" --sock-b "$2" --gateway-mac "$4" --flows "$3" --warmup 0 \
-    --seconds 600 >"$work/pvp-gen.out" 2>>"$work/pvp-gen.log" &
+    --hugepages "${huge:-0}" --seconds 600 >"$work/pvp-gen.out" 2>>"$work/pvp-gen.log" &
   vh_gen_pid=$!
   echo "$vh_gen_pid" >"$work/gen.pid"
 }
@@ -124,7 +133,7 @@ floor_vhost_sent() {  # log
 run_floor_vhost() {  # flows
   local log="$work/testpmd.log" pid
   rm -rf "$work/vhost" && mkdir -p "$work/vhost"
-  setsid stdbuf -oL dpdk-testpmd -l 0,1 --no-huge --no-pci -m 1024 --no-shconf --file-prefix="$tag-floor" \
+  setsid stdbuf -oL dpdk-testpmd -l 0,1 $(eal_mem 1024) --no-pci --file-prefix="$tag-floor" \
     --vdev "net_vhost0,iface=$work/vhost/a.sock,queues=1" --vdev "net_vhost1,iface=$work/vhost/b.sock,queues=1" \
     --log-level=4 -- --no-mlockall --total-num-mbufs=32768 --forward-mode=io --nb-cores=1 -a \
     --record-core-cycles --stats-period 1 >"$log" 2>&1 &
@@ -166,7 +175,7 @@ run_floor_vhost() {  # flows
 # dpdk-testpmd io-forwarding pcap → null: no lookup, no rewrite.
 run_floor() {  # scenario pcap packets
   local pcap=$2 packets=$3 log="$work/testpmd.log" pid
-  setsid stdbuf -oL dpdk-testpmd -l 0,1 --no-huge --no-pci -m 2048 --no-shconf --file-prefix="$tag-floor" \
+  setsid stdbuf -oL dpdk-testpmd -l 0,1 $(eal_mem 2048) --no-pci --file-prefix="$tag-floor" \
     --vdev "net_pcap0,rx_pcap=$pcap,infinite_rx=1" --vdev "net_null0,no-rx=1" --log-level=4 -- \
     --no-mlockall --total-num-mbufs="$(pool_for "$packets")" --forward-mode=io --nb-cores=1 -a \
     --record-core-cycles --stats-period 1 >"$log" 2>&1 &
@@ -274,7 +283,7 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   setsid "$sluiced" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
     --pod-cidr "$cidr" --gateway "$gw" --gateway-mac "$gw_mac" --main-core 0 --pmd-cores 1 \
     --mbufs "$(pool_for "$packets")" --allow-vdev-ports true "${extra[@]}" \
-    --eal "--no-huge --no-pci -m 2048 --no-shconf --file-prefix=$tag-sluiced" >>"$work/sluiced.log" 2>&1 &
+    --eal "$(eal_mem 2048) --no-pci --file-prefix=$tag-sluiced" >>"$work/sluiced.log" 2>&1 &
   sluiced_pid=$!
   echo "$sluiced_pid" >"$work/sluiced.pid"
   local up=
@@ -372,10 +381,13 @@ ovs_start() {  # smc: true|false
   ovsdb-server "$ovs_dir/conf.db" --remote="punix:$ovs_dir/db.sock" --pidfile="$ovs_dir/ovsdb-server.pid" \
     --log-file="$ovs_dir/ovsdb-server.log" --unixctl="$ovs_dir/ovsdb-server.ctl" --detach || return 1
   vsctl --no-wait init
-  # OVS adds --in-memory itself; without hugepages it needs these, and -m 2048
-  # (with less it silently halves its mbuf pool).
+  # OVS adds --in-memory itself; without hugepages it needs --no-huge
+  # --no-shconf --legacy-mem, and -m 2048 either way (with less it silently
+  # halves its mbuf pool).
+  local mem="--no-huge -m 2048 --no-shconf --legacy-mem"
+  [[ -n ${huge:-} ]] && mem="-m 2048"
   vsctl --no-wait set Open_vSwitch . other_config:dpdk-init=true \
-    "other_config:dpdk-extra=--no-huge --no-pci -m 2048 --no-shconf --legacy-mem --file-prefix=$tag-ovs" \
+    "other_config:dpdk-extra=$mem --no-pci --file-prefix=$tag-ovs" \
     other_config:pmd-cpu-mask=0x2 other_config:dpdk-lcore-mask=0x1 "other_config:smc-enable=$1"
   ip netns add "$ovs_ns" || return 1
   ip netns exec "$ovs_ns" "$ovs_vswitchd" "unix:$ovs_dir/db.sock" --pidfile="$ovs_dir/ovs-vswitchd.pid" --detach \

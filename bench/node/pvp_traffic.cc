@@ -30,6 +30,7 @@ struct Options {
   std::string sock_a, sock_b;
   double warmup_seconds = 1, seconds = 5;
   unsigned flows = 1;
+  bool hugepages = false;
   sluice::MacAddress gateway_mac;
 };
 
@@ -41,6 +42,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (k == "--seconds") o.seconds = std::stod(v);
     else if (k == "--warmup") o.warmup_seconds = std::stod(v);
     else if (k == "--flows") o.flows = static_cast<unsigned>(std::stoul(v));
+    else if (k == "--hugepages") o.hugepages = v == "1";
     else if (k == "--gateway-mac") {
       auto m = sluice::MacAddress::parse(v);
       if (!m) return false;
@@ -57,10 +59,10 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, o)) {
     std::fprintf(stderr,
                  "usage: pvp_traffic --sock-a PATH --sock-b PATH --gateway-mac MAC [--seconds S] [--warmup S] "
-                 "[--flows N]\n");
+                 "[--flows N] [--hugepages 0|1]\n");
     return 2;
   }
-  if (!sluice::test::initPodEal(argv[0])) return 1;
+  if (!sluice::test::initPodEal(argv[0], 0, o.hugepages)) return 1;
   rte_mempool* pool = rte_pktmbuf_pool_create("gen", 32768, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
   auto a = sluice::test::VirtioPod::create(o.sock_a, false, pool);
   auto b = sluice::test::VirtioPod::create(o.sock_b, false, pool);

@@ -23,11 +23,17 @@ rte_mempool* podPool() {
   return pool;
 }
 
-bool initPodEal(const std::string& program, unsigned lcore) {
+bool initPodEal(const std::string& program, unsigned lcore, bool hugepages) {
   std::string prefix = "--file-prefix=sluice-pods-" + std::to_string(::getpid());
   std::string lcores = "-l" + std::to_string(lcore);
-  std::vector<std::string> args = {program, lcores, "--no-huge", "--no-pci", "-m", "512", "--no-shconf",
-                                   prefix,  "--log-level=4"};
+  std::vector<std::string> args = {program, lcores, "--no-pci", "-m", "512", "--no-shconf", prefix, "--log-level=4"};
+  if (hugepages) {
+    // In memory (memfd): no page files to clean up after a kill, and one
+    // descriptor per segment list for virtio_user to pass to the backend.
+    args.insert(args.end(), {"--single-file-segments", "--in-memory"});
+  } else {
+    args.emplace_back("--no-huge");
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0) {

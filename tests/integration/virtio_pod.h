@@ -48,8 +48,10 @@ class VirtioPod {
 // The pods' mbuf pool of a test process (made on first use, after EAL).
 rte_mempool* podPool();
 
-// EAL for a test or tool process that plays pods: one lcore, no hugepages,
-// its own file prefix. Returns false (and prints why) on failure.
-bool initPodEal(const std::string& program, unsigned lcore = 0);
+// EAL for a test or tool process that plays pods: one lcore, its own file
+// prefix, no hugepages unless `hugepages` (then 2 MB pages in one file per
+// segment list, which virtio_user needs to share its memory with the
+// vhost-user backend). Returns false (and prints why) on failure.
+bool initPodEal(const std::string& program, unsigned lcore = 0, bool hugepages = false);
 
 }  // namespace sluice::test
