@@ -49,9 +49,9 @@ class VirtioPod {
 rte_mempool* podPool();
 
 // EAL for a test or tool process that plays pods: one lcore, its own file
-// prefix, no hugepages unless `hugepages` (then 2 MB pages in one file per
-// segment list, which virtio_user needs to share its memory with the
-// vhost-user backend). Returns false (and prints why) on failure.
+// prefix, no hugepages unless `hugepages` (then 2 MB pages in memory, one
+// descriptor per segment list, which virtio_user passes to the vhost-user
+// backend to share its memory). Returns false (and prints why) on failure.
 bool initPodEal(const std::string& program, unsigned lcore = 0, bool hugepages = false);
 
 }  // namespace sluice::test

@@ -235,8 +235,9 @@ struct PacketRun {
 // Only untagged IPv4 UDP/TCP frames without options, 48 bytes or longer,
 // are compared (34 header bytes and TCP's data offset: MACs, EtherType,
 // addresses, ports, TTL, TOS, lengths, fragment field; not the IP
-// identification or checksum); any other frame is a run of one. A set bit i in `breaks` starts a new run at packet i
-// whatever its headers (the uplink: the packet came through another tunnel).
+// identification or checksum); any other frame is a run of one. A set bit
+// i in `breaks` starts a new run at packet i whatever its headers (the
+// uplink: the packet came through another tunnel).
 // With breaks all ones this is extractFlowKeys.
 uint32_t extractFlowKeyRuns(const PacketRef* pkts, uint32_t n, uint16_t in_port, uint64_t breaks, FlowKey* keys,
                             PacketRun* runs);
