@@ -9,6 +9,7 @@
 #   manifests                committed manifests/ match the chart and validate
 #   dockerfile               the Dockerfile builds the way CI does
 #   notes                    NOTES.txt tells how to reach sluicectl
+#   memory                   sluiced's memory follows flowLimit, PMDs and DPDK memory
 #   cni-config PLUGIN        the real sluice-cni accepts every rendered network config
 #   sluiced-config CHECKER   sluiced's parser accepts every rendered sluiced config
 #   sluiced-start D CTL      sluiced starts with the manifests' config; the probe passes
@@ -86,6 +87,9 @@ case $case in
     ;;
   notes)
     bash "$here/check-notes.sh" "$root"
+    ;;
+  memory)
+    node "$here/check-memory.mjs" "$chart"
     ;;
   cni-config | sluiced-config)
     "${template[@]}" >"$tmp/default.yaml"

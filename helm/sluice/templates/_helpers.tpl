@@ -176,5 +176,80 @@ a message naming the values.
 {{- fail (printf "network.nodes: %s and %s have the same podCIDR %s" (get $cidrs $n.podCIDR) $name $n.podCIDR) -}}
 {{- end -}}
 {{- $_ := set $cidrs $n.podCIDR $name -}}
+{{- include "sluice.validateCidr" (dict "key" (printf "network.nodes.%s.podCIDR" $name) "cidr" $n.podCIDR) -}}
+{{- end -}}
+{{- include "sluice.validateCidr" (dict "key" "network.podCIDR" "cidr" .Values.network.podCIDR) -}}
+{{- include "sluice.validateDpdkMemory" . -}}
+{{- $_ := include "sluice.memory" . -}}
+{{- end -}}
+
+{{/*
+Memory sluiced needs outside hugepages, in MiB (rounded up): a base for the
+process itself (binaries, gRPC, DPDK's own heap outside -m: 256 MiB), then per
+PMD the flow caches sluiced allocates at start (flowLimit megaflows x 384 B,
+the signature-match cache's 8 MiB when enabled, emcEntries x 128 B), and in
+no-huge mode DPDK's memory (EAL -m noHugeMemoryMB), which is ordinary memory.
+*/}}
+{{- define "sluice.memoryNeededMiB" -}}
+{{- $c := .Values.dataplane.cache -}}
+{{- $mib := 1048576 -}}
+{{- $perPmd := add (mul (int $c.flowLimit) 384) (mul (int $c.emcEntries) 128) (ternary (mul 8 $mib) 0 $c.smcEnable) -}}
+{{- $pmds := len (splitList "," .Values.dataplane.pmdCores) -}}
+{{- $bytes := add (mul 256 $mib) (mul $pmds $perPmd) (ternary 0 (mul (int .Values.hugepages.noHugeMemoryMB) $mib) .Values.hugepages.enabled) -}}
+{{- div (add $bytes (sub $mib 1)) $mib -}}
+{{- end -}}
+
+{{/* A memory quantity (Ki, Mi, Gi or Ti, as the schema allows) in MiB, rounded up. */}}
+{{- define "sluice.quantityMiB" -}}
+{{- $n := regexFind "^[0-9]+" . | int64 -}}
+{{- $unit := trimPrefix (toString $n) . -}}
+{{- $kib := get (dict "Ki" 1 "Mi" 1024 "Gi" 1048576 "Ti" 1073741824) $unit | int64 -}}
+{{- div (add (mul $n $kib) 1023) 1024 -}}
+{{- end -}}
+
+{{/*
+The sluiced container's memory (requests = limits): the configured quantity,
+refused when below what the configuration needs, or that need itself.
+*/}}
+{{- define "sluice.memory" -}}
+{{- $needed := include "sluice.memoryNeededMiB" . | int64 -}}
+{{- if .Values.memory -}}
+{{- $given := include "sluice.quantityMiB" .Values.memory | int64 -}}
+{{- if lt $given $needed -}}
+{{- fail (printf "memory %s is below what this configuration needs: %dMi (256Mi base + per PMD dataplane.cache.flowLimit x 384 B, the SMC's 8Mi and emcEntries x 128 B%s); raise memory or leave it empty to have it computed" .Values.memory $needed (ternary "" " + hugepages.noHugeMemoryMB" .Values.hugepages.enabled)) -}}
+{{- end -}}
+{{- .Values.memory -}}
+{{- else -}}
+{{- printf "%dMi" $needed -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+DPDK's memory (the hugepages, or noHugeMemoryMB) must hold the mbuf pool:
+each mbuf takes about 2304 B (2 KiB of data room, 128 B of headroom, the
+128-byte rte_mbuf and the mempool's per-object header).
+*/}}
+{{- define "sluice.validateDpdkMemory" -}}
+{{- $dpdkMiB := ternary (ternary (mul 1024 (int .Values.hugepages.count)) (mul 2 (int .Values.hugepages.count)) (eq .Values.hugepages.size "1Gi")) (int .Values.hugepages.noHugeMemoryMB) .Values.hugepages.enabled -}}
+{{- $poolMiB := div (add (mul (int .Values.dataplane.mbufs) 2304) 1048575) 1048576 -}}
+{{- if lt (int64 $dpdkMiB) (int64 $poolMiB) -}}
+{{- fail (printf "dataplane.mbufs %d need %dMi of DPDK memory, more than the %dMi %s gives" (int .Values.dataplane.mbufs) $poolMiB $dpdkMiB (ternary "of hugepages (hugepages.count x hugepages.size)" "hugepages.noHugeMemoryMB" .Values.hugepages.enabled)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+sluiced refuses a pod CIDR with host bits set (10.244.1.5/24): checked here
+for the value at `key` (JSON Schema checks only its shape and prefix 8..30).
+*/}}
+{{- define "sluice.validateCidr" -}}
+{{- $parts := splitList "/" .cidr -}}
+{{- $octets := splitList "." (first $parts) -}}
+{{- $ip := add (mul (atoi (index $octets 0)) 16777216) (mul (atoi (index $octets 1)) 65536) (mul (atoi (index $octets 2)) 256) (atoi (index $octets 3)) -}}
+{{- $block := 1 -}}
+{{- range until (sub 32 (atoi (last $parts)) | int) -}}
+{{- $block = mul $block 2 -}}
+{{- end -}}
+{{- if ne (mod $ip $block) 0 -}}
+{{- fail (printf "%s %s has host bits set: sluiced needs the network address (e.g. %s)" .key .cidr "10.244.1.0/24") -}}
 {{- end -}}
 {{- end -}}
