@@ -209,24 +209,4 @@ grpc::Status DataplaneService::Health(grpc::ServerContext*, const v1::HealthRequ
   });
 }
 
-grpc::Status DataplaneService::ListFlows(grpc::ServerContext*, const v1::ListFlowsRequest*,
-                                         v1::ListFlowsResponse* resp) {
-  return guarded([&] {
-    for (const FlowView& f : control_.listFlows()) {
-      v1::Flow* o = resp->add_flows();
-      o->set_pmd(f.pmd);
-      o->set_index(f.index);
-      o->set_match(f.match);
-      o->set_mask(f.mask);
-      o->set_actions(f.actions);
-      o->set_packets(f.packets);
-      o->set_bytes(f.bytes);
-      o->set_idle_seconds(f.idle_seconds);
-      o->set_age_seconds(f.age_seconds);
-      o->set_offload(f.offload);
-    }
-    return grpc::Status::OK;
-  });
-}
-
 }  // namespace sluice

@@ -19,7 +19,10 @@ class DataplaneService final : public sluice::v1::Dataplane::Service {
   grpc::Status GetStats(grpc::ServerContext*, const v1::GetStatsRequest*, v1::GetStatsResponse*) override;
   grpc::Status ClearStats(grpc::ServerContext*, const v1::ClearStatsRequest*, v1::ClearStatsResponse*) override;
   grpc::Status Health(grpc::ServerContext*, const v1::HealthRequest*, v1::HealthResponse*) override;
+  // The megaflow listing (grpc_flows.cc): in one message, and in chunks.
   grpc::Status ListFlows(grpc::ServerContext*, const v1::ListFlowsRequest*, v1::ListFlowsResponse*) override;
+  grpc::Status StreamFlows(grpc::ServerContext*, const v1::ListFlowsRequest*,
+                           grpc::ServerWriter<v1::ListFlowsResponse>*) override;
   // SR-IOV (grpc_sriov.cc): the VF pool, and AddPort of a VF.
   grpc::Status ListVfs(grpc::ServerContext*, const v1::ListVfsRequest*, v1::ListVfsResponse*) override;
   // The VXLAN overlay's node table (grpc_nodes.cc).
