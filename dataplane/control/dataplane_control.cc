@@ -92,7 +92,24 @@ void DataplaneControl::flowThreadMain() {
       next_expiry = now + expiry_period;
     }
     flows_.commit();
+    if (offload_ != nullptr) serveOffloadGracePeriodLocked();
   }
+}
+
+void DataplaneControl::serveOffloadGracePeriodLocked() {
+  offload::PmdGracePeriods& grace = offload_->pmdGracePeriods();
+  const uint64_t token = grace.outstanding();
+  if (token == 0) return;
+  // The same snapshot content under a new version: publishLocked returns once
+  // every running PMD acknowledged it at its quiescent point.
+  std::vector<std::vector<uint16_t>> rx(pmds_.size());
+  for (size_t p = 0; p < pmds_.size(); ++p) {
+    if (live_[p] == nullptr) continue;
+    for (const RxQueueRef& q : live_[p]->rx_queues)
+      if (ports_[q.port_no]) rx[p].push_back(q.port_no);  // the uplink's queue is the overlay's to add
+  }
+  publishLocked(rx, fib_);
+  grace.complete(token);
 }
 
 std::vector<FlowView> DataplaneControl::listFlows() {

@@ -197,6 +197,9 @@ class DataplaneControl {
   };
 
   void republishLocked();
+  // Partial offload: a grace period the offload thread asked for (freed
+  // marks wait for every PMD to pass a quiescent point), from the flow thread.
+  void serveOffloadGracePeriodLocked();
   void publishLocked(const std::vector<std::vector<uint16_t>>& rx_ports_per_pmd,
                      const std::shared_ptr<const ForwardingTable>& fib);
   std::optional<uint16_t> freePortNumberLocked() const;

@@ -32,8 +32,12 @@ std::unique_ptr<OffloadProvider> makeOffloadProvider(const std::string& name, ui
   return nullptr;
 }
 
-OffloadManager::OffloadManager(std::unique_ptr<OffloadProvider> provider, uint32_t max_flows)
-    : provider_(std::move(provider)), max_flows_(max_flows), marks_(2 * max_flows) {
+OffloadManager::OffloadManager(std::unique_ptr<OffloadProvider> provider, uint32_t max_flows,
+                               GracePeriodSource* grace)
+    : provider_(std::move(provider)),
+      max_flows_(max_flows),
+      marks_(2 * max_flows),
+      grace_(grace != nullptr ? grace : &pmd_grace_) {
   for (uint32_t m = 0; m < marks_.capacity(); ++m) free_marks_.push_back(m);
   counters_.provider = provider_->name();
   counters_.max_flows = max_flows;
@@ -165,10 +169,10 @@ bool OffloadManager::handleBatch(std::deque<Request>& batch) {
     retryCapRefused();
     changed = true;
   }
-  if (changed && provider_->sync()) {
-    for (uint32_t m : quarantine_) free_marks_.push_back(m);
-    quarantine_.clear();
-  }
+  if (changed && provider_->sync()) startGracePeriod();
+  // Looked at every round, with or without requests: grace periods end on
+  // the PMDs' schedule.
+  freeMarksPastGrace();
   return changed;
 }
 
@@ -266,6 +270,22 @@ void OffloadManager::releaseMark(FlowEntry& e) {
   e.has_mark = false;
 }
 
+void OffloadManager::startGracePeriod() {
+  if (quarantine_.empty()) return;
+  // Requested only now, after the sync: a packet the software engine marked
+  // just before it may still be in a PMD's burst, so the PMDs' quiescent
+  // points must come after the sync, not merely after the clear.
+  in_grace_.push_back({grace_->request(), std::move(quarantine_)});
+  quarantine_.clear();
+}
+
+void OffloadManager::freeMarksPastGrace() {
+  while (!in_grace_.empty() && grace_->passed(in_grace_.front().token)) {
+    for (uint32_t m : in_grace_.front().marks) free_marks_.push_back(m);
+    in_grace_.pop_front();
+  }
+}
+
 void OffloadManager::handleRemove(uint64_t id) {
   auto it = flows_.find(id);
   if (it == flows_.end()) return;
@@ -328,10 +348,8 @@ void OffloadManager::detachPort(uint16_t port_no) {
   if (dpdk_port_) provider_->detach(*dpdk_port_);
   dpdk_port_.reset();
   counters_.port_attached = false;
-  if (provider_->sync()) {
-    for (uint32_t m : quarantine_) free_marks_.push_back(m);
-    quarantine_.clear();
-  }
+  if (provider_->sync()) startGracePeriod();
+  freeMarksPastGrace();
 }
 
 std::string OffloadManager::flowState(uint32_t pmd, flow::MegaflowIndex index, uint32_t generation) const {

@@ -12,8 +12,11 @@
 //           a megaflow refused for the cap waits (FIFO, bounded) and is
 //           offered again once removals make room;
 //   remove: clear the mark's entry (the PMD stops using it at once) ->
-//           destroy the rule -> after the provider's sync, the mark returns
-//           to the free FIFO (reused last, see mark_table.h).
+//           destroy the rule -> after the provider's sync, a grace period
+//           starts (grace_period.h); once every PMD has passed a quiescent
+//           point since, no packet marked by the old rule can be between
+//           its rx burst and its mark lookup, and the mark returns to the
+//           free FIFO (reused last, see mark_table.h).
 // A provider that probed "not capable" gets no rule; its megaflows are
 // counted as refused "port_not_capable" and the probe's reason is in stats.
 //
@@ -34,6 +37,7 @@
 #include <vector>
 
 #include "dataplane/control/offload/flow_offload_sink.h"
+#include "dataplane/control/offload/grace_period.h"
 #include "dataplane/control/offload/offload_provider.h"
 #include "dataplane/datapath/offload/mark_table.h"
 
@@ -66,12 +70,16 @@ class OffloadManager final : public FlowOffloadSink {
 
   // max_flows caps the offloaded megaflows; marks are twice that, so a
   // freed mark waits behind at least max_flows others before reuse.
-  OffloadManager(std::unique_ptr<OffloadProvider> provider, uint32_t max_flows);
+  // `grace`: where grace periods come from; null: pmdGracePeriods(), which
+  // the snapshot publisher (DataplaneControl) serves.
+  OffloadManager(std::unique_ptr<OffloadProvider> provider, uint32_t max_flows,
+                 GracePeriodSource* grace = nullptr);
   ~OffloadManager() override;
   OffloadManager(const OffloadManager&) = delete;
   OffloadManager& operator=(const OffloadManager&) = delete;
 
   MarkTable& marks() { return marks_; }
+  PmdGracePeriods& pmdGracePeriods() { return pmd_grace_; }
   OffloadProvider& provider() { return *provider_; }
 
   // The offload thread. Without it, tests call processPending() themselves.
@@ -135,6 +143,10 @@ class OffloadManager final : public FlowOffloadSink {
   void handleRemove(uint64_t id);
   void attempt(uint64_t id, FlowEntry& e);
   void releaseMark(FlowEntry& e);
+  // After a successful provider sync: the quarantined marks wait for a grace
+  // period. Then: marks whose grace period has passed become free.
+  void startGracePeriod();
+  void freeMarksPastGrace();
   void enqueue(Request r);
 
   std::unique_ptr<OffloadProvider> provider_;
@@ -160,6 +172,13 @@ class OffloadManager final : public FlowOffloadSink {
   uint64_t pending_ = 0;             // entries holding a mark, not yet offloaded or failed
   std::deque<uint32_t> free_marks_;  // FIFO: oldest freed first
   std::vector<uint32_t> quarantine_; // freed marks waiting for a provider sync
+  struct MarksInGrace {
+    uint64_t token = 0;              // the grace period they wait for
+    std::vector<uint32_t> marks;     // in the order they were freed
+  };
+  std::deque<MarksInGrace> in_grace_;  // synced, waiting for the PMDs; oldest first
+  PmdGracePeriods pmd_grace_;
+  GracePeriodSource* grace_;         // pmd_grace_ unless a test gave another
   OffloadStatsView counters_;
 };
 

@@ -2,12 +2,14 @@
 // (in-port), refused (by reason) or installed, mark entries written before a
 // rule exists and cleared before it is destroyed, retries, the cap, removal on
 // revalidation/expiry through FlowControl, FIFO mark reuse only after a
-// provider sync, and a port that cannot mark. processPending() runs the
+// provider sync and a grace period over the PMDs that began after it, and a
+// port that cannot mark. processPending() runs the
 // thread's work in the test's thread (no sleeps).
 #include "dataplane/control/offload/offload_manager.h"
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 
 #include "dataplane/control/flow_control.h"
@@ -27,6 +29,7 @@ struct FakeLog {
   int fail_creates = 0;     // the next N creates fail
   bool refuse_validate = false;
   bool sync_ok = true;
+  int syncs_ok = 0;                      // sync() calls that returned true
   std::map<RuleHandle, uint32_t> rules;  // live rule -> mark
   std::vector<std::string> calls;
   RuleHandle next = 1;
@@ -69,16 +72,32 @@ class FakeProvider final : public OffloadProvider {
     log_.rules.clear();
     return absl::OkStatus();
   }
-  bool sync() override { return log_.sync_ok; }
+  bool sync() override {
+    if (log_.sync_ok) ++log_.syncs_ok;
+    return log_.sync_ok;
+  }
 
  private:
   FakeLog& log_;
 };
 
+// Grace periods that pass when the test says (every token up to `completed`);
+// `on_request` sees the state at the moment one begins.
+class FakeGrace final : public GracePeriodSource {
+ public:
+  uint64_t request() override {
+    if (on_request) on_request();
+    return ++requested;
+  }
+  bool passed(uint64_t token) const override { return token <= completed; }
+  uint64_t requested = 0, completed = 0;
+  std::function<void()> on_request;
+};
+
 class OffloadManagerTest : public ::testing::Test {
  protected:
   explicit OffloadManagerTest(uint32_t max_flows = 4)
-      : manager_(std::make_unique<FakeProvider>(log_), max_flows) {
+      : manager_(std::make_unique<FakeProvider>(log_), max_flows, &grace_) {
     log_.marks = &manager_.marks();
   }
   void add(uint32_t index, uint32_t dst, uint16_t in_port = kOffloadPort, uint32_t gen = 0) {
@@ -88,6 +107,7 @@ class OffloadManagerTest : public ::testing::Test {
     manager_.flowInstalled(0, index, gen, k, l3Mask(), output_);
   }
   FakeLog log_;
+  FakeGrace grace_;
   OffloadManager manager_;
   const flow::MegaflowActions output_ = [] {
     flow::MegaflowActions a;
@@ -151,7 +171,11 @@ TEST_F(OffloadManagerTest, RemovalClearsTheEntryFirstAndReusesMarksFifoAfterSync
   manager_.processPending();
   EXPECT_TRUE(manager_.marks().lookup(2, &t));
   EXPECT_EQ(t.megaflow, 3u);
+  EXPECT_EQ(grace_.requested, 0u);  // no grace period before the sync
   log_.sync_ok = true;
+  manager_.processPending();  // synced: the quarantine waits for the PMDs
+  EXPECT_EQ(grace_.requested, 1u);
+  grace_.completed = grace_.requested;
   manager_.processPending();  // the quarantine goes to the back of the FIFO
   // Free marks in FIFO order now: 3, 4, 5, 6, 7, then 0 (freed last).
   const uint32_t expected[] = {3, 4, 5, 6, 7, 0};
@@ -161,7 +185,98 @@ TEST_F(OffloadManagerTest, RemovalClearsTheEntryFirstAndReusesMarksFifoAfterSync
     EXPECT_EQ(manager_.flowState(0, 100 + j, 0), "yes (mark " + std::to_string(expected[j]) + ")");
     manager_.flowRemoved(0, 100 + j, 0);
     manager_.processPending();
+    grace_.completed = grace_.requested;
   }
+}
+
+class OffloadManagerTwoMarksTest : public OffloadManagerTest {
+ protected:
+  OffloadManagerTwoMarksTest() : OffloadManagerTest(1) {}  // marks 0 and 1
+};
+
+TEST_F(OffloadManagerTwoMarksTest, FreedMarkWaitsForAGracePeriodThatBeganAfterClearDestroyAndSync) {
+  manager_.attachPort(kOffloadPort, kDpdkPort, 1);
+  add(1, 0x0a000002);
+  manager_.processPending();
+  ASSERT_EQ(manager_.flowState(0, 1, 0), "yes (mark 0)");
+  const int syncs_before = log_.syncs_ok;
+  bool checked = false;
+  grace_.on_request = [&] {
+    // The PMDs' quiescent points must come after all three: a packet marked
+    // before the sync may still sit in a PMD's burst until then.
+    MarkTarget t;
+    EXPECT_FALSE(manager_.marks().lookup(0, &t));  // entry cleared
+    EXPECT_TRUE(log_.rules.empty());               // rule destroyed
+    EXPECT_GT(log_.syncs_ok, syncs_before);        // provider synced
+    checked = true;
+  };
+  manager_.flowRemoved(0, 1, 0);
+  manager_.processPending();
+  EXPECT_TRUE(checked);
+  EXPECT_EQ(grace_.requested, 1u);
+  grace_.on_request = nullptr;
+
+  // Mark 0 is synced but its grace period has not passed: the next flow
+  // gets mark 1, and the one after that no mark at all.
+  add(2, 0x0a000003);
+  manager_.processPending();
+  EXPECT_EQ(manager_.flowState(0, 2, 0), "yes (mark 1)");
+  manager_.flowRemoved(0, 2, 0);
+  manager_.processPending();
+  EXPECT_EQ(grace_.requested, 2u);
+  add(3, 0x0a000004);
+  manager_.processPending();
+  EXPECT_EQ(manager_.flowState(0, 3, 0), "no (no_free_mark)");
+  MarkTarget t;
+  EXPECT_FALSE(manager_.marks().lookup(0, &t));
+  EXPECT_FALSE(manager_.marks().lookup(1, &t));
+  // Rounds without requests do not free it either.
+  manager_.processPending();
+  add(4, 0x0a000005);
+  manager_.processPending();
+  EXPECT_EQ(manager_.flowState(0, 4, 0), "no (no_free_mark)");
+
+  // The first grace period passes: mark 0 only.
+  grace_.completed = 1;
+  manager_.processPending();
+  add(5, 0x0a000006);
+  manager_.processPending();
+  EXPECT_EQ(manager_.flowState(0, 5, 0), "yes (mark 0)");
+  ASSERT_TRUE(manager_.marks().lookup(0, &t));
+  EXPECT_EQ(t.megaflow, 5u);
+  EXPECT_FALSE(manager_.marks().lookup(1, &t));
+  // The second: mark 1, still ahead of mark 0 freed again after it (FIFO).
+  grace_.completed = 2;
+  manager_.flowRemoved(0, 5, 0);
+  manager_.processPending();
+  grace_.completed = grace_.requested;
+  manager_.processPending();
+  add(6, 0x0a000007);
+  manager_.processPending();
+  EXPECT_EQ(manager_.flowState(0, 6, 0), "yes (mark 1)");
+}
+
+TEST_F(OffloadManagerTwoMarksTest, MarksFreedByADetachAlsoWaitForAGracePeriod) {
+  manager_.attachPort(kOffloadPort, kDpdkPort, 1);
+  add(1, 0x0a000002);
+  manager_.processPending();
+  ASSERT_EQ(manager_.flowState(0, 1, 0), "yes (mark 0)");
+  manager_.detachPort(kOffloadPort);
+  EXPECT_EQ(grace_.requested, 1u);  // mark 0
+  manager_.attachPort(kOffloadPort, kDpdkPort, 1);
+  add(2, 0x0a000003);
+  manager_.processPending();
+  EXPECT_EQ(manager_.flowState(0, 2, 0), "yes (mark 1)");
+  manager_.flowRemoved(0, 2, 0);
+  manager_.processPending();
+  add(3, 0x0a000004);
+  manager_.processPending();
+  EXPECT_EQ(manager_.flowState(0, 3, 0), "no (no_free_mark)");
+  grace_.completed = 1;
+  manager_.processPending();
+  add(4, 0x0a000005);
+  manager_.processPending();
+  EXPECT_EQ(manager_.flowState(0, 4, 0), "yes (mark 0)");
 }
 
 TEST_F(OffloadManagerTest, RefusalsAreCountedByReason) {
