@@ -131,7 +131,7 @@ void BM_EmcLookup(benchmark::State& state) {
   installPerFlow(table, nullptr, flows, 1);
   auto emc = std::move(*Emc::create({8192, 1, 1}));
   FlowRing ring(flows);
-  for (uint32_t f = 0; f < flows; ++f) emc->insert(ring.keys[f], f, 0);
+  for (uint32_t f = 0; f < flows; ++f) emc->insert(ring.keys[f], f, table.at(f).generation);
   timeCacheTier(state, *emc, table, ring);
 }
 BENCHMARK(BM_EmcLookup)->ArgName("flows")->Arg(1)->Arg(100)->Arg(1000)->Arg(10000)->Arg(100000);

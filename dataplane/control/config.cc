@@ -303,7 +303,7 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
       ("allow-vdev-ports", po::value<std::string>(), "AddPort may make DPDK vdev ports (benchmarks/tests only) [false]")
       ("flow-limit", po::value<std::string>(), "megaflows per PMD [200000]")
       ("flow-idle-timeout-ms", po::value<std::string>(), "unused megaflows expire after this many ms [10000]")
-      ("upcall-rate", po::value<std::string>(), "upcalls per second per PMD; misses beyond are dropped [20000]")
+      ("upcall-rate", po::value<std::string>(), "upcalls per second per PMD, shared fairly by its ports; misses beyond are forwarded uncached [20000]")
       ("upcall-burst", po::value<std::string>(), "upcalls a PMD may send at once [1024]")
       ("offload-provider", po::value<std::string>(), "partial offload: off|rte_flow|software (software: tests only) [off]")
       ("offload-max-flows", po::value<std::string>(), "cap on offloaded megaflows [16384]")

@@ -46,7 +46,8 @@ struct SluicedConfig {
   bool allow_vdev_ports = false;
   // Upcalls (misses sent to control for a megaflow) each PMD may send per
   // second, and at once: they bound control's translation work when many new
-  // flows arrive together; misses beyond them are dropped as upcall_lost.
+  // flows arrive together; misses beyond them are forwarded by the PMD's
+  // inline decision without a megaflow (counted as lost upcalls).
   uint32_t upcall_rate = 20000;
   uint32_t upcall_burst = 1024;
   // Where the checkpoint of every allocation lives (checkpoint.h); it must

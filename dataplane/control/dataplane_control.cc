@@ -257,7 +257,30 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
   RestoreSummary summary;
   checkpoint_vfs_ = state.vfs.is_array() ? state.vfs : nlohmann::json::array();
   restoreVfsLocked();
-  for (const CheckpointPort& rec : state.ports) {
+  // A port checkpointed at the number the uplink has now (the overlay was
+  // configured since) must not come back there: the PMD would take the pod's
+  // traffic for the underlay's and the pod's output would leave
+  // unencapsulated onto it. Such ports come back last, at the lowest number
+  // left free (a pod knows its socket, never its port number).
+  const int uplink = overlay_ != nullptr ? overlay_->uplinkPort() : -1;  // -1: no port number
+  std::vector<const CheckpointPort*> in_order;
+  for (const CheckpointPort& rec : state.ports)
+    if (rec.port_no != uplink) in_order.push_back(&rec);
+  for (const CheckpointPort& rec : state.ports)
+    if (rec.port_no == uplink) in_order.push_back(&rec);
+  for (const CheckpointPort* saved : in_order) {
+    CheckpointPort rec = *saved;
+    if (rec.port_no == uplink) {
+      const std::optional<uint16_t> free = freePortNumberLocked();
+      logWarning("checkpointed port ", rec.port_no, " (", rec.request.container_id, "/", rec.request.ifname,
+                 ") has the uplink's number now; ",
+                 free ? absl::StrCat("restored as port ", *free) : std::string("no other number is free"));
+      if (!free) {
+        ++summary.dropped;
+        continue;
+      }
+      rec.port_no = *free;
+    }
     const std::string who = absl::StrCat("checkpointed port ", rec.port_no, " (", rec.request.container_id, "/",
                                          rec.request.ifname, ")");
     auto drop = [&](const std::string& why) {

@@ -3,7 +3,9 @@
 #include <absl/strings/str_cat.h>
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <thread>
+#include <utility>
 
 #include "common/log.h"
 #include "dataplane/datapath/drop_reason.h"
@@ -118,25 +120,69 @@ bool FlowControl::hasFlows() const {
 }
 
 flow::Classifier& FlowControl::editable(PerPmd& p) {
-  if (!p.next) p.next = p.published ? p.published->clone() : std::make_unique<flow::Classifier>();
+  if (p.next) return *p.next;
+  if (p.spare) {
+    // The version before the published one, which no PMD reads any more:
+    // the changes that made the published one bring it level.
+    p.next = std::move(p.spare);
+    for (const ClassifierChange& c : p.replay) {
+      if (c.insert) (void)p.next->insert(c.mask, c.key, c.megaflow);
+      else (void)p.next->remove(c.mask, c.key);
+    }
+  } else {
+    p.next = p.published ? p.published->clone() : std::make_unique<flow::Classifier>();
+  }
+  p.replay.clear();
   return *p.next;
+}
+
+absl::Status FlowControl::classifierInsert(PerPmd& p, const flow::Megaflow& m, flow::MegaflowIndex i) {
+  absl::Status s = editable(p).insert(m.mask, m.key, i);
+  if (s.ok()) p.changes.push_back({true, i, m.mask, m.key});
+  return s;
+}
+
+void FlowControl::classifierRemove(PerPmd& p, const flow::Megaflow& m) {
+  if (editable(p).remove(m.mask, m.key).ok()) p.changes.push_back({false, flow::kNoMegaflow, m.mask, m.key});
 }
 
 void FlowControl::kill(PerPmd& p, flow::MegaflowIndex i) {
   const flow::Megaflow& m = p.h.megaflows->at(i);
   if (offload_ != nullptr)
     offload_->flowRemoved(static_cast<uint32_t>(&p - pmds_.data()), i, m.generation.load(std::memory_order_relaxed));
-  (void)editable(p).remove(m.mask, m.key);
+  classifierRemove(p, m);
   p.installed.erase(matchBytes(m.mask, m.key));
   p.h.megaflows->kill(i);
   p.killed.push_back(i);
   --p.c.megaflows;
 }
 
+void FlowControl::evictLeastRecentlyUsed(PerPmd& p, uint32_t free) {
+  const uint32_t now_free = p.h.megaflows->freeSlots() + static_cast<uint32_t>(p.killed.size());
+  if (now_free >= free) return;
+  std::vector<std::pair<uint64_t, flow::MegaflowIndex>> by_use;  // (last used, megaflow)
+  by_use.reserve(p.installed.size());
+  for (const auto& [id, i] : p.installed)
+    by_use.emplace_back(p.h.megaflows->at(i).last_used_tsc.load(std::memory_order_relaxed), i);
+  const size_t n = std::min<size_t>(free - now_free, by_use.size());
+  std::nth_element(by_use.begin(), by_use.begin() + static_cast<std::ptrdiff_t>(n), by_use.end());
+  for (size_t k = 0; k < n; ++k) kill(p, by_use[k].second);
+  p.c.evicted += n;
+}
+
 void FlowControl::handleUpcalls(const RouteTables& tables) {
   FlowTranslation t;
   for (PerPmd& p : pmds_) {
     if (p.h.megaflows == nullptr || p.h.upcalls == nullptr) continue;
+    // Room before the upcalls: below 1/32 of the table free, the least
+    // recently used go until 1/16 is, and their slots are recycled now (a
+    // commit costs one PMD acknowledgement) so this drain can use them.
+    // Chunks of 1/32 keep the O(n) choice of victims rare.
+    const uint32_t capacity = p.h.megaflows->capacity();
+    if (p.h.megaflows->freeSlots() < std::max<uint32_t>(1, capacity / 32)) {
+      evictLeastRecentlyUsed(p, std::max<uint32_t>(1, capacity / 16));
+      commit(p);
+    }
     p.h.upcalls->drain([&](const flow::FlowKey& key) {
       translateFlow(tables, key, t);
       std::string id = matchBytes(t.mask, flow::applyMask(key, t.mask));
@@ -155,7 +201,7 @@ void FlowControl::handleUpcalls(const RouteTables& tables) {
         return;
       }
       const flow::Megaflow& m = p.h.megaflows->at(*i);
-      if (absl::Status s = editable(p).insert(m.mask, m.key, *i); !s.ok()) {
+      if (absl::Status s = classifierInsert(p, m, *i); !s.ok()) {
         // Too many distinct masks: the flow stays uncached (its packets are
         // still forwarded by the PMD's inline translation).
         logWarning("megaflow not installed: ", s.message());
@@ -206,19 +252,24 @@ void FlowControl::expireIdle() {
 }
 
 void FlowControl::commit() {
-  for (PerPmd& p : pmds_) {
-    if (!p.next) continue;
-    const flow::Classifier* c = p.next.get();
-    p.h.mailbox->classifier.store(c, std::memory_order_seq_cst);
-    // A PMD that is not running holds no classifier; one that starts later
-    // reads this one (seq_cst pairs with its store to `running`).
-    while (p.h.mailbox->running.load(std::memory_order_seq_cst) &&
-           p.h.mailbox->classifier_acked.load(std::memory_order_acquire) != c)
-      std::this_thread::sleep_for(kAckPollInterval);
-    p.published = std::move(p.next);
-    for (flow::MegaflowIndex i : p.killed) (void)p.h.megaflows->recycle(i);
-    p.killed.clear();
-  }
+  for (PerPmd& p : pmds_) commit(p);
+}
+
+void FlowControl::commit(PerPmd& p) {
+  if (!p.next) return;
+  const flow::Classifier* c = p.next.get();
+  p.h.mailbox->classifier.store(c, std::memory_order_seq_cst);
+  // A PMD that is not running holds no classifier; one that starts later
+  // reads this one (seq_cst pairs with its store to `running`).
+  while (p.h.mailbox->running.load(std::memory_order_seq_cst) &&
+         p.h.mailbox->classifier_acked.load(std::memory_order_acquire) != c)
+    std::this_thread::sleep_for(kAckPollInterval);
+  p.spare = std::move(p.published);
+  p.published = std::move(p.next);
+  p.replay = std::move(p.changes);
+  p.changes.clear();
+  for (flow::MegaflowIndex i : p.killed) (void)p.h.megaflows->recycle(i);
+  p.killed.clear();
 }
 
 std::vector<FlowView> FlowControl::list() const {

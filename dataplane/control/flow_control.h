@@ -6,8 +6,8 @@
 // Per PMD it owns the classifier versions (flow/classifier.h) and the index
 // of installed megaflows; the MegaflowTable itself is shared with the PMD,
 // following the install/kill/recycle protocol in flow/megaflow.h:
-//   - a change (install, kill) goes into `next`, a clone of the published
-//     classifier; a kill also takes effect at once through the megaflow's
+//   - a change (install, kill) goes into `next`, a version level with the
+//     published one; a kill also takes effect at once through the megaflow's
 //     alive flag (every tier checks it), which is what makes revalidation
 //     immediate: the PMD stops using a stale megaflow before the API call
 //     that made it stale publishes the new tables;
@@ -15,6 +15,11 @@
 //     PMD acknowledged it at its quiescent point, then frees the old version
 //     and recycles the killed megaflows' slots (no reader can remain: the
 //     classifier that named them is gone, the caches check generation).
+//   - versions are double-buffered: the one published before (`spare`) is
+//     no PMD's once the PMD acknowledged its successor, so the next version
+//     is that one with the last commit's changes replayed, not a copy of all
+//     subtables: a commit costs O(changes), not O(megaflows), under the lock
+//     that every API call and upcall also takes.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +63,7 @@ struct FlowControlCounters {
   uint64_t installed = 0;          // megaflows created from upcalls
   uint64_t duplicate_upcalls = 0;  // upcalls for a megaflow that already existed
   uint64_t flow_limit_hits = 0;    // upcalls refused: flow-limit reached
+  uint64_t evicted = 0;            // least recently used megaflows removed to make room
   uint64_t revalidated = 0;        // megaflows removed because the tables changed
   uint64_t expired = 0;            // megaflows removed for idleness
 };
@@ -70,7 +76,11 @@ class FlowControl {
   FlowControl& operator=(const FlowControl&) = delete;
 
   // Drains every PMD's upcall queue: translates each key with `tables` (the
-  // current ones), installs the megaflow unless it exists. Call commit() after.
+  // current ones), installs the megaflow unless it exists. A table that is
+  // (nearly) full first loses its least recently used megaflows, so that new
+  // flows keep being cached when old or hostile ones filled it (the PMD
+  // forwards either way; an evicted flow's next packet upcalls again).
+  // Call commit() after.
   void handleUpcalls(const RouteTables& tables);
   // Re-translates every megaflow's masked key with `tables`; kills those whose
   // mask or actions changed. Call before the PMDs see the new tables, commit() after.
@@ -88,17 +98,34 @@ class FlowControl {
   void setOffload(offload::FlowOffloadSink* sink) { offload_ = sink; }
 
  private:
+  // One insert or remove applied to a classifier version.
+  struct ClassifierChange {
+    bool insert;
+    flow::MegaflowIndex megaflow;  // insert only
+    flow::FlowMask mask;
+    flow::FlowKey key;
+  };
   struct PerPmd {
     PmdFlowHandle h;
     std::unique_ptr<flow::Classifier> published;  // the version the PMD searches
     std::unique_ptr<flow::Classifier> next;       // changes since; null if none
+    std::unique_ptr<flow::Classifier> spare;      // published before; no PMD reads it
+    std::vector<ClassifierChange> replay;         // what turned `spare` into `published`
+    std::vector<ClassifierChange> changes;        // applied to `next` so far
     std::map<std::string, flow::MegaflowIndex> installed;  // mask+key bytes -> megaflow
     std::vector<flow::MegaflowIndex> killed;      // awaiting commit()
     FlowControlCounters c;
   };
 
   flow::Classifier& editable(PerPmd& p);
+  // Changes to `next` that are remembered for the spare version.
+  absl::Status classifierInsert(PerPmd& p, const flow::Megaflow& m, flow::MegaflowIndex i);
+  void classifierRemove(PerPmd& p, const flow::Megaflow& m);
   void kill(PerPmd& p, flow::MegaflowIndex i);
+  // Publishes p's changes, waits for its PMD, recycles the killed slots.
+  void commit(PerPmd& p);
+  // Kills the least recently used megaflows until `free` slots will be free.
+  void evictLeastRecentlyUsed(PerPmd& p, uint32_t free);
 
   std::vector<PerPmd> pmds_;
   uint64_t tsc_hz_;

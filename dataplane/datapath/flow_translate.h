@@ -15,6 +15,10 @@
 // the pipeline handles ARP per packet and drops the rest before lookup, so
 // the mask of an L3 decision is eth_type + ipv4_dst (+ ttl_class when the
 // destination is a local pod): 100k source ports to one pod share one megaflow.
+// Only a pod or the gateway needs all 32 bits of the destination; a remote
+// node's CIDR or an unrouted destination is matched as the widest prefix that
+// holds no address decided otherwise, so that traffic to random destinations
+// cannot fill the megaflow table.
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,10 @@ ForwardingTable::ForwardingTable(const std::vector<Entry>& entries) {
     uint32_t ip_be = e.ip.networkOrder();
     uint32_t i = slotFor(ip_be);
     while (slots_[i].ip_be != 0 && slots_[i].ip_be != ip_be) i = (i + 1) & mask_;
-    if (slots_[i].ip_be == 0) ++size_;
+    if (slots_[i].ip_be == 0) {
+      ++size_;
+      addresses_.push_back(ip_be);
+    }
     slots_[i].ip_be = ip_be;
     slots_[i].port_no = e.port_no;
     std::memcpy(slots_[i].mac, e.mac.bytes.data(), 6);

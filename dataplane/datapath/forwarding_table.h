@@ -49,6 +49,9 @@ class ForwardingTable {
   }
 
   size_t size() const { return size_; }
+  // Every pod address (network order), for translations that must show a
+  // destination range holds no pod; not for the per-packet path.
+  const std::vector<uint32_t>& addresses() const { return addresses_; }
 
  private:
   uint32_t slotFor(uint32_t ip_be) const {
@@ -57,6 +60,7 @@ class ForwardingTable {
   }
 
   std::vector<PodRoute> slots_;
+  std::vector<uint32_t> addresses_;
   uint32_t mask_ = 0;
   size_t size_ = 0;
 };

@@ -95,6 +95,7 @@ void Pmd::pickUpSnapshot() {
   // still open until control sees our acknowledgement below.
   flushAll();
   snap_ = mailbox_.published.load(std::memory_order_seq_cst);
+  if (snap_ != nullptr) gate_.setPortCount(static_cast<uint32_t>(snap_->rx_queues.size()));
   counters_.reloads.inc();
   mailbox_.acked_version.store(snap_ != nullptr ? snap_->version : 0, std::memory_order_release);
 }
@@ -160,10 +161,10 @@ void Pmd::decideRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, u
     screened = static_cast<uint16_t>(screened + runs_[r].count);
   }
   if (screened != 0) counters_.not_looked_up.add(screened);
-  if (to_lookup != 0) lookUp(pkts, n_runs, now);
+  if (to_lookup != 0) lookUp(in_port, pkts, n_runs, now);
 }
 
-void Pmd::lookUp(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
+void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
   flow::MegaflowIndex flows[kBurstSize];
   uint16_t misses[kBurstSize];
   const uint32_t n_miss = lookup_.lookupBurst(keys_, n_runs, flows, misses);
@@ -194,7 +195,8 @@ void Pmd::lookUp(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
 
   // Misses: decide from this snapshot's tables now, and ask control for the
   // megaflow so that the flow's next packets hit. One upcall per run: its
-  // later packets count as coalesced with it (or lost with it).
+  // later packets count as coalesced with it (or lost with it). A lost
+  // upcall loses no packet: the decision is made already; only caching waits.
   if (n_miss != 0) {
     const RouteTables tables{snap_->fib.get(), snap_->gateway_ip_be, snap_->overlay.tables.get(),
                              snap_->overlay.uplink_port};
@@ -207,14 +209,13 @@ void Pmd::lookUp(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
       translateFlow(tables, keys_[r], t);
       const uint32_t flow_hash = flow::hashKey(flow::applyMask(keys_[r], t.mask));
       decisions_[r].action = &t.actions;
-      switch (gate_.admit(flow_hash, now)) {
+      switch (gate_.admit(flow_hash, in_port, now)) {
         case UpcallGate::Verdict::kSend:
           if (upcalls_.push(keys_[r])) {
             ++sent;
             coalesced += later;
           } else {
             gate_.unsend(flow_hash);
-            decisions_[r].action = &lost_action_;
             lost += 1 + later;
           }
           break;
@@ -222,7 +223,6 @@ void Pmd::lookUp(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
           coalesced += 1 + later;
           break;
         case UpcallGate::Verdict::kLost:
-          decisions_[r].action = &lost_action_;
           lost += 1 + later;
           break;
       }

@@ -21,7 +21,8 @@
 //                 a hit takes its megaflow's actions; a miss is translated
 //                 inline from the snapshot's tables (flow_translate.h) and
 //                 its key sent to control as an upcall (upcall_gate.h,
-//                 upcall_queue.h), or dropped as upcall_lost over the limit
+//                 upcall_queue.h) unless over the port's or PMD's upcall
+//                 rate (then only counted: the packet is forwarded anyway)
 //   act           output -> L3 rewrite, next = port; drop -> reason
 // then drops are counted and freed, the rest go to the output batches.
 #pragma once
@@ -86,7 +87,7 @@ class Pmd {
   // actions then touch each packet and queue it for output (or drop it).
   uint16_t extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint64_t breaks);
   void decideRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
-  void lookUp(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
+  void lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
   // Applies each run's decision to its packets and queues them for output
   // (or frees them, counted by reason); returns how many were dropped.
   uint16_t act(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
@@ -113,9 +114,6 @@ class Pmd {
   const offload::MarkTable* marks_;
   uint32_t pmd_index_;
   const PmdSnapshot* snap_ = nullptr;
-  // The action of a miss the gate refused (a constant, kept here so the fast
-  // path needs no function-local static and its init guard).
-  const flow::MegaflowActions lost_action_ = dropAction(DropReason::kUpcallLost);
   const flow::Classifier* classifier_ = nullptr;
   // The tier counters already copied into counters_ (FlowLookup keeps running
   // totals; the PMD publishes their growth once per burst).

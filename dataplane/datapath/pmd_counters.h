@@ -54,7 +54,7 @@ struct alignas(64) PmdCounters {
   // What became of the misses (their sum is `misses`).
   Counter upcalls;            // keys sent to control to become megaflows
   Counter upcalls_coalesced;  // misses of a megaflow already on its way
-  Counter lost_upcalls;       // over the upcall rate (or queue full): dropped
+  Counter lost_upcalls;       // over the upcall rate (or queue full): not sent, packet forwarded uncached
   // Subtables searched, summed over megaflow hits (/ megaflow_hits = average).
   Counter subtable_lookups;
   // Partial offload: packets resolved by their NIC mark (a tier of its own:

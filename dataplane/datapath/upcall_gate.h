@@ -1,6 +1,7 @@
 // Admission of upcalls on a PMD: which misses go to the control thread, which
 // are duplicates of one already on its way (coalesced), and which exceed the
-// PMD's upcall rate (lost: counted and dropped, never queued forever).
+// PMD's upcall rate (lost: not sent; the packet is still forwarded by the
+// PMD's inline translation, only the megaflow that would cache it waits).
 //
 // Owned by one PMD thread; plain integers, no heap after construction.
 //  - Coalescing: a miss is identified by the hash of its key under the mask
@@ -10,10 +11,19 @@
 //    delays one flow's upcall by that much (its packets are still forwarded
 //    by the inline translation), and a megaflow control could not install
 //    (flow limit) is asked for again after it.
-//  - Rate limit: a token bucket in TSC cycles (rate per second, burst).
+//  - Rate limit: token buckets in TSC cycles. One for the PMD (rate per
+//    second, burst), and one per in-port with an equal share of both. A port
+//    may spend the PMD's tokens freely while more than half of its burst is
+//    left; below that, only with tokens of its own share. So one port sending
+//    nothing but new flows (random destinations, random sources) takes at
+//    most its share once the PMD is busy, and every other port keeps setting
+//    up flows at least at its own share, from the half kept back.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+
+#include "dataplane/datapath/limits.h"
 
 namespace sluice {
 
@@ -34,17 +44,34 @@ class UpcallGate {
 
   explicit UpcallGate(const UpcallGateConfig& c)
       : cycles_per_token_(c.rate_per_sec == 0 ? 0 : c.tsc_hz / c.rate_per_sec),
-        burst_(c.burst),
-        retry_cycles_(c.tsc_hz / 1000 * c.retry_ms),
-        tokens_(c.burst) {}
+        burst_(std::max<uint32_t>(c.burst, 1)),
+        retry_cycles_(c.tsc_hz / 1000 * c.retry_ms) {
+    setPortCount(1);
+  }
 
-  // A miss whose megaflow hashes to `flow_hash`, at TSC `now`.
-  Verdict admit(uint32_t flow_hash, uint64_t now) {
+  // The number of ports this PMD polls (at its quiescent point, when its
+  // snapshot changes): each port's share is 1/n of the rate and burst.
+  void setPortCount(uint32_t n) {
+    n = std::max<uint32_t>(n, 1);
+    port_cycles_per_token_ = cycles_per_token_ * n;
+    port_burst_ = std::max<uint32_t>(burst_ / n, 1);
+    for (Bucket& b : ports_) b.tokens = std::min(b.tokens, port_burst_);
+  }
+
+  // A miss from in_port (< kMaxPorts) whose megaflow hashes to `flow_hash`,
+  // at TSC `now`.
+  Verdict admit(uint32_t flow_hash, uint16_t in_port, uint64_t now) {
     Recent& r = recent_[flow_hash & (kRecent - 1)];
     if (r.hash == flow_hash && r.valid && now - r.sent_tsc < retry_cycles_) return Verdict::kCoalesced;
-    refill(now);
-    if (tokens_ == 0) return Verdict::kLost;
-    --tokens_;
+    if (cycles_per_token_ != 0) {  // 0: no limit configured
+      Bucket& port = ports_[in_port];
+      refill(pmd_, now, cycles_per_token_, burst_);
+      refill(port, now, port_cycles_per_token_, port_burst_);
+      if (pmd_.tokens == 0) return Verdict::kLost;
+      if (port.tokens == 0 && pmd_.tokens <= burst_ / 2) return Verdict::kLost;
+      --pmd_.tokens;
+      if (port.tokens != 0) --port.tokens;
+    }
     r = {flow_hash, true, now};
     return Verdict::kSend;
   }
@@ -58,24 +85,32 @@ class UpcallGate {
     bool valid = false;
     uint64_t sent_tsc = 0;
   };
+  struct Bucket {
+    uint32_t tokens = 0;
+    bool started = false;
+    uint64_t last_refill = 0;
+  };
 
-  void refill(uint64_t now) {
-    if (cycles_per_token_ == 0) {  // no limit configured
-      tokens_ = burst_ == 0 ? 1 : burst_;
+  static void refill(Bucket& b, uint64_t now, uint64_t cycles_per_token, uint32_t burst) {
+    if (!b.started) {  // a bucket starts full
+      b.started = true;
+      b.last_refill = now;
+      b.tokens = burst;
       return;
     }
-    if (last_refill_ == 0) last_refill_ = now;
-    const uint64_t add = (now - last_refill_) / cycles_per_token_;
+    const uint64_t add = (now - b.last_refill) / cycles_per_token;
     if (add == 0) return;
-    last_refill_ += add * cycles_per_token_;
-    tokens_ = add >= burst_ - tokens_ ? burst_ : tokens_ + static_cast<uint32_t>(add);
+    b.last_refill += add * cycles_per_token;
+    b.tokens = add >= burst - std::min(b.tokens, burst) ? burst : b.tokens + static_cast<uint32_t>(add);
   }
 
   uint64_t cycles_per_token_;
   uint32_t burst_;
   uint64_t retry_cycles_;
-  uint32_t tokens_;
-  uint64_t last_refill_ = 0;
+  uint64_t port_cycles_per_token_ = 0;
+  uint32_t port_burst_ = 1;
+  Bucket pmd_;
+  Bucket ports_[kMaxPorts];
   Recent recent_[kRecent];
 };
 

@@ -176,6 +176,56 @@ TEST_F(FlowCacheTest, DeletingThePodRemovesItsMegaflowBeforeTheCallReturns) {
   EXPECT_EQ(pod_b_->drainCount(), 0u);
 }
 
+// The upcall budget is tiny (one per second, two at once), so a pod that
+// sends to new destinations runs out at once. What it sends is still
+// forwarded, decided inline by the PMD: only the caching waits. The other
+// pod's new flow still gets its upcall, from its own share.
+class FlowUpcallBudgetTest : public FlowCacheTest {
+ protected:
+  void SetUp() override {
+    SluicedOptions o;
+    o.extra_flags = {"--upcall-rate", "1", "--upcall-burst", "2"};
+    startNode(o);
+  }
+};
+
+TEST_F(FlowUpcallBudgetTest, MissesOverTheUpcallBudgetAreForwardedAndOtherPortsKeepTheirShare) {
+  auto to = [](Ipv4Address dst, uint32_t seq) {
+    UdpFrameSpec s{kMacA, kGatewayMac, kIpA, dst};
+    s.sequence = seq;
+    return udpFrame(s);
+  };
+  // One burst from A: two unrouted destinations in different /8s (two
+  // megaflows), then B. A's share is one upcall; the PMD's other token is
+  // kept for the other port.
+  const std::vector<Frame> burst = {to(*Ipv4Address::parse("10.99.0.1"), 1),
+                                    to(*Ipv4Address::parse("172.16.0.1"), 2), to(kIpB, 3)};
+  ASSERT_EQ(pod_a_->send(burst), burst.size());
+  std::vector<Frame> got = pod_b_->receive(1);
+  ASSERT_EQ(got.size(), 1u) << "forwarded although its upcall was not sent\n" << node_->stats().DebugString();
+  EXPECT_EQ(udpSequence(got[0]), 3u);
+  EXPECT_EQ(ipv4Ttl(got[0]), 63);
+  ASSERT_TRUE(waitFor([&] { return dropCount(node_->stats(), "no_route") == 2; })) << node_->stats().DebugString();
+  v1::PmdStats p = node_->stats().pmds(0);
+  EXPECT_EQ(p.misses(), 3u);
+  EXPECT_EQ(p.upcalls(), 1u);
+  EXPECT_EQ(p.lost_upcalls(), 2u);
+
+  // B's first packet to A: a new megaflow, upcalled from B's own share.
+  UdpFrameSpec back{kMacB, kGatewayMac, kIpB, kIpA};
+  back.sequence = 4;
+  ASSERT_EQ(pod_b_->send({udpFrame(back)}), 1u);
+  got = pod_a_->receive(1);
+  ASSERT_EQ(got.size(), 1u) << node_->stats().DebugString();
+  EXPECT_EQ(udpSequence(got[0]), 4u);
+  p = node_->stats().pmds(0);
+  EXPECT_EQ(p.upcalls(), 2u);
+  EXPECT_EQ(p.lost_upcalls(), 2u);
+  ASSERT_TRUE(waitFor([&] { return listFlows().flows_size() == 2; })) << listFlows().DebugString();
+  for (const v1::DropCounter& d : node_->stats().drops())
+    if (d.reason() != "no_route") EXPECT_EQ(d.packets(), 0u) << d.reason();
+}
+
 class FlowExpiryTest : public FlowCacheTest {
  protected:
   void SetUp() override {

@@ -11,11 +11,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "dataplane/control/dataplane_control.h"
+#include "dataplane/control/vxlan/overlay_control.h"
 
 namespace sluice {
 namespace {
@@ -425,6 +427,65 @@ TEST_F(ControlCheckpointTest, RecordsThatCannotBeRestoredAreDroppedTheOthersRest
   EXPECT_EQ(numbers(disk), (std::vector<uint16_t>{0, 6}));
   EXPECT_EQ(disk.vfs, s.vfs);
   EXPECT_FALSE(fs::exists(config_.socket_dir + "/refused")) << "the refused port's directory is not left behind";
+}
+
+// The uplink as overlay control needs it, without a device.
+class NoUplink final : public UplinkIo {
+ public:
+  MacAddress mac() const override { return *MacAddress::parse("02:00:00:00:77:01"); }
+  bool ipChecksumOffload() const override { return false; }
+  uint16_t dpdkPort() const override { return 99; }
+  rte_spinlock_t* txLock() override { return nullptr; }
+  rte_ring* puntRing() override { return nullptr; }
+  absl::Status send(const std::vector<uint8_t>&) override { return absl::OkStatus(); }
+  void drainPunted(const std::function<void(const uint8_t*, size_t)>&) override {}
+  bool linkUp() override { return true; }
+};
+
+// A node checkpointed its pods without an overlay; it restarts with one, whose
+// uplink takes the last port number, where a pod was. The pod comes back on
+// another number with its socket, never on the uplink's.
+TEST_F(ControlCheckpointTest, APortCheckpointedAtTheUplinksNumberIsRestoredElsewhere) {
+  const uint16_t uplink_port = static_cast<uint16_t>(config_.max_ports - 1);
+  CheckpointState s;
+  auto rec = [&](uint16_t no, const std::string& cid, const std::string& ip) {
+    CheckpointPort p;
+    p.port_no = no;
+    p.request = request(cid, ip);
+    p.socket_path = config_.socket_dir + "/" + cid + "/net1.sock";
+    return p;
+  };
+  s.ports.push_back(rec(uplink_port, "onuplink", "10.244.1.20"));  // first on disk, restored last
+  s.ports.push_back(rec(0, "zero", "10.244.1.10"));
+  s.ports.push_back(rec(2, "two", "10.244.1.12"));
+  OverlayConfig overlay_config;
+  overlay_config.uplink = UplinkConfig{};
+  overlay_config.uplink->devargs = "none";
+  overlay_config.uplink->vtep = *Ipv4Address::parse("192.168.77.1");
+  overlay_config.uplink->vtep_prefix = 24;
+  overlay_config.vni = 42;
+  NoUplink uplink;
+  OverlayControl overlay(overlay_config, config_.pod_cidr, uplink, uplink_port, 1);
+  Node node(config_, 0);
+  node.control->setOverlay(&overlay);
+  RestoreSummary r = node.control->restore(s);
+  EXPECT_EQ(r.restored, 3u);
+  EXPECT_EQ(r.dropped, 0u);
+  std::map<std::string, uint16_t> number;
+  for (const PortView& p : node.control->listPorts()) {
+    number[p.request.attachment.container_id] = p.port_no;
+    EXPECT_NE(p.port_no, uplink_port) << p.request.attachment.container_id;
+  }
+  EXPECT_EQ(number, (std::map<std::string, uint16_t>{{"onuplink", 1}, {"zero", 0}, {"two", 2}}));
+  for (const PortView& p : node.control->listPorts()) {
+    if (p.request.attachment.container_id == "onuplink") {
+      EXPECT_EQ(p.socket_path, config_.socket_dir + "/onuplink/net1.sock");
+    }
+  }
+  // The checkpoint says where it is now.
+  EXPECT_EQ(numbers(onDisk()), (std::vector<uint16_t>{0, 1, 2}));
+  node.control->removeAllPorts();
+  node.control->setOverlay(nullptr);
 }
 
 TEST_F(ControlCheckpointTest, PortsOfVanishedNetnsAreCollectedOthersKept) {

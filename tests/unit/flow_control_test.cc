@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <map>
+#include <random>
+
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/upcall_gate.h"
 #include "tests/support/frames.h"
@@ -80,6 +84,34 @@ TEST(TranslateFlowTest, DropsReadOnlyWhatTheyNeed) {
   translateFlow(t, keyOf(kB, 1000, 1), tr);  // a pod, but TTL 1
   EXPECT_TRUE(flow::keysEqual(tr.mask, maskOf(true)));
   EXPECT_EQ(tr.actions.drop_reason, static_cast<uint16_t>(DropReason::kTtlExceeded));
+}
+
+// An unrouted destination is matched as the widest whole-octet prefix that
+// holds no pod and not the gateway; inside the pods' /24 that is the address.
+TEST(TranslateFlowTest, UnroutedDestinationsAreMatchedAsTheirWidestSafePrefix) {
+  ForwardingTable fib = tableWith({{kB, 3}});
+  RouteTables t{&fib, kGw.networkOrder()};
+  FlowTranslation tr;
+  auto prefix = [&](const char* dst) {
+    translateFlow(t, keyOf(*Ipv4Address::parse(dst)), tr);
+    EXPECT_EQ(tr.actions.drop_reason, static_cast<uint16_t>(DropReason::kNoRoute)) << dst;
+    EXPECT_EQ(tr.mask.ttl_class, 0) << "no TTL read for a drop";
+    return std::popcount(tr.mask.ipv4_dst);
+  };
+  EXPECT_EQ(prefix("8.8.8.8"), 8);
+  EXPECT_EQ(prefix("10.200.1.1"), 16);
+  EXPECT_EQ(prefix("10.9.7.1"), 24);
+  EXPECT_EQ(prefix("10.9.0.99"), 32);
+  // The prefix holds no address decided otherwise: every address in
+  // 8.0.0.0/8 translates to the same megaflow.
+  translateFlow(t, keyOf(*Ipv4Address::parse("8.8.8.8")), tr);
+  const FlowKey one = flow::applyMask(keyOf(*Ipv4Address::parse("8.8.8.8")), tr.mask);
+  FlowTranslation other;
+  translateFlow(t, keyOf(*Ipv4Address::parse("8.255.0.1")), other);
+  EXPECT_TRUE(flow::keysEqual(flow::applyMask(keyOf(*Ipv4Address::parse("8.255.0.1")), other.mask), one));
+  // Re-translating the masked key (revalidation) gives the same mask.
+  translateFlow(t, one, other);
+  EXPECT_TRUE(flow::keysEqual(other.mask, tr.mask));
 }
 
 TEST(DescribeTest, MatchAndActionsText) {
@@ -224,6 +256,107 @@ TEST_F(FlowLimitTest, UpcallsBeyondTheLimitAreRefusedAndSlotsComeBackAfterCommit
   EXPECT_EQ(fc.list().size(), 1u);
 }
 
+// A full table makes room: the least recently used megaflow goes (its slot
+// recycled at once) and the new flow is cached in this same drain.
+TEST_F(FlowLimitTest, AFullTableEvictsTheLeastRecentlyUsedForANewFlow) {
+  FlowControl fc = make(/*idle_ms=*/1'000'000);  // nothing expires by itself here
+  ForwardingTable fib = tableWith({{kA, 0}, {kB, 1}, {kC, 2}});
+  ASSERT_TRUE(queue_.push(keyOf(kA, 1000, 64, kGw)));
+  ASSERT_TRUE(queue_.push(keyOf(kB, 1000, 64, kGw)));
+  fc.handleUpcalls({&fib, kGw.networkOrder()});
+  fc.commit();
+  ASSERT_EQ(fc.list().size(), 2u);
+  const flow::MegaflowIndex to_a = lookup(keyOf(kA));
+  const flow::MegaflowIndex to_b = lookup(keyOf(kB));
+  g_now += 100;
+  table_.at(to_a).recordHits(1, 60, g_now);  // A is in use, B is not
+  ASSERT_TRUE(queue_.push(keyOf(kC, 1000, 64, kGw)));
+  fc.handleUpcalls({&fib, kGw.networkOrder()});
+  fc.commit();
+  EXPECT_EQ(fc.counters()[0].evicted, 1u);
+  EXPECT_EQ(fc.counters()[0].flow_limit_hits, 0u);
+  EXPECT_TRUE(table_.isAlive(to_a));
+  EXPECT_EQ(lookup(keyOf(kA)), to_a);
+  EXPECT_EQ(lookup(keyOf(kB)), flow::kNoMegaflow) << "B was the least recently used";
+  ASSERT_NE(lookup(keyOf(kC)), flow::kNoMegaflow);
+  EXPECT_EQ(lookup(keyOf(kC)), to_b) << "C took B's recycled slot";
+  EXPECT_EQ(fc.list().size(), 2u);
+}
+
+// Random destinations that no route covers make a handful of prefix
+// megaflows, not one each: they cannot fill the table.
+class WideFlowTableTest : public FlowControlTest {
+ protected:
+  WideFlowTableTest() : FlowControlTest(4096) {}
+};
+
+TEST_F(WideFlowTableTest, RandomUnroutedDestinationsShareAFewPrefixMegaflows) {
+  FlowControl fc = make();
+  ForwardingTable fib = tableWith({{kB, 1}, {kC, 2}});
+  uint32_t x = 12345;
+  for (int i = 0; i < 1000; ++i) {
+    x = x * 1103515245u + 12345u;
+    Ipv4Address dst{x};
+    if (dst.networkOrder() == kB.networkOrder() || dst.networkOrder() == kC.networkOrder()) continue;
+    ASSERT_TRUE(queue_.push(keyOf(dst)));
+    if (i % 500 == 499) {
+      fc.handleUpcalls({&fib, kGw.networkOrder()});
+      fc.commit();
+    }
+  }
+  fc.handleUpcalls({&fib, kGw.networkOrder()});
+  fc.commit();
+  std::vector<FlowView> flows = fc.list();
+  // One per /8 (a /16 in 10/8, beside the pods): a few hundred at most.
+  EXPECT_LE(flows.size(), 2 * 256u);
+  for (const FlowView& f : flows) EXPECT_EQ(f.actions, "drop:no_route") << f.match;
+  EXPECT_EQ(fc.counters()[0].flow_limit_hits, 0u);
+  EXPECT_EQ(fc.counters()[0].evicted, 0u);
+  // The pods are still reached through their own /32 megaflows.
+  ASSERT_TRUE(queue_.push(keyOf(kB)));
+  fc.handleUpcalls({&fib, kGw.networkOrder()});
+  fc.commit();
+  const flow::MegaflowIndex to_b = lookup(keyOf(kB));
+  ASSERT_NE(to_b, flow::kNoMegaflow);
+  EXPECT_EQ(table_.at(to_b).actions.kind, MegaflowActions::Kind::kOutput);
+}
+
+// Versions are double-buffered (the previous one brought level by replaying
+// the last commit's changes): over many rounds of installs, expiries and
+// slot reuse, the published classifier finds exactly the live megaflows.
+TEST_F(WideFlowTableTest, EveryPublishedVersionHoldsExactlyTheLiveMegaflows) {
+  FlowControl fc = make(/*idle_ms=*/10);
+  std::vector<std::pair<Ipv4Address, uint16_t>> pods;
+  for (uint32_t i = 0; i < 300; ++i) pods.push_back({Ipv4Address{0x0a090100u + i}, static_cast<uint16_t>(i % 8)});
+  ForwardingTable fib = tableWith(pods);
+  std::mt19937 rng(7);
+  auto verify = [&](int round) {
+    std::map<uint32_t, flow::MegaflowIndex> live;  // destination -> megaflow
+    table_.forEachLive([&](flow::MegaflowIndex i, const flow::Megaflow& m) { live[m.key.ipv4_dst] = i; });
+    for (const auto& [ip, port] : pods) {
+      auto it = live.find(ip.networkOrder());
+      ASSERT_EQ(lookup(keyOf(ip)), it == live.end() ? flow::kNoMegaflow : it->second)
+          << "round " << round << " " << ip.toString();
+    }
+  };
+  for (int round = 0; round < 40; ++round) {
+    for (int k = 0; k < 25; ++k) ASSERT_TRUE(queue_.push(keyOf(pods[rng() % pods.size()].first)));
+    fc.handleUpcalls({&fib, kGw.networkOrder()});
+    fc.commit();
+    verify(round);
+    // Half of the live ones are used; the rest expire.
+    g_now += 6'000;
+    table_.forEachLive([&](flow::MegaflowIndex i, const flow::Megaflow&) {
+      if (rng() % 2 == 0) table_.at(i).recordHits(1, 60, g_now);
+    });
+    g_now += 6'000;
+    fc.expireIdle();
+    fc.commit();
+    verify(round);
+  }
+  EXPECT_GT(fc.counters()[0].expired, 100u);
+}
+
 TEST(UpcallGateTest, CoalescesInFlightFlowsAndLimitsTheRate) {
   UpcallGateConfig c;
   c.tsc_hz = 1'000'000;  // 1 cycle = 1 us
@@ -232,18 +365,67 @@ TEST(UpcallGateTest, CoalescesInFlightFlowsAndLimitsTheRate) {
   c.retry_ms = 5;
   UpcallGate g(c);
   uint64_t now = 10;
-  EXPECT_EQ(g.admit(1, now), UpcallGate::Verdict::kSend);
-  EXPECT_EQ(g.admit(1, now), UpcallGate::Verdict::kCoalesced);
-  EXPECT_EQ(g.admit(2, now), UpcallGate::Verdict::kSend);
-  EXPECT_EQ(g.admit(3, now), UpcallGate::Verdict::kLost) << "burst of 2 spent";
-  EXPECT_EQ(g.admit(1, now + 100), UpcallGate::Verdict::kCoalesced) << "duplicates cost no token";
+  EXPECT_EQ(g.admit(1, 0, now), UpcallGate::Verdict::kSend);
+  EXPECT_EQ(g.admit(1, 0, now), UpcallGate::Verdict::kCoalesced);
+  EXPECT_EQ(g.admit(2, 0, now), UpcallGate::Verdict::kSend);
+  EXPECT_EQ(g.admit(3, 0, now), UpcallGate::Verdict::kLost) << "burst of 2 spent";
+  EXPECT_EQ(g.admit(1, 0, now + 100), UpcallGate::Verdict::kCoalesced) << "duplicates cost no token";
   now += 1000;  // one token back
-  EXPECT_EQ(g.admit(3, now), UpcallGate::Verdict::kSend);
-  EXPECT_EQ(g.admit(4, now), UpcallGate::Verdict::kLost);
+  EXPECT_EQ(g.admit(3, 0, now), UpcallGate::Verdict::kSend);
+  EXPECT_EQ(g.admit(4, 0, now), UpcallGate::Verdict::kLost);
   now += 10'000;  // past the retry time: flow 1 is asked for again
-  EXPECT_EQ(g.admit(1, now), UpcallGate::Verdict::kSend);
+  EXPECT_EQ(g.admit(1, 0, now), UpcallGate::Verdict::kSend);
   g.unsend(1);
-  EXPECT_EQ(g.admit(1, now), UpcallGate::Verdict::kSend) << "a refused upcall is retried at once";
+  EXPECT_EQ(g.admit(1, 0, now), UpcallGate::Verdict::kSend) << "a refused upcall is retried at once";
+}
+
+// One port sends nothing but new flows, as fast as it can; another port's
+// new flows keep being sent: at least its share of the rate, from the half
+// of the burst the flooding port cannot take.
+TEST(UpcallGateTest, OnePortsFloodLeavesTheOtherPortsTheirShare) {
+  UpcallGateConfig c;
+  c.tsc_hz = 1'000'000;
+  c.rate_per_sec = 1000;  // PMD: one token per 1000 cycles
+  c.burst = 64;
+  c.retry_ms = 1;
+  UpcallGate g(c);
+  g.setPortCount(2);  // each port: one token per 2000 cycles, burst 32
+  constexpr uint16_t kFlood = 3, kInnocent = 5;
+  uint64_t now = 1;
+  uint32_t flood_hash = 0x10000;
+  // The flood alone: each send spends a token of the PMD and one of its own
+  // share; once the PMD is down to half its burst, the share is all it has.
+  uint32_t flood_sent = 0;
+  while (g.admit(flood_hash++, kFlood, now) == UpcallGate::Verdict::kSend) ++flood_sent;
+  EXPECT_EQ(flood_sent, 32u);
+  // The half kept back serves the innocent port, with its own share.
+  uint32_t innocent_sent = 0;
+  for (uint32_t f = 0; f < 32; ++f)
+    innocent_sent += g.admit(0x20000 + f, kInnocent, now) == UpcallGate::Verdict::kSend;
+  EXPECT_EQ(innocent_sent, 32u) << "the reserve is the innocent port's";
+  // Steady state over 100 ms: the flooder offers a new flow every cycle
+  // step, the innocent port one every 10 ms; every innocent one is sent.
+  uint32_t innocent_offered = 0;
+  innocent_sent = 0;
+  flood_sent = 0;
+  for (uint64_t t = 0; t < 100'000; t += 50) {
+    now += 50;
+    flood_sent += g.admit(flood_hash++, kFlood, now) == UpcallGate::Verdict::kSend;
+    if (t % 10'000 == 9'950) {  // once the buckets have refilled a little
+      ++innocent_offered;
+      innocent_sent += g.admit(0x30000 + static_cast<uint32_t>(t), kInnocent, now) == UpcallGate::Verdict::kSend;
+    }
+  }
+  EXPECT_EQ(innocent_sent, innocent_offered);
+  EXPECT_LE(flood_sent, 100'000u / 1000u) << "never more than the PMD's rate";
+}
+
+TEST(UpcallGateTest, ZeroRateMeansNoLimit) {
+  UpcallGateConfig c;
+  c.tsc_hz = 1'000'000;
+  c.rate_per_sec = 0;
+  UpcallGate g(c);
+  for (uint32_t f = 0; f < 10'000; ++f) ASSERT_EQ(g.admit(f, 1, 5), UpcallGate::Verdict::kSend) << f;
 }
 
 TEST(UpcallQueueTest, FifoUpToCapacity) {

@@ -42,6 +42,9 @@ absl::StatusOr<MegaflowIndex> MegaflowTable::install(const FlowKey& key, const F
   m.bytes.store(0, std::memory_order_relaxed);
   m.last_used_tsc.store(now_tsc, std::memory_order_relaxed);
   m.installed_tsc.store(now_tsc, std::memory_order_relaxed);
+  // A new life, a new generation (see the protocol in megaflow.h): published
+  // by the release below together with the record.
+  m.generation.store(m.generation.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   m.alive.store(true, std::memory_order_release);
   ++live_;
   return i;

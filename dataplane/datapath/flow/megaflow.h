@@ -7,10 +7,15 @@
 // thread installs and kills records. Their protocol, which keeps lookups free
 // of locks:
 //   install (control): take a free slot, write mask/key/actions while the slot
-//     is not alive, then alive.store(true, release).
+//     is not alive, generation+1, then alive.store(true, release).
 //   kill (control): alive.store(false, release) and generation+1 (release).
 //     The caches may still hold the index; they drop it lazily when they see
 //     the record dead or its generation changed.
+//   Both steps move the generation, so each life of a slot has its own: a
+//     cache that checked alive and read the generation only afterwards (a kill
+//     in between: it read the dead value) can never see that value again once
+//     the slot is reused, and the EMC, which does not compare keys with the
+//     megaflow's match, cannot hand an old key the slot's next megaflow.
 //   recycle (control): only after every PMD that reads this table has passed
 //     a quiescent point since the kill. No PMD can then be in the middle of
 //     reading the old contents, and a PMD that loads alive/generation again
@@ -58,7 +63,7 @@ inline constexpr uint32_t kCompactWords = 4;
 struct alignas(64) Megaflow {
   // Line 0: read on every hit.
   std::atomic<bool> alive{false};       // see the protocol above
-  std::atomic<uint32_t> generation{0};  // +1 on every kill; EMC entries compare it
+  std::atomic<uint32_t> generation{0};  // +1 on every install and kill; EMC entries compare it
   MegaflowActions actions;              // written only while not alive
   uint8_t n_compact = 0;                // mask words in compact form; > kCompactWords: use mask/key
   uint8_t compact_idx[kCompactWords] = {};  // which key words they are
@@ -109,6 +114,8 @@ class MegaflowTable {
   uint32_t capacity() const { return capacity_; }
   // Live records (control thread's view).
   uint32_t size() const { return live_; }
+  // Slots an install can take now (neither live nor waiting for recycle).
+  uint32_t freeSlots() const { return static_cast<uint32_t>(free_.size()); }
 
   // --- PMD side -----------------------------------------------------------
   const Megaflow& at(MegaflowIndex i) const { return records_[i]; }

@@ -39,10 +39,18 @@ class OverlayTables {
   // Longest-prefix match over the remote pod CIDRs; kNoTunnel if none.
   // Linear: read by translations only (once per megaflow), not per packet.
   uint16_t routeFor(uint32_t dst_be) const {
-    for (const RemoteRoute& r : routes_)
-      if ((dst_be & r.mask_be) == r.net_be) return r.tunnel;
-    return kNoTunnel;
+    const RemoteRoute* r = longestMatch(dst_be);
+    return r != nullptr ? r->tunnel : kNoTunnel;
   }
+  // The route routeFor() takes; null if none.
+  const RemoteRoute* longestMatch(uint32_t dst_be) const {
+    for (const RemoteRoute& r : routes_)
+      if ((dst_be & r.mask_be) == r.net_be) return &r;
+    return nullptr;
+  }
+  // Every remote pod CIDR, longest prefix first (translations size their
+  // destination masks from them).
+  const std::vector<RemoteRoute>& routes() const { return routes_; }
   // The tunnel whose remote VTEP is vtep_be; kNoTunnel if none. Per decapped
   // packet (rx counters): open addressing, at most half full.
   uint16_t tunnelForVtep(uint32_t vtep_be) const {

@@ -55,16 +55,23 @@ uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, T
     // Headers must sit in the first segment (as for key extraction).
     const DecapInfo d = classifyUplinkFrame(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), ov.decap);
     if (d.cls == UplinkClass::kVxlan) {
+      const uint16_t t = tables.tunnelForVtep(d.outer_src_be);
+      if (t == kNoTunnel) {
+        // Only known remote nodes may send: refused here, before its inner
+        // packet costs a key, a lookup, an upcall or a megaflow (any host
+        // that reaches UDP 4789 could otherwise fill the flow table).
+        out.drop[out.n_drop] = m;
+        out.reason[out.n_drop++] = DropReason::kVxlanUnknownSource;
+        continue;
+      }
       rte_pktmbuf_adj(m, d.inner_ofs);
       // Outer Ethernet padding is not part of the inner frame.
       if (rte_pktmbuf_pkt_len(m) > d.inner_len) rte_pktmbuf_trim(m, static_cast<uint16_t>(rte_pktmbuf_pkt_len(m) - d.inner_len));
       meta[kept] = {d.outer_src_be, d.outer_dst_be, d.vni};
       pkts[kept++] = m;
-      if (const uint16_t t = tables.tunnelForVtep(d.outer_src_be); t != kNoTunnel) {
-        TunnelCounters& c = ov.counters->tunnels[t];
-        c.rx_packets.inc();
-        c.rx_bytes.add(d.inner_len);
-      }
+      TunnelCounters& c = ov.counters->tunnels[t];
+      c.rx_packets.inc();
+      c.rx_bytes.add(d.inner_len);
       continue;
     }
     if (d.cls == UplinkClass::kArp) {

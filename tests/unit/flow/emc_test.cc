@@ -68,7 +68,7 @@ TEST_F(EmcTest, SameHashDifferentKeyIsAMiss) {
   FlowKey b = udpKey(9, 9, 9, 9);
   b.hash = a.hash;  // force a full hash collision
   const MegaflowIndex m = install(a);
-  emc->insert(a, m, 0);
+  emc->insert(a, m, table_.at(m).generation);
   EXPECT_EQ(lookup(*emc, b), kNoMegaflow);
 }
 
@@ -77,8 +77,8 @@ TEST_F(EmcTest, BurstCompactsMissesInOrder) {
   FlowKey keys[6];
   for (uint16_t i = 0; i < 6; ++i) keys[i] = udpKey(1, 2, 3, i);
   const MegaflowIndex m = install(keys[0]);
-  emc->insert(keys[1], m, 0);
-  emc->insert(keys[4], m, 0);
+  emc->insert(keys[1], m, table_.at(m).generation);
+  emc->insert(keys[4], m, table_.at(m).generation);
   uint16_t idx[6];
   std::iota(idx, idx + 6, uint16_t{0});
   MegaflowIndex out[6];
@@ -117,9 +117,9 @@ TEST_F(EmcTest, SameSeedSameDecisions) {
   uint32_t same_ac = 0;
   for (uint32_t i = 0; i < 2000; ++i) {
     const FlowKey k = udpKey(i, 3, 1, 1);
-    const bool x = a->insert(k, m, 0);
-    same_ab += x == b->insert(k, m, 0);
-    same_ac += x == c->insert(k, m, 0);
+    const bool x = a->insert(k, m, table_.at(m).generation);
+    same_ab += x == b->insert(k, m, table_.at(m).generation);
+    same_ac += x == c->insert(k, m, table_.at(m).generation);
   }
   EXPECT_EQ(same_ab, 2000U);
   EXPECT_LT(same_ac, 2000U);  // another seed decides differently somewhere
@@ -136,7 +136,7 @@ TEST_F(EmcTest, InverseProbabilityZeroSwitchesOff) {
   auto emc = make(8192, 1);
   const FlowKey a = udpKey(1, 2, 3, 4);
   const MegaflowIndex m = install(a);
-  ASSERT_TRUE(emc->insert(a, m, 0));
+  ASSERT_TRUE(emc->insert(a, m, table_.at(m).generation));
   emc->setInsertInvProb(0);
   EXPECT_FALSE(emc->enabled());
   EXPECT_FALSE(emc->insert(udpKey(5, 6, 7, 8), m, 0));
@@ -153,7 +153,7 @@ TEST_F(EmcTest, ThirdKeyOnOneSlotPairEvicts) {
   k[1].hash = k[0].hash;  // same two candidate slots for all three
   k[2].hash = k[0].hash;
   const MegaflowIndex m = install(k[0]);
-  for (const FlowKey& key : k) ASSERT_TRUE(emc->insert(key, m, 0));
+  for (const FlowKey& key : k) ASSERT_TRUE(emc->insert(key, m, table_.at(m).generation));
   EXPECT_EQ(emc->stats().evictions, 1U);
   EXPECT_EQ(emc->occupancy(), 2U);
   EXPECT_EQ(lookup(*emc, k[2]), m);  // the newest key is always kept
@@ -166,8 +166,8 @@ TEST_F(EmcTest, ReinsertSameKeyUpdatesInPlace) {
   const FlowKey a = udpKey(1, 2, 3, 4);
   const MegaflowIndex m1 = install(a);
   const MegaflowIndex m2 = install(udpKey(5, 5, 5, 5));
-  emc->insert(a, m1, 0);
-  emc->insert(a, m2, 0);
+  emc->insert(a, m1, table_.at(m1).generation);
+  emc->insert(a, m2, table_.at(m2).generation);
   EXPECT_EQ(emc->occupancy(), 1U);
   EXPECT_EQ(emc->stats().evictions, 0U);
   EXPECT_EQ(lookup(*emc, a), m2);

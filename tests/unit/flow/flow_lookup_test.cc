@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "tests/unit/flow/flow_test_util.h"
@@ -153,6 +154,52 @@ TEST_F(FlowLookupTest, KilledMegaflowStopsAtEveryTier) {
     EXPECT_EQ(out[i], i % 2 == 0 ? kNoMegaflow : by_dst_[1]);
   }
   EXPECT_EQ(fl->emc().stats().dead, 4U);
+}
+
+// The interleaving of a PMD and control around one megaflow slot, step by
+// step: the PMD finds megaflow A alive (a classifier or SMC hit), control
+// kills A, the PMD then reads A's generation to cache the hit in the EMC
+// (learn() reads it exactly as the tiers' refill does), control commits
+// (the PMD passes its quiescent point), recycles the slot and installs an
+// unrelated megaflow B into it. A's key must not resolve to B: the EMC does
+// not compare the key with the megaflow's match, only the generation.
+TEST_F(FlowLookupTest, EmcEntryCachedAcrossAKillNeverResolvesToTheSlotsNextMegaflow) {
+  auto fl = make(1);
+  FlowKey a = udpKey(1, 0x0a000001, 1000, 80);
+  const MegaflowIndex slot = *table_.install(a, dst_mask_, {});
+  table_.kill(slot);    // control, after the PMD's alive check
+  fl->learn(a, slot);   // the PMD caches with the generation it reads now
+  ASSERT_TRUE(table_.recycle(slot).ok());  // after the PMD's quiescent point
+  MegaflowActions to_b;
+  to_b.kind = MegaflowActions::Kind::kOutput;
+  to_b.out_port = 7;
+  const FlowKey b = udpKey(1, 0x0a000002, 1000, 80);
+  ASSERT_EQ(*table_.install(b, dst_mask_, to_b), slot);  // the free list hands the slot out again
+  ASSERT_FALSE(table_.at(slot).matches(a));
+
+  std::vector<MegaflowIndex> out;
+  EXPECT_EQ(run(*fl, {a}, out), 1U);  // a miss (upcall), not B's output
+  EXPECT_EQ(out[0], kNoMegaflow);
+  EXPECT_EQ(fl->counters().emc_hits, 0U);
+  EXPECT_EQ(fl->counters().smc_hits, 0U);
+}
+
+TEST(MegaflowGenerationTest, EveryLifeOfASlotHasItsOwnGenerations) {
+  MegaflowTable table(1);
+  FlowMask mask = zeroKey();
+  mask.ipv4_dst = 0xffffffffU;
+  const FlowKey k = udpKey(1, 2, 3, 4);
+  std::vector<uint32_t> seen;  // every value a PMD can read in each life
+  for (int life = 0; life < 3; ++life) {
+    const MegaflowIndex i = *table.install(k, mask, {});
+    seen.push_back(table.at(i).generation.load());  // alive
+    table.kill(i);
+    seen.push_back(table.at(i).generation.load());  // dead, index still cached
+    ASSERT_TRUE(table.recycle(i).ok());
+  }
+  std::vector<uint32_t> sorted = seen;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "a generation repeated";
 }
 
 TEST_F(FlowLookupTest, LearnAfterUpcallMakesTheNextPacketHitACache) {
