@@ -1,9 +1,6 @@
 // See attachment_store.h.
 #include "cni-plugin/attachment_store.h"
 
-#include <filesystem>
-#include <system_error>
-
 #include <nlohmann/json.hpp>
 
 #include "cni-plugin/text.h"
@@ -14,7 +11,6 @@ namespace sluice::cni {
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
 
 std::optional<AttachmentRecord> decode(const std::string& text) {
   json doc = json::parse(text, nullptr, false);
@@ -35,32 +31,21 @@ std::optional<AttachmentRecord> decode(const std::string& text) {
   if (auto it = doc.find("vfHostMtu"); it != doc.end() && it->is_number_unsigned()) {
     r.vf_host_mtu = it->get<uint32_t>();
   }
+  if (auto it = doc.find("pendingDelete"); it != doc.end() && it->is_boolean()) r.pending_delete = it->get<bool>();
+  if (auto it = doc.find("deleteAttempts"); it != doc.end() && it->is_number_unsigned()) {
+    r.delete_attempts = it->get<uint32_t>();
+  }
   if (r.container_id.empty() || r.ifname.empty()) return std::nullopt;
   return r;
 }
 
-// Records of one network directory; unreadable entries are skipped (a
-// half-written temp file of a concurrent ADD is not a record).
-std::vector<AttachmentRecord> readDir(const fs::path& dir) {
-  std::vector<AttachmentRecord> out;
-  std::error_code ec;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find(".tmp.") != std::string::npos || !entry.is_regular_file(ec)) continue;
-    absl::StatusOr<std::string> text = readFile(entry.path().string());
-    if (!text.ok()) continue;
-    if (std::optional<AttachmentRecord> r = decode(*text)) out.push_back(std::move(*r));
-  }
-  return out;
-}
-
 }  // namespace
 
-AttachmentStore::AttachmentStore(std::string data_dir, std::string network)
-    : data_dir_(std::move(data_dir)), network_dir_(cat(data_dir_, "/", network)) {}
+AttachmentStore::AttachmentStore(const ConfinedPath& data_dir, const std::string& network)
+    : network_dir_(data_dir.child(network)) {}
 
-std::string AttachmentStore::pathOf(const std::string& container_id, const std::string& ifname) const {
-  return cat(network_dir_, "/", container_id, ":", ifname);
+ConfinedPath AttachmentStore::pathOf(const std::string& container_id, const std::string& ifname) const {
+  return network_dir_.child(cat(container_id, ":", ifname));
 }
 
 absl::Status AttachmentStore::put(const AttachmentRecord& r) {
@@ -71,6 +56,10 @@ absl::Status AttachmentStore::put(const AttachmentRecord& r) {
     doc["vfHostName"] = r.vf_host_name;
     doc["vfHostMac"] = r.vf_host_mac;
     doc["vfHostMtu"] = r.vf_host_mtu;
+  }
+  if (r.pending_delete) {
+    doc["pendingDelete"] = true;
+    doc["deleteAttempts"] = r.delete_attempts;
   }
   return writeFileAtomic(pathOf(r.container_id, r.ifname), doc.dump(), 0600);
 }
@@ -87,20 +76,17 @@ absl::Status AttachmentStore::remove(const std::string& container_id, const std:
 }
 
 absl::StatusOr<std::vector<AttachmentRecord>> AttachmentStore::list() const {
-  std::error_code ec;
-  if (!fs::exists(network_dir_, ec)) return std::vector<AttachmentRecord>();
-  return readDir(network_dir_);
-}
-
-absl::StatusOr<std::vector<AttachmentId>> AttachmentStore::claimedByAnyNetwork() const {
-  std::vector<AttachmentId> out;
-  std::error_code ec;
-  if (!fs::exists(data_dir_, ec)) return out;
-  for (const fs::directory_entry& net : fs::directory_iterator(data_dir_, ec)) {
-    if (!net.is_directory(ec)) continue;
-    for (const AttachmentRecord& r : readDir(net.path())) out.push_back({r.container_id, r.ifname});
+  absl::StatusOr<std::vector<std::string>> names = listRegularFiles(network_dir_);
+  if (!names.ok()) return names.status();
+  std::vector<AttachmentRecord> out;
+  for (const std::string& name : *names) {
+    // A half-written temporary file of a concurrent writer is not a record;
+    // an unreadable entry is skipped rather than stopping GC.
+    if (name.find(".tmp.") != std::string::npos) continue;
+    absl::StatusOr<std::string> text = readFile(network_dir_.child(name));
+    if (!text.ok()) continue;
+    if (std::optional<AttachmentRecord> r = decode(*text)) out.push_back(std::move(*r));
   }
-  if (ec) return cniError(ErrorCode::kIoFailure, cat("list ", data_dir_, ": ", ec.message()));
   return out;
 }
 

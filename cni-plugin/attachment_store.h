@@ -5,7 +5,11 @@
 // id, ifname), and they remember what DEL must clean (device-info path,
 // socket directory) when a DEL arrives without the runtime config.
 // ':' cannot occur in a valid container id or ifname, so names are unique.
-// Used by the single thread of the sluice-cni process.
+// A record marked pending-delete stands for an attachment whose teardown
+// could not be finished (sluiced unreachable, or the IPAM release failed):
+// its address is still held, and a later invocation finishes it (see
+// attachment_teardown.h). Files are read and written inside the dataDir with
+// O_NOFOLLOW (file_util.h). Used by the single thread of the sluice-cni process.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni-plugin/confined_path.h"
 #include "cni-plugin/netconf.h"
 
 namespace sluice::cni {
@@ -31,11 +36,16 @@ struct AttachmentRecord {
   std::string vf_host_name;
   std::string vf_host_mac;
   uint32_t vf_host_mtu = 0;
+  // DEL (or ADD's undo) could not confirm that the port is gone, or could not
+  // release the address: a later invocation must finish the teardown.
+  bool pending_delete = false;
+  uint32_t delete_attempts = 0;  // teardowns tried since; fewest go first
 };
 
 class AttachmentStore {
  public:
-  AttachmentStore(std::string data_dir, std::string network);
+  // `data_dir` has been confined to the node's directory for it.
+  AttachmentStore(const ConfinedPath& data_dir, const std::string& network);
 
   absl::Status put(const AttachmentRecord& record);
   // nullopt when there is no record (or it is unreadable: DEL goes on).
@@ -43,14 +53,11 @@ class AttachmentStore {
   absl::Status remove(const std::string& container_id, const std::string& ifname);
   // Every record of this network.
   absl::StatusOr<std::vector<AttachmentRecord>> list() const;
-  // Every attachment any network under data_dir has a record for.
-  absl::StatusOr<std::vector<AttachmentId>> claimedByAnyNetwork() const;
 
  private:
-  std::string pathOf(const std::string& container_id, const std::string& ifname) const;
+  ConfinedPath pathOf(const std::string& container_id, const std::string& ifname) const;
 
-  std::string data_dir_;     // root shared by all networks
-  std::string network_dir_;  // data_dir_/<network>
+  ConfinedPath network_dir_;  // <dataDir>/<network>
 };
 
 }  // namespace sluice::cni

@@ -1,17 +1,24 @@
 // ADD: IPAM address → attachment record → per-pod socket directory →
 // sluiced port → device-info file → result. All or nothing: each step pushes
 // its undo onto an UndoStack that is dismissed only once the result is built.
+// One exception, for the address: when the port's undo cannot confirm that
+// sluiced has no port (it timed out, or sluiced went away), the address is
+// kept and the record stays, marked pending-delete, for a later invocation
+// to finish (attachment_teardown.h): another pod given that address while
+// sluiced may still route it to this port would get this pod's traffic.
 #include <nlohmann/json.hpp>
 
-#include "cni-plugin/text.h"
+#include "cni-plugin/attachment_teardown.h"
 #include "cni-plugin/cni_error.h"
 #include "cni-plugin/cni_result.h"
 #include "cni-plugin/commands.h"
 #include "cni-plugin/device_info.h"
 #include "cni-plugin/file_util.h"
+#include "cni-plugin/node_policy.h"
 #include "cni-plugin/pod_paths.h"
 #include "cni-plugin/scope_guard.h"
 #include "cni-plugin/sriov_netdev.h"
+#include "cni-plugin/text.h"
 #include "common/net_address.h"
 
 namespace sluice::cni {
@@ -32,6 +39,17 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   if (conf.interface_type == InterfaceType::kVhostUser && conf.vlan != 0) {
     return invalid("network config: \"vlan\" applies to interfaceType \"sriov\" only");
   }
+  if (absl::Status s = checkVfCaps(conf, c.node); !s.ok()) return s;
+  // An earlier ADD of this very attachment whose port's fate was unknown:
+  // its teardown must finish before the address and the id are used again.
+  if (std::optional<AttachmentRecord> earlier = c.store.get(env.container_id, env.ifname);
+      earlier && earlier->pending_delete) {
+    TeardownResult done = teardownAttachment(c, *earlier, env.netns);
+    if (!done.finished) {
+      return cniError(ErrorCode::kTryAgainLater,
+                      "an earlier port of this attachment is not confirmed deleted yet; try again later");
+    }
+  }
   // A chained plugin's output is our input: keep it and append to it (spec:
   // a plugin given prevResult returns it, with its own additions).
   Result out;
@@ -41,6 +59,12 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     out = std::move(*prev);
   }
 
+  // Set when a port this ADD may have made could not be confirmed deleted:
+  // the record and the address then stay (see the top of this file).
+  bool port_fate_unknown = false;
+  // What step 2 records (and the undo writes back as pending-delete).
+  AttachmentRecord record;
+  // Declared after what its undo actions refer to, so it unwinds first.
   UndoStack undo;
 
   // 1. Address. A delegate that reported an error allocated nothing
@@ -49,7 +73,11 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   // may have, so from here on its release is armed.
   absl::StatusOr<std::string> raw = c.ipam->addRaw(c.stdin_data);
   if (!raw.ok() && raw.status().code() != absl::StatusCode::kDeadlineExceeded) return raw.status();
-  undo.push([&c] {
+  undo.push([&c, &port_fate_unknown] {
+    if (port_fate_unknown) {
+      c.log.warn("undo: address kept until sluiced confirms the port is gone");
+      return;
+    }
     if (absl::Status s = c.ipam->del(c.stdin_data); !s.ok()) {
       c.log.error(cat("undo: IPAM release failed: ", s.message()));
     }
@@ -60,16 +88,22 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   std::optional<Ipv4Assignment> ipv4 = ipam->firstIpv4();
   if (!ipv4) return invalid(cat("ipam ", conf.ipam->type, " returned no IPv4 address; sluiced needs one"));
 
-  // 2. Record, before the port exists, so GC never sees a port of ours
-  // that no network claims.
+  // 2. Record, before the port exists, so every port of ours has a record
+  // that DEL, GC and the pending deletes can find.
   const std::string subdir = socketSubdir(env.container_id);
-  AttachmentRecord record{env.container_id, env.ifname, ipv4->address.toString(), subdir,
-                          conf.device_info_file, "", "", "", 0};
+  record = AttachmentRecord{env.container_id, env.ifname, ipv4->address.toString(), subdir,
+                            conf.device_info_file, "", "", "", 0};
   if (absl::Status s = c.store.put(record); !s.ok()) return withPrefix(s, "attachment record");
-  undo.push([&c, &env] {
-    if (absl::Status s = c.store.remove(env.container_id, env.ifname); !s.ok()) {
-      c.log.error(cat("undo: ", s.message()));
+  undo.push([&c, &env, &record, &port_fate_unknown] {
+    absl::Status s;
+    if (port_fate_unknown) {
+      AttachmentRecord pending = record;
+      pending.pending_delete = true;
+      s = c.store.put(pending);
+    } else {
+      s = c.store.remove(env.container_id, env.ifname);
     }
+    if (!s.ok()) c.log.error(cat("undo: ", s.message()));
   });
 
   // 3. The pod's socket directory (the pod mounts it; in client mode the
@@ -102,12 +136,18 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   // sluiced collects the port itself once this namespace is gone (only an
   // absolute path can be watched; anything else is the runtime's business).
   if (!env.netns.empty() && env.netns[0] == '/') req.set_netns(env.netns);
+  // Asks sluiced to drop the port; notes when it could not confirm that.
+  auto dropPort = [&c, &env, &port_fate_unknown] {
+    absl::StatusOr<bool> del = c.dataplane.deletePort(toAttachment(env.container_id, env.ifname));
+    if (del.ok() || del.status().code() == absl::StatusCode::kInvalidArgument) return;
+    c.log.error(cat("undo: ", del.status().message()));
+    port_fate_unknown = true;
+  };
   absl::StatusOr<v1::AddPortResponse> added = c.dataplane.addPort(req);
   if (!added.ok() && added.status().code() == absl::StatusCode::kDeadlineExceeded) {
     // sluiced may still carry the request out after we stopped waiting;
     // ask it to drop the port (a no-op if it never made one).
-    absl::StatusOr<bool> del = c.dataplane.deletePort(toAttachment(env.container_id, env.ifname));
-    if (!del.ok()) c.log.error(cat("undo: ", del.status().message()));
+    dropPort();
   }
   if (!added.ok()) {
     if (conf.interface_type == InterfaceType::kSriov && added.status().code() == absl::StatusCode::kUnimplemented) {
@@ -115,10 +155,7 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     }
     return added.status();
   }
-  undo.push([&c, &env] {
-    absl::StatusOr<bool> del = c.dataplane.deletePort(toAttachment(env.container_id, env.ifname));
-    if (!del.ok()) c.log.error(cat("undo: ", del.status().message()));
-  });
+  undo.push(dropPort);
   const v1::Port& port = added->port();
   if (!added->created()) c.log.info("sluiced already had this attachment; reusing its port");
   if (!MacAddress::parse(port.mac())) {
@@ -162,7 +199,7 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
 
   // 5. Device-info for the pod's application (Multus copies it into the
   // pod's network-status annotation).
-  if (!conf.device_info_file.empty()) {
+  if (c.device_info_file) {
     json info = vhostUserDeviceInfo(conf.vhost_mode, port.socket_path());
     // The VXLAN overlay's MTU (0: the node has none): larger packets toward
     // other nodes are dropped, so the pod's application sizes its own.
@@ -170,9 +207,9 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     if (conf.interface_type == InterfaceType::kSriov) {
       info = {{"type", "pci"}, {"version", "1.1.0"}, {"pci", {{"pci-address", port.pci_id()}}}};
     }
-    if (absl::Status s = writeDeviceInfo(conf.device_info_file, info); !s.ok()) return withPrefix(s, "device-info");
-    undo.push([&c, &conf] {
-      if (absl::Status s = removeDeviceInfo(conf.device_info_file); !s.ok()) c.log.error(cat("undo: ", s.message()));
+    if (absl::Status s = writeDeviceInfo(*c.device_info_file, info); !s.ok()) return withPrefix(s, "device-info");
+    undo.push([&c] {
+      if (absl::Status s = removeDeviceInfo(*c.device_info_file); !s.ok()) c.log.error(cat("undo: ", s.message()));
     });
   }
 

@@ -46,6 +46,13 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 
 bool isAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
+// The kernel's isspace() (lib/ctype.c): the C locale's six plus 0xA0, which
+// its Latin-1 table also marks as space.
+bool isKernelSpace(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u == ' ' || (u >= '\t' && u <= '\r') || u == 0xA0;
+}
+
 }  // namespace
 
 std::string_view commandName(Command command) {
@@ -100,8 +107,8 @@ absl::Status validateIfname(std::string_view ifname) {
     return envError(cat("CNI_IFNAME: longer than ", kMaxIfnameLen, " bytes"));
   }
   for (char c : ifname) {
-    if (c == '/' || c == ':' || std::isspace(static_cast<unsigned char>(c)) != 0 || c == '\0') {
-      return envError("CNI_IFNAME: must not contain '/', ':' or whitespace");
+    if (c == '/' || c == ':' || c == '\0' || isKernelSpace(c)) {
+      return envError("CNI_IFNAME: must not contain '/', ':', NUL or whitespace");
     }
   }
   return absl::OkStatus();
@@ -123,7 +130,10 @@ absl::StatusOr<CniEnv> parseEnv(const Environment& env) {
     out.container_id = lookup(env, "CNI_CONTAINERID").value_or("");
     if (absl::Status s = validateContainerId(out.container_id); !s.ok()) return s;
     out.ifname = lookup(env, "CNI_IFNAME").value_or("");
-    if (absl::Status s = validateIfname(out.ifname); !s.ok()) return s;
+    if (absl::Status s = validateIfname(out.ifname); !s.ok()) {
+      if (out.command != Command::kDel || out.ifname.empty()) return s;
+      out.refused_ifname = std::string(s.message());
+    }
   }
   out.netns = lookup(env, "CNI_NETNS").value_or("");
   if (needs_netns && out.netns.empty()) return envError("CNI_NETNS is required");
@@ -135,11 +145,16 @@ absl::StatusOr<CniEnv> parseEnv(const Environment& env) {
   if (needs_path && out.path.empty()) return envError("CNI_PATH is required");
 
   // CNI_ARGS: "K=V;K=V". A pair without '=' or with an empty key is malformed.
+  const bool needs_args = out.command == Command::kAdd || out.command == Command::kCheck;
   std::string args = lookup(env, "CNI_ARGS").value_or("");
   for (std::string_view pair : split(args, ';')) {
     size_t eq = pair.find('=');
     if (eq == std::string_view::npos || eq == 0) {
-      return envError(cat("CNI_ARGS: malformed pair \"", pair, "\" (want KEY=VALUE)"));
+      std::string why = cat("CNI_ARGS: malformed pair \"", pair, "\" (want KEY=VALUE)");
+      if (needs_args) return envError(why);
+      out.args.clear();
+      out.ignored_args = std::move(why);
+      break;
     }
     out.args.emplace_back(std::string(pair.substr(0, eq)), std::string(pair.substr(eq + 1)));
   }

@@ -32,6 +32,13 @@ struct CniEnv {
   // CNI_ARGS as "K=V;K=V" pairs, in order.
   std::vector<std::pair<std::string, std::string>> args;
   std::vector<std::string> path;  // CNI_PATH entries, empty ones dropped
+  // DEL only: why CNI_IFNAME is not a name ADD accepts (empty when it is).
+  // ADD refused it, so no attachment by that name exists and DEL has nothing
+  // to do; failing instead would fail every retry and leak the sandbox.
+  std::string refused_ifname;
+  // DEL, GC, STATUS: why CNI_ARGS was ignored (empty when it parsed). These
+  // verbs need none of it, and must not fail because a runtime garbled it.
+  std::string ignored_args;
 
   std::optional<std::string> arg(std::string_view key) const;
 };
@@ -45,7 +52,10 @@ absl::StatusOr<CniEnv> parseEnv(const Environment& env);
 // Spec: starts with an alphanumeric, then alphanumerics, '_', '.', '-'.
 // We also cap the length so it always fits in a file name.
 absl::Status validateContainerId(std::string_view id);
-// Spec: not empty, not "." or "..", under 16 bytes, no '/', ':' or whitespace.
+// Linux's rule for a netdev name (dev_valid_name): 1..15 bytes, not "." or
+// "..", no '/', ':', NUL or whitespace as the kernel's isspace() counts it
+// (which includes the Latin-1 no-break space, 0xA0). The CNI spec's rule is
+// the same; anything the kernel accepts ("net@1", Multus's style) passes.
 absl::Status validateIfname(std::string_view ifname);
 
 }  // namespace sluice::cni

@@ -4,6 +4,7 @@
 // stdout themselves. Used by the single thread of the sluice-cni process.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,10 +14,12 @@
 #include "absl/status/statusor.h"
 #include "cni-plugin/attachment_store.h"
 #include "cni-plugin/cni_env.h"
+#include "cni-plugin/confined_path.h"
 #include "cni-plugin/dataplane_client.h"
 #include "cni-plugin/ipam_delegate.h"
 #include "cni-plugin/logger.h"
 #include "cni-plugin/netconf.h"
+#include "cni-plugin/node_config.h"
 
 namespace sluice::cni {
 
@@ -28,6 +31,10 @@ struct CommandContext {
   DataplaneClient& dataplane;    // sluiced at conf.api_socket
   AttachmentStore& store;        // this network's attachment records
   IpamDelegate* ipam;            // null when the config has no "ipam"
+  const NodeConfig& node;        // what the node allows (paths, VF caps)
+  // runtimeConfig.CNIDeviceInfoFile inside the node's device-info directory;
+  // nullopt when the runtime gave none (or, for DEL, one the node refuses).
+  const std::optional<ConfinedPath>& device_info_file;
 };
 
 // ADD: the result object to print.

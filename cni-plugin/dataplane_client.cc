@@ -17,6 +17,11 @@ DataplaneClient::DataplaneClient(const std::string& socket_path, std::chrono::mi
   // One short-lived process, one call or two: no point in retry back-off
   // longer than the deadline, and no keepalive.
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+  // Its own connection, as a separate plugin process has: gRPC otherwise
+  // shares one per target across the clients of a process, and one that
+  // failed (sluiced down) holds later clients in its reconnect back-off even
+  // after sluiced is back (tests run many plugin invocations in one process).
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   stub_ = v1::Dataplane::NewStub(grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args));
 }
 
@@ -75,12 +80,18 @@ absl::Status fromGrpc(const grpc::Status& status, std::string_view method) {
   return withStatusCode(cniError(code, msg), static_cast<absl::StatusCode>(status.error_code()));
 }
 
+absl::Status DataplaneClient::finish(const grpc::Status& status, std::string_view method) {
+  absl::Status s = fromGrpc(status, method);
+  if (!isUnreachable(s)) answered_ = true;
+  return s;
+}
+
 absl::StatusOr<v1::AddPortResponse> DataplaneClient::addPort(const v1::AddPortRequest& req) {
   grpc::ClientContext ctx;
   prepare(ctx);
   v1::AddPortResponse resp;
   grpc::Status st = stub_->AddPort(&ctx, req, &resp);
-  if (!st.ok()) return fromGrpc(st, "AddPort");
+  if (absl::Status s = finish(st, "AddPort"); !s.ok()) return s;
   return resp;
 }
 
@@ -91,7 +102,7 @@ absl::StatusOr<bool> DataplaneClient::deletePort(const v1::Attachment& attachmen
   *req.mutable_attachment() = attachment;
   v1::DeletePortResponse resp;
   grpc::Status st = stub_->DeletePort(&ctx, req, &resp);
-  if (!st.ok()) return fromGrpc(st, "DeletePort");
+  if (absl::Status s = finish(st, "DeletePort"); !s.ok()) return s;
   return resp.deleted();
 }
 
@@ -101,7 +112,7 @@ absl::StatusOr<std::vector<v1::Port>> DataplaneClient::listPorts() {
   v1::ListPortsRequest req;
   v1::ListPortsResponse resp;
   grpc::Status st = stub_->ListPorts(&ctx, req, &resp);
-  if (!st.ok()) return fromGrpc(st, "ListPorts");
+  if (absl::Status s = finish(st, "ListPorts"); !s.ok()) return s;
   return std::vector<v1::Port>(resp.ports().begin(), resp.ports().end());
 }
 
@@ -111,7 +122,7 @@ absl::StatusOr<v1::HealthResponse> DataplaneClient::health() {
   v1::HealthRequest req;
   v1::HealthResponse resp;
   grpc::Status st = stub_->Health(&ctx, req, &resp);
-  if (!st.ok()) return fromGrpc(st, "Health");
+  if (absl::Status s = finish(st, "Health"); !s.ok()) return s;
   return resp;
 }
 

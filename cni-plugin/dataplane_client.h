@@ -34,12 +34,19 @@ class DataplaneClient {
   absl::StatusOr<std::vector<v1::Port>> listPorts();
   absl::StatusOr<v1::HealthResponse> health();
 
+  // True once sluiced has answered a call (with success or a refusal): it
+  // is up, so deferred work that needs it (pending deletes) may be tried.
+  bool answered() const { return answered_; }
+
  private:
   void prepare(grpc::ClientContext& ctx) const;
+  // fromGrpc(), noting whether sluiced answered.
+  absl::Status finish(const grpc::Status& status, std::string_view method);
 
   std::string target_;                 // "unix:<path>"
   std::chrono::milliseconds timeout_;  // per call
   std::unique_ptr<v1::Dataplane::Stub> stub_;
+  bool answered_ = false;  // see answered()
 };
 
 // True for a status that means sluiced could not be reached or did not

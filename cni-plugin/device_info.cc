@@ -14,11 +14,11 @@ nlohmann::json vhostUserDeviceInfo(VhostMode sluiced_mode, const std::string& so
   };
 }
 
-absl::Status writeDeviceInfo(const std::string& path, const nlohmann::json& info) {
+absl::Status writeDeviceInfo(const ConfinedPath& path, const nlohmann::json& info) {
   // 0644: the pod (possibly not root) reads it through a downward volume.
   return writeFileAtomic(path, info.dump(), 0644);
 }
 
-absl::Status removeDeviceInfo(const std::string& path) { return removeFileIfExists(path); }
+absl::Status removeDeviceInfo(const ConfinedPath& path) { return removeFileIfExists(path); }
 
 }  // namespace sluice::cni

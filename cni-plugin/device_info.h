@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
+#include "cni-plugin/confined_path.h"
 #include "cni-plugin/netconf.h"
 
 namespace sluice::cni {
@@ -20,7 +21,8 @@ namespace sluice::cni {
 // the vhost client).
 nlohmann::json vhostUserDeviceInfo(VhostMode sluiced_mode, const std::string& socket_path);
 
-absl::Status writeDeviceInfo(const std::string& path, const nlohmann::json& info);
-absl::Status removeDeviceInfo(const std::string& path);
+// `path` has been confined to the node's device-info directory.
+absl::Status writeDeviceInfo(const ConfinedPath& path, const nlohmann::json& info);
+absl::Status removeDeviceInfo(const ConfinedPath& path);
 
 }  // namespace sluice::cni

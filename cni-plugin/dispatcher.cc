@@ -7,14 +7,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cni-plugin/text.h"
 #include "cni-plugin/attachment_store.h"
+#include "cni-plugin/attachment_teardown.h"
 #include "cni-plugin/cni_error.h"
 #include "cni-plugin/commands.h"
 #include "cni-plugin/dataplane_client.h"
+#include "cni-plugin/file_util.h"
 #include "cni-plugin/ipam_delegate.h"
 #include "cni-plugin/logger.h"
 #include "cni-plugin/netconf.h"
+#include "cni-plugin/node_config.h"
+#include "cni-plugin/node_policy.h"
+#include "cni-plugin/text.h"
 
 namespace sluice::cni {
 namespace {
@@ -56,11 +60,38 @@ int dispatch(const PluginIo& io, Logger& log) {
   absl::StatusOr<NetConf> conf = parseNetConf(io.stdin_data);
   if (!conf.ok()) return fail(io, log, conf.status(), peekCniVersion(io.stdin_data));
 
-  if (!conf->log_file.empty()) log.openFile(conf->log_file);
+  absl::StatusOr<NodeConfig> node = loadNodeConfig(io.env);
+  if (!node.ok()) return fail(io, log, node.status(), conf->cni_version);
+  // DEL must succeed for whatever ADD refuses (nothing of it can exist, and
+  // a DEL that fails fails again on every retry, leaking the sandbox), so for
+  // DEL a path the node refuses is logged and left alone instead.
+  const bool tolerant = env->command == Command::kDel;
+
+  absl::StatusOr<std::optional<ConfinedPath>> log_file = confineLogFile(*conf, *node);
+  std::string log_file_trouble;
+  if (log_file.ok() && *log_file) {
+    // A log file that cannot be opened must not fail the pod's network set-up.
+    absl::StatusOr<UniqueFd> fd = openForAppend(**log_file, 0640);
+    if (fd.ok()) {
+      log.useFile(std::move(*fd));
+    } else {
+      log_file_trouble = cat(fd.status().message(), "; logging to stderr");
+    }
+  }
   log.setContext(env->container_id.empty()
                      ? std::string(commandName(env->command))
                      : cat(commandName(env->command), " ", env->container_id.substr(0, 12), "/", env->ifname));
+  if (!log_file.ok()) {
+    if (!tolerant) return fail(io, log, log_file.status(), conf->cni_version);
+    log_file_trouble = cat(log_file.status().message(), "; logging to stderr");
+  }
+  if (!log_file_trouble.empty()) log.warn(log_file_trouble);
   for (const std::string& field : conf->unknown_fields) log.info(cat("ignoring unknown field \"", field, "\""));
+  if (!env->ignored_args.empty()) log.warn(cat(env->ignored_args, "; ignored (", commandName(env->command), " needs none of it)"));
+  if (!env->refused_ifname.empty()) {
+    log.info(cat(env->refused_ifname, "; ADD refuses such a name, so there is nothing to delete"));
+    return 0;
+  }
 
   if ((env->command == Command::kStatus || env->command == Command::kGc) && conf->cni_version == "1.0.0") {
     return fail(io, log,
@@ -69,20 +100,44 @@ int dispatch(const PluginIo& io, Logger& log) {
                 conf->cni_version);
   }
 
+  absl::StatusOr<ConfinedPath> data_dir = confineDataDir(*conf, *node);
+  if (!data_dir.ok()) {
+    if (!tolerant) return fail(io, log, data_dir.status(), conf->cni_version);
+    log.warn(cat(data_dir.status().message(), "; ADD refuses this config, so it has no attachment to delete"));
+    return 0;
+  }
+  std::optional<ConfinedPath> device_info_file;
+  if (absl::StatusOr<std::optional<ConfinedPath>> p = confineDeviceInfoFile(conf->device_info_file, *node); p.ok()) {
+    device_info_file = std::move(*p);
+  } else if (!tolerant) {
+    return fail(io, log, p.status(), conf->cni_version);
+  } else {
+    log.warn(cat(p.status().message(), "; not touched"));
+  }
+
   const std::chrono::milliseconds timeout(conf->timeout_ms);
   DataplaneClient dataplane(conf->api_socket, timeout);
-  AttachmentStore store(conf->data_dir, conf->name);
+  AttachmentStore store(*data_dir, conf->name);
+  // The delegate gets our environment; one CNI_ARGS we ignored would fail
+  // it as well (host-local parses it).
+  Environment delegate_env = io.env;
+  if (!env->ignored_args.empty()) delegate_env.erase("CNI_ARGS");
   std::optional<IpamDelegate> ipam;
-  if (conf->ipam) ipam.emplace(io.env, env->path, conf->ipam->type, timeout, log);
-  CommandContext ctx{*env, *conf, io.stdin_data, log, dataplane, store, ipam ? &*ipam : nullptr};
+  if (conf->ipam) ipam.emplace(delegate_env, env->path, conf->ipam->type, timeout, log);
+  CommandContext ctx{*env,  *conf, io.stdin_data, log, dataplane, store, ipam ? &*ipam : nullptr,
+                     *node, device_info_file};
 
+  std::optional<json> result;  // ADD's
   absl::Status status;
   switch (env->command) {
     case Command::kAdd: {
-      absl::StatusOr<json> result = runAdd(ctx);
-      if (!result.ok()) return fail(io, log, result.status(), conf->cni_version);
-      io.out << result->dump() << '\n';
-      return 0;
+      absl::StatusOr<json> added = runAdd(ctx);
+      if (added.ok()) {
+        result = std::move(*added);
+      } else {
+        status = added.status();
+      }
+      break;
     }
     case Command::kDel: status = runDel(ctx); break;
     case Command::kCheck: status = runCheck(ctx); break;
@@ -90,7 +145,13 @@ int dispatch(const PluginIo& io, Logger& log) {
     case Command::kGc: status = runGc(ctx); break;
     case Command::kVersion: break;  // handled above
   }
+  // Pending deletes need sluiced, which this invocation has just reached
+  // (GC finishes them all itself; CHECK only looks).
+  const bool retries = env->command == Command::kAdd || env->command == Command::kDel ||
+                       env->command == Command::kStatus;
+  if (retries && dataplane.answered()) retryPendingDeletes(ctx, {env->container_id, env->ifname});
   if (!status.ok()) return fail(io, log, status, conf->cni_version);
+  if (result) io.out << result->dump() << '\n';
   return 0;
 }
 

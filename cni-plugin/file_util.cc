@@ -1,26 +1,101 @@
 // See file_util.h.
 #include "cni-plugin/file_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
-#include "cni-plugin/text.h"
 #include "cni-plugin/cni_error.h"
+#include "cni-plugin/text.h"
 
 namespace sluice::cni {
 namespace {
 
 absl::Status ioError(std::string_view what, const std::string& path, int err) {
-  return cniError(ErrorCode::kIoFailure, cat(what, " ", path, ": ", std::strerror(err)));
+  absl::Status s = cniError(ErrorCode::kIoFailure, cat(what, " ", path, ": ", std::strerror(err)));
+  return err == ENOENT ? withStatusCode(s, absl::StatusCode::kNotFound) : s;
+}
+
+// The directory `dir` (root, then each component with O_NOFOLLOW), created
+// when `create`. The root itself is the node's trusted choice and may pass
+// through symlinks; nothing below it may.
+absl::StatusOr<UniqueFd> openDir(const ConfinedPath& dir, bool create) {
+  if (create) {
+    if (absl::StatusOr<bool> made = makeDirs(dir.root, 0755); !made.ok()) return made.status();
+  }
+  UniqueFd fd(open(dir.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return ioError("open", dir.root, errno);
+  std::string walked = dir.root;
+  for (const std::string& name : dir.components) {
+    walked = cat(walked, "/", name);
+    if (create && mkdirat(fd.get(), name.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ioError("mkdir", walked, errno);
+    }
+    UniqueFd next(openat(fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (next.get() < 0) {
+      // ELOOP: a symlink; ENOTDIR: a file. Either way not a directory of ours.
+      const int err = errno;
+      if (err == ELOOP || err == ENOTDIR) {
+        return withStatusCode(ioError("open (a symlink or not a directory)", walked, err),
+                              absl::StatusCode::kFailedPrecondition);
+      }
+      return ioError("open", walked, err);
+    }
+    fd = std::move(next);
+  }
+  return fd;
+}
+
+// The parent directory of a file path and the file's own name.
+absl::StatusOr<std::pair<UniqueFd, std::string>> openParent(const ConfinedPath& path, bool create) {
+  if (path.components.empty()) {
+    return cniError(ErrorCode::kIoFailure, cat(path.root, " is a directory, not a file"));
+  }
+  ConfinedPath parent = path;
+  std::string name = std::move(parent.components.back());
+  parent.components.pop_back();
+  absl::StatusOr<UniqueFd> dir = openDir(parent, create);
+  if (!dir.ok()) return dir.status();
+  return std::make_pair(std::move(*dir), std::move(name));
+}
+
+absl::Status writeAll(int fd, std::string_view content, const std::string& path) {
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t w = write(fd, content.data() + done, content.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return ioError("write", path, errno);
+    }
+    done += static_cast<size_t>(w);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int UniqueFd::release() {
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
 
 absl::StatusOr<bool> makeDirs(const std::string& path, unsigned mode) {
   if (path.empty()) return false;
@@ -38,60 +113,89 @@ absl::StatusOr<bool> makeDirs(const std::string& path, unsigned mode) {
   return created;
 }
 
-absl::Status writeFileAtomic(const std::string& path, std::string_view content, unsigned mode) {
-  size_t slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0) {
-    if (absl::StatusOr<bool> made = makeDirs(path.substr(0, slash), 0755); !made.ok()) return made.status();
-  }
-  // mkstemp: unique even when two writers of the same path race (the name
-  // also marks it as temporary for AttachmentStore's directory scans).
-  std::string tmp = cat(path, ".tmp.XXXXXX");
-  int fd = mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) return ioError("create", tmp, errno);
-  if (fchmod(fd, static_cast<mode_t>(mode)) != 0) {
-    int err = errno;
-    close(fd);
-    unlink(tmp.c_str());
-    return ioError("chmod", tmp, err);
-  }
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t w = write(fd, content.data() + done, content.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      return ioError("write", tmp, err);
-    }
-    done += static_cast<size_t>(w);
-  }
-  if (fsync(fd) != 0) {
-    int err = errno;
-    close(fd);
-    unlink(tmp.c_str());
-    return ioError("fsync", tmp, err);
-  }
-  close(fd);
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return ioError("rename to", path, err);
-  }
+absl::Status writeFileAtomic(const ConfinedPath& path, std::string_view content, unsigned mode) {
+  absl::StatusOr<std::pair<UniqueFd, std::string>> parent = openParent(path, true);
+  if (!parent.ok()) return parent.status();
+  const int dir = parent->first.get();
+  const std::string& name = parent->second;
+  // A name unique to this process and call, so two writers of the same path
+  // never share a temporary file (".tmp." also marks it as one for
+  // AttachmentStore's directory scans). O_EXCL|O_NOFOLLOW: never an
+  // existing file, never through a symlink.
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = cat(name, ".tmp.", getpid(), ".", counter.fetch_add(1));
+  UniqueFd fd(openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     static_cast<mode_t>(mode)));
+  if (fd.get() < 0) return ioError("create", cat(path.str(), ".tmp"), errno);
+  auto discard = [&](absl::Status s) {
+    unlinkat(dir, tmp.c_str(), 0);
+    return s;
+  };
+  // The umask may have narrowed the mode.
+  if (fchmod(fd.get(), static_cast<mode_t>(mode)) != 0) return discard(ioError("chmod", path.str(), errno));
+  if (absl::Status s = writeAll(fd.get(), content, path.str()); !s.ok()) return discard(s);
+  if (fsync(fd.get()) != 0) return discard(ioError("fsync", path.str(), errno));
+  fd = UniqueFd();
+  // rename replaces whatever is at `name` (a symlink included) without following it.
+  if (renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) return discard(ioError("rename to", path.str(), errno));
   return absl::OkStatus();
 }
 
-absl::Status removeFileIfExists(const std::string& path) {
-  if (unlink(path.c_str()) == 0 || errno == ENOENT) return absl::OkStatus();
-  return ioError("remove", path, errno);
+absl::Status removeFileIfExists(const ConfinedPath& path) {
+  absl::StatusOr<std::pair<UniqueFd, std::string>> parent = openParent(path, false);
+  if (!parent.ok()) {
+    const absl::StatusCode code = parent.status().code();
+    const bool nothing_of_ours = code == absl::StatusCode::kNotFound || code == absl::StatusCode::kFailedPrecondition;
+    return nothing_of_ours ? absl::OkStatus() : parent.status();
+  }
+  if (unlinkat(parent->first.get(), parent->second.c_str(), 0) == 0 || errno == ENOENT) return absl::OkStatus();
+  return ioError("remove", path.str(), errno);
 }
 
-absl::StatusOr<std::string> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ioError("open", path, errno);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+absl::StatusOr<UniqueFd> openForAppend(const ConfinedPath& path, unsigned mode) {
+  absl::StatusOr<std::pair<UniqueFd, std::string>> parent = openParent(path, true);
+  if (!parent.ok()) return parent.status();
+  UniqueFd fd(openat(parent->first.get(), parent->second.c_str(),
+                     O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode)));
+  if (fd.get() < 0) return ioError("open", path.str(), errno);
+  return fd;
+}
+
+absl::StatusOr<std::string> readFile(const ConfinedPath& path) {
+  absl::StatusOr<std::pair<UniqueFd, std::string>> parent = openParent(path, false);
+  if (!parent.ok()) return parent.status();
+  UniqueFd fd(openat(parent->first.get(), parent->second.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) return ioError("open", path.str(), errno);
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ioError("read", path.str(), errno);
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> listRegularFiles(const ConfinedPath& dir) {
+  absl::StatusOr<UniqueFd> fd = openDir(dir, false);
+  if (!fd.ok()) {
+    if (fd.status().code() == absl::StatusCode::kNotFound) return std::vector<std::string>();
+    return fd.status();
+  }
+  DIR* d = fdopendir(fd->get());
+  if (d == nullptr) return ioError("list", dir.str(), errno);
+  fd->release();  // closedir closes it
+  std::vector<std::string> out;
+  while (dirent* entry = readdir(d)) {
+    struct stat st {};
+    if (fstatat(dirfd(d), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+      out.emplace_back(entry->d_name);
+    }
+  }
+  closedir(d);
+  return out;
 }
 
 }  // namespace sluice::cni

@@ -1,27 +1,62 @@
 // Small filesystem helpers shared by the files sluice-cni writes (device-info,
-// attachment records): atomic replace and tolerant removal.
+// attachment records, its log): atomic replace, tolerant removal, appending,
+// all inside a ConfinedPath. Each directory below the trusted root is opened
+// with O_NOFOLLOW and the file is created, renamed or unlinked relative to
+// its parent's descriptor, so a symlink anywhere below the root (a planted
+// one, or one swapped in between check and use) is refused, never followed.
 // Used by the single thread of the sluice-cni process.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cni-plugin/confined_path.h"
 
 namespace sluice::cni {
 
+// An owned file descriptor, closed on destruction.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+
+  int get() const { return fd_; }
+  int release();
+
+ private:
+  int fd_ = -1;  // -1 when empty
+};
+
 // Writes `content` to a temporary file beside `path`, fsyncs it and renames
 // it over `path`, so readers see the old file or the new one, never half.
-// Creates missing parent directories (mode 0755).
-absl::Status writeFileAtomic(const std::string& path, std::string_view content, unsigned mode);
+// Creates missing directories below the root (mode 0755).
+absl::Status writeFileAtomic(const ConfinedPath& path, std::string_view content, unsigned mode);
 
-// Removes `path`; a file that is already gone is success.
-absl::Status removeFileIfExists(const std::string& path);
+// Removes the file at `path` (a symlink there is removed, not followed). A
+// file that is already gone, or whose directory is, is success; so is a path
+// whose directories include a symlink or a non-directory: no file of ours
+// can be there, since none is ever created through one.
+absl::Status removeFileIfExists(const ConfinedPath& path);
+
+// Opens `path` for appending, creating it (and directories below the root).
+absl::StatusOr<UniqueFd> openForAppend(const ConfinedPath& path, unsigned mode);
+
+// The whole file; a status with code kNotFound when it does not exist.
+absl::StatusOr<std::string> readFile(const ConfinedPath& path);
+
+// Names of the regular files in a directory (symlinks and directories are
+// left out); empty when the directory does not exist.
+absl::StatusOr<std::vector<std::string>> listRegularFiles(const ConfinedPath& dir);
 
 // mkdir -p; returns true when the last component was created by this call.
 absl::StatusOr<bool> makeDirs(const std::string& path, unsigned mode);
-
-absl::StatusOr<std::string> readFile(const std::string& path);
 
 }  // namespace sluice::cni

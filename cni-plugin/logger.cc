@@ -5,18 +5,11 @@
 
 #include <chrono>
 #include <ctime>
+#include <sstream>
 
 namespace sluice::cni {
 
-void Logger::openFile(const std::string& path) {
-  file_.open(path, std::ios::app);
-  if (!file_) {
-    err_ << "sluice-cni: cannot open log file " << path << ", logging to stderr\n";
-  }
-}
-
 void Logger::write(std::string_view level, std::string_view msg) {
-  std::ostream& out = file_.is_open() ? static_cast<std::ostream&>(file_) : err_;
   const auto now = std::chrono::system_clock::now();
   const std::time_t secs = std::chrono::system_clock::to_time_t(now);
   const auto millis =
@@ -27,10 +20,17 @@ void Logger::write(std::string_view level, std::string_view msg) {
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
   char frac[8];
   std::snprintf(frac, sizeof frac, ".%03dZ", static_cast<int>(millis));
-  out << stamp << frac << " sluice-cni[" << getpid() << "] " << level;
-  if (!context_.empty()) out << " " << context_;
-  out << ": " << msg << '\n';
-  out.flush();
+  std::ostringstream line;
+  line << stamp << frac << " sluice-cni[" << getpid() << "] " << level;
+  if (!context_.empty()) line << " " << context_;
+  line << ": " << msg << '\n';
+  const std::string text = line.str();
+  if (file_.get() >= 0) {
+    // A failed log write has nowhere better to go; the plugin goes on.
+    if (::write(file_.get(), text.data(), text.size()) >= 0) return;
+  }
+  err_ << text;
+  err_.flush();
 }
 
 }  // namespace sluice::cni

@@ -1,12 +1,15 @@
 // Plugin logging. stdout belongs to the CNI protocol (result or error JSON),
 // so logs go to stderr, or to the network config's "logFile" when set.
+// Each line is one write(2) on an O_APPEND descriptor, so the lines of
+// plugins running at the same time do not interleave within a line.
 // Used by the single thread of the sluice-cni process.
 #pragma once
 
-#include <fstream>
 #include <ostream>
 #include <string>
 #include <string_view>
+
+#include "cni-plugin/file_util.h"
 
 namespace sluice::cni {
 
@@ -14,9 +17,9 @@ class Logger {
  public:
   explicit Logger(std::ostream& err) : err_(err) {}
 
-  // Appends to `path` from now on; on failure keeps logging to stderr and
-  // says so there (a bad log path must not fail the pod's network set-up).
-  void openFile(const std::string& path);
+  // Appends to this file (opened by the caller inside the node's log
+  // directory) from now on, instead of stderr.
+  void useFile(UniqueFd fd) { file_ = std::move(fd); }
   // Text put in front of every line (command, container id).
   void setContext(std::string context) { context_ = std::move(context); }
 
@@ -28,7 +31,7 @@ class Logger {
   void write(std::string_view level, std::string_view msg);
 
   std::ostream& err_;     // the injected stderr
-  std::ofstream file_;    // open when logFile is in use
+  UniqueFd file_;         // open when logFile is in use
   std::string context_;   // e.g. "ADD 1234abcd/net1"
 };
 

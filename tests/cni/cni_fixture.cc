@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "cni-plugin/dispatcher.h"
+#include "cni-plugin/node_config.h"
 #include "common/net_address.h"
 
 namespace sluice::cni::testing {
@@ -23,9 +24,13 @@ void CniTest::SetUp() {
   data_dir_ = (dir_ / "records").string();
   ipam_dir_ = (dir_ / "host-local").string();
   bin_dir_ = (dir_ / "bin").string();
-  devinfo_path_ = (dir_ / "devinfo" / "cni" / "net1-device.json").string();
+  devinfo_dir_ = (dir_ / "devinfo").string();
+  devinfo_path_ = devinfo_dir_ + "/cni/net1-device.json";
+  log_dir_ = (dir_ / "log").string();
+  node_config_ = (dir_ / "node-cni.json").string();
   fs::create_directories(socket_dir_);
   fs::create_directories(bin_dir_);
+  writeNodeConfig();
   fake_ = std::make_unique<FakeDataplane>(socket_dir_);
   server_ = std::make_unique<FakeServer>(*fake_, api_socket_);
 }
@@ -72,10 +77,18 @@ nlohmann::json CniTest::conf(const std::string& version) const {
   };
 }
 
+void CniTest::writeNodeConfig(const nlohmann::json& extra) {
+  nlohmann::json node = {{"deviceInfoDir", devinfo_dir_}, {"logDir", log_dir_}, {"dataDirRoot", dir_.string()}};
+  node.update(extra);
+  std::ofstream(node_config_) << node.dump();
+}
+
 RunResult CniTest::run(const Environment& e, const std::string& stdin_data) {
+  Environment with_node = e;
+  with_node.emplace(std::string(kNodeConfigEnv), node_config_);
   std::ostringstream out, err;
   RunResult r;
-  r.rc = runPlugin({e, stdin_data, out, err});
+  r.rc = runPlugin({with_node, stdin_data, out, err});
   r.stdout_text = out.str();
   r.stderr_text = err.str();
   if (!r.stdout_text.empty()) r.out = nlohmann::json::parse(r.stdout_text, nullptr, false);
@@ -120,6 +133,12 @@ std::vector<std::string> CniTest::records() const {
     out.push_back(entry.path().filename().string());
   }
   return out;
+}
+
+nlohmann::json CniTest::record(const std::string& container_id, const std::string& ifname) const {
+  std::ifstream f(fs::path(data_dir_) / "sluice-test" / (container_id + ":" + ifname));
+  if (!f) return nullptr;
+  return nlohmann::json::parse(f, nullptr, false);
 }
 
 void CniTest::expectNothingLeft() {

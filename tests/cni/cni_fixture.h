@@ -1,7 +1,8 @@
 // Test fixture for running the whole sluice-cni dispatcher in-process: a
 // temporary directory holding the fake sluiced's API socket, the vhost socket
 // directory, the attachment records, host-local's data directory, a bin
-// directory for fake IPAM scripts and the device-info path; helpers to build
+// directory for fake IPAM scripts, the device-info path, the log directory
+// and the node config that allows those directories; helpers to build
 // the CNI environment and config, run a verb and check nothing was left.
 #pragma once
 
@@ -42,6 +43,8 @@ class CniTest : public ::testing::Test {
                   const std::string& ifname = "net1") const;
   // A valid config using host-local IPAM in 10.244.1.0/24.
   nlohmann::json conf(const std::string& version = "1.1.0") const;
+  // Runs the plugin in-process; the fixture's node config is added to `e`
+  // unless `e` names one itself.
   RunResult run(const Environment& e, const std::string& stdin_data);
   RunResult run(const Environment& e, const nlohmann::json& config) { return run(e, config.dump()); }
 
@@ -56,11 +59,18 @@ class CniTest : public ::testing::Test {
   std::vector<std::string> heldIps() const;
   // Attachment records of network "sluice-test".
   std::vector<std::string> records() const;
+  // The record of an attachment of network "sluice-test" (null when none).
+  nlohmann::json record(const std::string& container_id, const std::string& ifname = "net1") const;
+  // Writes the node config the plugin reads (the fixture's directories plus `extra` keys).
+  void writeNodeConfig(const nlohmann::json& extra = nlohmann::json::object());
   // Asserts no port, no held IP, no record, no device-info file, no pod socket dir.
   void expectNothingLeft();
 
   std::filesystem::path dir_;
   std::string api_socket_, socket_dir_, data_dir_, ipam_dir_, bin_dir_, devinfo_path_;
+  std::string devinfo_dir_;  // the node config's deviceInfoDir
+  std::string log_dir_;      // the node config's logDir
+  std::string node_config_;  // the node config file
   std::unique_ptr<FakeDataplane> fake_;
   std::unique_ptr<FakeServer> server_;
 };

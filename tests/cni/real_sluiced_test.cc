@@ -9,11 +9,13 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "cni-plugin/dispatcher.h"
+#include "cni-plugin/node_config.h"
 #include "tests/integration/sluiced_process.h"
 
 namespace sluice::cni {
@@ -32,6 +34,9 @@ class RealSluicedTest : public ::testing::Test {
     ASSERT_NE(sluiced_, nullptr) << error;
     dir_ = sluiced_->dir() + "/cni";
     fs::create_directories(dir_);
+    // The node config allows this test's directories for the device-info
+    // file and the records.
+    std::ofstream(dir_ + "/node-cni.json") << json{{"deviceInfoDir", dir_}, {"dataDirRoot", dir_}}.dump();
   }
   void TearDown() override {
     sluiced_.reset();
@@ -61,7 +66,9 @@ class RealSluicedTest : public ::testing::Test {
   std::pair<int, json> run(const Environment& e, const json& c) {
     std::ostringstream out, err;
     const std::string in = c.dump();
-    int rc = runPlugin({e, in, out, err});
+    Environment with_node = e;
+    with_node.emplace(std::string(kNodeConfigEnv), dir_ + "/node-cni.json");
+    int rc = runPlugin({with_node, in, out, err});
     json parsed = out.str().empty() ? json() : json::parse(out.str(), nullptr, false);
     return {rc, parsed};
   }

@@ -1,0 +1,101 @@
+// See node_config.h.
+#include "cni-plugin/node_config.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "cni-plugin/cni_error.h"
+#include "cni-plugin/confined_path.h"
+#include "cni-plugin/file_util.h"
+#include "cni-plugin/text.h"
+
+namespace sluice::cni {
+namespace {
+
+using nlohmann::json;
+
+absl::Status invalid(std::string_view origin, std::string_view why) {
+  return cniError(ErrorCode::kInvalidConfig, cat("node config ", origin, ": ", why));
+}
+
+absl::Status readDirectory(const json& doc, std::string_view key, std::string_view origin, std::string& out) {
+  auto it = doc.find(key);
+  if (it == doc.end()) return absl::OkStatus();
+  std::optional<std::string> dir;
+  if (it->is_string()) dir = normaliseAbsolutePath(it->get<std::string>());
+  if (!dir) return invalid(origin, cat("\"", key, "\" must be an absolute path without \"..\" components"));
+  out = *dir;
+  return absl::OkStatus();
+}
+
+absl::Status readBool(const json& doc, std::string_view key, std::string_view origin, bool& out) {
+  auto it = doc.find(key);
+  if (it == doc.end()) return absl::OkStatus();
+  if (!it->is_boolean()) return invalid(origin, cat("\"", key, "\" must be true or false"));
+  out = it->get<bool>();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_view origin) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return invalid(origin, "not a JSON object");
+  // The keys, declared once: what each fills in.
+  NodeConfig node;
+  struct DirKey {
+    std::string_view key;
+    std::string NodeConfig::*field;
+  };
+  static constexpr DirKey kDirs[] = {{"deviceInfoDir", &NodeConfig::device_info_dir},
+                                     {"logDir", &NodeConfig::log_dir},
+                                     {"dataDirRoot", &NodeConfig::data_dir_root}};
+  struct BoolKey {
+    std::string_view key;
+    bool NodeConfig::*field;
+  };
+  static constexpr BoolKey kBools[] = {{"allowVfTrust", &NodeConfig::allow_vf_trust},
+                                       {"allowVfSpoofchkOff", &NodeConfig::allow_vf_spoofchk_off}};
+  for (const auto& item : doc.items()) {
+    const std::string& key = item.key();
+    bool known = false;
+    for (const DirKey& d : kDirs) known = known || d.key == key;
+    for (const BoolKey& b : kBools) known = known || b.key == key;
+    // A misspelt key of a security setting must not silently fall back to a default.
+    if (!known) return invalid(origin, cat("unknown key \"", key, "\""));
+  }
+  for (const DirKey& d : kDirs) {
+    if (absl::Status s = readDirectory(doc, d.key, origin, node.*d.field); !s.ok()) return s;
+  }
+  for (const BoolKey& b : kBools) {
+    if (absl::Status s = readBool(doc, b.key, origin, node.*b.field); !s.ok()) return s;
+  }
+  return node;
+}
+
+absl::StatusOr<NodeConfig> loadNodeConfig(const Environment& env) {
+  std::string path(kNodeConfigPath);
+  if (auto it = env.find(std::string(kNodeConfigEnv)); it != env.end() && !it->second.empty()) path = it->second;
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) return NodeConfig{};
+    return cniError(ErrorCode::kIoFailure, cat("node config ", path, ": ", std::strerror(errno)));
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return cniError(ErrorCode::kIoFailure, cat("node config ", path, ": ", std::strerror(errno)));
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return parseNodeConfig(text, path);
+}
+
+}  // namespace sluice::cni

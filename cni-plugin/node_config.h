@@ -1,0 +1,47 @@
+// The node's own settings for sluice-cni: which host directories a network
+// config may name, and what a network config may ask of an SR-IOV VF. The
+// network config comes from whoever may write a NetworkAttachmentDefinition;
+// this file comes from the node's administrator (a host file, like the
+// plugin binary itself), so it bounds what the former can make the root-run
+// plugin do. It is optional: without it the defaults below apply. Only the
+// process environment (tests, an unusual host layout) can move it; nothing in
+// a network config can. Used by the single thread of the sluice-cni process.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "cni-plugin/cni_env.h"
+
+namespace sluice::cni {
+
+inline constexpr std::string_view kNodeConfigPath = "/etc/sluice/cni.json";
+// The environment variable that names another node config file.
+inline constexpr std::string_view kNodeConfigEnv = "SLUICE_CNI_NODE_CONFIG";
+
+struct NodeConfig {
+  // runtimeConfig.CNIDeviceInfoFile must be below this: the directory where
+  // Multus (the NPWG implementation) puts CNI plugins' device-info files.
+  std::string device_info_dir{"/var/run/k8s.cni.cncf.io/devinfo/cni"};
+  // logFile must be below this: a directory of sluice's own, so a network
+  // config cannot append to another program's log (or any other file).
+  std::string log_dir{"/var/log/sluice"};
+  // dataDir must be this or below it: libcni's state directory, where the
+  // default /var/lib/cni/sluice lives.
+  std::string data_dir_root{"/var/lib/cni"};
+  // Whether a network config may ask for a VF with trust on (the VF may then
+  // change its own MAC, enter promiscuous mode) or with spoof checking off
+  // (it may send with any source MAC). Both widen what a pod can do on the
+  // physical network, so the node must opt in.
+  bool allow_vf_trust = false;
+  bool allow_vf_spoofchk_off = false;
+};
+
+// Reads the node config from $SLUICE_CNI_NODE_CONFIG or kNodeConfigPath;
+// a file that does not exist gives the defaults. Unreadable: code 5;
+// malformed, an unknown key, a relative directory: code 7 naming the file.
+absl::StatusOr<NodeConfig> loadNodeConfig(const Environment& env);
+absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_view origin);
+
+}  // namespace sluice::cni

@@ -1,0 +1,49 @@
+// See node_policy.h.
+#include "cni-plugin/node_policy.h"
+
+#include "cni-plugin/cni_error.h"
+#include "cni-plugin/text.h"
+
+namespace sluice::cni {
+namespace {
+
+absl::Status refused(std::string_view field, const absl::Status& why) {
+  return cniError(ErrorCode::kInvalidConfig, cat("network config: \"", field, "\" ", sv(why.message())));
+}
+
+}  // namespace
+
+absl::StatusOr<ConfinedPath> confineDataDir(const NetConf& conf, const NodeConfig& node) {
+  absl::StatusOr<ConfinedPath> p = confinePath(conf.data_dir, node.data_dir_root, /*allow_root=*/true);
+  if (!p.ok()) return refused("dataDir", p.status());
+  return p;
+}
+
+absl::StatusOr<std::optional<ConfinedPath>> confineDeviceInfoFile(std::string_view path, const NodeConfig& node) {
+  if (path.empty()) return std::optional<ConfinedPath>();
+  absl::StatusOr<ConfinedPath> p = confinePath(path, node.device_info_dir, /*allow_root=*/false);
+  if (!p.ok()) return refused("runtimeConfig.CNIDeviceInfoFile", p.status());
+  return std::optional<ConfinedPath>(std::move(*p));
+}
+
+absl::StatusOr<std::optional<ConfinedPath>> confineLogFile(const NetConf& conf, const NodeConfig& node) {
+  if (conf.log_file.empty()) return std::optional<ConfinedPath>();
+  absl::StatusOr<ConfinedPath> p = confinePath(conf.log_file, node.log_dir, /*allow_root=*/false);
+  if (!p.ok()) return refused("logFile", p.status());
+  return std::optional<ConfinedPath>(std::move(*p));
+}
+
+absl::Status checkVfCaps(const NetConf& conf, const NodeConfig& node) {
+  if (conf.interface_type != InterfaceType::kSriov) return absl::OkStatus();
+  if (conf.trust && !node.allow_vf_trust) {
+    return cniError(ErrorCode::kInvalidConfig,
+                    "network config: \"trust\" \"on\" is not allowed on this node (node config allowVfTrust)");
+  }
+  if (!conf.spoof_check && !node.allow_vf_spoofchk_off) {
+    return cniError(ErrorCode::kInvalidConfig,
+                    "network config: \"spoofchk\" \"off\" is not allowed on this node (node config allowVfSpoofchkOff)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sluice::cni
