@@ -63,6 +63,12 @@ e2e_init() {
   trap 'exit 130' INT TERM
   id=${work##*.}
   export CNI_PATH="$SLUICE_CNI_DIR:/usr/lib/cni"
+  # The plugin keeps the paths a network config names (dataDir, logFile,
+  # device-info file) inside the directories its node config allows; the
+  # tests' live under the work directory. Exported, so that the runtimes the
+  # tests start (cnitool, containerd) pass it on to the plugin.
+  jq -n --arg w "$work" '{deviceInfoDir: $w, logDir: $w, dataDirRoot: $w}' >"$work/node-cni.json"
+  export SLUICE_CNI_NODE_CONFIG="$work/node-cni.json"
 }
 
 # Polls a command until it succeeds or `secs` pass: a condition wait.
