@@ -19,6 +19,10 @@
 #     again (checkpoint), and DEL then frees it.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init
+# The network below asks for trust on and spoof checking off, which the node
+# must allow.
+jq '. + {allowVfTrust: true, allowVfSpoofchkOff: true}' "$SLUICE_CNI_NODE_CONFIG" >"$work/node-cni.json.new"
+mv "$work/node-cni.json.new" "$SLUICE_CNI_NODE_CONFIG"
 [[ -x ${CNITOOL:-} ]] || fail "cnitool not found at '${CNITOOL:-}': run scripts/setup-e2e.sh"
 
 # --- the stand-in VFs and the fake sysfs tree
