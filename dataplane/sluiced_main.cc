@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "dataplane/api/api_server.h"
 #include "dataplane/api/grpc_service.h"
 #include "dataplane/control/checkpoint.h"
 #include "dataplane/control/config.h"
@@ -244,17 +245,14 @@ int run(int argc, char** argv) {
   }
 
   DataplaneService service(control, kVersion);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + config->api_socket, grpc::InsecureServerCredentials());
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  // Only root (the CNI plugin, sluicectl via kubectl exec) may drive the
+  // dataplane: the socket is born mode 0600.
+  auto server = startApiServer(config->api_socket, service);
   int exit_code = 0;
-  if (server == nullptr) {
-    logError("cannot serve the API on ", config->api_socket);
+  if (!server.ok()) {
+    logError(server.status().message());
     exit_code = 1;
   } else {
-    // Only root (the CNI plugin, sluicectl via kubectl exec) may drive the dataplane.
-    ::chmod(config->api_socket.c_str(), 0600);
     logInfo("sluiced ", kVersion, " ready: API ", config->api_socket, ", ", pmds.size(), " PMD(s), pod CIDR ",
             config->pod_cidr.toString(), ", gateway ", config->gateway.toString(), " ",
             config->gateway_mac.toString());
@@ -262,7 +260,7 @@ int run(int argc, char** argv) {
     sigwait(&signals, &sig);
     logInfo("signal ", sig, " received, shutting down");
     // In-flight calls get a moment to finish; then they are cancelled.
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    (*server)->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
   }
 
   control.stopGarbageCollector();

@@ -1,0 +1,20 @@
+// Serving the gRPC API on its unix socket so that only root can ever reach
+// it: the socket is born mode 0600 (never chmod-ed after the fact, which
+// would leave a moment in which any local user could connect and drive the
+// dataplane). Main thread, once at start.
+#pragma once
+
+#include <absl/status/statusor.h>
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+namespace sluice {
+
+// Binds, listens and starts serving `service` on the unix socket at `path`
+// (an existing file there must have been removed). Internal if gRPC cannot
+// serve there or the socket is not a 0600 socket once it exists.
+absl::StatusOr<std::unique_ptr<grpc::Server>> startApiServer(const std::string& path, grpc::Service& service);
+
+}  // namespace sluice
