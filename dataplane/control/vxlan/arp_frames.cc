@@ -44,6 +44,7 @@ std::optional<ArpSender> parseArp(const uint8_t* data, size_t len) {
   const uint8_t* a = data + 14;
   if (get16(a) != 1 || get16(a + 2) != 0x0800 || a[4] != 6 || a[5] != 4) return std::nullopt;
   ArpSender s;
+  std::memcpy(s.eth_dst.bytes.data(), data, 6);
   s.op = get16(a + 6);
   std::memcpy(s.mac.bytes.data(), a + 8, 6);
   s.ip = Ipv4Address{get32(a + 14)};

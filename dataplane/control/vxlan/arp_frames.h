@@ -16,9 +16,10 @@ std::vector<uint8_t> buildArpRequest(MacAddress mac, Ipv4Address ip, Ipv4Address
 
 struct ArpSender {
   uint16_t op = 0;  // 1 request, 2 reply
-  Ipv4Address ip;
-  MacAddress mac;
-  Ipv4Address target;
+  Ipv4Address ip;     // sender protocol address
+  MacAddress mac;     // sender hardware address
+  Ipv4Address target; // target protocol address
+  MacAddress eth_dst; // the frame's Ethernet destination
 };
 // The sender of an Ethernet/IPv4 ARP frame; nullopt if it is not one.
 std::optional<ArpSender> parseArp(const uint8_t* data, size_t len);

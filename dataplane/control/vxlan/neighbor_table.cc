@@ -22,14 +22,17 @@ bool NeighborTable::setWanted(const std::set<Ipv4Address>& ips) {
   return changed;
 }
 
-bool NeighborTable::learn(Ipv4Address ip, MacAddress mac, Clock::time_point now) {
+NeighborTable::Learned NeighborTable::learn(Ipv4Address ip, MacAddress mac, Clock::time_point now) {
   auto it = entries_.find(ip);
-  if (it == entries_.end() || it->second.is_static) return false;
+  if (it == entries_.end()) return {false, ArpRefusal::kNotANextHop};
   Entry& e = it->second;
+  if (e.is_static) return {false, ArpRefusal::kStaticEntry};
+  if (!e.awaiting_reply) return {false, ArpRefusal::kUnsolicited};
+  e.awaiting_reply = false;
   const bool changed = e.mac != mac;
   e.mac = mac;
   e.confirmed = now;
-  return changed;
+  return {changed, std::nullopt};
 }
 
 NeighborTable::State NeighborTable::stateOf(const Entry& e, Clock::time_point now) const {
@@ -51,6 +54,7 @@ std::vector<Ipv4Address> NeighborTable::due(Clock::time_point now, bool* changed
     if (!e.ever_asked || now - e.asked >= timing_.retry_interval) {
       e.asked = now;
       e.ever_asked = true;
+      e.awaiting_reply = true;
       ++e.requests;
       out.push_back(ip);
     }
@@ -76,6 +80,16 @@ std::vector<NeighborTable::View> NeighborTable::list(Clock::time_point now) cons
     out.push_back(v);
   }
   return out;
+}
+
+const char* arpRefusalName(ArpRefusal r) {
+  switch (r) {
+#define SLUICE_ARP_REFUSAL(e, name, what) \
+  case ArpRefusal::e: return name;
+#include "dataplane/control/vxlan/arp_refusals.def"
+#undef SLUICE_ARP_REFUSAL
+  }
+  return "?";
 }
 
 std::string neighborStateName(NeighborTable::State s) {

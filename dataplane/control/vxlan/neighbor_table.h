@@ -8,10 +8,14 @@
 // used, asked again every retry interval) -> after stale_time without a
 // reply the MAC is forgotten (incomplete again: packets toward it are
 // dropped as neighbor_unresolved until it answers). A static entry (the
-// configuration's override) is always reachable and never asked for.
+// configuration's override) is always reachable and never asked for. A reply
+// is learned only while a request of ours for that address awaits one (the
+// first reply answers it), so unsolicited ARP cannot move a next hop.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <set>
@@ -21,6 +25,21 @@
 #include "common/net_address.h"
 
 namespace sluice {
+
+// Why an ARP frame from the uplink was not learned from (arp_refusals.def).
+enum class ArpRefusal : uint8_t {
+#define SLUICE_ARP_REFUSAL(e, name, what) e,
+#include "dataplane/control/vxlan/arp_refusals.def"
+#undef SLUICE_ARP_REFUSAL
+};
+inline constexpr size_t kArpRefusalCount = 0
+#define SLUICE_ARP_REFUSAL(e, name, what) +1
+#include "dataplane/control/vxlan/arp_refusals.def"
+#undef SLUICE_ARP_REFUSAL
+    ;
+const char* arpRefusalName(ArpRefusal r);
+// Refused frames counted per reason, indexed by ArpRefusal.
+using ArpRefusalCounts = std::array<uint64_t, kArpRefusalCount>;
 
 // How long answers are trusted and how often to ask.
 struct NeighborTiming {
@@ -52,10 +71,15 @@ class NeighborTable {
   // incomplete and are due at once; entries no longer wanted are forgotten
   // (static ones stay). Returns whether a MAC became unknown or known.
   bool setWanted(const std::set<Ipv4Address>& ips);
-  // An ARP reply (or request) from ip with mac. Ignored for addresses not
-  // wanted (no table poisoning by unsolicited ARP) and for static entries.
-  // Returns whether the usable MAC changed.
-  bool learn(Ipv4Address ip, MacAddress mac, Clock::time_point now);
+  // What an ARP reply did: whether the usable MAC changed, or why it was
+  // refused (not a wanted address, a static entry, or no request of ours
+  // awaiting a reply: each request is answered by the first reply only).
+  struct Learned {
+    bool changed = false;
+    std::optional<ArpRefusal> refused;
+  };
+  // An ARP reply (already checked to be addressed to us) from ip with mac.
+  Learned learn(Ipv4Address ip, MacAddress mac, Clock::time_point now);
   // Addresses to send an ARP request for now (marks them asked). Also
   // forgets MACs stale beyond stale_time; *changed says whether any did.
   std::vector<Ipv4Address> due(Clock::time_point now, bool* changed);
@@ -70,6 +94,7 @@ class NeighborTable {
     Clock::time_point confirmed{};   // last reply
     Clock::time_point asked{};       // last request sent
     bool ever_asked = false;
+    bool awaiting_reply = false;     // a request was sent and no reply taken since
     uint64_t requests = 0;
   };
   State stateOf(const Entry& e, Clock::time_point now) const;

@@ -11,6 +11,8 @@
 namespace sluice {
 namespace {
 
+constexpr uint16_t kArpOpReply = 2;  // RFC 826 ar$op
+
 MacAddress innerMacOf(const RemoteNodeConfig& n) { return n.mac ? *n.mac : MacAddress::fromIpv4(n.vtep); }
 
 bool sameNode(const RemoteNodeConfig& a, const RemoteNodeConfig& b) {
@@ -126,11 +128,33 @@ void OverlayControl::rebuild() {
 bool OverlayControl::poll(Clock::time_point now) {
   bool changed = false;
   const Ipv4Address vtep = config_.uplink->vtep;
+  const MacAddress our_mac = uplink_.mac();
   uplink_.drainPunted([&](const uint8_t* data, size_t len) {
     auto arp = parseArp(data, len);
-    if (arp && arp->target == vtep && neighbors_.learn(arp->ip, arp->mac, now)) {
-      logInfo("neighbor ", arp->ip.toString(), " is at ", arp->mac.toString());
-      changed = true;
+    std::optional<ArpRefusal> refused;
+    if (!arp) {
+      refused = ArpRefusal::kMalformed;
+    } else if (arp->op != kArpOpReply) {
+      refused = ArpRefusal::kNotAReply;
+    } else if (arp->target != vtep) {
+      refused = ArpRefusal::kNotToOurVtep;
+    } else if (arp->eth_dst != our_mac) {
+      // A resolver's reply is unicast to the asker; a broadcast or multicast
+      // "reply" is someone announcing itself to everyone.
+      refused = ArpRefusal::kNotUnicastToUs;
+    } else if (arp->mac.isMulticast() || arp->mac.isZero()) {
+      refused = ArpRefusal::kBadSenderMac;
+    } else {
+      const NeighborTable::Learned learned = neighbors_.learn(arp->ip, arp->mac, now);
+      refused = learned.refused;
+      if (learned.changed) {
+        logInfo("neighbor ", arp->ip.toString(), " is at ", arp->mac.toString());
+        changed = true;
+      }
+    }
+    if (refused) {
+      ++arp_refused_[static_cast<size_t>(*refused)];
+      logDebug("ARP from the uplink not learned from: ", arpRefusalName(*refused));
     }
   });
   bool forgot = false;

@@ -74,6 +74,8 @@ class OverlayControl {
   bool deleteNode(const std::string& name);
   std::vector<RemoteNodeView> listNodes(Clock::time_point now) const;
   std::vector<NeighborTable::View> listNeighbors(Clock::time_point now) const { return neighbors_.list(now); }
+  // ARP frames from the uplink that taught nothing, per reason, since start.
+  const ArpRefusalCounts& arpRefusals() const { return arp_refused_; }
 
   // Neighbor upkeep: learns from punted ARP, sends due requests, forgets
   // stale MACs. Returns whether the tables changed (the caller republishes).
@@ -103,6 +105,7 @@ class OverlayControl {
   std::array<std::array<uint64_t, 4>, vxlan::kMaxTunnels> baseline_{};
   std::vector<std::unique_ptr<vxlan::OverlayCounters>> counters_;  // one per PMD
   std::shared_ptr<const vxlan::OverlayTables> tables_;
+  ArpRefusalCounts arp_refused_{};
 };
 
 }  // namespace sluice

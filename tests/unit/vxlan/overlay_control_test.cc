@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "dataplane/control/vxlan/arp_frames.h"
 #include "dataplane/control/vxlan/overlay_control.h"
@@ -14,7 +16,7 @@ using namespace std::chrono_literals;
 
 class FakeUplink final : public UplinkIo {
  public:
-  MacAddress mac() const override { return *MacAddress::parse("02:00:00:00:77:01"); }
+  MacAddress mac() const override { return *MacAddress::parse("02:00:00:00:77:01"); }  // kOurMac
   bool ipChecksumOffload() const override { return false; }
   uint16_t dpdkPort() const override { return 7; }
   rte_spinlock_t* txLock() override { return nullptr; }
@@ -31,9 +33,15 @@ class FakeUplink final : public UplinkIo {
   std::vector<std::vector<uint8_t>> sent, punted;
 };
 
-std::vector<uint8_t> arpReply(MacAddress mac, Ipv4Address ip, Ipv4Address target) {
+const MacAddress kOurMac = *MacAddress::parse("02:00:00:00:77:01");  // FakeUplink's
+
+// An ARP reply from (mac, ip) to `target`, sent to Ethernet `eth_dst` (a
+// resolver's reply goes to the asker: our VTEP MAC).
+std::vector<uint8_t> arpReply(MacAddress mac, Ipv4Address ip, Ipv4Address target, MacAddress eth_dst = kOurMac) {
   std::vector<uint8_t> f = buildArpRequest(mac, ip, target);
+  std::memcpy(f.data(), eth_dst.bytes.data(), 6);
   f[14 + 7] = 2;  // op: reply
+  std::memcpy(f.data() + 14 + 18, eth_dst.bytes.data(), 6);  // target hardware address
   return f;
 }
 
@@ -114,6 +122,63 @@ TEST(OverlayControl, TemplatesFollowArpResolution) {
                                      *Ipv4Address::parse("192.168.77.9")));
   EXPECT_FALSE(o.poll(t0 + 30ms));
   EXPECT_TRUE(o.tables()->tunnel(0).valid);
+}
+
+// Forged ARP on the underlay must not redirect a tunnel: the next hop's MAC
+// moves only on a reply unicast to our VTEP MAC that answers a request of
+// ours; everything else is counted under its reason.
+TEST(OverlayControl, ForgedArpRepliesDoNotMoveTheNextHop) {
+  Fixture f;
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  ASSERT_TRUE(*o.addNode(node("b", "192.168.77.2", "10.244.2.0/24")));
+  const NeighborTable::Clock::time_point t0{};
+  const Ipv4Address hop = *Ipv4Address::parse("192.168.77.2"), vtep = *Ipv4Address::parse("192.168.77.1");
+  const MacAddress peer = *MacAddress::parse("02:aa:bb:cc:dd:02"), forged = *MacAddress::parse("02:66:66:66:66:66");
+  const MacAddress broadcast = *MacAddress::parse("ff:ff:ff:ff:ff:ff");
+  auto counts = [&] {
+    std::map<std::string, uint64_t> out;
+    for (size_t r = 0; r < kArpRefusalCount; ++r)
+      if (o.arpRefusals()[r] != 0) out[arpRefusalName(static_cast<ArpRefusal>(r))] = o.arpRefusals()[r];
+    return out;
+  };
+  auto hopMacInTemplate = [&] {
+    MacAddress m;
+    std::memcpy(m.bytes.data(), o.tables()->tunnel(0).outer, 6);
+    return m;
+  };
+
+  // Before we asked: a unicast reply is unsolicited.
+  f.uplink.punted.push_back(arpReply(forged, hop, vtep));
+  o.poll(t0);  // takes the punted frame, then sends the first request
+  EXPECT_FALSE(o.tables()->tunnel(0).valid);
+  ASSERT_EQ(f.uplink.sent.size(), 1u);
+  // Asked now: a broadcast or multicast "reply" does not answer it.
+  f.uplink.punted.push_back(arpReply(forged, hop, vtep, broadcast));
+  f.uplink.punted.push_back(arpReply(forged, hop, vtep, *MacAddress::parse("01:00:5e:00:00:01")));
+  f.uplink.punted.push_back(arpReply(forged, hop, vtep, *MacAddress::parse("02:00:00:00:77:99")));  // another host's
+  EXPECT_FALSE(o.poll(t0 + 1ms));
+  EXPECT_FALSE(o.tables()->tunnel(0).valid);
+  // The real answer, then a forged second answer to the same request.
+  f.uplink.punted.push_back(arpReply(peer, hop, vtep));
+  f.uplink.punted.push_back(arpReply(forged, hop, vtep));
+  EXPECT_TRUE(o.poll(t0 + 2ms));
+  EXPECT_EQ(hopMacInTemplate(), peer);
+  // While reachable, nothing is asked, so nothing is taken.
+  std::vector<uint8_t> gratuitous = buildArpRequest(forged, hop, vtep);  // a request "from" the next hop
+  std::memcpy(gratuitous.data(), kOurMac.bytes.data(), 6);
+  std::vector<uint8_t> truncated = arpReply(forged, hop, vtep);
+  truncated.resize(40);
+  for (const std::vector<uint8_t>& frame :
+       {arpReply(forged, hop, vtep), gratuitous, truncated, arpReply(forged, *Ipv4Address::parse("192.168.77.3"), vtep),
+        arpReply(forged, hop, *Ipv4Address::parse("192.168.77.9")), arpReply(*MacAddress::parse("01:00:5e:00:00:02"), hop, vtep)})
+    f.uplink.punted.push_back(frame);
+  EXPECT_FALSE(o.poll(t0 + 3ms));
+  EXPECT_EQ(hopMacInTemplate(), peer);
+  EXPECT_EQ(o.listNodes(t0 + 3ms)[0].next_hop_mac, peer);
+  const std::map<std::string, uint64_t> expected = {
+      {"unsolicited", 3}, {"not_unicast_to_us", 3}, {"not_a_reply", 1}, {"malformed", 1},
+      {"not_a_next_hop", 1}, {"not_to_our_vtep", 1}, {"bad_sender_mac", 1}};
+  EXPECT_EQ(counts(), expected);
 }
 
 TEST(OverlayControl, StaticNeighborNeedsNoArp) {
