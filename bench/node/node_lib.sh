@@ -258,7 +258,9 @@ EOF
 run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   local scenario=$1 pcap=$2 packets=$3 offload=${4:-} k extra=()
   local sluiced=${sluiced:-$build/dataplane/sluiced}
-  local input="net_pcap,rx_pcap=$pcap,infinite_rx=1"
+  # A pod port's pcap input must lie below <state-dir>/vdev (sluiced reads
+  # no other file for a vdev port): the run's input is linked there.
+  local input="net_pcap,rx_pcap=$work/state/vdev/input.pcap,infinite_rx=1"
   local cidr=$pod_cidr gw=$gw_ip
   [[ $scenario == vhost ]] && cidr=$vh_cidr gw=$vh_gw
   case $scenario in
@@ -279,7 +281,9 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   fi
   # The checkpoint goes to the run's directory, never the node's.
   if "$sluiced" --help 2>&1 | grep -q -- --state-dir; then extra+=(--state-dir "$work/state"); fi
-  rm -rf "$work/vhost" "$work/state" && mkdir -p "$work/state"
+  rm -rf "$work/vhost" "$work/state" && mkdir -p "$work/state/vdev"
+  [[ $scenario == vhost || $scenario == decap ]] || ln -f "$pcap" "$work/state/vdev/input.pcap" 2>/dev/null ||
+    cp "$pcap" "$work/state/vdev/input.pcap"
   setsid "$sluiced" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
     --pod-cidr "$cidr" --gateway "$gw" --gateway-mac "$gw_mac" --main-core 0 --pmd-cores 1 \
     --mbufs "$(pool_for "$packets")" --allow-vdev-ports true "${extra[@]}" \
@@ -301,10 +305,12 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   local ok=1 why=port-add-refused
   if [[ $scenario == vhost ]]; then
     # Two vhost-user pod ports (sluiced serves the sockets), then the pods.
-    ctl port add --container-id nb-vhost-a --ifname net1 --ip "$vh_ip_a" --mac "$vh_mac_a" >>"$work/sluicectl.log" 2>&1 || ok=
-    ctl port add --container-id nb-vhost-b --ifname net1 --ip "$vh_ip_b" --mac "$vh_mac_b" >>"$work/sluicectl.log" 2>&1 || ok=
+    ctl port add --container-id nb-vhost-a --ifname net1 --ip "$vh_ip_a" --mac "$vh_mac_a" --socket-subdir nb-vhost-a \
+      >>"$work/sluicectl.log" 2>&1 || ok=
+    ctl port add --container-id nb-vhost-b --ifname net1 --ip "$vh_ip_b" --mac "$vh_mac_b" --socket-subdir nb-vhost-b \
+      >>"$work/sluicectl.log" 2>&1 || ok=
     if [[ -n $ok ]]; then
-      vh_gen_start "$work/vhost/nb-vhost-a-net1.sock" "$work/vhost/nb-vhost-b-net1.sock" "$pcap" "$gw_mac"
+      vh_gen_start "$work/vhost/nb-vhost-a/net1.sock" "$work/vhost/nb-vhost-b/net1.sock" "$pcap" "$gw_mac"
       vh_gen_settle sluiced_sent || { ok= why=no-traffic; }
     fi
   elif [[ $scenario != encap ]]; then

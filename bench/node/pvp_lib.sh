@@ -33,13 +33,13 @@ pvp_run() {  # flows [extra sluiced flags...]
     --eal "--no-huge --no-pci -m 1024 --no-shconf --file-prefix=pvp-sluiced-$$" 2>>"$work/sluiced.log" &
   dp_pid=$!
   for _ in $(seq 1 300); do ctl health >/dev/null 2>&1 && break; sleep 0.1; done
-  ctl port add --container-id pvp-a --ifname net1 --ip 10.250.0.10 >/dev/null
-  ctl port add --container-id pvp-b --ifname net1 --ip 10.250.0.11 >/dev/null
+  ctl port add --container-id pvp-a --ifname net1 --ip 10.250.0.10 --socket-subdir pvp-a >/dev/null
+  ctl port add --container-id pvp-b --ifname net1 --ip 10.250.0.11 --socket-subdir pvp-b >/dev/null
   local mac result clear_pid
   mac=$(ctl --json health | sed -n 's/.*"gateway_mac": "\(.*\)".*/\1/p')
   (sleep 1.5 && ctl stats clear >/dev/null) &
   clear_pid=$!
-  result=$(run_generator "$work/vhost/pvp-a-net1.sock" "$work/vhost/pvp-b-net1.sock" "$mac" "$flows")
+  result=$(run_generator "$work/vhost/pvp-a/net1.sock" "$work/vhost/pvp-b/net1.sock" "$mac" "$flows")
   wait "$clear_pid"
   pvp_stats=$(ctl stats)
   pvp_mpps=$(mpps_of "$result")

@@ -39,11 +39,11 @@ J
     --eal "--no-huge --no-pci -m 1024 --no-shconf --file-prefix=svxe-$$" 2>>"$work/sluiced.log" &
   dp_pid=$!
   for _ in $(seq 1 300); do ctl health >/dev/null 2>&1 && break; sleep 0.1; done
-  ctl port add --container-id vxe --ifname net1 --ip 10.250.0.10 >/dev/null
+  ctl port add --container-id vxe --ifname net1 --ip 10.250.0.10 --socket-subdir vxe >/dev/null
   local gwmac
   gwmac=$(ctl --json health | sed -n 's/.*"gateway_mac": "\(.*\)".*/\1/p')
   stdbuf -oL dpdk-testpmd -l 0,1 --main-lcore 1 --no-huge --no-pci -m 1024 --no-shconf --file-prefix="svxe-pod-$$" \
-    --vdev "net_virtio_user0,path=$work/vhost/vxe-net1.sock,mac=02:fa:0a:fa:00:0a" -- --forward-mode=flowgen \
+    --vdev "net_virtio_user0,path=$work/vhost/vxe/net1.sock,mac=02:fa:0a:fa:00:0a" -- --forward-mode=flowgen \
     --flowgen-flows="$flows" --eth-peer="0,$gwmac" --txpkts=64 \
     --total-num-mbufs=32768 --stats-period 1 >"$work/testpmd.log" 2>&1 &
   pod_pid=$!

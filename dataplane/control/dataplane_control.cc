@@ -125,7 +125,7 @@ std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
 }
 
 absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& raw, const std::string& netns) {
-  auto parsed = parsePortRequest(raw, config_.pod_cidr, config_.gateway);
+  auto parsed = parsePortRequest(raw, config_.pod_cidr, config_.gateway, vdevPolicyFor(config_.state_dir));
   if (!parsed.ok()) return parsed.status();
   const PortRequest& req = *parsed;
   if (req.kind == PortKind::kSriovVf)
@@ -172,7 +172,11 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
                std::strerror(errno), "; not watched for garbage collection");
     watched.clear();
   }
-  if (absl::Status s = createPortLocked(*port_no, req, raw, watched); !s.ok()) return s;
+  // A vdev standing in for a pod (benchmarks, tests) has no socket.
+  auto socket_path = req.kind == PortKind::kDpdkVdev ? absl::StatusOr<std::string>(std::string())
+                                                      : vhostSocketPath(config_.socket_dir, req);
+  if (!socket_path.ok()) return socket_path.status();
+  if (absl::Status s = createPortLocked(*port_no, req, raw, watched, *socket_path); !s.ok()) return s;
   // The promise is on disk before anyone is told about it.
   if (absl::Status s = writeCheckpointLocked(); !s.ok()) {
     removePortLocked(*port_no);
@@ -188,11 +192,13 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
 }
 
 absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequest& req, const RawPortRequest& raw,
-                                                const std::string& netns) {
-  // A vdev standing in for a pod (benchmarks, tests) has no socket.
+                                                const std::string& netns, const std::string& socket_path) {
   const bool vdev = req.kind == PortKind::kDpdkVdev;
-  auto socket_path = vdev ? absl::StatusOr<std::string>("") : vhostSocketPath(config_.socket_dir, req);
-  if (!socket_path.ok()) return socket_path.status();
+  // Never two ports on one socket: the unlink below would take a live
+  // port's socket away.
+  for (uint16_t n = 0; n < kMaxPorts && !vdev; ++n)
+    if (ports_[n] && ports_[n]->socket_path == socket_path)
+      return absl::AlreadyExistsError(absl::StrCat("socket ", socket_path, " belongs to port ", n));
   bool made_subdir = false;
   if (!req.socket_subdir.empty()) {
     std::string dir = absl::StrCat(config_.socket_dir, "/", req.socket_subdir);
@@ -205,14 +211,14 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   bool client = req.vhost_mode == VhostMode::kClient;
   // A server socket left by a sluiced that died would make bind() fail; the
   // path is ours (validated to lie in the socket directory).
-  if (!client && !vdev) ::unlink(socket_path->c_str());
-  auto created = vdev ? backend_.createVdev(port_no, req.devargs) : backend_.createVhostUser(port_no, *socket_path, client);
+  if (!client && !vdev) ::unlink(socket_path.c_str());
+  auto created = vdev ? backend_.createVdev(port_no, req.devargs) : backend_.createVhostUser(port_no, socket_path, client);
   if (!created.ok()) {
     if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
     return created.status();
   }
 
-  PortEntry entry{req, *socket_path, *created, 0, nullptr, raw, netns};
+  PortEntry entry{req, socket_path, *created, 0, nullptr, raw, netns};
   if (pmds_.size() > created->tx_queues) entry.tx_lock = std::make_unique<rte_spinlock_t>();
   if (entry.tx_lock) rte_spinlock_init(entry.tx_lock.get());
   ports_[port_no] = std::move(entry);
@@ -311,8 +317,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
       drop("its attachment, IP or MAC is already restored for another port");
       continue;
     }
-    auto path = vhostSocketPath(config_.socket_dir, *req);
-    if (!path.ok() || *path != rec.socket_path) {
+    if (!vhostSocketPathMatches(config_.socket_dir, *req, rec.socket_path)) {
       drop(absl::StrCat("its socket ", rec.socket_path, " is not where socket-dir ", config_.socket_dir,
                         " puts it now"));
       continue;
@@ -326,7 +331,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
       ++summary.garbage_collected;
       continue;
     }
-    if (absl::Status s = createPortLocked(rec.port_no, *req, rec.request, rec.netns); !s.ok()) {
+    if (absl::Status s = createPortLocked(rec.port_no, *req, rec.request, rec.netns, rec.socket_path); !s.ok()) {
       drop(std::string(s.message()));
       continue;
     }

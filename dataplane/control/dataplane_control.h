@@ -207,9 +207,10 @@ class DataplaneControl {
   Totals readTotals() const;
   void removePortLocked(uint16_t port_no);
   // Creates the DPDK port and the table entry for a validated request at a
-  // free `port_no` (no republish, no checkpoint).
+  // free `port_no` on `socket_path` (empty for a vdev; a restored port keeps
+  // its checkpointed one) (no republish, no checkpoint).
   absl::Status createPortLocked(uint16_t port_no, const PortRequest& req, const RawPortRequest& raw,
-                                const std::string& netns);
+                                const std::string& netns, const std::string& socket_path);
   // Writes the checkpoint (no-op without a store); on failure the state is
   // marked dirty and the next change retries.
   absl::Status writeCheckpointLocked();

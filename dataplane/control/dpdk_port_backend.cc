@@ -4,8 +4,13 @@
 #include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_kvargs.h>
+#include <rte_mbuf.h>
+
+#include <memory>
 
 #include "common/log.h"
+#include "dataplane/control/vdev_devargs.h"
 
 namespace sluice {
 namespace {
@@ -15,11 +20,29 @@ namespace {
 constexpr uint16_t kRxDescriptors = 1024;
 constexpr uint16_t kTxDescriptors = 1024;
 
+static_assert(kMbufDataRoom == RTE_MBUF_DEFAULT_DATAROOM, "vdev_devargs.h's mbuf data room is DPDK's default");
+
 absl::Status dpdkError(const std::string& what, int rc) {
   return absl::InternalError(absl::StrCat(what, ": ", rte_strerror(rc < 0 ? -rc : rc)));
 }
 
 }  // namespace
+
+absl::Status checkDpdkReadsVdevArgs(const std::string& devargs) {
+  auto split = splitVdevDevargs(devargs);
+  if (!split.ok()) return split.status();
+  const size_t comma = devargs.find(',');
+  if (comma == std::string::npos) return absl::OkStatus();  // a driver alone: no arguments to read
+  std::unique_ptr<rte_kvargs, void (*)(rte_kvargs*)> parsed(rte_kvargs_parse(devargs.c_str() + comma + 1, nullptr),
+                                                             rte_kvargs_free);
+  bool same = parsed != nullptr && parsed->count == split->args.size();
+  for (unsigned i = 0; same && i < parsed->count; ++i) {
+    const rte_kvargs_pair& p = parsed->pairs[i];
+    same = p.key != nullptr && p.value != nullptr && split->args[i].first == p.key && split->args[i].second == p.value;
+  }
+  if (!same) return absl::InvalidArgumentError(absl::StrCat("devargs: DPDK would not read '", devargs, "' as validated"));
+  return absl::OkStatus();
+}
 
 absl::StatusOr<CreatedPort> DpdkPortBackend::createVhostUser(uint16_t port_no, const std::string& socket_path,
                                                              bool client_mode) {
@@ -29,6 +52,12 @@ absl::StatusOr<CreatedPort> DpdkPortBackend::createVhostUser(uint16_t port_no, c
 }
 
 absl::StatusOr<CreatedPort> DpdkPortBackend::createVdev(uint16_t port_no, const std::string& devargs) {
+  if (absl::Status s = checkDpdkReadsVdevArgs(devargs); !s.ok()) return s;
+  // Validation let net_null's `size` go up to kMbufDataRoom: the pool must hold that.
+  if (rte_pktmbuf_data_room_size(pool_) < RTE_PKTMBUF_HEADROOM + kMbufDataRoom)
+    return absl::FailedPreconditionError(absl::StrCat("type: DPDK vdev ports need mbufs of ", kMbufDataRoom,
+                                                      " data bytes; sluiced's hold ",
+                                                      rte_pktmbuf_data_room_size(pool_) - RTE_PKTMBUF_HEADROOM));
   const size_t comma = devargs.find(',');
   // The vdev bus finds the driver by the name's prefix; the suffix makes
   // the name unique as for vhost-user ports.

@@ -1,5 +1,6 @@
-// The real PortBackend: vhost-user ports as hot-plugged `net_vhost` vdevs.
-// Control thread only (DPDK's hot-plug calls are not for PMD threads).
+// The real PortBackend: vhost-user ports as hot-plugged `net_vhost` vdevs,
+// and DPDK vdevs standing in for pods. Control thread only (DPDK's hot-plug
+// calls are not for PMD threads).
 #pragma once
 
 #include <rte_mempool.h>
@@ -7,6 +8,12 @@
 #include "dataplane/control/port_backend.h"
 
 namespace sluice {
+
+// Whether DPDK's own argument parser (rte_kvargs_parse, which every vdev
+// driver uses; no EAL needed) reads the arguments of `devargs` as exactly the
+// key/value pairs sluiced validated (splitVdevDevargs): the last check before
+// a driver sees them. InvalidArgument("devargs: ...") if not.
+absl::Status checkDpdkReadsVdevArgs(const std::string& devargs);
 
 class DpdkPortBackend final : public PortBackend {
  public:

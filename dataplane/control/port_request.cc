@@ -1,12 +1,9 @@
 #include "dataplane/control/port_request.h"
 
 #include <absl/strings/str_cat.h>
-#include <absl/strings/str_split.h>
 #include <sys/un.h>
 
-#include <map>
-#include <set>
-#include <vector>
+#include <cstdint>
 
 namespace sluice {
 namespace {
@@ -30,6 +27,60 @@ absl::Status checkPathComponent(const std::string& field, const std::string& val
   return absl::OkStatus();
 }
 
+// Exactly Linux's dev_valid_name (net/core/dev.c), so that every name the
+// runtime (and sluice-cni) accepts as CNI_IFNAME is accepted here too, and
+// DEL of such an attachment can succeed: 1..15 bytes (IFNAMSIZ is 16 with the
+// terminating NUL), not "." or "..", no '/', ':', NUL or whitespace as the
+// kernel's isspace() counts it (\t \n \v \f \r, space, and 0xA0).
+absl::Status checkInterfaceName(const std::string& field, const std::string& value) {
+  constexpr size_t kMaxInterfaceName = 15;
+  if (value.empty()) return invalid(field, "must not be empty");
+  if (value.size() > kMaxInterfaceName)
+    return invalid(field, absl::StrCat("longer than ", kMaxInterfaceName, " bytes"));
+  if (value == "." || value == "..") return invalid(field, "must not be '.' or '..'");
+  for (char c : value) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b == '/' || b == ':' || b == '\0' || b == ' ' || (b >= '\t' && b <= '\r') || b == 0xA0)
+      return invalid(field, "must not hold '/', ':', NUL or whitespace");
+  }
+  return absl::OkStatus();
+}
+
+// The interface name as part of a file name: every byte outside
+// [A-Za-z0-9_.-], and a leading '.', becomes %xx (two lower-case hex
+// digits). '%' is itself escaped, so distinct names give distinct files;
+// names of the old [A-Za-z0-9_.-] rule map to themselves, so their sockets
+// keep their paths.
+std::string ifnameFileComponent(const std::string& ifname) {
+  std::string out;
+  for (size_t i = 0; i < ifname.size(); ++i) {
+    const char c = ifname[i];
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                       c == '-' || (c == '.' && i > 0);
+    if (plain) {
+      out.push_back(c);
+    } else {
+      absl::StrAppend(&out, "%", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
+    }
+  }
+  return out;
+}
+
+// 64-bit FNV-1a of the whole container id: two ids sharing their first 12
+// characters still get different socket names.
+uint64_t containerIdHash(const std::string& id) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64-bit offset basis
+  for (char c : id) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;  // FNV-1a 64-bit prime
+  }
+  return h;
+}
+
+// Characters of the container id shown in a socket name: what docker and
+// crictl print as a short id.
+constexpr size_t kShortIdLen = 12;
+
 // Kubernetes names: DNS-1123 labels/subdomains (lower case, digits, '-', '.').
 absl::Status checkKubernetesName(const std::string& field, const std::string& value) {
   if (value.size() > 253) return invalid(field, "longer than 253 characters");
@@ -48,42 +99,13 @@ bool PortRequest::sameParameters(const PortRequest& o) const {
          socket_subdir == o.socket_subdir && devargs == o.devargs;
 }
 
-absl::Status validateVdevDevargs(const std::string& devargs) {
-  // Which keys each driver may get: only what makes a pod stand-in (read a
-  // pcap file, sink packets); nothing that writes files or opens interfaces.
-  static const std::map<std::string, std::set<std::string>> kAllowed = {
-      {"net_pcap", {"rx_pcap", "infinite_rx"}},
-      {"net_null", {"no-rx", "size", "copy"}},
-  };
-  if (devargs.empty()) return invalid("devargs", "must not be empty for a DPDK vdev port");
-  if (devargs.size() > 512) return invalid("devargs", "longer than 512 characters");
-  for (char c : devargs) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-              c == ',' || c == '/' || c == ':' || c == '=' || c == '-';
-    if (!ok) return invalid("devargs", "may hold only letters, digits and _.,/:=-");
-  }
-  const std::vector<std::string> parts = absl::StrSplit(devargs, ',');
-  auto driver = kAllowed.find(parts[0]);
-  if (driver == kAllowed.end())
-    return invalid("devargs", absl::StrCat("driver '", parts[0], "' is not net_pcap or net_null"));
-  for (size_t i = 1; i < parts.size(); ++i) {
-    const size_t eq = parts[i].find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == parts[i].size())
-      return invalid("devargs", absl::StrCat("'", parts[i], "' is not key=value"));
-    if (!driver->second.contains(parts[i].substr(0, eq)))
-      return invalid("devargs", absl::StrCat(parts[0], " does not take '", parts[i].substr(0, eq), "' here"));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status validateAttachment(const AttachmentId& id) {
   if (absl::Status s = checkPathComponent("attachment.container_id", id.container_id, 128); !s.ok()) return s;
-  // IFNAMSIZ is 16 including the terminating NUL.
-  return checkPathComponent("attachment.ifname", id.ifname, 15);
+  return checkInterfaceName("attachment.ifname", id.ifname);
 }
 
 absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
-                                             Ipv4Address gateway) {
+                                             Ipv4Address gateway, const VdevPolicy& vdev) {
   PortRequest req;
   req.attachment = {raw.container_id, raw.ifname};
   if (absl::Status s = validateAttachment(req.attachment); !s.ok()) return s;
@@ -114,7 +136,7 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
   req.kind = raw.kind;
   req.vhost_mode = raw.vhost_mode;
   if (raw.kind == PortKind::kDpdkVdev) {
-    if (absl::Status s = validateVdevDevargs(raw.devargs); !s.ok()) return s;
+    if (absl::Status s = validateVdevDevargs(raw.devargs, vdev); !s.ok()) return s;
     req.devargs = raw.devargs;
     if (!raw.socket_subdir.empty()) return invalid("socket_subdir", "not for DPDK vdev ports (they have no socket)");
   } else if (!raw.devargs.empty()) {
@@ -128,16 +150,27 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
 }
 
 absl::StatusOr<std::string> vhostSocketPath(const std::string& socket_dir, const PortRequest& req) {
+  const std::string file = absl::StrCat(ifnameFileComponent(req.attachment.ifname), ".sock");
   std::string path =
       req.socket_subdir.empty()
-          ? absl::StrCat(socket_dir, "/", req.attachment.container_id.substr(0, 12), "-",
-                         req.attachment.ifname, ".sock")
-          : absl::StrCat(socket_dir, "/", req.socket_subdir, "/", req.attachment.ifname, ".sock");
+          ? absl::StrCat(socket_dir, "/", req.attachment.container_id.substr(0, kShortIdLen), "-",
+                         absl::Hex(containerIdHash(req.attachment.container_id), absl::kZeroPad16), "-", file)
+          : absl::StrCat(socket_dir, "/", req.socket_subdir, "/", file);
   if (path.size() >= sizeof(sockaddr_un::sun_path))
     return invalid("socket_subdir",
                    absl::StrCat("socket path ", path, " exceeds the ", sizeof(sockaddr_un::sun_path) - 1,
                                 "-byte unix socket limit"));
   return path;
+}
+
+bool vhostSocketPathMatches(const std::string& socket_dir, const PortRequest& req, const std::string& recorded) {
+  if (auto path = vhostSocketPath(socket_dir, req); path.ok() && *path == recorded) return true;
+  // What sluiced named a socket without a subdir before the hash was added
+  // (its interface names were all plain, so they were used unescaped).
+  const std::string& ifname = req.attachment.ifname;
+  return req.socket_subdir.empty() && ifnameFileComponent(ifname) == ifname &&
+         recorded == absl::StrCat(socket_dir, "/", req.attachment.container_id.substr(0, kShortIdLen), "-", ifname,
+                                  ".sock");
 }
 
 }  // namespace sluice

@@ -1,6 +1,6 @@
 // A request to plug a pod into the dataplane, in typed form, and the checks
 // that make it safe to act on: every name that becomes part of a file path is
-// confined to the socket directory. Pure functions; used by the control thread
+// confined to the socket directory (the interface name is escaped there). Pure functions; used by the control thread
 // (and reused by tests and fuzzers without DPDK).
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/net_address.h"
+#include "dataplane/control/vdev_devargs.h"
 
 namespace sluice {
 
@@ -34,7 +35,7 @@ struct PortRequest {
   PortKind kind = PortKind::kVhostUser;
   VhostMode vhost_mode = VhostMode::kServer;
   std::string socket_subdir;  // optional single path component
-  std::string devargs;        // kDpdkVdev only: "<driver>[,key=value...]", validated
+  std::string devargs;        // kDpdkVdev only: "<driver>[,key=value...]", validated (vdev_devargs.h)
 
   bool sameParameters(const PortRequest& other) const;
 };
@@ -50,21 +51,26 @@ struct RawPortRequest {
 // Parses and validates every field. InvalidArgument names the field and says
 // what is wrong; FailedPrecondition when the IP cannot belong to a pod of this
 // node (outside the pod CIDR, the network, broadcast or gateway address).
+// A kDpdkVdev port's devargs are checked against `vdev` (vdev_devargs.h); the
+// default policy allows no pcap file.
 absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
-                                             Ipv4Address gateway);
-
-// Checks the devargs of a kDpdkVdev port: the driver net_pcap (keys rx_pcap,
-// infinite_rx: it only reads a file) or net_null (keys no-rx, size, copy),
-// each argument key=value of [A-Za-z0-9_.,/:=-], at most 512 characters.
-// Nothing that writes files or opens interfaces. InvalidArgument("devargs: ...").
-absl::Status validateVdevDevargs(const std::string& devargs);
+                                             Ipv4Address gateway, const VdevPolicy& vdev = {});
 
 // Checks an attachment id alone (DeletePort takes only that).
 absl::Status validateAttachment(const AttachmentId& id);
 
 // Where the port's vhost-user socket lives: <socket_dir>/<subdir>/<ifname>.sock,
-// or <socket_dir>/<container_id[:12]>-<ifname>.sock without a subdir.
-// InvalidArgument if the result would not fit a unix socket address.
+// or <socket_dir>/<container_id[:12]>-<hash>-<ifname>.sock without a subdir,
+// where <hash> is 16 hex digits of a 64-bit hash of the whole container id
+// and <ifname> has every byte outside [A-Za-z0-9_.-] (and a leading '.')
+// written as %xx. InvalidArgument if the result would not fit a unix socket
+// address.
 absl::StatusOr<std::string> vhostSocketPath(const std::string& socket_dir, const PortRequest& req);
+
+// Whether `recorded` (a checkpointed socket path) is the port's socket: what
+// vhostSocketPath gives now, or what sluiced gave before the hash
+// (<socket_dir>/<container_id[:12]>-<ifname>.sock), so that ports made by an
+// older sluiced survive an upgrade on their sockets.
+bool vhostSocketPathMatches(const std::string& socket_dir, const PortRequest& req, const std::string& recorded);
 
 }  // namespace sluice

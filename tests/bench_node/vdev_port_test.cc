@@ -3,6 +3,7 @@
 // DataplaneControl creating them only when allowed (on a fake backend and
 // fake PMD threads; no EAL).
 #include <gtest/gtest.h>
+#include <rte_kvargs.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,7 +11,9 @@
 
 #include "dataplane/control/config.h"
 #include "dataplane/control/dataplane_control.h"
+#include "dataplane/control/dpdk_port_backend.h"
 #include "dataplane/control/port_request.h"
+#include "dataplane/control/vdev_devargs.h"
 
 namespace sluice {
 namespace {
@@ -28,14 +31,22 @@ RawPortRequest vdevRequest(const std::string& id, const std::string& ip, const s
   return r;
 }
 
+const VdevPolicy kPolicy{"/var/lib/sluice/vdev", kMbufDataRoom};
+
 TEST(VdevDevargs, AcceptsPcapInputsAndNullSinks) {
-  EXPECT_TRUE(validateVdevDevargs("net_null").ok());
-  EXPECT_TRUE(validateVdevDevargs("net_null,no-rx=1").ok());
-  EXPECT_TRUE(validateVdevDevargs("net_pcap,rx_pcap=/tmp/sluice-nodebench.x/l3-100.pcap,infinite_rx=1").ok());
+  for (const char* ok : {"net_null", "net_null,no-rx=1", "net_null,size=2048", "net_null,size=60,copy=1",
+                         "net_null,copy=0,no-rx=1", "net_pcap,rx_pcap=/var/lib/sluice/vdev/l3-100.pcap,infinite_rx=1",
+                         "net_pcap,rx_pcap=/var/lib/sluice/vdev/run.1/in.pcap"}) {
+    EXPECT_TRUE(validateVdevDevargs(ok, kPolicy).ok()) << ok << ": " << validateVdevDevargs(ok, kPolicy);
+    // DPDK's parser reads every accepted argument list as it was validated.
+    EXPECT_TRUE(checkDpdkReadsVdevArgs(ok).ok()) << ok;
+  }
+  EXPECT_EQ(vdevPolicyFor("/var/lib/sluice/").pcap_dir, "/var/lib/sluice/vdev");
+  EXPECT_EQ(vdevPolicyFor("/srv/state").max_packet_bytes, 2048u);
 }
 
 TEST(VdevDevargs, RefusesOtherDriversKeysAndCharacters) {
-  auto code = [](const std::string& d) { return validateVdevDevargs(d).code(); };
+  auto code = [](const std::string& d) { return validateVdevDevargs(d, kPolicy).code(); };
   const auto invalid = absl::StatusCode::kInvalidArgument;
   EXPECT_EQ(code(""), invalid);
   EXPECT_EQ(code("net_tap,iface=eth0"), invalid);         // opens an interface
@@ -45,9 +56,59 @@ TEST(VdevDevargs, RefusesOtherDriversKeysAndCharacters) {
   EXPECT_EQ(code("net_null,=1"), invalid);
   EXPECT_EQ(code("net_null,no-rx="), invalid);
   EXPECT_EQ(code("net_null,no-rx=1 x"), invalid);
-  EXPECT_EQ(code("net_pcap,rx_pcap=/tmp/a;b"), invalid);
+  EXPECT_EQ(code("net_pcap,rx_pcap=/var/lib/sluice/vdev/a;b"), invalid);
   EXPECT_EQ(code("net_null" + std::string(600, 'x')), invalid);
-  EXPECT_EQ(validateVdevDevargs("net_tap,iface=eth0").message(), "devargs: driver 'net_tap' is not net_pcap or net_null");
+  EXPECT_EQ(validateVdevDevargs("net_tap,iface=eth0", kPolicy).message(),
+            "devargs: driver 'net_tap' is not net_pcap or net_null");
+}
+
+// DPDK ends a key at every '=' (the key is the text before the last one):
+// what sluiced once validated as rx_pcap=<something> reached net_pcap as
+// tx_pcap (truncating a host file) or iface (opening a host NIC).
+TEST(VdevDevargs, DpdkReadsTheKeyBeforeTheLastEquals) {
+  rte_kvargs* kv = rte_kvargs_parse("rx_pcap=tx_pcap=/any/file", nullptr);
+  ASSERT_NE(kv, nullptr);
+  ASSERT_EQ(kv->count, 1u);
+  EXPECT_STREQ(kv->pairs[0].key, "tx_pcap");
+  EXPECT_STREQ(kv->pairs[0].value, "/any/file");
+  rte_kvargs_free(kv);
+
+  for (const char* hidden : {"net_pcap,rx_pcap=tx_pcap=/var/lib/sluice/vdev/f",
+                             "net_pcap,rx_pcap=iface=eth0", "net_null,no-rx=size=100000"}) {
+    const absl::Status s = validateVdevDevargs(hidden, kPolicy);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << hidden;
+    EXPECT_NE(s.message().find("with one '='"), std::string::npos) << s;
+    EXPECT_EQ(checkDpdkReadsVdevArgs(hidden).code(), absl::StatusCode::kInvalidArgument) << hidden;
+  }
+}
+
+TEST(VdevDevargs, PcapFilesLieBelowThePcapDirectory) {
+  auto message = [](const std::string& d) { return std::string(validateVdevDevargs(d, kPolicy).message()); };
+  EXPECT_EQ(message("net_pcap,rx_pcap=/tmp/sluice-nodebench.x/l3-100.pcap"),
+            "devargs: rx_pcap must be a file below /var/lib/sluice/vdev, not '/tmp/sluice-nodebench.x/l3-100.pcap'");
+  EXPECT_EQ(message("net_pcap,rx_pcap=/var/lib/sluice/vdev/../checkpoint.json"),
+            "devargs: rx_pcap '/var/lib/sluice/vdev/../checkpoint.json' has an empty, '.' or '..' component");
+  for (const char* bad : {"net_pcap,rx_pcap=/var/lib/sluice/vdev", "net_pcap,rx_pcap=/var/lib/sluice/vdev/",
+                          "net_pcap,rx_pcap=/var/lib/sluice/vdevx/f", "net_pcap,rx_pcap=/var/lib/sluice/vdev//f",
+                          "net_pcap,rx_pcap=/var/lib/sluice/vdev/./f", "net_pcap,rx_pcap=vdev/f",
+                          "net_pcap,infinite_rx=1",  // no input at all
+                          "net_pcap,rx_pcap=/var/lib/sluice/vdev/a,rx_pcap=/var/lib/sluice/vdev/b",
+                          "net_pcap,rx_pcap=/var/lib/sluice/vdev/a,infinite_rx=2"})
+    EXPECT_EQ(validateVdevDevargs(bad, kPolicy).code(), absl::StatusCode::kInvalidArgument) << bad;
+  // Without a directory no pcap file is allowed at all.
+  EXPECT_EQ(std::string(validateVdevDevargs("net_pcap,rx_pcap=/f", VdevPolicy{}).message()),
+            "devargs: rx_pcap: no pcap directory is configured");
+}
+
+TEST(VdevDevargs, NullPacketsFitAnMbuf) {
+  EXPECT_EQ(std::string(validateVdevDevargs("net_null,copy=1,size=100000", kPolicy).message()),
+            "devargs: size must be a decimal 1..2048 (the bytes an mbuf holds), not '100000'");
+  // strtoul(value, NULL, 0) would read these as hex, octal or a wrapped negative.
+  for (const char* bad : {"net_null,size=2049", "net_null,size=0", "net_null,size=0x800", "net_null,size=010",
+                          "net_null,size=-1", "net_null,size=4294967297", "net_null,size=64,size=64",
+                          "net_null,copy=1,no-rx=1", "net_null,copy=yes", "net_null,,no-rx=1", "net_null,no-rx=1,",
+                          "net_null,size=[1,2]"})
+    EXPECT_EQ(validateVdevDevargs(bad, kPolicy).code(), absl::StatusCode::kInvalidArgument) << bad;
 }
 
 TEST(VdevPortRequest, CarriesDevargsOnlyForVdevPorts) {
@@ -110,6 +171,7 @@ class VdevControlTest : public ::testing::TestWithParam<bool> {
     dir_ = ::testing::TempDir() + "/vdev-control-" + std::to_string(::getpid());
     std::filesystem::create_directories(dir_);
     config_.socket_dir = dir_;
+    config_.state_dir = dir_ + "/state";
     config_.pod_cidr = kCidr;
     config_.gateway = kGateway;
     config_.max_ports = 4;
@@ -164,6 +226,26 @@ TEST_P(VdevControlTest, CreatesVdevPortsOnlyWhenAllowed) {
             absl::StatusCode::kAlreadyExists);
   ASSERT_TRUE(control_->deletePort({"nb-pod0", "net1"}).value());
   EXPECT_EQ(backend_.destroyed, std::vector<std::string>{"vdev0"});
+}
+
+// The pcap directory is <state-dir>/vdev: anything else never reaches the backend.
+TEST_P(VdevControlTest, ReadsPcapFilesOnlyBelowTheStateDirectory) {
+  const std::string inside = "net_pcap,rx_pcap=" + config_.state_dir + "/vdev/in.pcap,infinite_rx=1";
+  auto outside = control_->addPort(vdevRequest("nb-src", "10.244.1.11", "net_pcap,rx_pcap=/etc/shadow"));
+  EXPECT_EQ(outside.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(outside.status().message(),
+            "devargs: rx_pcap must be a file below " + config_.state_dir + "/vdev, not '/etc/shadow'");
+  EXPECT_EQ(control_->addPort(vdevRequest("nb-src", "10.244.1.11", "net_null,size=4096")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(backend_.vdevs.empty());
+  auto added = control_->addPort(vdevRequest("nb-src", "10.244.1.11", inside));
+  if (!GetParam()) {
+    EXPECT_EQ(added.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_TRUE(backend_.vdevs.empty());
+    return;
+  }
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(backend_.vdevs, std::vector<std::string>{inside});
 }
 
 INSTANTIATE_TEST_SUITE_P(AllowVdevPorts, VdevControlTest, ::testing::Bool());

@@ -24,7 +24,8 @@ TEST(PortRequestTest, AcceptsAGoodRequestAndDerivesTheMac) {
   auto r = parsePortRequest(good(), kCidr, kGateway);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->mac.toString(), "02:53:0a:f4:01:0a");
-  EXPECT_EQ(*vhostSocketPath("/run/sluice/vhost", *r), "/run/sluice/vhost/0123456789ab-net1.sock");
+  // The first 12 characters of the id, FNV-1a 64 of the whole id, the ifname.
+  EXPECT_EQ(*vhostSocketPath("/run/sluice/vhost", *r), "/run/sluice/vhost/0123456789ab-209b70f2f9c550c9-net1.sock");
   RawPortRequest sub = good();
   sub.socket_subdir = "pod-0123";
   EXPECT_EQ(*vhostSocketPath("/run/sluice/vhost", *parsePortRequest(sub, kCidr, kGateway)),
@@ -35,7 +36,9 @@ TEST(PortRequestTest, NamesThatCouldEscapeTheSocketDirectoryAreRejected) {
   for (const std::string& bad : std::vector<std::string>{"../etc", "..", ".", "a/b", "/abs", std::string("a\0b", 3), "", "a b", "-rf"}) {
     RawPortRequest r = good();
     r.ifname = bad;
-    EXPECT_EQ(parsePortRequest(r, kCidr, kGateway).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    if (bad != "-rf") {  // a valid Linux interface name (it is escaped in file names anyway)
+      EXPECT_EQ(parsePortRequest(r, kCidr, kGateway).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    }
     r = good();
     r.container_id = bad;
     EXPECT_EQ(parsePortRequest(r, kCidr, kGateway).status().code(), absl::StatusCode::kInvalidArgument) << bad;
@@ -90,6 +93,76 @@ TEST(PortRequestTest, SocketPathsThatDoNotFitAUnixAddressAreRejected) {
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(vhostSocketPath("/var/run/sluice/a-rather-long-socket-directory-name", *parsed).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// sluiced accepts exactly what Linux's dev_valid_name accepts, as sluice-cni
+// does: a name the runtime passed to ADD must be deletable.
+TEST(PortRequestTest, InterfaceNamesFollowLinux) {
+  for (const std::string& ok : std::vector<std::string>{"net@1", "eth0.100", "-rf", "...", "a%b", "x", "\x01" "ctl",
+                                                        "\xff\xfe", "abcdefghijklmno", "net1;rm", "$(x)"}) {
+    EXPECT_TRUE(validateAttachment({"c1", ok}).ok()) << ok << ": " << validateAttachment({"c1", ok});
+  }
+  for (const std::string& bad : std::vector<std::string>{"", ".", "..", "a/b", "a:b", "a b", "a\tb", "a\nb", "a\vb",
+                                                         "a\fb", "a\rb", "a\xa0", std::string("a\0b", 3),
+                                                         "abcdefghijklmnop"}) {
+    auto s = validateAttachment({"c1", bad});
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(s.message().substr(0, 17), "attachment.ifname") << s;
+  }
+}
+
+PortRequest withIfname(const std::string& ifname, const std::string& subdir = "") {
+  RawPortRequest raw = good();
+  raw.ifname = ifname;
+  raw.socket_subdir = subdir;
+  auto r = parsePortRequest(raw, kCidr, kGateway);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *r;
+}
+
+TEST(PortRequestTest, InterfaceNamesAreEscapedInSocketNames) {
+  EXPECT_EQ(*vhostSocketPath("/v", withIfname("net@1", "p")), "/v/p/net%401.sock");
+  EXPECT_EQ(*vhostSocketPath("/v", withIfname(".x", "p")), "/v/p/%2ex.sock");  // never a hidden file
+  EXPECT_EQ(*vhostSocketPath("/v", withIfname("a.b-c_D9", "p")), "/v/p/a.b-c_D9.sock");
+  EXPECT_EQ(*vhostSocketPath("/v", withIfname("\xff%", "p")), "/v/p/%ff%25.sock");
+  EXPECT_EQ(*vhostSocketPath("/v", withIfname("net@1")), "/v/0123456789ab-209b70f2f9c550c9-net%401.sock");
+  // '%' is escaped too, so names that look alike get their own files.
+  EXPECT_NE(*vhostSocketPath("/v", withIfname("a%40", "p")), *vhostSocketPath("/v", withIfname("a@", "p")));
+  // The longest names fit sun_path under the default socket directory.
+  const PortRequest longest = withIfname(std::string(15, '@'));
+  auto path = vhostSocketPath("/var/run/sluice/vhost", longest);
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_LT(path->size(), 108u);
+}
+
+TEST(PortRequestTest, ContainersSharingAPrefixGetTheirOwnSockets) {
+  RawPortRequest a = good(), b = good();
+  b.container_id = "0123456789abcdef0124";  // same first 12 characters
+  const std::string pa = *vhostSocketPath("/v", *parsePortRequest(a, kCidr, kGateway));
+  const std::string pb = *vhostSocketPath("/v", *parsePortRequest(b, kCidr, kGateway));
+  EXPECT_EQ(pa, "/v/0123456789ab-209b70f2f9c550c9-net1.sock");
+  EXPECT_EQ(pb, "/v/0123456789ab-209b71f2f9c5527c-net1.sock");
+  RawPortRequest shorter = good();
+  shorter.container_id = "0123456789ab";
+  EXPECT_EQ(*vhostSocketPath("/v", *parsePortRequest(shorter, kCidr, kGateway)),
+            "/v/0123456789ab-7462bf9e43b49151-net1.sock");
+}
+
+// A checkpoint written by a sluiced before the hash names sockets the old way;
+// those ports must come back on their sockets after an upgrade.
+TEST(PortRequestTest, TheOldSocketNameStillMatchesItsPort) {
+  const PortRequest r = *parsePortRequest(good(), kCidr, kGateway);
+  EXPECT_TRUE(vhostSocketPathMatches("/v", r, "/v/0123456789ab-209b70f2f9c550c9-net1.sock"));
+  EXPECT_TRUE(vhostSocketPathMatches("/v", r, "/v/0123456789ab-net1.sock"));
+  EXPECT_FALSE(vhostSocketPathMatches("/v", r, "/w/0123456789ab-net1.sock"));    // socket-dir moved
+  EXPECT_FALSE(vhostSocketPathMatches("/v", r, "/v/0123456789ab-net2.sock"));    // another port's
+  EXPECT_FALSE(vhostSocketPathMatches("/v", r, "/v/0123456789abcdef0123-net1.sock"));
+  // Subdir sockets kept their names; only those match.
+  const PortRequest sub = withIfname("net1", "pod-0123");
+  EXPECT_TRUE(vhostSocketPathMatches("/v", sub, "/v/pod-0123/net1.sock"));
+  EXPECT_FALSE(vhostSocketPathMatches("/v", sub, "/v/0123456789ab-net1.sock"));
+  // A name the old rule refused never had an old socket.
+  EXPECT_FALSE(vhostSocketPathMatches("/v", withIfname("net@1"), "/v/0123456789ab-net@1.sock"));
 }
 
 }  // namespace
