@@ -27,6 +27,7 @@
 #include "dataplane/api/grpc_service.h"
 #include "dataplane/control/checkpoint.h"
 #include "dataplane/control/config.h"
+#include "dataplane/control/crash_points.h"
 #include "dataplane/control/dataplane_control.h"
 #include "dataplane/control/dpdk_port_backend.h"
 #include "dataplane/control/sriov/fake_pf_control.h"
@@ -88,6 +89,10 @@ int run(int argc, char** argv) {
   setLogLevel(config->log_level);
   for (const std::string& key : config->ignored_keys)
     logWarning("config key '", key, "' is for a feature this sluiced does not have yet; ignored");
+  if (absl::Status s = loadCrashPointFromEnvironment(); !s.ok()) {
+    logError(s.message());
+    return 2;
+  }
 
   // SR-IOV pools: VFs discovered before anything starts (a configured pool
   // that is not there stops sluiced with the reason).
@@ -233,6 +238,8 @@ int run(int argc, char** argv) {
               " dropped, ", r.garbage_collected, " garbage-collected (pod netns gone)");
     control.collectGarbage();
     control.startGarbageCollector(std::chrono::milliseconds(config->gc_interval_ms));
+    // Only now: the restore's own checkpoint write is not a step under test.
+    armCrashPoint();
   }
   for (size_t i = 0; i < pmds.size(); ++i) {
     if (int rc = rte_eal_remote_launch(Pmd::launch, pmds[i].get(), config->pmd_cores[i]); rc != 0) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "common/log.h"
+#include "dataplane/control/crash_points.h"
 
 namespace sluice {
 namespace {
@@ -20,6 +21,8 @@ using nlohmann::json;
 constexpr char kFormat[] = "sluice-checkpoint";
 constexpr int kVersion = 1;
 constexpr char kFileName[] = "checkpoint.json";
+// A save writes here first, then renames it over the checkpoint.
+constexpr char kTempSuffix[] = ".tmp";
 // A checkpoint holds at most kMaxPorts ports and a VF pool's records; a file
 // far beyond that is not ours (and is not read into memory whole).
 constexpr off_t kMaxFileBytes = 16 << 20;
@@ -173,6 +176,11 @@ CheckpointStore::CheckpointStore(std::string dir, bool fsync)
 CheckpointLoad CheckpointStore::load() {
   CheckpointLoad out;
   if (absl::Status s = makeDir(dir_); !s.ok()) logError("checkpoint: ", s.message());
+  // A save killed before its rename leaves its temp file: never a promise
+  // (no API call was answered with it), only litter. (A read-only directory
+  // keeps it; the next save that can write replaces it.)
+  const std::string tmp = absl::StrCat(path_, kTempSuffix);
+  if (::unlink(tmp.c_str()) == 0) logInfo("checkpoint: removed ", tmp, ", left by a save that did not finish");
   absl::StatusOr<std::string> text = readFile(path_);
   if (!text.ok() && absl::IsNotFound(text.status())) return out;
   out.found = true;
@@ -204,7 +212,7 @@ CheckpointLoad CheckpointStore::load() {
 absl::Status CheckpointStore::save(const CheckpointState& state) {
   if (absl::Status s = makeDir(dir_); !s.ok()) return s;
   const std::string text = serializeCheckpoint(state);
-  const std::string tmp = absl::StrCat(path_, ".tmp");
+  const std::string tmp = absl::StrCat(path_, kTempSuffix);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return errnoStatus(absl::StrCat("creating ", tmp));
   size_t done = 0;
@@ -228,12 +236,15 @@ absl::Status CheckpointStore::save(const CheckpointState& state) {
     return s;
   }
   ::close(fd);
+  crashPoint(CrashPoint::kCheckpointTempWritten);
   if (::rename(tmp.c_str(), path_.c_str()) != 0) {
     absl::Status s = errnoStatus(absl::StrCat("renaming ", tmp, " to ", path_));
     ::unlink(tmp.c_str());
     return s;
   }
-  return fsync_ ? syncDir(dir_) : absl::OkStatus();
+  absl::Status synced = fsync_ ? syncDir(dir_) : absl::OkStatus();
+  crashPoint(CrashPoint::kCheckpointRenamed);
+  return synced;
 }
 
 }  // namespace sluice

@@ -76,12 +76,14 @@ class CheckpointStore {
   explicit CheckpointStore(std::string dir, bool fsync = true);
 
   // Never fails: a missing file is an empty state; an unreadable or corrupt
-  // one is logged as an error, moved aside and treated as empty.
+  // one is logged as an error, moved aside and treated as empty. A temp file
+  // left by a save that was killed before its rename is removed.
   CheckpointLoad load();
   // Atomically replaces the checkpoint; an error leaves the old file intact.
   absl::Status save(const CheckpointState& state);
 
   const std::string& path() const { return path_; }
+  const std::string& dir() const { return dir_; }
 
  private:
   std::string dir_;

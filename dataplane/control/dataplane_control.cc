@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "dataplane/control/crash_points.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
 
 namespace sluice {
@@ -176,13 +177,25 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   auto socket_path = req.kind == PortKind::kDpdkVdev ? absl::StatusOr<std::string>(std::string())
                                                       : vhostSocketPath(config_.socket_dir, req);
   if (!socket_path.ok()) return socket_path.status();
-  if (absl::Status s = createPortLocked(*port_no, req, raw, watched, *socket_path); !s.ok()) return s;
-  // The promise is on disk before anyone is told about it.
-  if (absl::Status s = writeCheckpointLocked(); !s.ok()) {
-    removePortLocked(*port_no);
-    checkpoint_dirty_ = false;  // the file still holds the state without this port
+  // The promise is on disk before anything it names is made: sluiced killed
+  // before the write leaves nothing, killed after it leaves a record the
+  // restart makes whole (subdirectory, socket, DPDK port) and the CNI
+  // plugin's retried ADD finds. A vdev is never checkpointed.
+  if (req.kind != PortKind::kDpdkVdev) {
+    crashPoint(CrashPoint::kAddPortBeforeCheckpoint);
+    const CheckpointPort record{*port_no, raw, *socket_path, watched};
+    const bool was_dirty = checkpoint_dirty_;
+    if (absl::Status s = writeCheckpointLocked(&record); !s.ok()) {
+      checkpoint_dirty_ = was_dirty;  // the file is as it was, and differs from memory only if it did
+      return s;
+    }
+  }
+  if (absl::Status s = createPortLocked(*port_no, req, raw, watched, *socket_path); !s.ok()) {
+    // Unrecorded again; should that write fail, the restart retries the port.
+    (void)writeCheckpointLocked();
     return s;
   }
+  crashPoint(CrashPoint::kAddPortAfterPortOpen);
   republishLocked();
   const PortEntry& e = *ports_[*port_no];
   logInfo("port ", *port_no, " added: ", req.attachment.container_id, "/", req.attachment.ifname, " ",
@@ -212,6 +225,7 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   // A server socket left by a sluiced that died would make bind() fail; the
   // path is ours (validated to lie in the socket directory).
   if (!client && !vdev) ::unlink(socket_path.c_str());
+  crashPoint(CrashPoint::kAddPortBeforePortOpen);
   auto created = vdev ? backend_.createVdev(port_no, req.devargs) : backend_.createVhostUser(port_no, socket_path, client);
   if (!created.ok()) {
     if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
@@ -233,7 +247,7 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   return absl::OkStatus();
 }
 
-absl::Status DataplaneControl::writeCheckpointLocked() {
+absl::Status DataplaneControl::writeCheckpointLocked(const CheckpointPort* pending) {
   if (checkpoint_ == nullptr) return absl::OkStatus();
   CheckpointState state;
   for (uint16_t n = 0; n < kMaxPorts; ++n) {
@@ -243,12 +257,14 @@ absl::Status DataplaneControl::writeCheckpointLocked() {
     const PortEntry& e = *ports_[n];
     state.ports.push_back({n, e.raw, e.socket_path, e.netns});
   }
+  if (pending != nullptr) state.ports.push_back(*pending);
   state.vfs = checkpoint_vfs_;
   absl::Status s = checkpoint_->save(state);
   checkpoint_dirty_ = !s.ok();
   if (!s.ok()) {
-    logError("checkpoint ", checkpoint_->path(), ": ", s.message());
-    return absl::InternalError(absl::StrCat("checkpoint: ", s.message()));
+    const std::string why = absl::StrCat("state directory ", checkpoint_->dir(), " cannot be written: ", s.message());
+    logError(why);
+    return absl::InternalError(why);
   }
   return absl::OkStatus();
 }
@@ -343,7 +359,8 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
   gc_collected_ += summary.garbage_collected;
   republishLocked();
   // Whatever could not be restored is forgotten now, on disk too.
-  (void)writeCheckpointLocked();
+  if (!writeCheckpointLocked().ok())
+    logError("the restored ports keep working; AddPort and DeletePort fail until the state directory can be written");
   return summary;
 }
 
@@ -404,6 +421,9 @@ absl::StatusOr<bool> DataplaneControl::deletePort(const AttachmentId& id) {
   removePortLocked(it->second);
   // The port is gone either way; a failed write is retried by the next
   // change (and a DEL retried by the runtime finds nothing and retries it).
+  // Until then the file names a port that no longer exists, never the
+  // reverse: a restart meanwhile brings it back whole, the retried DEL
+  // removes it.
   if (absl::Status s = writeCheckpointLocked(); !s.ok()) return s;
   return true;
 }

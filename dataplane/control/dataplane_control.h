@@ -211,9 +211,10 @@ class DataplaneControl {
   // its checkpointed one) (no republish, no checkpoint).
   absl::Status createPortLocked(uint16_t port_no, const PortRequest& req, const RawPortRequest& raw,
                                 const std::string& netns, const std::string& socket_path);
-  // Writes the checkpoint (no-op without a store); on failure the state is
-  // marked dirty and the next change retries.
-  absl::Status writeCheckpointLocked();
+  // Writes the checkpoint (no-op without a store) with every port, plus
+  // `pending` (a port about to be made); on failure the state is marked
+  // dirty and the next change retries.
+  absl::Status writeCheckpointLocked(const CheckpointPort* pending = nullptr);
   RouteTables routeTablesLocked() const {
     return {fib_.get(), config_.gateway.networkOrder(), overlay_ != nullptr ? overlay_->tables().get() : nullptr,
             overlay_ != nullptr ? overlay_->uplinkPort() : uint16_t{0}};

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace sluice::test {
@@ -65,6 +66,7 @@ std::unique_ptr<SluicedProcess> SluicedProcess::start(const SluicedOptions& o, s
       "--state-dir", p->stateDir()};
   args.insert(args.end(), o.extra_flags.begin(), o.extra_flags.end());
   p->args_ = args;
+  p->environment_ = o.environment;
   if (!p->launch(error)) return nullptr;
   return p;
 }
@@ -78,6 +80,18 @@ bool SluicedProcess::restart(std::string* error) {
   return launch(error);
 }
 
+void SluicedProcess::setEnvironment(const std::string& name, const std::string& value) {
+  environment_[name] = value;
+}
+
+std::optional<int> SluicedProcess::waitExited(std::chrono::steady_clock::duration limit) {
+  if (pid_ < 0) return std::nullopt;
+  int status = 0;
+  if (!waitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit)) return std::nullopt;
+  pid_ = -1;
+  return status;
+}
+
 void SluicedProcess::kill9() {
   if (pid_ < 0) return;
   ::kill(pid_, SIGKILL);
@@ -89,15 +103,26 @@ void SluicedProcess::kill9() {
 bool SluicedProcess::launch(std::string* error) {
   SluicedProcess* p = this;
   std::string log_path = p->dir_ + "/sluiced.log";
+  // Built before fork: the child of a threaded process must not allocate.
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    if (!environment_.contains(std::string(entry.substr(0, entry.find('='))))) env.emplace_back(entry);
+  }
+  for (const auto& [name, value] : environment_)
+    if (!value.empty()) env.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<char*> argv;
+  for (auto& a : args_) argv.push_back(a.data());
+  argv.push_back(nullptr);
   p->pid_ = ::fork();
   if (p->pid_ == 0) {
     // Appended: a restarted daemon's log follows the first one's.
     FILE* log = std::freopen(log_path.c_str(), "a", stderr);
     if (log != nullptr) ::dup2(::fileno(stderr), STDOUT_FILENO);
-    std::vector<char*> argv;
-    for (auto& a : args_) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     std::_Exit(127);
   }
   bool exited = false;

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,9 @@ struct SluicedOptions {
   unsigned max_ports = 32;
   unsigned tx_flush_interval_us = 0;
   std::vector<std::string> extra_flags;
+  // Added to (or, with an empty value, removed from) sluiced's environment,
+  // e.g. SLUICE_CRASH_AT.
+  std::map<std::string, std::string> environment;
 };
 
 class SluicedProcess {
@@ -35,6 +40,12 @@ class SluicedProcess {
   // Starts sluiced again in the same directory (same sockets, same state
   // directory <dir>/state) with the same flags, and waits until ready.
   bool restart(std::string* error);
+  // Sets (an empty value: removes) a variable of sluiced's environment for
+  // the next restart().
+  void setEnvironment(const std::string& name, const std::string& value);
+  // Waits up to `limit` for sluiced to exit by itself (e.g. at a crash
+  // point) and reaps it: its wait status, or nullopt if it still runs.
+  std::optional<int> waitExited(std::chrono::steady_clock::duration limit = std::chrono::seconds(10));
   v1::Dataplane::Stub& api() { return *stub_; }
   const std::string& dir() const { return dir_; }
   std::string socketDir() const { return dir_ + "/vhost"; }
@@ -56,6 +67,7 @@ class SluicedProcess {
   bool launch(std::string* error);
   pid_t pid_ = -1;
   std::vector<std::string> args_;
+  std::map<std::string, std::string> environment_;
   std::string dir_;
   std::unique_ptr<v1::Dataplane::Stub> stub_;
 };

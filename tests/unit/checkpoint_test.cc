@@ -182,6 +182,17 @@ TEST_F(CheckpointFileTest, SaveIntoAnImpossibleDirectoryFailsAndLeavesNothing) {
   EXPECT_EQ(filesIn(dir_), std::vector<std::string>{"file"});
 }
 
+TEST_F(CheckpointFileTest, ATempFileLeftByAKilledSaveIsRemovedAtLoad) {
+  CheckpointStore store(dir_ + "/state");
+  ASSERT_TRUE(store.save({}).ok());
+  // What a save killed between its write and its rename leaves behind.
+  writeText(dir_ + "/state/checkpoint.json.tmp", "{\"format\": \"sluice-checkpoint\", \"version\": 1, \"ports\": [");
+  CheckpointLoad loaded = store.load();
+  EXPECT_TRUE(loaded.found);
+  EXPECT_TRUE(loaded.moved_aside_to.empty());
+  EXPECT_EQ(filesIn(dir_ + "/state"), std::vector<std::string>{"checkpoint.json"});
+}
+
 TEST(CheckpointConfigTest, StateDirAndGcIntervalKeys) {
   SluicedConfig d;
   EXPECT_EQ(d.state_dir, "/var/lib/sluice");
@@ -347,6 +358,38 @@ TEST_F(ControlCheckpointTest, AnAddWhoseCheckpointCannotBeWrittenIsUndone) {
   EXPECT_TRUE(node.control->listPorts().empty());
   EXPECT_TRUE(node.backend.live.empty()) << "the DPDK port was destroyed again";
   EXPECT_FALSE(fs::exists(config_.socket_dir + "/aaaa")) << "its socket directory removed";
+}
+
+TEST_F(ControlCheckpointTest, AnAddIsOnDiskBeforeItsPortIsMadeSoAFailedWriteMakesNothing) {
+  writeText(dir_ + "/not-a-dir", "");
+  config_.state_dir = dir_ + "/not-a-dir/state";
+  Node node(config_, 0);
+  auto added = node.control->addPort(request("aaaa", "10.244.1.10"));
+  EXPECT_EQ(added.status().code(), absl::StatusCode::kInternal) << added.status();
+  EXPECT_NE(added.status().message().find("state directory " + config_.state_dir + " cannot be written"),
+            std::string::npos)
+      << added.status();
+  EXPECT_TRUE(node.backend.created.empty()) << "no DPDK port was ever opened";
+  EXPECT_TRUE(fs::is_empty(config_.socket_dir)) << "no socket, no subdirectory";
+}
+
+TEST_F(ControlCheckpointTest, ARefusedAddDoesNotForgetTheWriteAFailedDeleteOwes) {
+  auto node = std::make_unique<Node>(config_, 0);
+  ASSERT_TRUE(node->control->addPort(request("aaaa", "10.244.1.10")).ok());
+  // The state directory becomes unwritable: the delete removes the port and
+  // reports; the file still names it.
+  fs::rename(config_.state_dir, dir_ + "/state-away");
+  writeText(config_.state_dir, "");
+  EXPECT_EQ(node->control->deletePort({"aaaa", "net1"}).status().code(), absl::StatusCode::kInternal);
+  EXPECT_FALSE(node->control->addPort(request("bbbb", "10.244.1.11")).ok());
+  // Writable again: the runtime's retried DEL finds nothing and writes the
+  // checkpoint still owed.
+  fs::remove(config_.state_dir);
+  fs::rename(dir_ + "/state-away", config_.state_dir);
+  auto retried = node->control->deletePort({"aaaa", "net1"});
+  ASSERT_TRUE(retried.ok()) << retried.status();
+  EXPECT_FALSE(*retried);
+  EXPECT_TRUE(onDisk().ports.empty());
 }
 
 TEST_F(ControlCheckpointTest, RestoreBringsBackTheSameNumbersAndSocketsWhateverTheDpdkPortIds) {
