@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <bit>
 #include <thread>
 #include <utility>
 
@@ -52,12 +53,23 @@ std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask) 
   field("ip_proto", key.ip_proto, mask.ip_proto, 0xff, absl::StrCat(key.ip_proto));
   static constexpr const char* kTtl[] = {"not_ip", "0", "1", "2+"};
   field("ttl", key.ttl_class, mask.ttl_class, 0xff, key.ttl_class < 4 ? kTtl[key.ttl_class] : "?");
-  field("ipv4_src", key.ipv4_src, mask.ipv4_src, 0xffffffffU, ipv4Text(key.ipv4_src));
-  field("ipv4_dst", key.ipv4_dst, mask.ipv4_dst, 0xffffffffU, ipv4Text(key.ipv4_dst));
+  // An address under a prefix mask reads as a CIDR; any other mask as hex.
+  auto address = [&](const char* name, uint32_t v, uint32_t m) {
+    if (m == 0) return;
+    const uint32_t host_mask = ntohl(m);
+    const auto len = static_cast<uint32_t>(std::popcount(host_mask));
+    if (len != 32 && host_mask == (len == 0 ? 0 : ~uint32_t{0} << (32 - len))) {
+      absl::StrAppend(&out, out.empty() ? "" : ",", name, "=", ipv4Text(v), "/", len);
+      return;
+    }
+    field(name, v, m, 0xffffffffU, ipv4Text(v));
+  };
+  address("ipv4_src", key.ipv4_src, mask.ipv4_src);
+  address("ipv4_dst", key.ipv4_dst, mask.ipv4_dst);
   field("tp_src", key.tp_src, mask.tp_src, 0xffff, absl::StrCat(ntohs(key.tp_src)));
   field("tp_dst", key.tp_dst, mask.tp_dst, 0xffff, absl::StrCat(ntohs(key.tp_dst)));
-  field("tun_src", key.tun_src, mask.tun_src, 0xffffffffU, ipv4Text(key.tun_src));
-  field("tun_dst", key.tun_dst, mask.tun_dst, 0xffffffffU, ipv4Text(key.tun_dst));
+  address("tun_src", key.tun_src, mask.tun_src);
+  address("tun_dst", key.tun_dst, mask.tun_dst);
   field("tun_vni", key.tun_vni, mask.tun_vni, 0xffffffffU, absl::StrCat(key.tun_vni));
   // Fields no current decision consults: reported in bulk if ever masked.
   for (uint32_t w = 3; w < flow::kMatchWords; ++w) {

@@ -109,6 +109,8 @@ TEST(TranslateFlowTest, UnroutedDestinationsAreMatchedAsTheirWidestSafePrefix) {
   FlowTranslation other;
   translateFlow(t, keyOf(*Ipv4Address::parse("8.255.0.1")), other);
   EXPECT_TRUE(flow::keysEqual(flow::applyMask(keyOf(*Ipv4Address::parse("8.255.0.1")), other.mask), one));
+  EXPECT_EQ(describeMatch(one, tr.mask), "eth_type=0x0800,ipv4_dst=8.0.0.0/8");
+  EXPECT_EQ(describeMask(tr.mask), "eth_type=0xffff,ipv4_dst=255.0.0.0");
   // Re-translating the masked key (revalidation) gives the same mask.
   translateFlow(t, one, other);
   EXPECT_TRUE(flow::keysEqual(other.mask, tr.mask));

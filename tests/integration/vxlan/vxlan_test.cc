@@ -310,14 +310,15 @@ TEST_F(VxlanKernelTest, UdpFromALocalPodReachesTheKernelsRemotePod) {
   EXPECT_EQ(tunnel(after, "kernel")->tx_bytes() - tunnel(before, "kernel")->tx_bytes(), kCount * 60u);
   EXPECT_EQ(drops(after, "neighbor_unresolved"), drops(before, "neighbor_unresolved"));
   EXPECT_EQ(drops(after, "tx_queue_full"), drops(before, "tx_queue_full"));
-  // Both directions' megaflows are listed, matching what their decision read.
+  // Both directions' megaflows are listed, matching what their decision read
+  // (toward the remote node: its whole pod CIDR, one megaflow).
   grpc::ClientContext ctx;
   v1::ListFlowsResponse flows;
   ASSERT_TRUE(node_->api().ListFlows(&ctx, {}, &flows).ok());
   bool encap = false;
   for (const v1::Flow& f : flows.flows())
     if (f.actions().find("vxlan_encap(tunnel 0),output:31") != std::string::npos &&
-        f.match().find("ipv4_dst=10.245.0.2,tun_vni=0") != std::string::npos)
+        f.match().find("ipv4_dst=10.245.0.0/24,tun_vni=0") != std::string::npos)
       encap = true;
   EXPECT_TRUE(encap) << flows.DebugString();
 }

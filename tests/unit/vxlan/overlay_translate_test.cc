@@ -1,6 +1,8 @@
 // Translation with the overlay: what each decision masks and decides.
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/vxlan/overlay_tables.h"
 
@@ -79,6 +81,32 @@ TEST(OverlayTranslate, DecapsulatedPacketsMatchTheirSourceVtep) {
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kVxlanUnknownSource));
   translateFlow(f.tables, key("10.245.0.9", 42, "192.168.77.2"), t);
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayNoRoute)) << "no relaying";
+}
+
+// A destination that is no pod is matched as the widest whole-octet prefix
+// that decides alike: a remote CIDR as itself (or narrower where a more
+// specific route lies inside it), an unrouted address as far as no route,
+// pod or gateway is in it.
+TEST(OverlayTranslate, DestinationsThatAreNoPodAreMatchedAsPrefixes) {
+  Fixture f;
+  FlowTranslation t;
+  auto prefix = [&](const flow::FlowKey& k) {
+    translateFlow(f.tables, k, t);
+    return std::popcount(t.mask.ipv4_dst);
+  };
+  EXPECT_EQ(prefix(key("10.245.0.77")), 24);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kEncap);
+  EXPECT_EQ(prefix(key("10.246.1.1")), 24) << "the /16 holds 10.246.7.0/24 of another tunnel";
+  EXPECT_EQ(t.actions.arg, 2u);
+  EXPECT_EQ(prefix(key("10.247.0.1")), 16);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kNoRoute));
+  EXPECT_EQ(prefix(key("10.245.0.9", 42, "192.168.77.2")), 16) << "decapsulated: routes are not consulted";
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayNoRoute));
+  EXPECT_EQ(prefix(key("10.244.0.5")), 32) << "a pod";
+  // Every address of an encap prefix decides alike.
+  translateFlow(f.tables, key("10.246.1.200"), t);
+  EXPECT_EQ(t.actions.arg, 2u);
+  EXPECT_EQ(std::popcount(t.mask.ipv4_dst), 24);
 }
 
 TEST(OverlayTranslate, WithoutAnOverlayMasksStayAsBefore) {
