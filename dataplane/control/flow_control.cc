@@ -186,12 +186,13 @@ void FlowControl::handleUpcalls(const RouteTables& tables) {
   FlowTranslation t;
   for (PerPmd& p : pmds_) {
     if (p.h.megaflows == nullptr || p.h.upcalls == nullptr) continue;
-    // Room before the upcalls: below 1/32 of the table free, the least
-    // recently used go until 1/16 is, and their slots are recycled now (a
-    // commit costs one PMD acknowledgement) so this drain can use them.
-    // Chunks of 1/32 keep the O(n) choice of victims rare.
+    // Room for new flows: below 1/32 of the table free, the least recently
+    // used go until 1/16 is, and their slots are recycled now (a commit
+    // costs one PMD acknowledgement) so this drain can use them. Chunks of
+    // 1/32 keep the O(n) choice of victims rare; a table that is full but
+    // asked for nothing new keeps everything.
     const uint32_t capacity = p.h.megaflows->capacity();
-    if (p.h.megaflows->freeSlots() < std::max<uint32_t>(1, capacity / 32)) {
+    if (p.h.upcalls->pending() && p.h.megaflows->freeSlots() < std::max<uint32_t>(1, capacity / 32)) {
       evictLeastRecentlyUsed(p, std::max<uint32_t>(1, capacity / 16));
       commit(p);
     }

@@ -45,6 +45,11 @@ class UpcallQueue {
     return true;
   }
 
+  // Control: whether keys wait to be drained.
+  bool pending() const {
+    return head_.load(std::memory_order_acquire) != tail_.load(std::memory_order_relaxed);
+  }
+
   // Control: calls f(key) for every queued key, oldest first; returns how many.
   template <typename F>
   uint32_t drain(F&& f) {

@@ -273,10 +273,17 @@ TEST_F(RestartTest, CniGcWithValidAttachmentsWorksAgainstARestartedSluiced) {
       node_->apiSocket() + "\", \"socketDir\": \"" + node_->socketDir() + "\", \"dataDir\": \"" + work +
       "/records\", \"ipam\": {\"type\": \"host-local\", \"dataDir\": \"" + work +
       "/ipam\", \"ranges\": [[{\"subnet\": \"10.250.0.0/24\", \"gateway\": \"10.250.0.1\"}]]}";
+  // The node's own plugin config lets the records and sockets live in this
+  // test's directory (a network config alone may not put them elsewhere than
+  // /var/lib/cni and /var/run/sluice).
+  std::filesystem::create_directories(work);
+  const std::string node_config = "SLUICE_CNI_NODE_CONFIG=" + work + "/node-cni.json";
+  std::ofstream(work + "/node-cni.json") << "{\"dataDirRoot\": \"" << work << "\", \"socketDirRoot\": \""
+                                         << node_->dir() << "\"}\n";
   auto env = [&](const std::string& command, const std::string& cid) {
     return std::vector<std::string>{"CNI_COMMAND=" + command, "CNI_CONTAINERID=" + cid,
                                     "CNI_NETNS=/var/run/netns/" + cid, "CNI_IFNAME=net1", "CNI_PATH=/usr/lib/cni",
-                                    "PATH=/usr/bin:/bin"};
+                                    "PATH=/usr/bin:/bin", node_config};
   };
   for (const char* cid : {"keep0123", "stale0123"}) {
     auto [rc, out] = cni(env("ADD", cid), conf + "}");
@@ -292,7 +299,7 @@ TEST_F(RestartTest, CniGcWithValidAttachmentsWorksAgainstARestartedSluiced) {
 
   // The runtime's GC names the valid attachments: the other one goes, with
   // its port, socket, record and address.
-  auto [rc, out] = cni({"CNI_COMMAND=GC", "CNI_PATH=/usr/lib/cni", "PATH=/usr/bin:/bin"},
+  auto [rc, out] = cni({"CNI_COMMAND=GC", "CNI_PATH=/usr/lib/cni", "PATH=/usr/bin:/bin", node_config},
                        conf + ", \"cni.dev/valid-attachments\": [{\"containerID\": \"keep0123\", \"ifname\": \"net1\"}]}");
   EXPECT_EQ(rc, 0) << out;
   const v1::ListPortsResponse ports = node_->ports();
