@@ -65,7 +65,7 @@ TeardownResult teardownAttachment(CommandContext& c, AttachmentRecord record, st
 
   // 3. The socket and the pod's socket directory (sluiced's socket is
   // closed, or the pod that used it is going away).
-  removePodSocket(c.conf, record.socket_subdir, record.ifname, c.log);
+  removePodSocket(c, record.socket_subdir, record.ifname);
   if (!port_gone) return keepPending();
 
   // 4. The address, now that no port can route it.

@@ -107,12 +107,13 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   });
 
   // 3. The pod's socket directory (the pod mounts it; in client mode the
-  // pod's application creates its socket there, so it must exist first).
+  // pod's application creates its socket there, so it must exist first),
+  // made only below the node's socketDirRoot.
   if (conf.interface_type == InterfaceType::kVhostUser) {
-    absl::StatusOr<bool> made = makeDirs(podSocketDir(conf.socket_dir, subdir), 0755);
+    absl::StatusOr<bool> made = makeDirsBelowRoot(c.socket_dir->child(subdir));
     if (!made.ok()) return withPrefix(made.status(), "socketDir");
     // Only a directory this ADD made is this ADD's to remove.
-    if (*made) undo.push([&c, &conf, &env, subdir] { removePodSocket(conf, subdir, env.ifname, c.log); });
+    if (*made) undo.push([&c, &env, subdir] { removePodSocket(c, subdir, env.ifname); });
   }
 
   // 4. The port (for SR-IOV: a VF from sluiced's pool, programmed through

@@ -1,28 +1,27 @@
 // See commands.h (shared helpers; each verb has its own file).
 #include "cni-plugin/commands.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
+#include "cni-plugin/file_util.h"
 #include "cni-plugin/text.h"
-#include "cni-plugin/pod_paths.h"
 
 namespace sluice::cni {
 
-void removePodSocket(const NetConf& conf, const std::string& subdir, const std::string& ifname,
-                     Logger& log) {
-  const std::string sock = podSocketPath(conf.socket_dir, subdir, ifname);
-  struct stat st {};
-  if (lstat(sock.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && unlink(sock.c_str()) != 0 && errno != ENOENT) {
-    log.warn(cat("cannot remove ", sock, ": ", std::strerror(errno)));
+void removePodSocket(const CommandContext& c, const std::string& subdir, const std::string& ifname) {
+  if (!c.socket_dir) {
+    c.log.warn("the pod socket directory is not touched (the node refuses this socketDir)");
+    return;
   }
-  const std::string dir = podSocketDir(conf.socket_dir, subdir);
-  if (rmdir(dir.c_str()) != 0 && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST) {
-    log.warn(cat("cannot remove ", dir, ": ", std::strerror(errno)));
+  // A record's names come from a file: each must be one path component.
+  const std::string sock_name = cat(ifname, ".sock");
+  for (const std::string& name : {subdir, sock_name}) {
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+      c.log.warn(cat("pod socket \"", subdir, "/", sock_name, "\" is not a name of ours; not touched"));
+      return;
+    }
   }
+  const ConfinedPath dir = c.socket_dir->child(subdir);
+  if (absl::Status s = removeSocketIfExists(dir.child(sock_name)); !s.ok()) c.log.warn(std::string(s.message()));
+  if (absl::Status s = removeDirIfEmpty(dir); !s.ok()) c.log.warn(std::string(s.message()));
 }
 
 v1::Attachment toAttachment(const std::string& container_id, const std::string& ifname) {

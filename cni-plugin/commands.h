@@ -35,6 +35,9 @@ struct CommandContext {
   // runtimeConfig.CNIDeviceInfoFile inside the node's device-info directory;
   // nullopt when the runtime gave none (or, for DEL, one the node refuses).
   const std::optional<ConfinedPath>& device_info_file;
+  // conf.socket_dir inside the node's socketDirRoot; nullopt only for a DEL
+  // whose socketDir the node refuses (nothing there is touched then).
+  const std::optional<ConfinedPath>& socket_dir;
 };
 
 // ADD: the result object to print.
@@ -46,9 +49,10 @@ absl::Status runGc(CommandContext& ctx);
 
 // Shared by ADD's undo, DEL and GC: removes <socketDir>/<subdir>/<ifname>.sock
 // if it is a socket, then the pod directory if that left it empty (another
-// interface of the same pod may still have its socket there).
-void removePodSocket(const NetConf& conf, const std::string& subdir, const std::string& ifname,
-                     Logger& log);
+// interface of the same pod may still have its socket there). Both are
+// reached below ctx.socket_dir without following symlinks: pods mount the
+// socket directory and may plant them.
+void removePodSocket(const CommandContext& ctx, const std::string& subdir, const std::string& ifname);
 
 v1::Attachment toAttachment(const std::string& container_id, const std::string& ifname);
 

@@ -106,6 +106,16 @@ int dispatch(const PluginIo& io, Logger& log) {
     log.warn(cat(data_dir.status().message(), "; ADD refuses this config, so it has no attachment to delete"));
     return 0;
   }
+  // Every verb that may create or remove a pod's socket directory needs it;
+  // the others refuse it as ADD would, so a config is valid or not alike.
+  std::optional<ConfinedPath> socket_dir;
+  if (absl::StatusOr<ConfinedPath> p = confineSocketDir(*conf, *node); p.ok()) {
+    socket_dir = std::move(*p);
+  } else if (!tolerant) {
+    return fail(io, log, p.status(), conf->cni_version);
+  } else {
+    log.warn(cat(p.status().message(), "; not touched"));
+  }
   std::optional<ConfinedPath> device_info_file;
   if (absl::StatusOr<std::optional<ConfinedPath>> p = confineDeviceInfoFile(conf->device_info_file, *node); p.ok()) {
     device_info_file = std::move(*p);
@@ -125,7 +135,7 @@ int dispatch(const PluginIo& io, Logger& log) {
   std::optional<IpamDelegate> ipam;
   if (conf->ipam) ipam.emplace(delegate_env, env->path, conf->ipam->type, timeout, log);
   CommandContext ctx{*env,  *conf, io.stdin_data, log, dataplane, store, ipam ? &*ipam : nullptr,
-                     *node, device_info_file};
+                     *node, device_info_file, socket_dir};
 
   std::optional<json> result;  // ADD's
   absl::Status status;

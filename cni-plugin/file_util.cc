@@ -21,11 +21,20 @@ absl::Status ioError(std::string_view what, const std::string& path, int err) {
   return err == ENOENT ? withStatusCode(s, absl::StatusCode::kNotFound) : s;
 }
 
+// What openDir may create.
+enum class Create {
+  kNothing,
+  kBelowRoot,  // the components below the root (the root must exist)
+  kRootToo,    // the root (mkdir -p) and the components below it
+};
+
 // The directory `dir` (root, then each component with O_NOFOLLOW), created
-// when `create`. The root itself is the node's trusted choice and may pass
-// through symlinks; nothing below it may.
-absl::StatusOr<UniqueFd> openDir(const ConfinedPath& dir, bool create) {
-  if (create) {
+// as `create` allows. The root itself is the node's trusted choice and may
+// pass through symlinks; nothing below it may. `made_last`, when given, is
+// set to whether this call created dir's last component.
+absl::StatusOr<UniqueFd> openDir(const ConfinedPath& dir, Create create, bool* made_last = nullptr) {
+  if (made_last != nullptr) *made_last = false;
+  if (create == Create::kRootToo) {
     if (absl::StatusOr<bool> made = makeDirs(dir.root, 0755); !made.ok()) return made.status();
   }
   UniqueFd fd(open(dir.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -33,8 +42,10 @@ absl::StatusOr<UniqueFd> openDir(const ConfinedPath& dir, bool create) {
   std::string walked = dir.root;
   for (const std::string& name : dir.components) {
     walked = cat(walked, "/", name);
-    if (create && mkdirat(fd.get(), name.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ioError("mkdir", walked, errno);
+    if (create != Create::kNothing) {
+      const bool made = mkdirat(fd.get(), name.c_str(), 0755) == 0;
+      if (!made && errno != EEXIST) return ioError("mkdir", walked, errno);
+      if (made_last != nullptr) *made_last = made;
     }
     UniqueFd next(openat(fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (next.get() < 0) {
@@ -51,6 +62,13 @@ absl::StatusOr<UniqueFd> openDir(const ConfinedPath& dir, bool create) {
   return fd;
 }
 
+// A failure to reach a path that means no file of ours can be there: it is
+// gone, or a symlink or non-directory stands in for one of its directories
+// (none is ever created through one).
+bool nothingOfOurs(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kNotFound || s.code() == absl::StatusCode::kFailedPrecondition;
+}
+
 // The parent directory of a file path and the file's own name.
 absl::StatusOr<std::pair<UniqueFd, std::string>> openParent(const ConfinedPath& path, bool create) {
   if (path.components.empty()) {
@@ -59,7 +77,7 @@ absl::StatusOr<std::pair<UniqueFd, std::string>> openParent(const ConfinedPath& 
   ConfinedPath parent = path;
   std::string name = std::move(parent.components.back());
   parent.components.pop_back();
-  absl::StatusOr<UniqueFd> dir = openDir(parent, create);
+  absl::StatusOr<UniqueFd> dir = openDir(parent, create ? Create::kRootToo : Create::kNothing);
   if (!dir.ok()) return dir.status();
   return std::make_pair(std::move(*dir), std::move(name));
 }
@@ -95,6 +113,13 @@ int UniqueFd::release() {
   int fd = fd_;
   fd_ = -1;
   return fd;
+}
+
+absl::StatusOr<bool> makeDirsBelowRoot(const ConfinedPath& dir) {
+  bool made = false;
+  absl::StatusOr<UniqueFd> fd = openDir(dir, Create::kBelowRoot, &made);
+  if (!fd.ok()) return fd.status();
+  return made;
 }
 
 absl::StatusOr<bool> makeDirs(const std::string& path, unsigned mode) {
@@ -143,13 +168,31 @@ absl::Status writeFileAtomic(const ConfinedPath& path, std::string_view content,
 
 absl::Status removeFileIfExists(const ConfinedPath& path) {
   absl::StatusOr<std::pair<UniqueFd, std::string>> parent = openParent(path, false);
-  if (!parent.ok()) {
-    const absl::StatusCode code = parent.status().code();
-    const bool nothing_of_ours = code == absl::StatusCode::kNotFound || code == absl::StatusCode::kFailedPrecondition;
-    return nothing_of_ours ? absl::OkStatus() : parent.status();
-  }
+  if (!parent.ok()) return nothingOfOurs(parent.status()) ? absl::OkStatus() : parent.status();
   if (unlinkat(parent->first.get(), parent->second.c_str(), 0) == 0 || errno == ENOENT) return absl::OkStatus();
   return ioError("remove", path.str(), errno);
+}
+
+absl::Status removeSocketIfExists(const ConfinedPath& path) {
+  absl::StatusOr<std::pair<UniqueFd, std::string>> parent = openParent(path, false);
+  if (!parent.ok()) return nothingOfOurs(parent.status()) ? absl::OkStatus() : parent.status();
+  struct stat st {};
+  if (fstatat(parent->first.get(), parent->second.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return errno == ENOENT ? absl::OkStatus() : ioError("stat", path.str(), errno);
+  }
+  if (!S_ISSOCK(st.st_mode)) return absl::OkStatus();
+  if (unlinkat(parent->first.get(), parent->second.c_str(), 0) == 0 || errno == ENOENT) return absl::OkStatus();
+  return ioError("remove", path.str(), errno);
+}
+
+absl::Status removeDirIfEmpty(const ConfinedPath& dir) {
+  absl::StatusOr<std::pair<UniqueFd, std::string>> parent = openParent(dir, false);
+  if (!parent.ok()) return nothingOfOurs(parent.status()) ? absl::OkStatus() : parent.status();
+  if (unlinkat(parent->first.get(), parent->second.c_str(), AT_REMOVEDIR) == 0) return absl::OkStatus();
+  // ENOTDIR: a file or a symlink stands there, not a directory of ours.
+  const int err = errno;
+  if (err == ENOENT || err == ENOTEMPTY || err == EEXIST || err == ENOTDIR) return absl::OkStatus();
+  return ioError("remove", dir.str(), err);
 }
 
 absl::StatusOr<UniqueFd> openForAppend(const ConfinedPath& path, unsigned mode) {
@@ -179,7 +222,7 @@ absl::StatusOr<std::string> readFile(const ConfinedPath& path) {
 }
 
 absl::StatusOr<std::vector<std::string>> listRegularFiles(const ConfinedPath& dir) {
-  absl::StatusOr<UniqueFd> fd = openDir(dir, false);
+  absl::StatusOr<UniqueFd> fd = openDir(dir, Create::kNothing);
   if (!fd.ok()) {
     if (fd.status().code() == absl::StatusCode::kNotFound) return std::vector<std::string>();
     return fd.status();

@@ -46,6 +46,20 @@ absl::Status writeFileAtomic(const ConfinedPath& path, std::string_view content,
 // can be there, since none is ever created through one.
 absl::Status removeFileIfExists(const ConfinedPath& path);
 
+// Removes the socket at `path`; anything else there (a file, a symlink, a
+// directory) is left alone, and a path that cannot hold one of ours is
+// success, as for removeFileIfExists.
+absl::Status removeSocketIfExists(const ConfinedPath& path);
+
+// Removes the directory `dir` (not the root) if it is empty; one that is
+// gone, not empty, or not a directory (a symlink included) is left alone.
+absl::Status removeDirIfEmpty(const ConfinedPath& dir);
+
+// mkdir -p of the components below dir's root, mode 0755; the root must
+// already exist (nothing outside it is created). True when dir's last
+// component was created by this call.
+absl::StatusOr<bool> makeDirsBelowRoot(const ConfinedPath& dir);
+
 // Opens `path` for appending, creating it (and directories below the root).
 absl::StatusOr<UniqueFd> openForAppend(const ConfinedPath& path, unsigned mode);
 

@@ -54,7 +54,8 @@ absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_vi
   };
   static constexpr DirKey kDirs[] = {{"deviceInfoDir", &NodeConfig::device_info_dir},
                                      {"logDir", &NodeConfig::log_dir},
-                                     {"dataDirRoot", &NodeConfig::data_dir_root}};
+                                     {"dataDirRoot", &NodeConfig::data_dir_root},
+                                     {"socketDirRoot", &NodeConfig::socket_dir_root}};
   struct BoolKey {
     std::string_view key;
     bool NodeConfig::*field;

@@ -30,6 +30,11 @@ struct NodeConfig {
   // dataDir must be this or below it: libcni's state directory, where the
   // default /var/lib/cni/sluice lives.
   std::string data_dir_root{"/var/lib/cni"};
+  // socketDir must be this or below it: sluiced's runtime directory, where
+  // its default --socket-dir /var/run/sluice/vhost lives. ADD creates the
+  // per-pod socket directories there (and the socketDir itself if missing)
+  // and DEL removes them, so a network config must not point them elsewhere.
+  std::string socket_dir_root{"/var/run/sluice"};
   // Whether a network config may ask for a VF with trust on (the VF may then
   // change its own MAC, enter promiscuous mode) or with spoof checking off
   // (it may send with any source MAC). Both widen what a pod can do on the

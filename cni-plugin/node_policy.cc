@@ -19,6 +19,12 @@ absl::StatusOr<ConfinedPath> confineDataDir(const NetConf& conf, const NodeConfi
   return p;
 }
 
+absl::StatusOr<ConfinedPath> confineSocketDir(const NetConf& conf, const NodeConfig& node) {
+  absl::StatusOr<ConfinedPath> p = confinePath(conf.socket_dir, node.socket_dir_root, /*allow_root=*/true);
+  if (!p.ok()) return refused("socketDir", p.status());
+  return p;
+}
+
 absl::StatusOr<std::optional<ConfinedPath>> confineDeviceInfoFile(std::string_view path, const NodeConfig& node) {
   if (path.empty()) return std::optional<ConfinedPath>();
   absl::StatusOr<ConfinedPath> p = confinePath(path, node.device_info_dir, /*allow_root=*/false);

@@ -16,6 +16,8 @@ namespace sluice::cni {
 
 // The records' root ("dataDir"): node.data_dir_root or below.
 absl::StatusOr<ConfinedPath> confineDataDir(const NetConf& conf, const NodeConfig& node);
+// The vhost-user sockets' directory ("socketDir"): node.socket_dir_root or below.
+absl::StatusOr<ConfinedPath> confineSocketDir(const NetConf& conf, const NodeConfig& node);
 // A device-info file (runtimeConfig.CNIDeviceInfoFile, or one a record kept
 // from ADD): below node.device_info_dir. nullopt for an empty path.
 absl::StatusOr<std::optional<ConfinedPath>> confineDeviceInfoFile(std::string_view path, const NodeConfig& node);

@@ -35,14 +35,6 @@ std::string socketSubdir(std::string_view container_id) {
   return cat(prefix.empty() ? "pod" : prefix, "-", hash);
 }
 
-std::string podSocketDir(std::string_view socket_dir, std::string_view subdir) {
-  return cat(socket_dir, "/", subdir);
-}
-
-std::string podSocketPath(std::string_view socket_dir, std::string_view subdir, std::string_view ifname) {
-  return cat(socket_dir, "/", subdir, "/", ifname, ".sock");
-}
-
 bool isUnder(std::string_view path, std::string_view dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
   return path.size() > dir.size() + 1 && path.substr(0, dir.size()) == dir && path[dir.size()] == '/' &&

@@ -16,11 +16,6 @@ namespace sluice::cni {
 // still get distinct directories.
 std::string socketSubdir(std::string_view container_id);
 
-// <socketDir>/<subdir>
-std::string podSocketDir(std::string_view socket_dir, std::string_view subdir);
-// <socketDir>/<subdir>/<ifname>.sock (what sluiced uses for socket_subdir).
-std::string podSocketPath(std::string_view socket_dir, std::string_view subdir, std::string_view ifname);
-
 // True when `path` is inside `dir` (textually, after "dir/").
 bool isUnder(std::string_view path, std::string_view dir);
 

@@ -78,7 +78,10 @@ nlohmann::json CniTest::conf(const std::string& version) const {
 }
 
 void CniTest::writeNodeConfig(const nlohmann::json& extra) {
-  nlohmann::json node = {{"deviceInfoDir", devinfo_dir_}, {"logDir", log_dir_}, {"dataDirRoot", dir_.string()}};
+  nlohmann::json node = {{"deviceInfoDir", devinfo_dir_},
+                         {"logDir", log_dir_},
+                         {"dataDirRoot", dir_.string()},
+                         {"socketDirRoot", dir_.string()}};
   node.update(extra);
   std::ofstream(node_config_) << node.dump();
 }

@@ -1,15 +1,20 @@
-// The host paths a network config names (device-info file, logFile, dataDir)
-// stay inside the directories the node config allows, through ".." and
+// The host paths a network config names (device-info file, logFile, dataDir,
+// socketDir) stay inside the directories the node config allows, through ".." and
 // symlinks; the node config's caps on SR-IOV VF settings; and DEL's
 // tolerance of what ADD refuses.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "cni-plugin/cni_error.h"
 #include "cni-plugin/confined_path.h"
 #include "cni-plugin/node_config.h"
+#include "cni-plugin/pod_paths.h"
 #include "tests/cni/cni_fixture.h"
 
 namespace sluice::cni::testing {
@@ -17,6 +22,19 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// Leaves a unix socket file at `path` (what sluiced leaves in a pod's socket
+// directory), so that a removal of sockets has something to remove.
+void makeSocketFile(const fs::path& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.string().size(), sizeof addr.sun_path);
+  std::strcpy(addr.sun_path, path.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  close(fd);
+}
 
 TEST(ConfinedPathTest, NormalisesAndRefusesDotDot) {
   EXPECT_EQ(normaliseAbsolutePath("/var//log/./sluice/"), "/var/log/sluice");
@@ -63,8 +81,21 @@ TEST(NodeConfigTest, DefaultsAreTheConventionalDirectories) {
   EXPECT_EQ(node->device_info_dir, "/var/run/k8s.cni.cncf.io/devinfo/cni");
   EXPECT_EQ(node->log_dir, "/var/log/sluice");
   EXPECT_EQ(node->data_dir_root, "/var/lib/cni");
+  EXPECT_EQ(node->socket_dir_root, "/var/run/sluice");
   EXPECT_FALSE(node->allow_vf_trust);
   EXPECT_FALSE(node->allow_vf_spoofchk_off);
+}
+
+TEST(NodeConfigTest, SocketDirRootIsAKeyLikeTheOtherDirectories) {
+  absl::StatusOr<NodeConfig> node = parseNodeConfig(R"({"socketDirRoot":"/run//sluice/"})", "test");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_EQ(node->socket_dir_root, "/run/sluice");
+  for (const char* bad : {R"({"socketDirRoot":"run/sluice"})", R"({"socketDirRoot":"/run/../etc"})",
+                          R"({"socketDirRoot":true})", R"({"socketDirroot":"/run/sluice"})"}) {
+    absl::StatusOr<NodeConfig> r = parseNodeConfig(bad, "test");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(cniCodeOf(r.status()), ErrorCode::kInvalidConfig) << bad;
+  }
 }
 
 TEST_F(CniTest, MalformedNodeConfigIsCode7NamingTheFile) {
@@ -155,6 +186,102 @@ TEST_F(CniTest, RefusedLogFileOrDataDirFailsAddButNotDel) {
   EXPECT_EQ(fake_->calls().size(), calls);
   EXPECT_FALSE(fs::exists(elsewhere));
   EXPECT_FALSE(fs::exists("/etc/sluice-records"));
+}
+
+TEST_F(CniTest, SocketDirOutsideTheNodeRootIsRefusedBeforeAnythingIsMade) {
+  // The node allows only the fixture's socket directory; the network config
+  // names a sibling of it, and one that climbs out of it.
+  writeNodeConfig({{"socketDirRoot", socket_dir_}});
+  const fs::path elsewhere = dir_ / "elsewhere";
+  for (const std::string& bad : {(elsewhere / "vhost").string(), socket_dir_ + "/../elsewhere"}) {
+    json c = conf();
+    c["socketDir"] = bad;
+    RunResult r = run(env("ADD"), c);
+    EXPECT_EQ(r.code(), 7) << bad << ": " << r.stdout_text;
+    EXPECT_NE(r.msg().find("\"socketDir\""), std::string::npos) << r.msg();
+    if (bad.find("..") == std::string::npos) {
+      EXPECT_NE(r.msg().find("inside " + socket_dir_ + "/"), std::string::npos) << r.msg();
+    }
+    // Refused before IPAM, the record and sluiced, and no directory made.
+    EXPECT_TRUE(fake_->calls().empty()) << bad;
+    EXPECT_FALSE(fs::exists(elsewhere)) << bad << ": created a directory outside socketDirRoot";
+    expectNothingLeft();
+    // The other verbs refuse it alike (DEL aside, below).
+    for (const char* verb : {"CHECK", "STATUS", "GC"}) {
+      EXPECT_EQ(run(env(verb), c).code(), 7) << verb << " " << bad;
+    }
+    EXPECT_FALSE(fs::exists(elsewhere)) << bad;
+  }
+}
+
+TEST_F(CniTest, SocketDirRootItselfIsNeverCreated) {
+  // socketDir may be the root or below it, and ADD makes what is missing
+  // below the root; the root (sluiced's runtime directory) it never makes.
+  const fs::path root = dir_ / "run-sluice";
+  writeNodeConfig({{"socketDirRoot", root.string()}});
+  json c = conf();
+  c["socketDir"] = (root / "vhost").string();
+  RunResult r = run(env("ADD"), c);
+  EXPECT_EQ(r.code(), 5) << r.stdout_text;
+  EXPECT_NE(r.msg().find("socketDir"), std::string::npos) << r.msg();
+  EXPECT_FALSE(fs::exists(root));
+  EXPECT_TRUE(fake_->addRequests().empty());
+  expectNothingLeft();
+}
+
+TEST_F(CniTest, DelWithARefusedSocketDirSucceedsAndTouchesNothingThere) {
+  writeNodeConfig({{"socketDirRoot", socket_dir_}});
+  // What a DEL with that socketDir would remove: the pod's directory, empty.
+  const fs::path elsewhere = dir_ / "elsewhere";
+  const fs::path victim = elsewhere / socketSubdir(kContainerId);
+  fs::create_directories(victim);
+  json c = conf();
+  c["socketDir"] = elsewhere.string();
+  RunResult del = run(env("DEL"), c);
+  EXPECT_EQ(del.rc, 0) << del.stdout_text;
+  EXPECT_TRUE(fs::exists(victim)) << "removed a directory outside socketDirRoot";
+  EXPECT_NE(del.stderr_text.find("\"socketDir\""), std::string::npos) << del.stderr_text;
+
+  // An attachment made with the allowed socketDir, deleted with the refused
+  // one: the rest of the teardown still happens (port, address, record).
+  ASSERT_EQ(run(env("ADD"), conf()).rc, 0);
+  del = run(env("DEL"), c);
+  EXPECT_EQ(del.rc, 0) << del.stdout_text;
+  EXPECT_TRUE(fs::exists(victim));
+  EXPECT_TRUE(fake_->ports().empty());
+  EXPECT_TRUE(heldIps().empty());
+  EXPECT_TRUE(records().empty());
+  // Its pod directory stays behind: this DEL was told of another socketDir.
+  fs::remove_all(fs::path(socket_dir_) / socketSubdir(kContainerId));
+  expectNothingLeft();
+}
+
+TEST_F(CniTest, DelRemovesNoSocketThroughASymlinkedPodDirectory) {
+  ASSERT_EQ(run(env("ADD"), conf()).rc, 0);
+  // A pod that can write the socket directory swaps its own pod directory
+  // for a symlink to a directory holding another program's socket.
+  const fs::path outside = dir_ / "outside";
+  fs::create_directories(outside);
+  makeSocketFile(outside / "net1.sock");
+  const fs::path pod_dir = fs::path(socket_dir_) / socketSubdir(kContainerId);
+  fs::remove_all(pod_dir);
+  fs::create_directory_symlink(outside, pod_dir);
+  RunResult del = run(env("DEL"), conf());
+  EXPECT_EQ(del.rc, 0) << del.stdout_text;
+  EXPECT_TRUE(fs::exists(outside / "net1.sock")) << "unlinked a socket through the symlink";
+  EXPECT_TRUE(fs::exists(outside));
+  fs::remove(pod_dir);
+  expectNothingLeft();
+}
+
+TEST_F(CniTest, DelRemovesThePodSocketAndItsDirectory) {
+  ASSERT_EQ(run(env("ADD"), conf()).rc, 0);
+  const fs::path pod_dir = fs::path(socket_dir_) / socketSubdir(kContainerId);
+  ASSERT_TRUE(fs::is_directory(pod_dir));
+  makeSocketFile(pod_dir / "net1.sock");
+  EXPECT_EQ(run(env("DEL"), conf()).rc, 0);
+  EXPECT_FALSE(fs::exists(pod_dir));
+  expectNothingLeft();
 }
 
 TEST_F(CniTest, NodeConfigCanAllowVfTrustAndSpoofchkOff) {

@@ -64,10 +64,10 @@ e2e_init() {
   id=${work##*.}
   export CNI_PATH="$SLUICE_CNI_DIR:/usr/lib/cni"
   # The plugin keeps the paths a network config names (dataDir, logFile,
-  # device-info file) inside the directories its node config allows; the
+  # device-info file, socketDir) inside the directories its node config allows; the
   # tests' live under the work directory. Exported, so that the runtimes the
   # tests start (cnitool, containerd) pass it on to the plugin.
-  jq -n --arg w "$work" '{deviceInfoDir: $w, logDir: $w, dataDirRoot: $w}' >"$work/node-cni.json"
+  jq -n --arg w "$work" '{deviceInfoDir: $w, logDir: $w, dataDirRoot: $w, socketDirRoot: $w}' >"$work/node-cni.json"
   export SLUICE_CNI_NODE_CONFIG="$work/node-cni.json"
 }
 
