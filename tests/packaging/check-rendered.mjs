@@ -25,7 +25,7 @@ const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
   'state-dir']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
-  'mtu', 'vlan', 'ipam', 'capabilities']);
+  'mtu', 'vlan', 'trust', 'spoofchk', 'ipam', 'capabilities']);
 
 let passed = 0, failed = 0;
 function check(name, fn) {
@@ -37,7 +37,9 @@ const pod = ds.spec.template.spec;
 const sluiced = pod.containers.find((c) => c.name === 'sluiced');
 const inits = pod.initContainers ?? [];
 const cm = one('ConfigMap');
-const configs = Object.fromEntries(Object.entries(cm.data).filter(([k]) => k.endsWith('.json')).map(([k, v]) => [k, JSON.parse(v)]));
+// sluiced's configs: default.json and node-<name>.json (cni.json is sluice-cni's node config).
+const isSluicedConfig = (k) => k === 'default.json' || /^node-.+\.json$/.test(k);
+const configs = Object.fromEntries(Object.entries(cm.data).filter(([k]) => isSluicedConfig(k)).map(([k, v]) => [k, JSON.parse(v)]));
 const cniConfs = Object.fromEntries(Object.entries(cm.data).filter(([k]) => k.startsWith('cni-')).map(([k, v]) => [k, JSON.parse(v)]));
 const volumes = Object.fromEntries(pod.volumes.map((v) => [v.name, v]));
 const hostPathOf = (container, mountPath) => {
@@ -89,6 +91,32 @@ check('install-cni copies sluice-cni into the host CNI bin dir, atomically', () 
   const script = ic.command.at(-1);
   assert.match(script, /cp \/usr\/local\/bin\/sluice-cni \/host\/cni-bin\/\.sluice-cni\.tmp/);
   assert.match(script, /mv \/host\/cni-bin\/\.sluice-cni\.tmp \/host\/cni-bin\/sluice-cni/);
+});
+
+check('install-cni writes sluice-cni\'s node config to the host\'s /etc/sluice/cni.json, atomically, before the binary', () => {
+  const ic = inits.find((c) => c.name === 'install-cni');
+  assert.equal(hostPathOf(ic, '/host/etc-sluice'), '/etc/sluice');
+  const m = ic.volumeMounts.find((vm) => vm.mountPath === '/host/etc-sluice');
+  assert.equal(volumes[m.name].hostPath.type, 'DirectoryOrCreate');
+  const cfg = ic.volumeMounts.find((vm) => vm.mountPath === '/etc/sluice');
+  assert.equal(volumes[cfg.name].configMap?.name, cm.metadata.name, 'the ConfigMap is mounted at /etc/sluice');
+  const script = ic.command.at(-1);
+  const cp = script.indexOf('cp /etc/sluice/cni.json /host/etc-sluice/.cni.json.tmp');
+  const mv = script.indexOf('mv /host/etc-sluice/.cni.json.tmp /host/etc-sluice/cni.json');
+  assert.ok(cp >= 0 && mv > cp, 'copied beside the target, then renamed over it');
+  assert.ok(mv < script.indexOf('cp /usr/local/bin/sluice-cni'), 'in place before the binary that reads it');
+});
+
+check('sluice-cni\'s node config: the plugin\'s keys only, socketDirRoot is sluiced\'s socket dir, and it allows what the chart\'s SR-IOV network asks for', () => {
+  const node = JSON.parse(cm.data['cni.json']);
+  const kNodeKeys = ['deviceInfoDir', 'logDir', 'dataDirRoot', 'socketDirRoot', 'allowVfTrust', 'allowVfSpoofchkOff'];
+  for (const k of Object.keys(node)) assert.ok(kNodeKeys.includes(k), `unknown node config key ${k}`);
+  assert.equal(node.socketDirRoot, def['socket-dir']);
+  assert.equal(typeof node.allowVfTrust, 'boolean');
+  assert.equal(typeof node.allowVfSpoofchkOff, 'boolean');
+  const sriov = cniConfs['cni-sluice-sriov.conf'];
+  if (sriov?.trust === 'on') assert.equal(node.allowVfTrust, true);
+  if (sriov?.spoofchk === 'off') assert.equal(node.allowVfSpoofchkOff, true);
 });
 
 check('node-config writes network configs into the host Multus conf dir', () => {

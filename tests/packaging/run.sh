@@ -10,6 +10,7 @@
 #   dockerfile               the Dockerfile builds the way CI does
 #   notes                    NOTES.txt tells how to reach sluicectl
 #   memory                   sluiced's memory follows flowLimit, PMDs and DPDK memory
+#   node-policy              sluice-cni's node config (cni.json) follows the values
 #   cni-config PLUGIN        the real sluice-cni accepts every rendered network config
 #   sluiced-config CHECKER   sluiced's parser accepts every rendered sluiced config
 #   sluiced-start D CTL      sluiced starts with the manifests' config; the probe passes
@@ -95,7 +96,15 @@ case $case in
     "${template[@]}" >"$tmp/default.yaml"
     "${template[@]}" -f "$chart/ci/production-values.yaml" >"$tmp/production.yaml"
     "${template[@]}" -f "$chart/ci/node-lookup-values.yaml" >"$tmp/node-lookup.yaml"
-    node "$here/check-$case.mjs" "$1" "$tmp/default.yaml" "$tmp/production.yaml" "$tmp/node-lookup.yaml"
+    # An SR-IOV network that asks for VF trust and spoof checking off, with
+    # the node policy that allows them.
+    "${template[@]}" --set networks.sriov.trust=on --set networks.sriov.spoofchk=off \
+      --set cni.nodePolicy.allowVfTrust=true --set cni.nodePolicy.allowVfSpoofchkOff=true >"$tmp/vf-caps.yaml"
+    node "$here/check-$case.mjs" "$1" "$tmp/default.yaml" "$tmp/production.yaml" "$tmp/node-lookup.yaml" \
+      "$tmp/vf-caps.yaml"
+    ;;
+  node-policy)
+    node "$here/check-node-policy.mjs" "$chart"
     ;;
   runtime-closure)
     bash "$here/check-runtime-closure.sh" "$root"

@@ -140,10 +140,31 @@ and publish the file in the pod's network-status annotation.
 {{- if eq .interfaceType "vhost-user" -}}
 {{- $_ := set $c "vhostMode" $v.vhostUser.mode -}}
 {{- $_ := set $c "socketDir" $v.vhostUser.socketDir -}}
-{{- else if gt (int $v.networks.sriov.vlan) 0 -}}
+{{- else -}}
+{{- $_ := set $c "trust" $v.networks.sriov.trust -}}
+{{- $_ := set $c "spoofchk" $v.networks.sriov.spoofchk -}}
+{{- if gt (int $v.networks.sriov.vlan) 0 -}}
 {{- $_ := set $c "vlan" (int $v.networks.sriov.vlan) -}}
 {{- end -}}
+{{- end -}}
 {{- toJson $c -}}
+{{- end -}}
+
+{{/*
+sluice-cni's node config (the host's /etc/sluice/cni.json), as JSON: what any
+network config on the node may make the root-run plugin do. cni.nodePolicy as
+given (an empty directory: the plugin's default), plus socketDirRoot, which is
+always sluiced's own socket directory: a network config's socketDir must equal
+it anyway, and the plugin then makes and removes pod directories nowhere else.
+*/}}
+{{- define "sluice.cniNodeConfig" -}}
+{{- $n := dict "socketDirRoot" .Values.vhostUser.socketDir -}}
+{{- range $key, $value := .Values.cni.nodePolicy -}}
+{{- if ne (toString $value) "" -}}
+{{- $_ := set $n $key $value -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $n -}}
 {{- end -}}
 
 {{/* The enabled networks as a list of dicts: name, interfaceType. */}}
@@ -179,6 +200,14 @@ a message naming the values.
 {{- include "sluice.validateCidr" (dict "key" (printf "network.nodes.%s.podCIDR" $name) "cidr" $n.podCIDR) -}}
 {{- end -}}
 {{- include "sluice.validateCidr" (dict "key" "network.podCIDR" "cidr" .Values.network.podCIDR) -}}
+{{- /* The chart's own SR-IOV network must get what it asks for from the node config it installs. */ -}}
+{{- $sriov := .Values.networks.sriov -}}
+{{- if and $sriov.enabled (eq $sriov.trust "on") (not .Values.cni.nodePolicy.allowVfTrust) -}}
+{{- fail "networks.sriov.trust \"on\" needs cni.nodePolicy.allowVfTrust: true (sluice-cni refuses a VF with trust on unless the node config allows it)" -}}
+{{- end -}}
+{{- if and $sriov.enabled (eq $sriov.spoofchk "off") (not .Values.cni.nodePolicy.allowVfSpoofchkOff) -}}
+{{- fail "networks.sriov.spoofchk \"off\" needs cni.nodePolicy.allowVfSpoofchkOff: true (sluice-cni refuses a VF with spoof checking off unless the node config allows it)" -}}
+{{- end -}}
 {{- include "sluice.validateDpdkMemory" . -}}
 {{- $_ := include "sluice.memory" . -}}
 {{- end -}}
