@@ -1,7 +1,8 @@
 // Runs the chart's shell scripts the way the kubelet would, on this machine:
 // the node-config init container (picks this node's sluiced config, fills in
-// the node IP and pod CIDR, writes the CNI network configs for Multus) and the
-// example DPDK pod's device-info check. Their absolute paths (ConfigMap mount,
+// the node IP and pod CIDR, writes the CNI network configs for Multus), the
+// install-cni init container (sluice-cni's node config and binary onto the
+// host) and the example DPDK pod's device-info check. Their absolute paths (ConfigMap mount,
 // boot emptyDir, host CNI dir, downward API file) are redirected into a
 // temporary directory; the scripts themselves run unchanged under /bin/sh.
 //
@@ -148,6 +149,33 @@ await check('example pod: fails when the network status has no vhost-user device
     const r = runExample([{ name: 'cbr0', interface: 'eth0', default: true }], root);
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /no vhost-user device-info/);
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('install-cni: the host\'s /etc/sluice/cni.json replaced by the ConfigMap\'s, then the binary installed', () => {
+  const ds = dflt.find((o) => o.kind === 'DaemonSet');
+  const cm = dflt.find((o) => o.kind === 'ConfigMap');
+  const init = ds.spec.template.spec.initContainers.find((c) => c.name === 'install-cni');
+  const root = mkdtempSync(join(tmpdir(), 'sluice-install-cni-'));
+  try {
+    for (const d of ['etc-sluice', 'host-etc-sluice', 'cni-bin', 'bin']) mkdirSync(join(root, d));
+    writeFileSync(join(root, 'etc-sluice', 'cni.json'), cm.data['cni.json']);
+    writeFileSync(join(root, 'bin', 'sluice-cni'), '#!/bin/sh\n');
+    // A node config from an earlier install, to be replaced.
+    writeFileSync(join(root, 'host-etc-sluice', 'cni.json'), '{"allowVfTrust":true}');
+    const script = init.command.at(-1)
+      .replaceAll('/host/etc-sluice', `${root}/host-etc-sluice`)
+      .replaceAll('/etc/sluice/', `${root}/etc-sluice/`)
+      .replaceAll('/host/cni-bin', `${root}/cni-bin`)
+      .replaceAll('/usr/local/bin/', `${root}/bin/`);
+    assert.deepEqual(init.command.slice(0, 2), ['/bin/sh', '-ec']);
+    const r = spawnSync('/bin/sh', ['-ec', script], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(readFileSync(join(root, 'host-etc-sluice', 'cni.json'), 'utf8'), cm.data['cni.json']);
+    assert.deepEqual(readJson(join(root, 'host-etc-sluice', 'cni.json')),
+      { allowVfTrust: false, allowVfSpoofchkOff: false, socketDirRoot: '/var/run/sluice/vhost' });
+    assert.ok(!existsSync(join(root, 'host-etc-sluice', '.cni.json.tmp')), 'temporary file renamed away');
+    assert.ok(existsSync(join(root, 'cni-bin', 'sluice-cni')), 'binary installed');
   } finally { rmSync(root, { recursive: true }); }
 });
 
