@@ -3,7 +3,9 @@
 #   1. the normal build (warnings are errors) and all CTest suites: unit,
 #      integration on real DPDK vdevs, the CNI plugin's, packaging, end-to-end;
 #   2. the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. every libFuzzer target for a bounded number of inputs (clang).
+#   3. the tests that run control and PMD threads together under
+#      ThreadSanitizer (label tsan: unit tests and the in-process PMD test);
+#   4. every libFuzzer target for a bounded number of inputs (clang).
 # Ends with one summary line "N passed, N failed". Exit status 0 only if all passed.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,6 +52,13 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_
 cmake --build build-asan -j "$jobs" --target sanitized_unit_tests || die "build (asan) failed"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_ctest build-asan -L unit
+
+echo "== tests with threads under ThreadSanitizer"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_TSAN=ON -DSLUICE_BENCH=OFF >/dev/null ||
+  die "cmake configure (tsan) failed"
+cmake --build build-tsan -j "$jobs" --target tsan_tests || die "build (tsan) failed"
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" \
+  run_ctest build-tsan -L tsan
 
 echo "== fuzz targets, bounded runs"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSLUICE_FUZZ=ON -DSLUICE_BENCH=OFF >/dev/null ||

@@ -36,6 +36,7 @@
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/pmd.h"
 #include "tests/support/frames.h"
+#include "tests/support/tsan_dpdk.h"
 #include "tests/unit/vxlan/vxlan_frames.h"
 
 namespace sluice::test {
@@ -79,7 +80,8 @@ class RingBackend final : public PortBackend {
     rte_eth_conf conf{};
     if (rte_eth_dev_configure(r.dpdk_port, 1, 1, &conf) != 0 ||
         rte_eth_rx_queue_setup(r.dpdk_port, 0, 1024, SOCKET_ID_ANY, nullptr, ringNodePool()) != 0 ||
-        rte_eth_tx_queue_setup(r.dpdk_port, 0, 1024, SOCKET_ID_ANY, nullptr) != 0 || rte_eth_dev_start(r.dpdk_port) != 0)
+        rte_eth_tx_queue_setup(r.dpdk_port, 0, 1024, SOCKET_ID_ANY, nullptr) != 0 || rte_eth_dev_start(r.dpdk_port) != 0 ||
+        !annotatePortHandover(r.dpdk_port))
       return absl::InternalError("configuring the ring port");
     rings_[port_no] = r;
     return CreatedPort{r.dpdk_port, r.name, 1};
@@ -111,6 +113,7 @@ class RingBackend final : public PortBackend {
       void* obj;
       while (rte_ring_sc_dequeue(r.tx, &obj) == 0) {
         auto* m = static_cast<rte_mbuf*>(obj);
+        takeOver(m);
         const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
         out.emplace_back(port_no, Frame(d, d + rte_pktmbuf_data_len(m)));
         rte_pktmbuf_free(m);
@@ -122,7 +125,10 @@ class RingBackend final : public PortBackend {
  private:
   static void drain(rte_ring* ring) {
     void* obj;
-    while (rte_ring_sc_dequeue(ring, &obj) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(obj));
+    while (rte_ring_sc_dequeue(ring, &obj) == 0) {
+      takeOver(static_cast<rte_mbuf*>(obj));
+      rte_pktmbuf_free(static_cast<rte_mbuf*>(obj));
+    }
   }
   std::map<uint16_t, Ring> rings_;
   static inline unsigned next_ = 0;  // names are never reused within the process
@@ -146,6 +152,7 @@ class RingUplink final : public UplinkIo {
     EXPECT_EQ(rte_eth_rx_queue_setup(port_, 0, 1024, SOCKET_ID_ANY, nullptr, ringNodePool()), 0);
     EXPECT_EQ(rte_eth_tx_queue_setup(port_, 0, 1024, SOCKET_ID_ANY, nullptr), 0);
     EXPECT_EQ(rte_eth_dev_start(port_), 0);
+    EXPECT_TRUE(annotatePortHandover(port_));
   }
   ~RingUplink() override {
     rte_eth_dev_stop(port_);
@@ -153,7 +160,10 @@ class RingUplink final : public UplinkIo {
     rte_vdev_uninit(name_.c_str());
     for (rte_ring* r : {rx_, tx_, punt_}) {
       void* obj;
-      while (rte_ring_sc_dequeue(r, &obj) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(obj));
+      while (rte_ring_sc_dequeue(r, &obj) == 0) {
+        takeOver(static_cast<rte_mbuf*>(obj));
+        rte_pktmbuf_free(static_cast<rte_mbuf*>(obj));
+      }
       rte_ring_free(r);
     }
   }
@@ -167,6 +177,7 @@ class RingUplink final : public UplinkIo {
     void* obj;
     while (rte_ring_sc_dequeue(punt_, &obj) == 0) {
       auto* m = static_cast<rte_mbuf*>(obj);
+      takeOver(m);
       f(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m));
       rte_pktmbuf_free(m);
     }
@@ -179,6 +190,7 @@ class RingUplink final : public UplinkIo {
     void* obj;
     while (rte_ring_sc_dequeue(tx_, &obj) == 0) {
       auto* m = static_cast<rte_mbuf*>(obj);
+      takeOver(m);
       const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
       out.emplace_back(d, d + rte_pktmbuf_data_len(m));
       rte_pktmbuf_free(m);
@@ -317,6 +329,7 @@ class Node {
     ASSERT_NE(m, nullptr);
     std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
     const uint64_t before = counters_.packets.read();
+    handOver(m);
     ASSERT_EQ(rte_ring_sp_enqueue(backend_.ring(port_no)->rx, m), 0);
     ASSERT_TRUE(waitUntil([&] { return counters_.packets.read() == before + 1; }));
   }
@@ -334,6 +347,7 @@ class Node {
     }
     const uint64_t before = counters_.packets.read();
     const auto n = static_cast<unsigned>(frames.size());
+    for (unsigned i = 0; i < n; ++i) handOver(burst[i]);
     rte_ring* rx = port_no == kUplinkPort ? uplink_->rx() : backend_.ring(port_no)->rx;
     ASSERT_EQ(rte_ring_sp_enqueue_bulk(rx, reinterpret_cast<void**>(burst), n, nullptr), n);
     ASSERT_TRUE(waitUntil([&] { return counters_.packets.read() == before + n; }));
@@ -344,6 +358,7 @@ class Node {
     ASSERT_NE(m, nullptr);
     std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
     const uint64_t before = counters_.packets.read();
+    handOver(m);
     ASSERT_EQ(rte_ring_sp_enqueue(uplink_->rx(), m), 0);
     ASSERT_TRUE(waitUntil([&] { return counters_.packets.read() == before + 1; }));
   }
@@ -444,7 +459,8 @@ inline int runRingNodeTests(int argc, char** argv, const std::string& name) {
     std::fprintf(stderr, "EAL initialisation failed\n");
     return 1;
   }
-  ringNodePool() = rte_pktmbuf_pool_create("ring_node_pool", 8191, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  ringNodePool() = rte_pktmbuf_pool_create_by_ops("ring_node_pool", 8191, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                                  SOCKET_ID_ANY, handoverPoolOps());
   if (ringNodePool() == nullptr) return 1;
   const int rc = RUN_ALL_TESTS();
   rte_eal_cleanup();

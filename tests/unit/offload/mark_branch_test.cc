@@ -35,6 +35,10 @@ class MarkBranchTest : public ::testing::Test {
   flow::MegaflowIndex install(const flow::MegaflowActions& a, uint32_t dst) {
     return *table_.install(testing::l3Key(dst), testing::l3Mask(), a);
   }
+  // A mark made for megaflow i as it is now (its current life's generation).
+  MarkTarget target(flow::MegaflowIndex i, uint32_t pmd = kPmd) {
+    return {pmd, i, table_.at(i).generation.load()};
+  }
   rte_mbuf* packet(uint32_t mark, bool marked = true, bool ipv4 = true) {
     flow::testing::Frame f = ipv4 ? flow::testing::udp4(1, 2, 3, 4) : flow::testing::arpRequest(1, 2);
     mbufs_.push_back(std::make_unique<FakeMbuf>(f.bytes()));
@@ -60,17 +64,17 @@ TEST_F(MarkBranchTest, ResolvesOnlyLiveMegaflowsOfThisPmdAndGeneration) {
     a.kind = flow::MegaflowActions::Kind::kEncap;
     return a;
   }(), 5);
-  marks_.set(0, {kPmd, live, 0});
-  marks_.set(1, {kPmd, drop, 0});
-  marks_.set(2, {kPmd, dead, 0});
-  marks_.set(3, {kPmd, reused, 0});
-  marks_.set(4, {kPmd + 1, live, 0});  // another PMD's megaflow
-  marks_.set(5, {kPmd, encap, 0});
-  marks_.set(6, {kPmd, live, 0});
+  marks_.set(0, target(live));
+  marks_.set(1, target(drop));
+  marks_.set(2, target(dead));
+  marks_.set(3, target(reused));
+  marks_.set(4, target(live, kPmd + 1));  // another PMD's megaflow
+  marks_.set(5, target(encap));
+  marks_.set(6, target(live));
   table_.kill(dead);
   table_.kill(reused);
   ASSERT_TRUE(table_.recycle(reused).ok());
-  ASSERT_EQ(install(output(0), 9), reused);  // same slot, generation 1 now
+  ASSERT_EQ(install(output(0), 9), reused);  // same slot, a later generation now
 
   rte_mbuf* pkts[] = {
       packet(0),                                  // 0 hit
@@ -105,7 +109,7 @@ TEST_F(MarkBranchTest, ResolvesOnlyLiveMegaflowsOfThisPmdAndGeneration) {
 
 TEST_F(MarkBranchTest, ClearedMarkFallsBack) {
   const auto live = install(output(kRewriteL3), 1);
-  marks_.set(3, {kPmd, live, 0});
+  marks_.set(3, target(live));
   marks_.clear(3);
   rte_mbuf* pkts[] = {packet(3)};
   rte_mbuf* hit_pkts[1];
@@ -127,7 +131,7 @@ TEST_F(MarkBranchTest, ClearedMarkFallsBack) {
 // same inner bytes; every other frame falls back untouched, counted stale.
 TEST_F(MarkBranchTest, DecapPopsExactlyWhatTheUplinkStageWouldAndNothingHostile) {
   const auto live = install(output(kRewriteL3), 1);
-  marks_.set(0, {kPmd, live, 0});
+  marks_.set(0, target(live));
   vxlan::DecapConfig cfg;
   cfg.vtep_ip_be = flow::testing::be32(0xc0a84d01);
   cfg.vni = 42;
