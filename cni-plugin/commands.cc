@@ -2,6 +2,7 @@
 #include "cni-plugin/commands.h"
 
 #include "cni-plugin/file_util.h"
+#include "common/socket_name.h"
 #include "cni-plugin/text.h"
 
 namespace sluice::cni {
@@ -12,7 +13,8 @@ void removePodSocket(const CommandContext& c, const std::string& subdir, const s
     return;
   }
   // A record's names come from a file: each must be one path component.
-  const std::string sock_name = cat(ifname, ".sock");
+  // The socket's name spells the interface name as sluiced does.
+  const std::string sock_name = cat(ifnameFileComponent(ifname), ".sock");
   for (const std::string& name : {subdir, sock_name}) {
     if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
       c.log.warn(cat("pod socket \"", subdir, "/", sock_name, "\" is not a name of ours; not touched"));

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -115,6 +116,10 @@ class Bench {
   Bench(Options o, sluice::test::SluicedProcess& node) : o_(std::move(o)), node_(node) {
     work_ = node.dir() + "/cni";
     std::filesystem::create_directories(work_);
+    // The node's plugin config lets records and sockets live in this run's
+    // directory (a network config alone may not put them there).
+    node_config_ = work_ + "/node-cni.json";
+    std::ofstream(node_config_) << json{{"dataDirRoot", work_}, {"socketDirRoot", node.dir()}}.dump() << "\n";
     conf_ = json{{"cniVersion", o_.cni_version},
                  {"name", "bench"},
                  {"type", "sluice-cni"},
@@ -137,7 +142,8 @@ class Bench {
                                     "CNI_PATH=" + o_.cni_path,
                                     "CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=bench;K8S_POD_NAME=pod-" +
                                         std::to_string(id),
-                                    "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+                                    "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                                    "SLUICE_CNI_NODE_CONFIG=" + node_config_};
     CallResult r = runPlugin(o_.plugin, env, conf_);
     if (r.exit_code != 0) {
       std::fprintf(stderr, "%s %d failed (exit %d): %s\n", verb.c_str(), id, r.exit_code, r.out.c_str());
@@ -175,7 +181,7 @@ class Bench {
  private:
   Options o_;
   sluice::test::SluicedProcess& node_;
-  std::string work_, conf_;
+  std::string work_, conf_, node_config_;
   bool failed_ = false;
 };
 

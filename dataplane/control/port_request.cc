@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "common/socket_name.h"
+
 namespace sluice {
 namespace {
 
@@ -44,26 +46,6 @@ absl::Status checkInterfaceName(const std::string& field, const std::string& val
       return invalid(field, "must not hold '/', ':', NUL or whitespace");
   }
   return absl::OkStatus();
-}
-
-// The interface name as part of a file name: every byte outside
-// [A-Za-z0-9_.-], and a leading '.', becomes %xx (two lower-case hex
-// digits). '%' is itself escaped, so distinct names give distinct files;
-// names of the old [A-Za-z0-9_.-] rule map to themselves, so their sockets
-// keep their paths.
-std::string ifnameFileComponent(const std::string& ifname) {
-  std::string out;
-  for (size_t i = 0; i < ifname.size(); ++i) {
-    const char c = ifname[i];
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                       c == '-' || (c == '.' && i > 0);
-    if (plain) {
-      out.push_back(c);
-    } else {
-      absl::StrAppend(&out, "%", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
-    }
-  }
-  return out;
 }
 
 // 64-bit FNV-1a of the whole container id: two ids sharing their first 12

@@ -284,6 +284,18 @@ TEST_F(CniTest, DelRemovesThePodSocketAndItsDirectory) {
   expectNothingLeft();
 }
 
+// An interface name that sluiced escapes in the socket's file name (Multus
+// names interfaces like net@1): DEL removes the file sluiced named.
+TEST_F(CniTest, DelRemovesThePodSocketOfAnEscapedInterfaceName) {
+  ASSERT_EQ(run(env("ADD", kContainerId, "net@1"), conf()).rc, 0);
+  const fs::path pod_dir = fs::path(socket_dir_) / socketSubdir(kContainerId);
+  ASSERT_TRUE(fs::is_directory(pod_dir));
+  makeSocketFile(pod_dir / "net%401.sock");
+  EXPECT_EQ(run(env("DEL", kContainerId, "net@1"), conf()).rc, 0);
+  EXPECT_FALSE(fs::exists(pod_dir / "net%401.sock"));
+  EXPECT_FALSE(fs::exists(pod_dir));
+}
+
 TEST_F(CniTest, NodeConfigCanAllowVfTrustAndSpoofchkOff) {
   writeNodeConfig({{"allowVfTrust", true}, {"allowVfSpoofchkOff", true}});
   json c = conf();
