@@ -309,6 +309,14 @@ class ControlCheckpointTest : public ::testing::Test {
     r.socket_subdir = id;
     return r;
   }
+  // A checkpoint record of a server-mode port in its own socket subdir.
+  CheckpointPort record(uint16_t port_no, const std::string& id, const std::string& ip) {
+    CheckpointPort p;
+    p.port_no = port_no;
+    p.request = request(id, ip);
+    p.socket_path = config_.socket_dir + "/" + id + "/net1.sock";
+    return p;
+  }
   // Stands in for a pod's netns file (`ip netns add` makes one like it).
   std::string netns(const std::string& name) {
     std::string path = dir_ + "/netns/" + name;
@@ -438,22 +446,15 @@ TEST_F(ControlCheckpointTest, RestoreBringsBackTheSameNumbersAndSocketsWhateverT
 
 TEST_F(ControlCheckpointTest, RecordsThatCannotBeRestoredAreDroppedTheOthersRestored) {
   CheckpointState s;
-  auto rec = [&](uint16_t no, const std::string& cid, const std::string& ip) {
-    CheckpointPort p;
-    p.port_no = no;
-    p.request = request(cid, ip);
-    p.socket_path = config_.socket_dir + "/" + cid + "/net1.sock";
-    return p;
-  };
-  s.ports.push_back(rec(0, "good0", "10.244.1.10"));
-  s.ports.push_back(rec(1, "outside", "10.9.9.9"));           // not in the pod CIDR any more
-  s.ports.push_back(rec(2, "refused", "10.244.1.12"));        // DPDK refuses the port
-  s.ports.push_back(rec(3, "moved", "10.244.1.13"));
+  s.ports.push_back(record(0, "good0", "10.244.1.10"));
+  s.ports.push_back(record(1, "outside", "10.9.9.9"));           // not in the pod CIDR any more
+  s.ports.push_back(record(2, "refused", "10.244.1.12"));        // DPDK refuses the port
+  s.ports.push_back(record(3, "moved", "10.244.1.13"));
   s.ports[3].socket_path = "/elsewhere/moved/net1.sock";     // socket-dir changed
-  s.ports.push_back(rec(0, "twice", "10.244.1.14"));          // number already taken
-  s.ports.push_back(rec(9, "beyond", "10.244.1.15"));         // max-ports is 8
-  s.ports.push_back(rec(5, "dupip", "10.244.1.10"));          // IP of good0
-  s.ports.push_back(rec(6, "good6", "10.244.1.16"));
+  s.ports.push_back(record(0, "twice", "10.244.1.14"));          // number already taken
+  s.ports.push_back(record(9, "beyond", "10.244.1.15"));         // max-ports is 8
+  s.ports.push_back(record(5, "dupip", "10.244.1.10"));          // IP of good0
+  s.ports.push_back(record(6, "good6", "10.244.1.16"));
   s.vfs = nlohmann::json::array({{{"pci", "0000:3b:02.1"}}});
   Node node(config_, 0);
   node.backend.refuse_socket = config_.socket_dir + "/refused/net1.sock";
@@ -491,16 +492,9 @@ class NoUplink final : public UplinkIo {
 TEST_F(ControlCheckpointTest, APortCheckpointedAtTheUplinksNumberIsRestoredElsewhere) {
   const uint16_t uplink_port = static_cast<uint16_t>(config_.max_ports - 1);
   CheckpointState s;
-  auto rec = [&](uint16_t no, const std::string& cid, const std::string& ip) {
-    CheckpointPort p;
-    p.port_no = no;
-    p.request = request(cid, ip);
-    p.socket_path = config_.socket_dir + "/" + cid + "/net1.sock";
-    return p;
-  };
-  s.ports.push_back(rec(uplink_port, "onuplink", "10.244.1.20"));  // first on disk, restored last
-  s.ports.push_back(rec(0, "zero", "10.244.1.10"));
-  s.ports.push_back(rec(2, "two", "10.244.1.12"));
+  s.ports.push_back(record(uplink_port, "onuplink", "10.244.1.20"));  // first on disk, restored last
+  s.ports.push_back(record(0, "zero", "10.244.1.10"));
+  s.ports.push_back(record(2, "two", "10.244.1.12"));
   OverlayConfig overlay_config;
   overlay_config.uplink = UplinkConfig{};
   overlay_config.uplink->devargs = "none";
