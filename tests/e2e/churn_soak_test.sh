@@ -72,6 +72,20 @@ export CNI_IFNAME=net1
 e2e_cleanups+=("ip netns list | awk '{print \$1}' | grep '^se2e-$id-c' | xargs -r -n1 ip netns del")
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$sluiced_pid/status"; }
+# Resident kB per mapping of sluiced (its name, or for an anonymous one its
+# end address: the kernel places new anonymous mappings below the last and
+# merges neighbours, so a growing area keeps its end), to say where growth
+# went: DPDK's memory (one large anonymous mapping with --no-huge), malloc's
+# heap and arenas, thread stacks.
+rss_map() {
+  awk '/^[0-9a-f]+-[0-9a-f]+ / {k = ($6 != "") ? $6 : "anon-ending-" substr($1, index($1, "-") + 1)}
+       /^Rss:/ {r[k] += $2}
+       END {for (k in r) print k, r[k]}' "/proc/$sluiced_pid/smaps" | LC_ALL=C sort >"$work/rss.$1"
+}
+rss_growth() {  # from to → the five mappings that grew most, "mapping:+kB"
+  LC_ALL=C join -a1 -a2 -e0 -o 0,1.2,2.2 "$work/rss.$1" "$work/rss.$2" |
+    awk '$3 != $2 {print $3 - $2, $1}' | sort -nr | head -5 | awk '{printf "%s:%+d ", $2, $1}'
+}
 fd_count() { find "/proc/$sluiced_pid/fd" -mindepth 1 -maxdepth 1 | wc -l; }
 gc_count() { (ctl --json health || true) | jq -r '.garbage_collected_attachments // 0 | tonumber'; }
 
@@ -263,6 +277,7 @@ t0=$SECONDS
 run_half 0 "$warm"
 fds_start=$(fd_count)
 rss_start=$(rss_kb)
+rss_map start
 note "after $warm warm-up cycles ($((SECONDS - t0)) s): fds $fds_start, VmRSS $rss_start kB"
 
 half=$((cycles / 2))
@@ -272,9 +287,11 @@ t_half1=$((SECONDS - t0))
 wait_until 5 settled_fds "$fds_start" || true
 fds_mid=$(fd_count)
 rss_mid=$(rss_kb)
+rss_map mid
 st=$(sl_stats)
 tx_b_mid=$(sl_port "$st" "$no_b" tx_packets)
 note "after $half cycles ($t_half1 s): fds $fds_mid, VmRSS $rss_mid kB, pod B received $tx_b_mid so far"
+note "RSS growth by mapping since the start: $(rss_growth start mid)"
 
 t0=$SECONDS
 run_half $((warm + half)) $((cycles - half))
@@ -282,9 +299,11 @@ t_half2=$((SECONDS - t0))
 wait_until 5 settled_fds "$fds_start" || true
 fds_end=$(fd_count)
 rss_end=$(rss_kb)
+rss_map end
 st=$(sl_stats)
 tx_b_end=$(sl_port "$st" "$no_b" tx_packets)
 note "after $cycles cycles ($t_half2 s more): fds $fds_end, VmRSS $rss_end kB, pod B received $tx_b_end so far"
+note "RSS growth by mapping since the middle: $(rss_growth mid end)"
 ((tx_b_end > tx_b_mid && tx_b_mid > 0)) || fail "bystander traffic stalled during the churn ($tx_b_mid, then $tx_b_end)"
 
 # --- leaks
