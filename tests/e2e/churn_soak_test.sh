@@ -199,16 +199,26 @@ note "bystanders: pod A port $no_a ($mac_a), pod B port $no_b ($mac_b); traffic 
 
 # --- one churn cycle: fresh netns, ADD (with device-info), the result's
 # socket exists, DEL, netns gone. Prints what went wrong and fails.
+# A failed ADD is handled as containerd and kubelet do: DEL, then a new
+# attempt (on this loaded 2-core machine host-local has been seen to
+# overrun the plugin's 5 s IPAM deadline). Each failed attempt is written to
+# add-failures; the end checks that what it left was cleaned up, and that
+# the plugin logged no error but these.
 churn_cycle() {
-  local i=$1 ns="se2e-$id-c$1" nspath cid res out info sock
+  local i=$1 ns="se2e-$id-c$1" nspath cid res out info sock try
   nspath=/var/run/netns/$ns
   ip netns add "$ns" || { echo "cycle $i: ip netns add failed"; return 1; }
   cid=$(cnitool_container_id "$nspath")
   info=$devinfo/$cid-net1.json
-  if ! res=$(CAP_ARGS="{\"CNIDeviceInfoFile\":\"$info\"}" "$CNITOOL" add "$net" "$nspath" 2>&1); then
-    echo "cycle $i: cnitool add failed: $res"
-    return 1
-  fi
+  for try in 1 2 3; do
+    res=$(CAP_ARGS="{\"CNIDeviceInfoFile\":\"$info\"}" "$CNITOOL" add "$net" "$nspath" 2>&1) && break
+    echo "cycle $i attempt $try: ${res//$'\n'/ }" >>"$work/add-failures"
+    if ! out=$("$CNITOOL" del "$net" "$nspath" 2>&1); then
+      echo "cycle $i: cnitool del after a failed add failed: $out"
+      return 1
+    fi
+    ((try < 3)) || { echo "cycle $i: cnitool add failed 3 times: $res"; return 1; }
+  done
   sock=$(jq -r '."vhost-user".path // empty' "$info" 2>/dev/null) || true
   if [[ -z $sock || ! -S $sock ]]; then
     echo "cycle $i: device-info $info names no socket ('$sock'): $res"
@@ -387,13 +397,22 @@ if grep -v ' info: \|^TELEMETRY: ' "$work/sluiced.log" | grep -q .; then
   grep -v ' info: \|^TELEMETRY: ' "$work/sluiced.log" | head -20 >&2
   fail "sluiced logged warnings or errors (above)"
 fi
-if grep -v '\] info ' "$work/records/cni.log" | grep -q .; then
+# The plugin's only complaints may be errors of the failed ADD attempts.
+add_failures=$(grep -c . "$work/add-failures" 2>/dev/null || true)
+add_failures=${add_failures:-0}
+if grep -v '\] info \|\] error ADD ' "$work/records/cni.log" | grep -q . ||
+  { [[ $add_failures == 0 ]] && grep -q '\] error ' "$work/records/cni.log"; }; then
   grep -v '\] info ' "$work/records/cni.log" | head -20 >&2
-  fail "sluice-cni logged warnings or errors (above)"
+  fail "sluice-cni logged warnings or errors besides the $add_failures failed ADD attempts (above)"
 fi
+((add_failures <= cycles / 100)) || {
+  cat "$work/add-failures" >&2
+  fail "$add_failures ADD attempts failed, more than 1% of the cycles (above)"
+}
 
 echo "SOAK cycles=$cycles parallel=$parallel duration_s=$((t_half1 + t_half2)) (whole test $((SECONDS - t_start)) s)" \
   "fds start=$fds_start middle=$fds_mid end=$fds_end" \
   "rss_kB fresh=$rss_fresh start=$rss_start middle=$rss_mid end=$rss_end growth=$growth bound=$rss_bound port=$port_kb" \
-  "sent=$tx_a received=$rx_b dropped=$drops [$named]"
+  "sent=$tx_a received=$rx_b dropped=$drops [$named] failed_add_attempts=$add_failures"
+[[ $add_failures == 0 ]] || note "failed ADD attempts (retried after a DEL): $(cat "$work/add-failures")"
 echo "PASS"
