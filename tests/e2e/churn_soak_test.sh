@@ -74,9 +74,10 @@ e2e_cleanups+=("ip netns list | awk '{print \$1}' | grep '^se2e-$id-c' | xargs -
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$sluiced_pid/status"; }
 # Resident kB per mapping of sluiced (its name, or for an anonymous one its
 # end address: the kernel places new anonymous mappings below the last and
-# merges neighbours, so a growing area keeps its end), to say where growth
-# went: DPDK's memory (one large anonymous mapping with --no-huge), malloc's
-# heap and arenas, thread stacks.
+# merges neighbours, so an area of small mappings keeps its end; a malloc
+# arena grows upwards and shows as -old/+new), to say where growth went:
+# DPDK's memory (one large anonymous mapping with --no-huge), malloc's heap
+# and arenas, thread stacks.
 rss_map() {
   awk '/^[0-9a-f]+-[0-9a-f]+ / {k = ($6 != "") ? $6 : "anon-ending-" substr($1, index($1, "-") + 1)}
        /^Rss:/ {r[k] += $2}
