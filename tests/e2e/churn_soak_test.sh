@@ -163,6 +163,9 @@ stdbuf -oL nice -n 10 dpdk-testpmd --lcores 0@0,1@0 --no-huge --no-pci -m 512 --
   <"$work/testpmd.in" >"$work/testpmd.log" 2>&1 &
 tp_pid=$!
 e2e_pids+=("$tp_pid")
+# EAL leaves its (empty) runtime directory behind on exit, testpmd's and
+# sluiced's alike; nothing is written there again once it is gone.
+e2e_cleanups+=("rm -rf /var/run/dpdk/se2e-soak-tp-$id /var/run/dpdk/se2e-$id")
 exec {tp_fd}>"$work/testpmd.in"
 e2e_cleanups+=("exec $tp_fd>&-")
 tp() { echo "$*" >&"$tp_fd"; }
