@@ -71,10 +71,10 @@ export NETCONFPATH="$work/net.d"
 e2e_cleanups+=("rm -f /var/lib/cni/results/$net-*")
 netconf() { # $1 = cniVersion, $2 = sriovMode
   jq -n --arg name "$net" --arg v "$1" --arg mode "$2" --arg api "$work/api.sock" --arg dd "$work/records" \
-    --arg ipam "$work/ipam" '{
+    --arg ipam "$work/ipam" --arg sd "$work/vhost" '{
       cniVersion: $v, name: $name, type: "sluice-cni", interfaceType: "sriov", sriovMode: $mode,
       vlan: 100, trust: "on", spoofchk: "off", mtu: 1400, capabilities: {deviceID: true},
-      apiSocket: $api, dataDir: $dd, logFile: ($dd + "/cni.log"),
+      apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
       ipam: {type: "host-local", dataDir: $ipam,
              ranges: [[{subnet: "10.252.0.0/24", rangeStart: "10.252.0.20", rangeEnd: "10.252.0.29",
                         gateway: "10.252.0.1"}]],
