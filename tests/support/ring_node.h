@@ -232,6 +232,9 @@ struct NodeOptions {
   bool vxlan = false;          // a VXLAN uplink, remote node r2 configured
   uint32_t flow_limit = 4096;  // megaflows
   UpcallGateConfig gate{};     // tsc_hz 0: the real TSC rate
+  // Last changes to sluiced's configuration (more remote CIDRs, static
+  // neighbors) before the node is made from it.
+  std::function<void(SluicedConfig&)> edit_config;
 };
 
 // One node: a PMD, the control path and, given a provider, the offload manager.
@@ -242,7 +245,7 @@ class Node {
   // offload-port; otherwise pod port offl-c0/eth0 is the offload port.
   // A null provider: no partial offload at all.
   explicit Node(std::unique_ptr<offload::OffloadProvider> provider, bool vxlan = false)
-      : Node(std::move(provider), NodeOptions{vxlan, 4096, {}}) {}
+      : Node(std::move(provider), NodeOptions{vxlan, 4096, {}, {}}) {}
   Node(std::unique_ptr<offload::OffloadProvider> provider, const NodeOptions& options)
       : dir_(std::filesystem::temp_directory_path() / ("ring_node_" + std::to_string(::getpid()))),
         table_(options.flow_limit),
@@ -265,6 +268,7 @@ class Node {
       config_.overlay.remote_nodes = {remoteNode("r2", kRemote2, "10.78.0.0/24")};
     }
     config_.flow_idle_timeout_ms = 600000;  // nothing expires during the test
+    if (options.edit_config) options.edit_config(config_);
     flow::FlowLookupConfig fc;
     fc.emc = {256, 4, 7};
     fc.smc = {1024, true};
@@ -394,6 +398,7 @@ class Node {
 
   RingBackend& backend() { return backend_; }
   uint16_t uplinkDpdkPort() const { return uplink_->dpdkPort(); }
+  rte_ring* uplinkRx() const { return uplink_->rx(); }
   PmdCounters& counters() { return counters_; }
   offload::OffloadManager& manager() { return *manager_; }
   DataplaneControl& control() { return *control_; }
@@ -447,9 +452,8 @@ inline Frame vxlanTo(Ipv4Address from, Ipv4Address dst, uint8_t ttl, uint16_t sp
 }
 
 // Starts EAL (no hugepages, no PCI, a file prefix of its own) and the packet
-// pool, runs every test, stops EAL: a test binary's main.
-inline int runRingNodeTests(int argc, char** argv, const std::string& name) {
-  ::testing::InitGoogleTest(&argc, argv);
+// pool that ring nodes take their mbufs from.
+inline bool startRingNodeEal(const std::string& name) {
   const std::string prefix = "--file-prefix=" + name + "_" + std::to_string(::getpid());
   std::vector<std::string> args = {name, "-l", "0", "--no-huge", "--no-pci", "-m", "512", "--no-shconf", prefix,
                                    "--log-level=3"};
@@ -457,11 +461,17 @@ inline int runRingNodeTests(int argc, char** argv, const std::string& name) {
   for (auto& a : args) argv_eal.push_back(a.data());
   if (rte_eal_init(static_cast<int>(argv_eal.size()), argv_eal.data()) < 0) {
     std::fprintf(stderr, "EAL initialisation failed\n");
-    return 1;
+    return false;
   }
   ringNodePool() = rte_pktmbuf_pool_create_by_ops("ring_node_pool", 8191, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
                                                   SOCKET_ID_ANY, handoverPoolOps());
-  if (ringNodePool() == nullptr) return 1;
+  return ringNodePool() != nullptr;
+}
+
+// A test binary's main: EAL, every test, EAL stopped.
+inline int runRingNodeTests(int argc, char** argv, const std::string& name) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (!startRingNodeEal(name)) return 1;
   const int rc = RUN_ALL_TESTS();
   rte_eal_cleanup();
   return rc;
