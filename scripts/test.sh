@@ -4,7 +4,8 @@
 #      integration on real DPDK vdevs, the CNI plugin's, packaging, end-to-end;
 #   2. the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the tests that run control and PMD threads together under
-#      ThreadSanitizer (label tsan: unit tests and the in-process PMD test);
+#      ThreadSanitizer (label tsan: unit tests, the in-process PMD tests, and
+#      the integration tests with sluiced itself built with TSan);
 #   4. every libFuzzer target for a bounded number of inputs (clang).
 # Ends with one summary line "N passed, N failed". Exit status 0 only if all passed.
 set -uo pipefail

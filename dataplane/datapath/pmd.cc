@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/thread_sanitizer.h"
 #include "dataplane/datapath/l3_forward.h"
 
 namespace sluice {
@@ -39,6 +40,7 @@ DropReason parseDropReason(flow::ParseResult r) {
 }  // namespace
 
 int Pmd::launch(void* pmd) {
+  tsanAcquire(pmd);  // made by the main thread, handed over by DPDK's launch
   static_cast<Pmd*>(pmd)->run();
   return 0;
 }

@@ -171,14 +171,17 @@ TEST_F(TwoPodsTest, AThirdPodComingAndGoingLosesNoTrafficBeyondWhatIsCounted) {
   churn.join();
   ASSERT_TRUE(failure.empty()) << failure;
   EXPECT_GE(cycles.load(), 5);
-  // Wait for everything in flight: sluiced has received all A sent, and B has
-  // everything sluiced transmitted.
-  uint64_t b_tx = 0;
+  // Wait for everything in flight: sluiced has received all A sent and
+  // decided every packet (a burst it counted at A may still be on its way to
+  // B), and B has everything sluiced transmitted.
   for (int i = 0; i < 2000; ++i) {
     received += pod_b_->drainCount();
     v1::GetStatsResponse s = node_->stats();
-    b_tx = portStats(s, port_b_)->tx_packets();
-    if (portStats(s, port_a_)->rx_packets() == sent && received == b_tx) break;
+    const v1::PortStats* a = portStats(s, port_a_);
+    const v1::PortStats* b = portStats(s, port_b_);
+    if (a->rx_packets() == sent && received == b->tx_packets() &&
+        b->tx_packets() + b->tx_dropped() + a->rx_dropped() == sent)
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   v1::GetStatsResponse s = node_->stats();

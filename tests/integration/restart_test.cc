@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -246,8 +247,12 @@ std::pair<int, std::string> cni(const std::vector<std::string>& env, const std::
     ::dup2(out[1], 1);
     ::close(in[1]);
     ::close(out[0]);
+    std::vector<std::string> vars = env;
+    // A sanitized build's options (suppressions) reach the plugin too.
+    for (const char* name : {"TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS"})
+      if (const char* value = std::getenv(name)) vars.push_back(std::string(name) + "=" + value);
     std::vector<char*> envp;
-    for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    for (const std::string& e : vars) envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
     char* argv[] = {const_cast<char*>(SLUICE_CNI_BINARY), nullptr};
     ::execve(SLUICE_CNI_BINARY, argv, envp.data());

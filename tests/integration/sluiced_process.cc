@@ -1,6 +1,7 @@
 #include "tests/integration/sluiced_process.h"
 
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,16 @@ std::unique_ptr<grpc::ClientContext> ctx() {
   auto c = std::make_unique<grpc::ClientContext>();
   c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   return c;
+}
+
+// The first line of a sanitizer's report in sluiced's log (a sluiced built
+// with ThreadSanitizer, AddressSanitizer or UBSan reports and goes on, or
+// aborts), or npos.
+size_t sanitizerReport(const std::string& log) {
+  size_t first = std::string::npos;
+  for (const char* marker : {"WARNING: ThreadSanitizer:", "ERROR: AddressSanitizer:", "runtime error:"})
+    first = std::min(first, log.find(marker));
+  return first;
 }
 
 }  // namespace
@@ -171,6 +182,10 @@ int SluicedProcess::stop() {
 
 SluicedProcess::~SluicedProcess() {
   stop();
+  // A sanitized sluiced's findings fail the test that drove it.
+  const std::string text = log();
+  if (const size_t at = sanitizerReport(text); at != std::string::npos)
+    ADD_FAILURE() << "sluiced's log holds a sanitizer report:\n" << text.substr(at > 2000 ? at - 2000 : 0, 12000);
   // SLUICE_TEST_KEEP=1 keeps the directory (and sluiced's log) for debugging.
   if (std::getenv("SLUICE_TEST_KEEP") == nullptr) std::filesystem::remove_all(dir_);
 }

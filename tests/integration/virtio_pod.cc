@@ -66,6 +66,13 @@ absl::StatusOr<std::unique_ptr<VirtioPod>> VirtioPod::create(const std::string& 
 
 namespace {
 
+// Set by the alarm below. Static, not on the caller's stack: an alarm never
+// points into a frame, and no plain write (a stack atomic's construction)
+// precedes the interrupt thread's store through DPDK's alarm list, which
+// ThreadSanitizer cannot see.
+std::atomic<bool> g_alarm_ran{false};
+void markRan(void* flag) { static_cast<std::atomic<bool>*>(flag)->store(true); }
+
 // Returns once every EAL alarm due by now has run. virtio_user (DPDK 22.11)
 // learns that its vhost peer died when the link is read, and then defers the
 // unregistering of its interrupt callback to a 1 us EAL alarm on the
@@ -73,17 +80,12 @@ namespace {
 // before that alarm fires lets it run on freed memory: the rare segfault of
 // restart_integration_test, whose pods outlive a killed sluiced. Alarms run
 // in expiry order on that one thread, so one set now runs after it.
-void markRan(void* flag) { static_cast<std::atomic<bool>*>(flag)->store(true); }
-
 void waitForDueAlarms() {
-  std::atomic<bool> ran{false};
-  if (rte_eal_alarm_set(1, markRan, &ran) != 0) return;
+  g_alarm_ran.store(false);
+  if (rte_eal_alarm_set(1, markRan, &g_alarm_ran) != 0) return;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!ran.load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
-  if (!ran.load()) {
-    // Never leave the alarm pointing at this frame.
-    rte_eal_alarm_cancel(markRan, &ran);
-  }
+  while (!g_alarm_ran.load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  if (!g_alarm_ran.load()) rte_eal_alarm_cancel(markRan, &g_alarm_ran);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/pmd.h"
 #include "tests/support/frames.h"
-#include "tests/support/tsan_dpdk.h"
+#include "dataplane/datapath/tsan_dpdk.h"
 #include "tests/unit/vxlan/vxlan_frames.h"
 
 namespace sluice::test {

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "dataplane/control/offload/rte_flow_provider.h"
+#include "dataplane/datapath/tsan_dpdk.h"
 
 namespace sluice {
 namespace {
@@ -128,6 +129,7 @@ void DpdkUplink::drainPunted(const std::function<void(const uint8_t*, size_t)>& 
   while ((n = rte_ring_dequeue_burst(punt_, objs, 32, nullptr)) != 0) {
     for (unsigned i = 0; i < n; ++i) {
       auto* m = static_cast<rte_mbuf*>(objs[i]);
+      takeOver(m);  // punted by a PMD
       f(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m));
       rte_pktmbuf_free(m);
     }

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "dataplane/datapath/l3_forward.h"
+#include "dataplane/datapath/tsan_dpdk.h"
 
 namespace sluice::vxlan {
 namespace {
@@ -80,6 +81,7 @@ uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, T
           out.reply[out.n_reply++] = m;
           continue;
         case ArpVerdict::kPunt:
+          handOver(m);  // to control's thread, through a ring TSan cannot see into
           if (rte_ring_enqueue(ov.arp_punt, m) == 0) {
             ++out.n_punted;
           } else {

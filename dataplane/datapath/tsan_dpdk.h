@@ -1,5 +1,5 @@
-// ThreadSanitizer and DPDK's libraries, for tests that run a PMD and its
-// control threads in one process over ring ethdevs (tests/offload).
+// ThreadSanitizer and DPDK's libraries: sluiced built with TSan, and tests
+// that run a PMD and its control threads in one process over ring ethdevs.
 //
 // DPDK's shared libraries are not built with -fsanitize=thread, so TSan does
 // not see the synchronisation inside them: an mbuf written by one thread,
@@ -12,46 +12,31 @@
 //   - rx/tx callbacks on a port (run by the inline rte_eth_rx_burst and
 //     rte_eth_tx_burst, i.e. in the PMD's instrumented code) that acquire
 //     every packet received and release every packet sent;
-//   - handOver()/takeOver() for the test's own side of those rings.
-// Without TSan the pool ops are DPDK's own and everything else does nothing.
+//   - handOver()/takeOver() for an mbuf put into a ring by one thread and
+//     taken out by another (ARP punts, a test's own side of a ring port).
+// Without TSan the pool ops are DPDK's default and everything else does
+// nothing.
 #pragma once
 
 #include <rte_mbuf.h>
 
 #include <cstdint>
 
-#if defined(__SANITIZE_THREAD__)
-#define SLUICE_TSAN_ACTIVE 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SLUICE_TSAN_ACTIVE 1
-#endif
-#endif
+#include "common/thread_sanitizer.h"
 
-#ifdef SLUICE_TSAN_ACTIVE
-#include <sanitizer/tsan_interface.h>
-#endif
+namespace sluice {
 
-namespace sluice::test {
-
-// Mempool ops name for rte_pktmbuf_pool_create_by_ops (call after rte_eal_init).
+// Mempool ops name for rte_pktmbuf_pool_create_by_ops (call after
+// rte_eal_init); null (DPDK's default ops) without TSan.
 const char* handoverPoolOps();
 // Installs the acquire/release callbacks on queue 0 of a ring ethdev (before
 // the PMD polls it; rx first, ahead of any callback a test adds later).
 // False if DPDK refused.
 bool annotatePortHandover(uint16_t dpdk_port);
 
-// Before the test puts an mbuf into a ring another thread takes it from.
-inline void handOver([[maybe_unused]] const rte_mbuf* m) {
-#ifdef SLUICE_TSAN_ACTIVE
-  __tsan_release(const_cast<rte_mbuf*>(m));
-#endif
-}
-// After the test took an mbuf out of a ring another thread put it into.
-inline void takeOver([[maybe_unused]] const rte_mbuf* m) {
-#ifdef SLUICE_TSAN_ACTIVE
-  __tsan_acquire(const_cast<rte_mbuf*>(m));
-#endif
-}
+// Before an mbuf goes into a ring another thread takes it from.
+inline void handOver(const rte_mbuf* m) { tsanRelease(m); }
+// After an mbuf came out of a ring another thread put it into.
+inline void takeOver(const rte_mbuf* m) { tsanAcquire(m); }
 
-}  // namespace sluice::test
+}  // namespace sluice

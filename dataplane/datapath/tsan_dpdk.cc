@@ -1,11 +1,11 @@
-#include "tests/support/tsan_dpdk.h"
+#include "dataplane/datapath/tsan_dpdk.h"
 
 #include <rte_ethdev.h>
 #include <rte_mempool.h>
 
 #include <cstring>
 
-namespace sluice::test {
+namespace sluice {
 
 #ifdef SLUICE_TSAN_ACTIVE
 namespace {
@@ -70,9 +70,9 @@ bool annotatePortHandover(uint16_t dpdk_port) {
 
 #else
 
-const char* handoverPoolOps() { return "ring_mp_mc"; }
+const char* handoverPoolOps() { return nullptr; }
 bool annotatePortHandover(uint16_t) { return true; }
 
 #endif
 
-}  // namespace sluice::test
+}  // namespace sluice
