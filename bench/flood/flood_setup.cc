@@ -77,11 +77,11 @@ class Replayer {
     for (rte_mbuf* m : burst) {
       const Frame& f = frames_[next_++ % frames_.size()];
       std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
-      test::handOver(m);
+      handOver(m);
     }
     const unsigned n = rte_ring_sp_enqueue_burst(ring_, reinterpret_cast<void**>(burst), kBurstSize, nullptr);
     for (unsigned i = n; i < kBurstSize; ++i) {
-      test::takeOver(burst[i]);
+      takeOver(burst[i]);
       rte_pktmbuf_free(burst[i]);
     }
     next_ -= kBurstSize - n;  // the refused ones come next
@@ -120,11 +120,11 @@ class FloodReplayer {
     for (rte_mbuf*& m : burst) {
       m = mbufs_[next_++ % mbufs_.size()];
       rte_mbuf_refcnt_update(m, 1);
-      test::handOver(m);
+      handOver(m);
     }
     const unsigned n = rte_ring_sp_enqueue_burst(ring_, reinterpret_cast<void**>(burst), kBurstSize, nullptr);
     for (unsigned i = n; i < kBurstSize; ++i) {
-      test::takeOver(burst[i]);
+      takeOver(burst[i]);
       rte_mbuf_refcnt_update(burst[i], -1);
     }
     next_ -= kBurstSize - n;
@@ -159,7 +159,9 @@ std::vector<Frame> randomSources(std::mt19937& rng) {
 }
 
 enum class Condition { kQuiet, kFlood, kFloodWarm };
-const char* name(Condition c) { return c == Condition::kQuiet ? "quiet" : c == Condition::kFlood ? "flood" : "flood-warm"; }
+const char* name(Condition c) {
+  return c == Condition::kQuiet ? "quiet" : c == Condition::kFlood ? "flood" : "flood-warm";
+}
 
 struct Result {
   double setups_per_sec = 0;
@@ -168,6 +170,9 @@ struct Result {
   uint64_t flood_taken = 0, dropped_at_attacker = 0, dropped_at_uplink = 0;
   uint64_t upcalls = 0, lost_upcalls = 0, megaflows = 0;
   double pmd_busy = 0;  // share of the PMD's loop iterations that received packets, by cycles
+  // Share of the flood's burst offers that found their ring full: the PMD
+  // was behind the flood (it took all it could) that often.
+  double ring_full = 0;
   bool complete = false;
 };
 
@@ -200,15 +205,26 @@ Result measure(Condition condition, unsigned cidrs, uint32_t seed) {
   std::mt19937 rng(seed);
 
   std::atomic<bool> stop{false};
+  std::atomic<bool> measuring{condition != Condition::kFloodWarm};
+  uint64_t offers = 0, full = 0;  // the flood thread's, read after it is joined
   std::thread flood;
   if (condition != Condition::kQuiet) {
     flood = std::thread([&, a = randomDestinations(rng, cidrs), v = randomSources(rng)] {
       FloodReplayer from_pod(node.backend().ring(attacker)->rx, floodPool(), a);
       FloodReplayer from_underlay(node.uplinkRx(), floodPool(), v);
-      while (!stop.load(std::memory_order_relaxed))
-        if (from_pod.offer() + from_underlay.offer() == 0) std::this_thread::yield();  // both rings full
+      while (!stop.load(std::memory_order_relaxed)) {
+        const bool pod_full = from_pod.offer() == 0, underlay_full = from_underlay.offer() == 0;
+        if (measuring.load(std::memory_order_relaxed)) {
+          offers += 2;
+          full += (pod_full ? 1 : 0) + (underlay_full ? 1 : 0);
+        }
+        if (pod_full && underlay_full) std::this_thread::yield();
+      }
     });
-    if (condition == Condition::kFloodWarm) std::this_thread::sleep_for(std::chrono::seconds(1));
+    if (condition == Condition::kFloodWarm) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      measuring.store(true);
+    }
   }
 
   std::vector<Frame> mine;
@@ -275,6 +291,7 @@ Result measure(Condition condition, unsigned cidrs, uint32_t seed) {
   r.upcalls = c.upcalls.read() - upcalls0;
   r.lost_upcalls = c.lost_upcalls.read() - lost0;
   r.megaflows = node.control().listFlows().size();
+  r.ring_full = offers == 0 ? 0 : 100.0 * static_cast<double>(full) / static_cast<double>(offers);
   const uint64_t busy = c.busy_cycles.read() - busy0, idle = c.idle_cycles.read() - idle0;
   r.pmd_busy = busy + idle == 0 ? 0 : 100.0 * static_cast<double>(busy) / static_cast<double>(busy + idle);
   return r;
@@ -299,18 +316,19 @@ int run(int argc, char** argv) {
   const SluicedConfig defaults;
   std::printf("# innocent pod: %u new encap megaflows; upcall budget %u/s, burst %u; flow limit %u\n", cidrs,
               defaults.upcall_rate, defaults.upcall_burst, defaults.flow_limit);
-  std::printf("%-5s %-10s %10s %8s %8s %9s %10s %9s %12s %12s %8s %7s %9s\n", "round", "condition", "setups/s",
-              "vs_quiet", "sent", "forwarded", "flood_Mpps", "pmd_busy%", "drop@attack", "drop@uplink", "upcalls",
-              "lost", "megaflows");
+  std::printf("%-5s %-10s %10s %8s %8s %9s %10s %9s %10s %12s %12s %8s %7s %9s\n", "round", "condition",
+              "setups/s", "vs_quiet", "sent", "forwarded", "flood_Mpps", "pmd_busy%", "ring_full%", "drop@attack",
+              "drop@uplink", "upcalls", "lost", "megaflows");
   for (unsigned round = 1; round <= rounds; ++round) {
     double quiet = 0;
     for (Condition cond : {Condition::kQuiet, Condition::kFlood, Condition::kFloodWarm}) {
       const Result r = measure(cond, cidrs, 2026 + round);
       if (cond == Condition::kQuiet) quiet = r.setups_per_sec;
-      std::printf("%-5u %-10s %10.0f %8.2f %8lu %9lu %10.3f %9.1f %12lu %12lu %8lu %7lu %9lu%s\n", round,
-                  name(cond), r.setups_per_sec, quiet > 0 ? r.setups_per_sec / quiet : 0.0, r.innocent_sent,
-                  r.innocent_forwarded, r.flood_mpps, r.pmd_busy, r.dropped_at_attacker, r.dropped_at_uplink,
-                  r.upcalls, r.lost_upcalls, r.megaflows, r.complete ? "" : "  (incomplete after 60 s)");
+      std::printf("%-5u %-10s %10.0f %8.2f %8lu %9lu %10.3f %9.1f %10.1f %12lu %12lu %8lu %7lu %9lu%s\n",
+                  round, name(cond), r.setups_per_sec, quiet > 0 ? r.setups_per_sec / quiet : 0.0,
+                  r.innocent_sent, r.innocent_forwarded, r.flood_mpps, r.pmd_busy, r.ring_full, r.dropped_at_attacker,
+                  r.dropped_at_uplink, r.upcalls, r.lost_upcalls, r.megaflows,
+                  r.complete ? "" : "  (incomplete after 60 s)");
       std::fflush(stdout);
     }
   }
