@@ -35,8 +35,8 @@
 #include "dataplane/control/vxlan/uplink_io.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/pmd.h"
-#include "tests/support/frames.h"
 #include "dataplane/datapath/tsan_dpdk.h"
+#include "tests/support/frames.h"
 #include "tests/unit/vxlan/vxlan_frames.h"
 
 namespace sluice::test {
