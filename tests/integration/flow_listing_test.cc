@@ -45,8 +45,7 @@ class NoPortsBackend : public PortBackend {
   bool linkUp(uint16_t) override { return false; }
 };
 
-// A key as the PMD extracts it from a UDP packet to `dst` (a pod-CIDR address
-// with no pod: one exact-destination drop megaflow per address).
+// A key as the PMD extracts it from a UDP packet to `dst`.
 flow::FlowKey keyTo(Ipv4Address dst) {
   const Ipv4Address src = *Ipv4Address::parse("10.64.0.10");
   test::UdpFrameSpec s{MacAddress::fromIpv4(src), MacAddress::fromIpv4(dst), src, dst};
