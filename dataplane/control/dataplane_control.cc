@@ -53,14 +53,14 @@ DataplaneControl::~DataplaneControl() {
 }
 
 void DataplaneControl::start() {
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   started_ = true;
   republishLocked();
   if (flows_.hasFlows() && !flow_thread_.joinable()) flow_thread_ = std::thread([this] { flowThreadMain(); });
 }
 
 void DataplaneControl::setOffload(offload::OffloadManager* offload) {
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   offload_ = offload;
   flows_.setOffload(offload);
 }
@@ -80,10 +80,13 @@ void DataplaneControl::flowThreadMain() {
   const auto expiry_period = std::chrono::milliseconds(
       std::clamp<uint32_t>(config_.flow_idle_timeout_ms / 4, 1, 1000));
   auto next_expiry = std::chrono::steady_clock::now() + expiry_period;
-  std::unique_lock lock(mu_);
-  while (!flow_stop_) {
-    // Upcalls wait at most this long (their packets are forwarded meanwhile).
-    flow_cv_.wait_for(lock, kUpcallPollInterval, [this] { return flow_stop_; });
+  for (;;) {
+    {
+      // Upcalls wait at most this long (their packets are forwarded meanwhile).
+      std::unique_lock lock(mu_);
+      if (flow_cv_.wait_for(lock, kUpcallPollInterval, [this] { return flow_stop_; })) break;
+    }
+    ChangeScope change(*this);
     if (flow_stop_) break;
     // Neighbor upkeep; a changed next-hop MAC changes tunnel templates.
     if (overlay_ != nullptr && overlay_->poll(std::chrono::steady_clock::now())) republishLocked();
@@ -137,7 +140,7 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   if (!netns.empty() && (netns[0] != '/' || netns.size() >= 4096 || netns.find('\0') != std::string::npos))
     return absl::InvalidArgumentError("netns: must be an absolute path");
 
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   if (sriov_ != nullptr && sriov_->holds(req.attachment))
     return absl::AlreadyExistsError(absl::StrCat("attachment ", req.attachment.container_id, "/",
                                                  req.attachment.ifname, " already holds an SR-IOV VF"));
@@ -270,12 +273,12 @@ absl::Status DataplaneControl::writeCheckpointLocked(const CheckpointPort* pendi
 }
 
 void DataplaneControl::setCheckpointStore(CheckpointStore* store) {
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   checkpoint_ = store;
 }
 
 RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   RestoreSummary summary;
   checkpoint_vfs_ = state.vfs.is_array() ? state.vfs : nlohmann::json::array();
   restoreVfsLocked();
@@ -365,7 +368,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
 }
 
 size_t DataplaneControl::collectGarbage() {
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   size_t collected = 0;
   for (uint16_t n = 0; n < kMaxPorts; ++n) {
     if (!ports_[n] || ports_[n]->netns.empty()) continue;
@@ -409,7 +412,7 @@ void DataplaneControl::stopGarbageCollector() {
 
 absl::StatusOr<bool> DataplaneControl::deletePort(const AttachmentId& id) {
   if (absl::Status s = validateAttachment(id); !s.ok()) return s;
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   if (sriov_ != nullptr && sriov_->holds(id)) return deleteVfLocked(id);  // a VF: reset and back in the pool
   auto it = by_attachment_.find(id);
   if (it == by_attachment_.end()) {
@@ -444,7 +447,7 @@ void DataplaneControl::removePortLocked(uint16_t port_no) {
 }
 
 void DataplaneControl::removeAllPorts() {
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   for (uint16_t n = 0; n < kMaxPorts; ++n)
     if (ports_[n]) removePortLocked(n);
 }
@@ -517,11 +520,17 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
     pmds_[p].mailbox->published.store(next[p].get(), std::memory_order_seq_cst);
   // A PMD that is not running holds no snapshot; one that starts after this
   // point reads the new one (seq_cst pairs with its store to `running`).
+  // The wait is without the table lock: a PMD slow to reach its next loop
+  // iteration delays this change (and the next), never a reader such as
+  // ListPorts or GetStats. The writer lock keeps every table as it is.
+  const uint64_t version = version_;
+  change_tables_lock_->unlock();
   for (const PmdHandle& pmd : pmds_) {
     while (pmd.mailbox->running.load(std::memory_order_seq_cst) &&
-           pmd.mailbox->acked_version.load(std::memory_order_acquire) < version_)
+           pmd.mailbox->acked_version.load(std::memory_order_acquire) < version)
       std::this_thread::sleep_for(kAckPollInterval);
   }
+  change_tables_lock_->lock();
   // Every PMD now runs `next`: the previous snapshots can go.
   live_ = std::move(next);
 }

@@ -1,8 +1,12 @@
 // The control path's owner of every mutable table: ports, their numbers and
 // PMD assignment, the forwarding table, and the statistics baselines. The gRPC
-// service and sluicectl see the node only through these typed functions
-// (STYLE §12). Thread-safe: API threads call in concurrently; one mutex
-// serialises changes (control-path only; PMDs never take it).
+// service and sluicectl see the node only through these typed functions.
+// Thread-safe: API threads call in concurrently (control path only; PMDs
+// never take its locks). Two locks: the writer lock makes changes one at a
+// time, for their whole length; the table lock guards the tables and is what
+// readers (listings, statistics, health) take. A change holds both, except
+// while it waits for PMDs to acknowledge a snapshot: then only the writer
+// lock, so a slow PMD delays changes, never readers.
 //
 // Changes reach PMDs as immutable snapshots (pmd_snapshot.h): a call that
 // changes the port set returns only after every running PMD has acknowledged
@@ -196,6 +200,25 @@ class DataplaneControl {
     std::array<uint64_t, kDropReasonCount> drops{};
   };
 
+  // A change: the writer lock for its whole length, and the table lock,
+  // which publishLocked lets go while PMDs acknowledge. Lock order: writer,
+  // then tables.
+  class ChangeScope {
+   public:
+    explicit ChangeScope(DataplaneControl& control)
+        : control_(control), writer_(control.change_mu_), tables_(control.mu_) {
+      control_.change_tables_lock_ = &tables_;
+    }
+    ~ChangeScope() { control_.change_tables_lock_ = nullptr; }
+    ChangeScope(const ChangeScope&) = delete;
+    ChangeScope& operator=(const ChangeScope&) = delete;
+
+   private:
+    DataplaneControl& control_;
+    std::unique_lock<std::mutex> writer_;
+    std::unique_lock<std::mutex> tables_;
+  };
+
   void republishLocked();
   // Partial offload: a grace period the offload thread asked for (freed
   // marks wait for every PMD to pass a quiescent point), from the flow thread.
@@ -232,7 +255,10 @@ class DataplaneControl {
   const uint64_t tsc_hz_;
   const std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
 
-  std::mutex mu_;
+  std::mutex change_mu_;  // the writer lock (see above)
+  // The current change's table lock (guarded by change_mu_).
+  std::unique_lock<std::mutex>* change_tables_lock_ = nullptr;
+  std::mutex mu_;  // the table lock: every member below unless said otherwise
   std::array<std::optional<PortEntry>, kMaxPorts> ports_;  // indexed by port number
   std::map<AttachmentId, uint16_t> by_attachment_;
   sriov::SriovControl* sriov_ = nullptr;  // SR-IOV VF attachments (guarded by mu_); null: none
@@ -244,7 +270,8 @@ class DataplaneControl {
   // collectGarbage(): VF attachments whose watched netns vanished; how many.
   size_t collectVfGarbageLocked();
   uint64_t version_ = 0;
-  // What each PMD currently runs; kept alive here until replaced and acknowledged.
+  // What each PMD currently runs; kept alive here until replaced and
+  // acknowledged (guarded by change_mu_: only changes read or replace it).
   std::vector<std::shared_ptr<const PmdSnapshot>> live_;
   bool started_ = false;
   Totals baseline_;

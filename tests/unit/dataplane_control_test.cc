@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -44,11 +46,16 @@ class FakeBackend : public PortBackend {
   std::vector<bool> client_modes;
 };
 
-// Mirrors Pmd::run's hand-over: running, then acknowledge every snapshot.
-void fakePmdLoop(PmdMailbox& m) {
+// Mirrors Pmd::run's hand-over: running, then acknowledge every snapshot
+// (none while `slow`: a PMD busy with a long burst).
+void fakePmdLoop(PmdMailbox& m, const std::atomic<bool>& slow) {
   m.running.store(true);
   const PmdSnapshot* current = nullptr;
   while (!m.stop.load()) {
+    if (slow.load()) {
+      std::this_thread::yield();
+      continue;
+    }
     const PmdSnapshot* s = m.published.load();
     if (s != current) {
       current = s;
@@ -77,7 +84,8 @@ class DataplaneControlTest : public ::testing::TestWithParam<unsigned> {
     }
     control_ = std::make_unique<DataplaneControl>(config_, backend_, handles_, 2'600'000'000);
     control_->start();
-    for (auto& m : mailboxes_) threads_.emplace_back([mb = m.get()] { fakePmdLoop(*mb); });
+    for (size_t i = 0; i < mailboxes_.size(); ++i)
+      threads_.emplace_back([this, mb = mailboxes_[i].get(), i] { fakePmdLoop(*mb, i == 0 ? pmd0_slow_ : never_slow_); });
     // As in sluiced, where the API serves only once every PMD polls.
     for (auto& m : mailboxes_)
       while (!m->running.load()) std::this_thread::yield();
@@ -110,8 +118,35 @@ class DataplaneControlTest : public ::testing::TestWithParam<unsigned> {
   std::vector<std::unique_ptr<PmdCounters>> counters_;
   std::vector<PmdHandle> handles_;
   std::vector<std::thread> threads_;
+  std::atomic<bool> pmd0_slow_{false};
+  const std::atomic<bool> never_slow_{false};
   std::unique_ptr<DataplaneControl> control_;
 };
+
+// A change waits until every PMD has acknowledged its snapshot; readers
+// (ListPorts, GetStats, Health) must not wait with it.
+TEST_P(DataplaneControlTest, ReadersCompleteWhileAPmdIsSlowToAcknowledge) {
+  ASSERT_TRUE(control_->addPort(request("aaaa", "10.244.1.10")).ok());
+  const uint64_t before = mailboxes_[0]->published.load()->version;
+  pmd0_slow_.store(true);
+  auto adding = std::async(std::launch::async, [this] { return control_->addPort(request("bbbb", "10.244.1.11")); });
+  // The change has published a snapshot and waits for PMD 0 to take it.
+  while (mailboxes_[0]->published.load()->version == before) std::this_thread::yield();
+
+  std::vector<PortView> ports = control_->listPorts();
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[1].request.attachment.container_id, "bbbb");
+  EXPECT_EQ(control_->stats().ports.size(), 2u);
+  EXPECT_TRUE(control_->health().ready);
+  // The readers were answered while the change still waited.
+  EXPECT_LT(mailboxes_[0]->acked_version.load(), mailboxes_[0]->published.load()->version);
+
+  pmd0_slow_.store(false);
+  auto added = adding.get();
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(added->port.port_no, 1);
+  EXPECT_TRUE(added->created);
+}
 
 TEST_P(DataplaneControlTest, PortNumbersAreDenseAndReused) {
   auto a = control_->addPort(request("aaaa", "10.244.1.10"));

@@ -26,7 +26,7 @@ PortView vfView(const sriov::VfAttachment& a) {
 }  // namespace
 
 void DataplaneControl::setSriov(sriov::SriovControl* sriov) {
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   sriov_ = sriov;
 }
 
@@ -38,7 +38,7 @@ absl::StatusOr<AddPortResult> DataplaneControl::addVf(const RawPortRequest& raw,
     return absl::InvalidArgumentError("netns: must be an absolute path");
   std::string watched = netns;
   if (struct stat st {}; !watched.empty() && ::stat(watched.c_str(), &st) != 0) watched.clear();
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   if (sriov_ == nullptr)
     return absl::FailedPreconditionError("type: this sluiced has no SR-IOV VF pools (config key sriov-pools)");
   if (auto it = by_attachment_.find({raw.container_id, raw.ifname}); it != by_attachment_.end())

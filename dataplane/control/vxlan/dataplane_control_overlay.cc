@@ -17,12 +17,12 @@ absl::Status noOverlay() {
 }  // namespace
 
 void DataplaneControl::setOverlay(OverlayControl* overlay) {
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   overlay_ = overlay;
 }
 
 absl::StatusOr<bool> DataplaneControl::addNode(const RemoteNodeConfig& node) {
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   if (overlay_ == nullptr) return noOverlay();
   absl::StatusOr<bool> created = overlay_->addNode(node);
   // The republish revalidates megaflows against the new routes and VTEPs
@@ -32,7 +32,7 @@ absl::StatusOr<bool> DataplaneControl::addNode(const RemoteNodeConfig& node) {
 }
 
 absl::StatusOr<bool> DataplaneControl::deleteNode(const std::string& name) {
-  std::lock_guard lock(mu_);
+  ChangeScope change(*this);
   if (overlay_ == nullptr) return noOverlay();
   const bool deleted = overlay_->deleteNode(name);
   if (deleted) republishLocked();
