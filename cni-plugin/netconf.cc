@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cni-plugin/text.h"
+#include "common/device_names.h"
 #include "cni-plugin/cni_error.h"
 
 namespace sluice::cni {
@@ -162,16 +163,6 @@ std::string_view interfaceTypeName(InterfaceType type) {
 }
 
 std::string_view sriovModeName(SriovMode mode) { return mode == SriovMode::kKernel ? "kernel" : "dpdk"; }
-
-bool isPciAddress(std::string_view t) {
-  auto hex = [](std::string_view s) {
-    return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-  };
-  if (t.size() != 12 || t[4] != ':' || t[7] != ':' || t[10] != '.') return false;
-  if (!hex(t.substr(0, 4)) || !hex(t.substr(5, 2)) || !hex(t.substr(8, 2))) return false;
-  // Device numbers are 5 bits (< 0x20), functions 3 bits.
-  return t[8] <= '1' && t[11] >= '0' && t[11] <= '7';
-}
 
 std::string peekCniVersion(std::string_view text) {
   if (text.size() <= kMaxConfigBytes) {

@@ -93,7 +93,5 @@ std::string peekCniVersion(std::string_view text);
 std::string_view vhostModeName(VhostMode mode);
 std::string_view interfaceTypeName(InterfaceType type);
 std::string_view sriovModeName(SriovMode mode);
-// The SR-IOV device plugin's deviceID form: "DDDD:BB:DD.F", lower-case hex.
-bool isPciAddress(std::string_view text);
 
 }  // namespace sluice::cni

@@ -26,19 +26,24 @@
 #include "common/thread_sanitizer.h"
 #include "dataplane/api/api_server.h"
 #include "dataplane/api/grpc_service.h"
-#include "dataplane/control/checkpoint.h"
-#include "dataplane/control/config.h"
-#include "dataplane/control/crash_points.h"
-#include "dataplane/control/dataplane_control.h"
-#include "dataplane/control/dpdk_port_backend.h"
-#include "dataplane/control/sriov/fake_pf_control.h"
-#include "dataplane/control/sriov/netlink_pf_control.h"
-#include "dataplane/control/sriov/sriov_control.h"
-#include "dataplane/control/vxlan/dpdk_uplink.h"
-#include "dataplane/control/vxlan/overlay_control.h"
-#include "dataplane/control/offload/offload_manager.h"
+#include "dataplane/core/checkpoint.h"
+#include "dataplane/config/config.h"
+#include "dataplane/core/crash_points.h"
+#include "dataplane/core/dataplane_control.h"
+#include "dataplane/core/dpdk_port_backend.h"
 #include "dataplane/datapath/pmd.h"
 #include "dataplane/datapath/tsan_dpdk.h"
+#include "dataplane/modules/offload/offload_manager.h"
+#include "dataplane/modules/offload/offload_module.h"
+#include "dataplane/modules/offload/rte_flow_provider.h"
+#include "dataplane/modules/overlay/dpdk_uplink.h"
+#include "dataplane/modules/overlay/overlay_control.h"
+#include "dataplane/modules/overlay/overlay_module.h"
+#include "dataplane/modules/sriov/netlink_pf_control.h"
+#include "dataplane/modules/sriov/sriov_control.h"
+#include "dataplane/modules/sriov/sriov_module.h"
+#include "dataplane/stand_ins/fake_pf/fake_pf_control.h"
+#include "dataplane/stand_ins/software_offload/software_provider.h"
 
 namespace sluice {
 namespace {
@@ -55,6 +60,12 @@ std::vector<std::string> ealArguments(const SluicedConfig& c) {
   // DPDK's own messages: keep them to warnings unless we are debugging.
   args.push_back(c.log_level == "debug" ? "--log-level=8" : "--log-level=5");
   return args;
+}
+
+std::unique_ptr<offload::OffloadProvider> makeOffloadProvider(const std::string& name, uint32_t max_flows) {
+  if (name == "rte_flow") return std::make_unique<offload::RteFlowProvider>();
+  if (name == "software") return std::make_unique<offload::SoftwareProvider>(2 * max_flows);
+  return nullptr;
 }
 
 // True if something accepts connections on the unix socket at `path`.
@@ -158,11 +169,11 @@ int run(int argc, char** argv) {
   std::vector<std::unique_ptr<UpcallQueue>> upcalls;
   std::vector<std::unique_ptr<Pmd>> pmds;
   std::vector<PmdHandle> handles;
-  // Partial offload (issue 6): made before the PMDs, which read its marks.
+  // Partial offload: made before the PMDs, which read its marks.
   std::unique_ptr<offload::OffloadManager> offload;
   if (config->offload_provider != "off") {
     offload = std::make_unique<offload::OffloadManager>(
-        offload::makeOffloadProvider(config->offload_provider, config->offload_max_flows), config->offload_max_flows);
+        makeOffloadProvider(config->offload_provider, config->offload_max_flows), config->offload_max_flows);
     if (config->offload_provider == "software")
       logWarning("OFFLOAD: provider \"software\" configured: a SOFTWARE flow engine stands in for NIC hardware "
                  "(tests and demos only, not hardware offload)");
@@ -203,11 +214,24 @@ int run(int argc, char** argv) {
 
   DpdkPortBackend backend(pool);
   DataplaneControl control(*config, backend, handles, rte_get_tsc_hz());
-  control.setSriov(sriov.get());
-  // The VXLAN overlay: the uplink is opened before the first snapshot and
-  // takes the last port number (pods never get it).
+  // The uplink, if any, takes the last port number (pods never get it).
+  const uint16_t uplink_port_no = kMaxPorts - 1;
+  // Feature modules. Offload first: it attaches to its port when the port
+  // appears, the uplink included.
+  std::unique_ptr<OffloadModule> offload_module;
+  if (offload) {
+    // Partial offload marks the uplink's packets unless a port is configured
+    // (the uplink is where a NIC with a flow engine sits).
+    OffloadModule::Target target{config->offload_port, std::nullopt};
+    if (config->offload_port.empty() && config->overlay.uplink) target.port_no = uplink_port_no;
+    offload_module = std::make_unique<OffloadModule>(control, *offload, target);
+    offload->start();
+  }
+  SriovModule sriov_module(control, sriov.get());
+  // The VXLAN overlay: the uplink is opened before the first snapshot.
   std::unique_ptr<DpdkUplink> uplink;
   std::unique_ptr<OverlayControl> overlay;
+  std::unique_ptr<OverlayModule> overlay_module;
   if (config->overlay.uplink) {
     auto opened = DpdkUplink::open(*config->overlay.uplink, pool);
     if (!opened.ok()) {
@@ -216,17 +240,15 @@ int run(int argc, char** argv) {
       return 1;
     }
     uplink = std::move(*opened);
-    overlay = std::make_unique<OverlayControl>(config->overlay, config->pod_cidr, *uplink, kMaxPorts - 1,
+    overlay = std::make_unique<OverlayControl>(config->overlay, config->pod_cidr, *uplink, uplink_port_no,
                                                pmds.size());
-    control.setOverlay(overlay.get());
-  }
-  // Partial offload marks the uplink's packets unless a port is configured
-  // (the uplink is where a NIC with a flow engine sits).
-  if (offload && overlay && config->offload_port.empty())
-    offload->attachPort(overlay->uplinkPort(), overlay->uplinkDpdkPort(), 1);
-  if (offload) {
-    control.setOffload(offload.get());
-    offload->start();
+    auto attached = OverlayModule::attach(control, *overlay);
+    if (!attached.ok()) {
+      logError(attached.status().message());
+      rte_eal_cleanup();
+      return 1;
+    }
+    overlay_module = std::move(*attached);
   }
   control.start();
   // Keep the word given before a restart: every checkpointed port comes back
@@ -256,7 +278,7 @@ int run(int argc, char** argv) {
     }
   }
 
-  DataplaneService service(control, kVersion);
+  DataplaneService service(control, kVersion, {overlay_module.get(), &sriov_module, offload_module.get()});
   // Only root (the CNI plugin, sluicectl via kubectl exec) may drive the
   // dataplane: the socket is born mode 0600.
   auto server = startApiServer(config->api_socket, service);
@@ -289,9 +311,9 @@ int run(int argc, char** argv) {
   for (auto& m : mailboxes)
     while (m->running.load(std::memory_order_acquire)) {
     }
-  // No PMD or control thread uses the uplink any more.
-  if (offload && overlay && config->offload_port.empty()) offload->detachPort(overlay->uplinkPort());
-  control.setOverlay(nullptr);
+  // No PMD or control thread uses the uplink any more: out of the port
+  // table (and the offload's hands), then closed.
+  overlay_module.reset();
   overlay.reset();
   uplink.reset();
   ::unlink(config->api_socket.c_str());

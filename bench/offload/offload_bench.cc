@@ -35,12 +35,12 @@
 #include <vector>
 
 #include "bench/common/cycle_meter.h"
-#include "dataplane/control/offload/match_translate.h"
-#include "dataplane/control/offload/software_provider.h"
+#include "dataplane/modules/offload/match_translate.h"
+#include "dataplane/stand_ins/software_offload/software_provider.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
-#include "dataplane/datapath/offload/mark_branch.h"
-#include "dataplane/datapath/offload/sw_engine_rx.h"
-#include "dataplane/datapath/vxlan/uplink_stage.h"
+#include "dataplane/datapath/mark_branch.h"
+#include "dataplane/stand_ins/software_offload/sw_engine_rx.h"
+#include "dataplane/datapath/uplink_stage.h"
 #include "tests/unit/flow/frame_builder.h"
 #include "tests/unit/offload/offload_test_util.h"
 #include "tests/unit/vxlan/vxlan_frames.h"

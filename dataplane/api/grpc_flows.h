@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "dataplane/control/flow_control.h"
+#include "dataplane/core/flow_control.h"
 #include "sluice/v1/dataplane.pb.h"
 
 namespace sluice {

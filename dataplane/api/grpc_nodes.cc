@@ -65,13 +65,12 @@ grpc::Status DataplaneService::AddNode(grpc::ServerContext*, const v1::AddNodeRe
         return invalid(absl::StrCat("mac: '", in.mac(), "' is not a unicast MAC"));
       node.mac = *mac;
     }
-    auto created = control_.addNode(node);
+    if (modules_.overlay == nullptr) return toGrpcStatus(OverlayModule::absent());
+    auto created = modules_.overlay->addNode(node);
     if (!created.ok()) return toGrpcStatus(created.status());
     resp->set_created(*created);
-    auto nodes = control_.listNodes();
-    if (nodes.ok())
-      for (const RemoteNodeView& n : *nodes)
-        if (n.node.name == node.name) fillRemoteNode(n, resp->mutable_node());
+    for (const RemoteNodeView& n : modules_.overlay->listNodes())
+      if (n.node.name == node.name) fillRemoteNode(n, resp->mutable_node());
     return grpc::Status::OK;
   });
 }
@@ -79,7 +78,8 @@ grpc::Status DataplaneService::AddNode(grpc::ServerContext*, const v1::AddNodeRe
 grpc::Status DataplaneService::DeleteNode(grpc::ServerContext*, const v1::DeleteNodeRequest* req,
                                           v1::DeleteNodeResponse* resp) {
   return guardedNodes([&] {
-    auto deleted = control_.deleteNode(req->name());
+    if (modules_.overlay == nullptr) return toGrpcStatus(OverlayModule::absent());
+    auto deleted = modules_.overlay->deleteNode(req->name());
     if (!deleted.ok()) return toGrpcStatus(deleted.status());
     resp->set_deleted(*deleted);
     return grpc::Status::OK;
@@ -89,10 +89,9 @@ grpc::Status DataplaneService::DeleteNode(grpc::ServerContext*, const v1::Delete
 grpc::Status DataplaneService::ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*,
                                          v1::ListNodesResponse* resp) {
   return guardedNodes([&] {
-    auto nodes = control_.listNodes();
-    if (!nodes.ok()) return toGrpcStatus(nodes.status());
-    for (const RemoteNodeView& n : *nodes) fillRemoteNode(n, resp->add_nodes());
-    if (auto o = control_.overlayView()) fillOverlay(*o, resp->mutable_overlay());
+    if (modules_.overlay == nullptr) return toGrpcStatus(OverlayModule::absent());
+    for (const RemoteNodeView& n : modules_.overlay->listNodes()) fillRemoteNode(n, resp->add_nodes());
+    fillOverlay(modules_.overlay->view(), resp->mutable_overlay());
     return grpc::Status::OK;
   });
 }

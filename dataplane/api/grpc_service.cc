@@ -20,7 +20,6 @@ void fillPort(const PortView& p, v1::Port* out) {
   out->set_pmd(p.pmd);
   out->set_dpdk_name(p.dpdk_name);
   out->set_link_up(p.link_up);
-  if (p.vf) fillVfFields(*p.vf, out);
   out->set_netns(p.netns);
 }
 
@@ -73,7 +72,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     auto result = control_.addPort(raw, req->netns());
     if (!result.ok()) return toGrpcStatus(result.status());
     fillPort(result->port, resp->mutable_port());
-    resp->mutable_port()->set_overlay_mtu(control_.overlayMtu());
+    resp->mutable_port()->set_overlay_mtu(overlayMtu());
     resp->set_created(result->created);
     return grpc::Status::OK;
   });
@@ -92,10 +91,22 @@ grpc::Status DataplaneService::DeletePort(grpc::ServerContext*, const v1::Delete
 grpc::Status DataplaneService::ListPorts(grpc::ServerContext*, const v1::ListPortsRequest*,
                                          v1::ListPortsResponse* resp) {
   return guarded([&] {
-    const uint32_t overlay_mtu = control_.overlayMtu();
+    const uint32_t overlay_mtu = overlayMtu();
     for (const PortView& p : control_.listPorts()) {
       fillPort(p, resp->add_ports());
       resp->mutable_ports(resp->ports_size() - 1)->set_overlay_mtu(overlay_mtu);
+    }
+    // SR-IOV VF attachments after the ports (no port number, socket or PMD).
+    if (modules_.sriov != nullptr) {
+      for (const sriov::VfAttachment& a : modules_.sriov->attachments()) {
+        PortView v;
+        v.request = a.request;
+        v.netns = a.netns;
+        v1::Port* out = resp->add_ports();
+        fillPort(v, out);
+        fillVfFields(a, out);
+        out->set_overlay_mtu(overlay_mtu);
+      }
     }
     return grpc::Status::OK;
   });
@@ -144,14 +155,15 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       o->set_tx_dropped(p.tx_dropped);
       o->set_rx_dropped(p.rx_dropped);
     }
-    for (const RemoteNodeView& n : s.tunnels) fillRemoteNode(n, resp->add_tunnels());
+    if (modules_.overlay != nullptr)
+      for (const RemoteNodeView& n : modules_.overlay->listNodes()) fillRemoteNode(n, resp->add_tunnels());
     for (size_t r = 0; r < kDropReasonCount; ++r) {
       v1::DropCounter* d = resp->add_drops();
       d->set_reason(std::string(kDropReasonNames[r]));
       d->set_packets(s.drops[r]);
     }
-    if (s.offload) {
-      const offload::OffloadStatsView& f = *s.offload;
+    if (modules_.offload != nullptr) {
+      const offload::OffloadStatsView f = modules_.offload->stats();
       v1::OffloadStats* o = resp->mutable_offload();
       o->set_provider(f.provider);
       o->set_port_attached(f.port_attached);
@@ -204,7 +216,7 @@ grpc::Status DataplaneService::Health(grpc::ServerContext*, const v1::HealthRequ
     resp->set_gateway_mac(h.gateway_mac.toString());
     resp->set_restored_ports(h.restored_ports);
     resp->set_garbage_collected_attachments(h.garbage_collected);
-    if (auto o = control_.overlayView()) fillOverlay(*o, resp->mutable_overlay());
+    if (modules_.overlay != nullptr) fillOverlay(modules_.overlay->view(), resp->mutable_overlay());
     return grpc::Status::OK;
   });
 }

@@ -1,17 +1,29 @@
-// The sluice.v1.Dataplane gRPC service: decode, validate, call control, map
-// the result to one status code (STYLE §13). No logic of its own beyond
-// translation, and no exception escapes into gRPC. Runs on gRPC's threads.
+// The sluice.v1.Dataplane gRPC service: decode, validate, call the control
+// core or a module, map the result to one status code. No logic of its own
+// beyond translation, and no exception escapes into gRPC. Runs on gRPC's
+// threads. One proto service, so one class; each module's calls are
+// translated in a file of their own (grpc_nodes.cc, grpc_sriov.cc).
 #pragma once
 
-#include "dataplane/control/dataplane_control.h"
+#include "dataplane/core/dataplane_control.h"
+#include "dataplane/modules/offload/offload_module.h"
+#include "dataplane/modules/overlay/overlay_module.h"
+#include "dataplane/modules/sriov/sriov_module.h"
 #include "sluice/v1/dataplane.grpc.pb.h"
 
 namespace sluice {
 
+// The modules the service reaches (null: not on this node).
+struct ServiceModules {
+  OverlayModule* overlay = nullptr;
+  SriovModule* sriov = nullptr;
+  OffloadModule* offload = nullptr;
+};
+
 class DataplaneService final : public sluice::v1::Dataplane::Service {
  public:
-  DataplaneService(DataplaneControl& control, std::string version)
-      : control_(control), version_(std::move(version)) {}
+  DataplaneService(DataplaneControl& control, std::string version, ServiceModules modules = {})
+      : control_(control), version_(std::move(version)), modules_(modules) {}
 
   grpc::Status AddPort(grpc::ServerContext*, const v1::AddPortRequest*, v1::AddPortResponse*) override;
   grpc::Status DeletePort(grpc::ServerContext*, const v1::DeletePortRequest*, v1::DeletePortResponse*) override;
@@ -32,8 +44,11 @@ class DataplaneService final : public sluice::v1::Dataplane::Service {
 
  private:
   grpc::Status addVfPort(const v1::AddPortRequest& req, v1::AddPortResponse* resp);
+  uint32_t overlayMtu() const { return modules_.overlay != nullptr ? modules_.overlay->overlayMtu() : 0; }
+
   DataplaneControl& control_;
   std::string version_;
+  ServiceModules modules_;
 };
 
 // absl status → gRPC status, code for code (their numbering is the same).

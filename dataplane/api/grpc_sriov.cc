@@ -38,9 +38,10 @@ grpc::Status DataplaneService::addVfPort(const v1::AddPortRequest& req, v1::AddP
   }
   vf.trust = req.vf_trust();
   vf.spoof_check = req.has_vf_spoof_check() ? req.vf_spoof_check() : true;  // unset: on
-  auto result = control_.addVf(raw, vf, req.netns());
+  if (modules_.sriov == nullptr) return toGrpcStatus(SriovModule::noPools());
+  auto result = modules_.sriov->addVf(raw, vf, req.netns());
   if (!result.ok()) return toGrpcStatus(result.status());
-  const PortRequest& r = result->port.request;
+  const PortRequest& r = result->attachment.request;
   v1::Port* out = resp->mutable_port();
   out->mutable_attachment()->set_container_id(r.attachment.container_id);
   out->mutable_attachment()->set_ifname(r.attachment.ifname);
@@ -48,14 +49,15 @@ grpc::Status DataplaneService::addVfPort(const v1::AddPortRequest& req, v1::AddP
   out->set_pod_name(r.pod_name);
   out->set_ip(r.ip.toString());
   out->set_mac(r.mac.toString());
-  fillVfFields(*result->port.vf, out);
+  fillVfFields(result->attachment, out);
   resp->set_created(result->created);
   return grpc::Status::OK;
 }
 
 grpc::Status DataplaneService::ListVfs(grpc::ServerContext*, const v1::ListVfsRequest*, v1::ListVfsResponse* resp) {
   try {
-    for (const sriov::VfPool::Slot& s : control_.listVfs()) {
+    if (modules_.sriov == nullptr) return grpc::Status::OK;
+    for (const sriov::VfPool::Slot& s : modules_.sriov->listVfs()) {
       v1::Vf* o = resp->add_vfs();
       o->set_pf(s.vf.pf);
       o->set_vf_index(s.vf.index);

@@ -36,12 +36,12 @@
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/limits.h"
-#include "dataplane/datapath/offload/mark_table.h"
+#include "dataplane/datapath/mark_table.h"
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"
 #include "dataplane/datapath/upcall_gate.h"
 #include "dataplane/datapath/upcall_queue.h"
-#include "dataplane/datapath/vxlan/uplink_stage.h"
+#include "dataplane/datapath/uplink_stage.h"
 
 namespace sluice {
 
@@ -53,7 +53,7 @@ struct PmdFlowParts {
   flow::MegaflowTable* megaflows = nullptr;
   UpcallQueue* upcalls = nullptr;
   UpcallGateConfig gate;
-  // Partial offload (datapath/offload/): the mark -> megaflow array (null:
+  // Partial offload (mark_table.h): the mark -> megaflow array (null:
   // offload off) and this PMD's index, which marks name.
   const offload::MarkTable* marks = nullptr;
   uint32_t pmd_index = 0;
@@ -95,7 +95,7 @@ class Pmd {
   // compacted to the front of pkts (returns their count), the rest are
   // counted and dropped, answered or punted here.
   uint16_t uplinkRx(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
-  // Partial offload (offload/pmd_mark.cc): packets whose NIC mark names a
+  // Partial offload (pmd_mark.cc): packets whose NIC mark names a
   // live megaflow take its actions here; the rest are compacted to the front
   // of pkts (returns their count) for the normal pipeline.
   uint16_t takeMarked(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);

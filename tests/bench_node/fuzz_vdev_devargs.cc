@@ -12,8 +12,8 @@
 #include <set>
 #include <string>
 
-#include "dataplane/control/dpdk_port_backend.h"
-#include "dataplane/control/vdev_devargs.h"
+#include "dataplane/core/dpdk_port_backend.h"
+#include "dataplane/core/vdev_devargs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const sluice::VdevPolicy policy{"/var/lib/sluice/vdev", sluice::kMbufDataRoom};

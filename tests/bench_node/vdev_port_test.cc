@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <thread>
 
-#include "dataplane/control/config.h"
-#include "dataplane/control/dataplane_control.h"
-#include "dataplane/control/dpdk_port_backend.h"
-#include "dataplane/control/port_request.h"
-#include "dataplane/control/vdev_devargs.h"
+#include "dataplane/config/config.h"
+#include "dataplane/core/dataplane_control.h"
+#include "dataplane/core/dpdk_port_backend.h"
+#include "dataplane/core/port_request.h"
+#include "dataplane/core/vdev_devargs.h"
 
 namespace sluice {
 namespace {

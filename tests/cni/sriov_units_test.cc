@@ -3,6 +3,8 @@
 // addresses and routes the VF netdev gets.
 #include <gtest/gtest.h>
 
+#include "common/device_names.h"
+
 #include "cni-plugin/cni_result.h"
 #include "cni-plugin/netconf.h"
 #include "cni-plugin/rtnetlink.h"
@@ -51,11 +53,11 @@ TEST(SriovNetConf, BadFieldsAreCode7NamingTheField) {
 }
 
 TEST(SriovNetConf, PciAddressForm) {
-  EXPECT_TRUE(isPciAddress("0000:3b:02.1"));
-  EXPECT_TRUE(isPciAddress("0000:3b:1f.7"));
-  EXPECT_FALSE(isPciAddress("0000:3b:20.0"));
-  EXPECT_FALSE(isPciAddress("0000:3B:02.1"));
-  EXPECT_FALSE(isPciAddress("3b:02.1"));
+  EXPECT_TRUE(sluice::isPciAddress("0000:3b:02.1"));
+  EXPECT_TRUE(sluice::isPciAddress("0000:3b:1f.7"));
+  EXPECT_FALSE(sluice::isPciAddress("0000:3b:20.0"));
+  EXPECT_FALSE(sluice::isPciAddress("0000:3B:02.1"));
+  EXPECT_FALSE(sluice::isPciAddress("3b:02.1"));
 }
 
 TEST(RtNetlinkRequest, SetLinkNameMacMtuUp) {

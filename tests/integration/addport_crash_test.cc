@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kCrashPoints[] = {
 #define SLUICE_CRASH_POINT(id, name, state) name,
-#include "dataplane/control/crash_points.def"
+#include "dataplane/core/crash_points.def"
 #undef SLUICE_CRASH_POINT
 };
 

@@ -19,7 +19,7 @@
 
 #include "dataplane/api/grpc_flows.h"
 #include "dataplane/api/grpc_service.h"
-#include "dataplane/control/dataplane_control.h"
+#include "dataplane/core/dataplane_control.h"
 #include "dataplane/datapath/flow/flow_key.h"
 #include "tests/support/frames.h"
 

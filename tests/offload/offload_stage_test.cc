@@ -48,13 +48,13 @@
 #include <thread>
 #include <vector>
 
-#include "dataplane/control/dataplane_control.h"
-#include "dataplane/control/offload/match_translate.h"
-#include "dataplane/control/vxlan/overlay_control.h"
-#include "dataplane/control/vxlan/uplink_io.h"
-#include "dataplane/control/offload/offload_manager.h"
-#include "dataplane/control/offload/rte_flow_provider.h"
-#include "dataplane/control/offload/software_provider.h"
+#include "dataplane/core/dataplane_control.h"
+#include "dataplane/modules/offload/match_translate.h"
+#include "dataplane/modules/overlay/overlay_control.h"
+#include "dataplane/modules/overlay/uplink_io.h"
+#include "dataplane/modules/offload/offload_manager.h"
+#include "dataplane/modules/offload/rte_flow_provider.h"
+#include "dataplane/stand_ins/software_offload/software_provider.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/pmd.h"
 #include "tests/support/frames.h"
@@ -208,13 +208,13 @@ TEST(OffloadStageTest, RteFlowProviderOffloadsNothingAndTrafficIsUnaffected) {
     EXPECT_EQ(test::ipv4Ttl(sent[0].second), 63);
   }
   StatsView s = node.control().stats();
-  ASSERT_TRUE(s.offload.has_value());
-  EXPECT_EQ(s.offload->provider, "rte_flow");
-  EXPECT_TRUE(s.offload->port_attached);
-  EXPECT_FALSE(s.offload->capable);
-  EXPECT_NE(s.offload->capability_reason.find("rte_flow_validate"), std::string::npos) << s.offload->capability_reason;
-  EXPECT_EQ(s.offload->offloaded, 0u);
-  EXPECT_EQ(s.offload->refused["port_not_capable"], 1u);  // the one megaflow
+  offload::OffloadStatsView o = node.offload().stats();
+  EXPECT_EQ(o.provider, "rte_flow");
+  EXPECT_TRUE(o.port_attached);
+  EXPECT_FALSE(o.capable);
+  EXPECT_NE(o.capability_reason.find("rte_flow_validate"), std::string::npos) << o.capability_reason;
+  EXPECT_EQ(o.offloaded, 0u);
+  EXPECT_EQ(o.refused["port_not_capable"], 1u);  // the one megaflow
   EXPECT_EQ(s.pmds[0].mark_hits, 0u);
   EXPECT_EQ(s.pmds[0].mark_misses, 0u);
   EXPECT_EQ(node.offloadState("ipv4_dst=10.77.0.12"), "no (port_not_capable)");
@@ -338,8 +338,8 @@ TEST(OffloadStageTest, SoftwareEngineOnAVxlanUplinkMarkedAndUnmarkedGiveTheSameO
   for (int round = 0; round < 40; ++round) {
     // A table change: a destination pod or remote node r3 comes or goes.
     if (rng() % 4 == 0) {
-      if (r3) ASSERT_TRUE(node.control().deleteNode("r3").ok());
-      else ASSERT_TRUE(node.control().addNode(remoteNode("r3", kRemote3, "10.79.0.0/24")).ok());
+      if (r3) ASSERT_TRUE(node.overlay().deleteNode("r3").ok());
+      else ASSERT_TRUE(node.overlay().addNode(remoteNode("r3", kRemote3, "10.79.0.0/24")).ok());
       r3 = !r3;
     } else {
       const unsigned host = 20 + rng() % 8;
@@ -454,7 +454,7 @@ TEST(OffloadStageTest, DecapRuleOutlivingItsMegaflowNeverForwardsByTheStaleDecis
   node.manager().waitIdle();
   EXPECT_EQ(node.manager().stats().removed, 1u);
   EXPECT_EQ(node.offloadState("ipv4_dst=10.77.0.30").rfind("yes (mark ", 0), 0u);
-  ASSERT_TRUE(node.control().deleteNode("r2").ok());
+  ASSERT_TRUE(node.overlay().deleteNode("r2").ok());
   const uint64_t unknown = node.counters().drops[static_cast<size_t>(DropReason::kVxlanUnknownSource)].read();
   node.injectUplink(f);
   EXPECT_EQ(node.counters().drops[static_cast<size_t>(DropReason::kVxlanUnknownSource)].read(), unknown + 1);
@@ -538,7 +538,7 @@ TEST(OffloadStageTest, HostileOuterHeadersMarkedByALooserRuleFallBack) {
 // packets counted on each tunnel's megaflow.
 TEST(PmdRunsTest, UplinkRunsNeverSpanTwoTunnels) {
   Node node(std::make_unique<offload::RteFlowProvider>(), /*vxlan=*/true);  // nothing is marked on a ring port
-  ASSERT_TRUE(node.control().addNode(remoteNode("r3", kRemote3, "10.79.0.0/24")).ok());
+  ASSERT_TRUE(node.overlay().addNode(remoteNode("r3", kRemote3, "10.79.0.0/24")).ok());
   node.addPod("offl-d20", 20);
   auto frame = [](bool from_r3, uint32_t seq) { return vxlanTo(from_r3 ? kRemote3 : kRemote2, podIp(20), 64, 4000, seq); };
   // Both tunnels' megaflows first.

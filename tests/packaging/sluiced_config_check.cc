@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "dataplane/control/config.h"
+#include "dataplane/config/config.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

@@ -29,10 +29,12 @@
 #include <thread>
 #include <vector>
 
-#include "dataplane/control/dataplane_control.h"
-#include "dataplane/control/offload/offload_manager.h"
-#include "dataplane/control/vxlan/overlay_control.h"
-#include "dataplane/control/vxlan/uplink_io.h"
+#include "dataplane/core/dataplane_control.h"
+#include "dataplane/modules/offload/offload_manager.h"
+#include "dataplane/modules/offload/offload_module.h"
+#include "dataplane/modules/overlay/overlay_control.h"
+#include "dataplane/modules/overlay/overlay_module.h"
+#include "dataplane/modules/overlay/uplink_io.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/pmd.h"
 #include "dataplane/datapath/tsan_dpdk.h"
@@ -280,13 +282,16 @@ class Node {
     pmd_ = std::make_unique<Pmd>(mailbox_, counters_, parts);
     control_ = std::make_unique<DataplaneControl>(
         config_, backend_, std::vector<PmdHandle>{{0, &mailbox_, &counters_, &table_, &upcalls_}}, rte_get_tsc_hz());
+    if (manager_) {
+      OffloadModule::Target target{config_.offload_port, std::nullopt};
+      if (vxlan) target.port_no = kUplinkPort;
+      offload_module_ = std::make_unique<OffloadModule>(*control_, *manager_, target);
+    }
     if (vxlan) {
       uplink_ = std::make_unique<RingUplink>();
       overlay_ = std::make_unique<OverlayControl>(config_.overlay, config_.pod_cidr, *uplink_, kUplinkPort, 1);
-      control_->setOverlay(overlay_.get());
-      if (manager_) manager_->attachPort(kUplinkPort, uplink_->dpdkPort(), 1);
+      overlay_module_ = std::move(*OverlayModule::attach(*control_, *overlay_));
     }
-    if (manager_) control_->setOffload(manager_.get());
     control_->start();
     thread_ = std::thread([this] { pmd_->run(); });
     EXPECT_TRUE(waitUntil([this] { return mailbox_.running.load(); }));
@@ -296,10 +301,8 @@ class Node {
     control_->stopFlowThread();
     mailbox_.stop.store(true);
     thread_.join();
-    if (uplink_) {
-      if (manager_) manager_->detachPort(kUplinkPort);
-      control_->setOverlay(nullptr);
-    }
+    overlay_module_.reset();
+    offload_module_.reset();
     control_.reset();
     overlay_.reset();
     uplink_.reset();
@@ -376,10 +379,7 @@ class Node {
   // rx packets and bytes of every remote node's tunnel, by name.
   std::map<std::string, std::pair<uint64_t, uint64_t>> tunnelRx() {
     std::map<std::string, std::pair<uint64_t, uint64_t>> out;
-    auto nodes = control_->listNodes();
-    EXPECT_TRUE(nodes.ok());
-    if (nodes.ok())
-      for (const RemoteNodeView& n : *nodes) out[n.node.name] = {n.rx_packets, n.rx_bytes};
+    for (const RemoteNodeView& n : overlay_module_->listNodes()) out[n.node.name] = {n.rx_packets, n.rx_bytes};
     return out;
   }
   // Waits until control lists a megaflow whose match contains `text`.
@@ -402,6 +402,8 @@ class Node {
   PmdCounters& counters() { return counters_; }
   offload::OffloadManager& manager() { return *manager_; }
   DataplaneControl& control() { return *control_; }
+  OverlayModule& overlay() { return *overlay_module_; }
+  OffloadModule& offload() { return *offload_module_; }
 
  private:
   std::filesystem::path dir_;
@@ -417,6 +419,8 @@ class Node {
   std::unique_ptr<DataplaneControl> control_;
   std::unique_ptr<RingUplink> uplink_;
   std::unique_ptr<OverlayControl> overlay_;
+  std::unique_ptr<OffloadModule> offload_module_;
+  std::unique_ptr<OverlayModule> overlay_module_;
   std::thread thread_;
 };
 

@@ -1,10 +1,10 @@
-// The checkpoint (dataplane/control/checkpoint.h) and what DataplaneControl
+// The checkpoint (dataplane/core/checkpoint.h) and what DataplaneControl
 // does with it, without EAL: the file's round trip, corrupt and unreadable
 // files moved aside, every port change written before the call returns, a
 // failed write undoing the port, restore with the same port numbers and
 // sockets (whatever DPDK port ids the new process gets), records that cannot
 // be restored dropped, and garbage collection of vanished pod netns paths.
-#include "dataplane/control/checkpoint.h"
+#include "dataplane/core/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -16,8 +16,9 @@
 #include <sstream>
 #include <thread>
 
-#include "dataplane/control/dataplane_control.h"
-#include "dataplane/control/vxlan/overlay_control.h"
+#include "dataplane/core/dataplane_control.h"
+#include "dataplane/modules/overlay/overlay_control.h"
+#include "dataplane/modules/overlay/overlay_module.h"
 
 namespace sluice {
 namespace {
@@ -70,7 +71,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
   CheckpointState s;
   s.ports = {port(0, "aaaa", "10.244.1.10"), port(5, "bbbb", "10.244.1.11", VhostMode::kClient)};
   s.ports[1].netns.clear();
-  s.vfs = nlohmann::json::array({{{"pci", "0000:3b:02.1"}, {"container_id", "cccc"}}});
+  s.sections["vfs"] = nlohmann::json::array({{{"pci", "0000:3b:02.1"}, {"container_id", "cccc"}}});
   CheckpointStore store(dir_ + "/state");
   ASSERT_TRUE(store.save(s).ok());
   EXPECT_EQ(filesIn(dir_ + "/state"), std::vector<std::string>{"checkpoint.json"}) << "no temporary file left";
@@ -96,7 +97,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
     EXPECT_EQ(b.socket_path, a.socket_path);
     EXPECT_EQ(b.netns, a.netns);
   }
-  EXPECT_EQ(loaded.state.vfs, s.vfs);
+  EXPECT_EQ(loaded.state.sections["vfs"], s.sections["vfs"]);
   // Text → state → text is the identity (what restore rewrites is what it read).
   EXPECT_EQ(serializeCheckpoint(loaded.state), readText(store.path()));
 }
@@ -455,7 +456,7 @@ TEST_F(ControlCheckpointTest, RecordsThatCannotBeRestoredAreDroppedTheOthersRest
   s.ports.push_back(record(9, "beyond", "10.244.1.15"));         // max-ports is 8
   s.ports.push_back(record(5, "dupip", "10.244.1.10"));          // IP of good0
   s.ports.push_back(record(6, "good6", "10.244.1.16"));
-  s.vfs = nlohmann::json::array({{{"pci", "0000:3b:02.1"}}});
+  s.sections["vfs"] = nlohmann::json::array({{{"pci", "0000:3b:02.1"}}});
   Node node(config_, 0);
   node.backend.refuse_socket = config_.socket_dir + "/refused/net1.sock";
   RestoreSummary r = node.control->restore(s);
@@ -469,7 +470,7 @@ TEST_F(ControlCheckpointTest, RecordsThatCannotBeRestoredAreDroppedTheOthersRest
   // The dropped ones are forgotten on disk too; the VF section is kept.
   CheckpointState disk = onDisk();
   EXPECT_EQ(numbers(disk), (std::vector<uint16_t>{0, 6}));
-  EXPECT_EQ(disk.vfs, s.vfs);
+  EXPECT_EQ(disk.sections["vfs"], s.sections["vfs"]);
   EXPECT_FALSE(fs::exists(config_.socket_dir + "/refused")) << "the refused port's directory is not left behind";
 }
 
@@ -504,7 +505,8 @@ TEST_F(ControlCheckpointTest, APortCheckpointedAtTheUplinksNumberIsRestoredElsew
   NoUplink uplink;
   OverlayControl overlay(overlay_config, config_.pod_cidr, uplink, uplink_port, 1);
   Node node(config_, 0);
-  node.control->setOverlay(&overlay);
+  auto module = OverlayModule::attach(*node.control, overlay);
+  ASSERT_TRUE(module.ok()) << module.status();
   RestoreSummary r = node.control->restore(s);
   EXPECT_EQ(r.restored, 3u);
   EXPECT_EQ(r.dropped, 0u);
@@ -522,7 +524,7 @@ TEST_F(ControlCheckpointTest, APortCheckpointedAtTheUplinksNumberIsRestoredElsew
   // The checkpoint says where it is now.
   EXPECT_EQ(numbers(onDisk()), (std::vector<uint16_t>{0, 1, 2}));
   node.control->removeAllPorts();
-  node.control->setOverlay(nullptr);
+  module->reset();
 }
 
 TEST_F(ControlCheckpointTest, PortsOfVanishedNetnsAreCollectedOthersKept) {

@@ -1,4 +1,4 @@
-#include "dataplane/control/config.h"
+#include "dataplane/config/config.h"
 
 #include <gtest/gtest.h>
 

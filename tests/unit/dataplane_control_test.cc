@@ -3,7 +3,7 @@
 // ethdevs, so no EAL is needed: port numbering, validation, idempotence, the
 // hand-over and statistics baselines. The real Pmd loop is exercised by the
 // integration tests.
-#include "dataplane/control/dataplane_control.h"
+#include "dataplane/core/dataplane_control.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // masks (exactly the fields a decision read), upcall handling (one megaflow
 // for many source ports, duplicates coalesced, the flow limit), revalidation
 // on table changes, idle expiry on an injected clock, and the upcall gate.
-#include "dataplane/control/flow_control.h"
+#include "dataplane/core/flow_control.h"
 
 #include <gtest/gtest.h>
 

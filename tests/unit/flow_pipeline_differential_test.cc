@@ -11,7 +11,7 @@
 #include <map>
 #include <random>
 
-#include "dataplane/control/flow_control.h"
+#include "dataplane/core/flow_control.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "tests/support/frames.h"
 

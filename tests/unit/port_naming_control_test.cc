@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "dataplane/control/checkpoint.h"
-#include "dataplane/control/dataplane_control.h"
+#include "dataplane/core/checkpoint.h"
+#include "dataplane/core/dataplane_control.h"
 
 namespace sluice {
 namespace {

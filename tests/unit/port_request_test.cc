@@ -1,4 +1,4 @@
-#include "dataplane/control/port_request.h"
+#include "dataplane/core/port_request.h"
 
 #include <gtest/gtest.h>
 

@@ -47,7 +47,7 @@ inline constexpr MegaflowIndex kNoMegaflow = 0xffffffffU;
 // action stage will need; the flow components never interpret it.
 struct MegaflowActions {
   // kEncap: VXLAN-encapsulate toward tunnel `arg` and output on `out_port`
-  // (the uplink); see vxlan/uplink_stage.h.
+  // (the uplink); see datapath/uplink_stage.h.
   enum class Kind : uint8_t { kDrop = 0, kOutput = 1, kEncap = 2 };
   Kind kind = Kind::kDrop;
   uint8_t rewrite_flags = 0;  // which header rewrites apply (owned by the action stage)

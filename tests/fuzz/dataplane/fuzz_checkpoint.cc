@@ -1,4 +1,4 @@
-// libFuzzer target for the checkpoint parser (dataplane/control/checkpoint.h):
+// libFuzzer target for the checkpoint parser (dataplane/core/checkpoint.h):
 // sluiced reads the file at every start, and a damaged file must be refused
 // with a status, never crash it. Property checked beyond "no crash": what
 // parses serialises to text that parses to the same state (restore rewrites
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "dataplane/control/checkpoint.h"
+#include "dataplane/core/checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "dataplane/control/port_request.h"
+#include "dataplane/core/port_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dataplane/control/config.h"
+#include "dataplane/config/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto config = sluice::applyConfigJson(std::string(reinterpret_cast<const char*>(data), size), {});

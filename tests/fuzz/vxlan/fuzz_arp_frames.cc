@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dataplane/control/vxlan/arp_frames.h"
+#include "dataplane/modules/overlay/arp_frames.h"
 
 namespace {
 

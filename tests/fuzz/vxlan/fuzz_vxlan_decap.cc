@@ -2,7 +2,7 @@
 // a frame received on the uplink. classifyUplinkFrame must never read past
 // the frame, and when it decapsulates, the inner frame it names must lie
 // inside the outer one and parse as a flow key with the tunnel metadata, as
-// the PMD does next (vxlan/uplink_stage.cc).
+// the PMD does next (datapath/uplink_stage.cc).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

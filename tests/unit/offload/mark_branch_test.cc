@@ -4,7 +4,7 @@
 // a dead megaflow, a megaflow of another generation (slot reused), an action
 // the branch does not execute, a frame the L3 rewrite cannot take; unmarked
 // packets stay in order.
-#include "dataplane/datapath/offload/mark_branch.h"
+#include "dataplane/datapath/mark_branch.h"
 
 #include <gtest/gtest.h>
 

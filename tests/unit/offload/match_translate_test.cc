@@ -1,13 +1,13 @@
 // Megaflow match -> rte_flow pattern: what each field becomes, refusals by
 // reason, and exactness: the software engine's compilation of every accepted
 // pattern gives back exactly the megaflow's masked key and mask.
-#include "dataplane/control/offload/match_translate.h"
+#include "dataplane/modules/offload/match_translate.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "dataplane/control/offload/software_provider.h"
+#include "dataplane/stand_ins/software_offload/software_provider.h"
 #include "tests/unit/offload/offload_test_util.h"
 
 namespace sluice::offload {

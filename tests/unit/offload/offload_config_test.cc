@@ -2,7 +2,7 @@
 // their defaults and their refusals (exact messages naming the key).
 #include <gtest/gtest.h>
 
-#include "dataplane/control/config.h"
+#include "dataplane/config/config.h"
 
 namespace sluice {
 namespace {

@@ -5,14 +5,14 @@
 // provider sync and a grace period over the PMDs that began after it, and a
 // port that cannot mark. processPending() runs the
 // thread's work in the test's thread (no sleeps).
-#include "dataplane/control/offload/offload_manager.h"
+#include "dataplane/modules/offload/offload_manager.h"
 
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <map>
 
-#include "dataplane/control/flow_control.h"
+#include "dataplane/core/flow_control.h"
 #include "tests/unit/offload/offload_test_util.h"
 
 namespace sluice::offload {

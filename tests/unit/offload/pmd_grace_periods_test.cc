@@ -10,8 +10,9 @@
 #include <filesystem>
 #include <thread>
 
-#include "dataplane/control/dataplane_control.h"
-#include "dataplane/control/offload/offload_manager.h"
+#include "dataplane/core/dataplane_control.h"
+#include "dataplane/modules/offload/offload_manager.h"
+#include "dataplane/modules/offload/offload_module.h"
 
 namespace sluice::offload {
 namespace {
@@ -70,7 +71,7 @@ TEST(PmdGracePeriodsTest, ARequestPassesOnlyAfterEveryPmdAcknowledgedASnapshotPu
   NoPortsBackend backend;
   OffloadManager manager(std::make_unique<IdleProvider>(), 4);
   DataplaneControl control(config, backend, {{1, &pmd.mailbox, &counters, &megaflows, &upcalls}}, 1'000'000'000);
-  control.setOffload(&manager);
+  OffloadModule module(control, manager, {});
   control.start();
   std::thread pmd_thread([&] { pmd.run(); });
   while (!pmd.mailbox.running.load()) std::this_thread::yield();

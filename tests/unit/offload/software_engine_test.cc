@@ -4,11 +4,11 @@
 // destroyed rules stop marking; patterns it cannot match are refused. No EAL:
 // a probe with zero rx queues installs no callback, and the burst function is
 // called directly with the published rule set.
-#include "dataplane/control/offload/software_provider.h"
+#include "dataplane/stand_ins/software_offload/software_provider.h"
 
 #include <gtest/gtest.h>
 
-#include "dataplane/control/offload/match_translate.h"
+#include "dataplane/modules/offload/match_translate.h"
 #include "tests/unit/flow/frame_builder.h"
 #include "tests/unit/offload/offload_test_util.h"
 #include "tests/unit/vxlan/vxlan_frames.h"

@@ -10,9 +10,10 @@
 #include <fstream>
 #include <thread>
 
-#include "dataplane/control/checkpoint.h"
-#include "dataplane/control/dataplane_control.h"
-#include "dataplane/control/sriov/fake_pf_control.h"
+#include "dataplane/core/checkpoint.h"
+#include "dataplane/core/dataplane_control.h"
+#include "dataplane/modules/sriov/sriov_module.h"
+#include "dataplane/stand_ins/fake_pf/fake_pf_control.h"
 #include "tests/unit/sriov/fake_sysfs.h"
 
 namespace sluice {
@@ -66,6 +67,7 @@ class DataplaneControlSriovTest : public ::testing::Test {
   void TearDown() override {
     control_->removeAllPorts();
     control_->stopFlowThread();
+    module_.reset();
     mailbox_.stop.store(true);
     pmd_.join();
     control_.reset();
@@ -83,36 +85,39 @@ class DataplaneControlSriovTest : public ::testing::Test {
   sriov::testing::FakeSysfs sys_;
   sriov::FakePfControl pf_;
   std::unique_ptr<sriov::SriovControl> sriov_;
+  std::unique_ptr<SriovModule> module_;
 };
 
 TEST_F(DataplaneControlSriovTest, WithoutPoolsIsFailedPrecondition) {
-  auto r = control_->addVf(raw("c1", "10.9.0.2", PortKind::kSriovVf), {});
+  SriovModule no_pools(*control_, nullptr);
+  auto r = no_pools.addVf(raw("c1", "10.9.0.2", PortKind::kSriovVf), {});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(control_->listVfs().empty());
+  EXPECT_TRUE(no_pools.listVfs().empty());
 }
 
 TEST_F(DataplaneControlSriovTest, VfBesidePortsInOneAttachmentNamespace) {
-  control_->setSriov(sriov_.get());
+  module_ = std::make_unique<SriovModule>(*control_, sriov_.get());
   auto vhost = control_->addPort(raw("c1", "10.244.1.5", PortKind::kVhostUser));
   ASSERT_TRUE(vhost.ok()) << vhost.status();
   // c1/net1 is a vhost-user port: it cannot also hold a VF, and vice versa.
-  EXPECT_EQ(control_->addVf(raw("c1", "10.9.0.2", PortKind::kSriovVf), {}).status().code(),
+  EXPECT_EQ(module_->addVf(raw("c1", "10.9.0.2", PortKind::kSriovVf), {}).status().code(),
             absl::StatusCode::kAlreadyExists);
-  auto vf = control_->addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), {});
+  auto vf = module_->addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), {});
   ASSERT_TRUE(vf.ok()) << vf.status();
   EXPECT_TRUE(vf->created);
-  ASSERT_TRUE(vf->port.vf.has_value());
-  EXPECT_EQ(vf->port.vf->vf.pci_address, "0000:3b:02.0");
+  EXPECT_EQ(vf->attachment.vf.pci_address, "0000:3b:02.0");
   EXPECT_EQ(control_->addPort(raw("c2", "10.244.1.6", PortKind::kVhostUser)).status().code(),
             absl::StatusCode::kAlreadyExists);
 
+  // The port is the core's, the VF attachment the module's.
   std::vector<PortView> ports = control_->listPorts();
-  ASSERT_EQ(ports.size(), 2u);
-  EXPECT_FALSE(ports[0].vf.has_value());
-  ASSERT_TRUE(ports[1].vf.has_value());
-  EXPECT_EQ(ports[1].request.attachment.container_id, "c2");
+  ASSERT_EQ(ports.size(), 1u);
+  EXPECT_EQ(ports[0].request.attachment.container_id, "c1");
+  std::vector<sriov::VfAttachment> attachments = module_->attachments();
+  ASSERT_EQ(attachments.size(), 1u);
+  EXPECT_EQ(attachments[0].request.attachment.container_id, "c2");
   EXPECT_EQ(control_->health().ports, 1u);  // datapath ports only
-  auto vfs = control_->listVfs();
+  auto vfs = module_->listVfs();
   ASSERT_EQ(vfs.size(), 1u);
   EXPECT_EQ(vfs[0].holder->container_id, "c2");
 
@@ -121,22 +126,23 @@ TEST_F(DataplaneControlSriovTest, VfBesidePortsInOneAttachmentNamespace) {
   ASSERT_TRUE(deleted.ok());
   EXPECT_TRUE(*deleted);
   EXPECT_EQ(pf_.calls().back(), "reset pf0 0");
-  EXPECT_FALSE(control_->listVfs()[0].holder.has_value());
+  EXPECT_FALSE(module_->listVfs()[0].holder.has_value());
   EXPECT_FALSE(*control_->deletePort({"c2", "net1"}));
   EXPECT_EQ(control_->listPorts().size(), 1u);
+  EXPECT_TRUE(module_->attachments().empty());
 }
 
 TEST_F(DataplaneControlSriovTest, VfAllocationsAreCheckpointedAndRestored) {
   CheckpointStore store(dir_ + "/state");
   control_->setCheckpointStore(&store);
-  control_->setSriov(sriov_.get());
+  module_ = std::make_unique<SriovModule>(*control_, sriov_.get());
   sriov::VfRequest vf;
   vf.vlan = 42;
-  ASSERT_TRUE(control_->addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), vf).ok());
+  ASSERT_TRUE(module_->addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), vf).ok());
   CheckpointLoad saved = store.load();
-  ASSERT_EQ(saved.state.vfs.size(), 1u);
-  EXPECT_EQ(saved.state.vfs[0]["pci_address"], "0000:3b:02.0");
-  EXPECT_EQ(saved.state.vfs[0]["vlan"], 42);
+  ASSERT_EQ(saved.state.sections["vfs"].size(), 1u);
+  EXPECT_EQ(saved.state.sections["vfs"][0]["pci_address"], "0000:3b:02.0");
+  EXPECT_EQ(saved.state.sections["vfs"][0]["vlan"], 42);
 
   // A restarted sluiced: new control, new pool, same checkpoint. The VF is
   // held again without a single PF call, and a repeated ADD finds it.
@@ -147,32 +153,32 @@ TEST_F(DataplaneControlSriovTest, VfAllocationsAreCheckpointedAndRestored) {
   PmdCounters counters2;
   DataplaneControl control2(config_, backend_, {{2, &mailbox2, &counters2}}, 2'600'000'000);
   control2.setCheckpointStore(&store);
-  control2.setSriov(sriov2->get());
+  SriovModule module2(control2, sriov2->get());
   control2.restore(store.load().state);
-  ASSERT_EQ(control2.listVfs().size(), 1u);
-  EXPECT_EQ(control2.listVfs()[0].holder->container_id, "c2");
+  ASSERT_EQ(module2.listVfs().size(), 1u);
+  EXPECT_EQ(module2.listVfs()[0].holder->container_id, "c2");
   EXPECT_TRUE(pf2.calls().empty());
-  auto again = control2.addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), vf);
+  auto again = module2.addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), vf);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(again->created);
-  EXPECT_EQ(store.load().state.vfs.size(), 1u);  // rewritten after restore, still there
+  EXPECT_EQ(store.load().state.sections["vfs"].size(), 1u);  // rewritten after restore, still there
 
   // Deleting it empties the checkpoint's VF section.
   ASSERT_TRUE(*control2.deletePort({"c2", "net1"}));
   EXPECT_EQ(pf2.calls(), (std::vector<std::string>{"reset pf0 0"}));
-  EXPECT_TRUE(store.load().state.vfs.empty());
+  EXPECT_TRUE(store.load().state.sections["vfs"].empty());
 }
 
 TEST_F(DataplaneControlSriovTest, VfOfAVanishedNetnsIsGarbageCollected) {
-  control_->setSriov(sriov_.get());
+  module_ = std::make_unique<SriovModule>(*control_, sriov_.get());
   const std::string netns = dir_ + "/netns-c2";
   { std::ofstream(netns) << ""; }
-  ASSERT_TRUE(control_->addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), {}, netns).ok());
-  EXPECT_EQ(control_->listPorts()[0].vf->netns, netns);
+  ASSERT_TRUE(module_->addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), {}, netns).ok());
+  EXPECT_EQ(module_->attachments()[0].netns, netns);
   EXPECT_EQ(control_->collectGarbage(), 0u);  // still there
   std::filesystem::remove(netns);
   EXPECT_EQ(control_->collectGarbage(), 1u);
-  EXPECT_FALSE(control_->listVfs()[0].holder.has_value());
+  EXPECT_FALSE(module_->listVfs()[0].holder.has_value());
   EXPECT_EQ(pf_.calls().back(), "reset pf0 0");
   EXPECT_EQ(control_->health().garbage_collected, 1u);
 }

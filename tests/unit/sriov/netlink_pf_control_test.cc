@@ -2,7 +2,7 @@
 // (numbers written out from the uapi, not taken from the headers under
 // test), the parsing of its acknowledgements, and one real round trip to the
 // kernel on a netdev that has no VFs (what can be shown without hardware).
-#include "dataplane/control/sriov/netlink_pf_control.h"
+#include "dataplane/modules/sriov/netlink_pf_control.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

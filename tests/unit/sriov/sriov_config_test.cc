@@ -3,7 +3,7 @@
 // and refusals that name the key.
 #include <gtest/gtest.h>
 
-#include "dataplane/control/config.h"
+#include "dataplane/config/config.h"
 
 namespace sluice {
 namespace {

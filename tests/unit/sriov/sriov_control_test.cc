@@ -1,11 +1,11 @@
 // SR-IOV attachments over a fake sysfs tree and the fake PF: the exact PF
 // calls, the all-or-nothing refusals, idempotent re-adds, detach, and the
 // checkpoint records round trip.
-#include "dataplane/control/sriov/sriov_control.h"
+#include "dataplane/modules/sriov/sriov_control.h"
 
 #include <gtest/gtest.h>
 
-#include "dataplane/control/sriov/fake_pf_control.h"
+#include "dataplane/stand_ins/fake_pf/fake_pf_control.h"
 #include "tests/unit/sriov/fake_sysfs.h"
 
 namespace sluice::sriov {

@@ -1,6 +1,6 @@
 // Discovery of VFs from a fake sysfs tree: order, PCI addresses, netdev
 // names, and each way a tree can be wrong.
-#include "dataplane/control/sriov/vf_discovery.h"
+#include "dataplane/modules/sriov/vf_discovery.h"
 
 #include <gtest/gtest.h>
 

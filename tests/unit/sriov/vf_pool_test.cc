@@ -1,6 +1,6 @@
 // VF pool allocation: pool order, by deviceID, and every refusal leaving the
 // pool exactly as it was.
-#include "dataplane/control/sriov/vf_pool.h"
+#include "dataplane/modules/sriov/vf_pool.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The neighbor table's state machine over a stepped clock.
 #include <gtest/gtest.h>
 
-#include "dataplane/control/vxlan/neighbor_table.h"
+#include "dataplane/modules/overlay/neighbor_table.h"
 
 namespace sluice {
 namespace {

@@ -1,7 +1,7 @@
 // The overlay's config keys through the real config parser.
 #include <gtest/gtest.h>
 
-#include "dataplane/control/config.h"
+#include "dataplane/config/config.h"
 
 namespace sluice {
 namespace {

@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "dataplane/control/vxlan/arp_frames.h"
-#include "dataplane/control/vxlan/overlay_control.h"
+#include "dataplane/modules/overlay/arp_frames.h"
+#include "dataplane/modules/overlay/overlay_control.h"
 
 namespace sluice {
 namespace {

@@ -1,0 +1,350 @@
+#include "dataplane/config/config.h"
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_split.h>
+#include <absl/strings/numbers.h>
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "common/device_names.h"
+#include "dataplane/datapath/limits.h"
+
+namespace sluice {
+namespace po = boost::program_options;
+namespace {
+
+// Keys later features will read (uplink, caches, SR-IOV...). Present in the
+// chart already; accepted silently so a newer config does not fail here.
+const std::set<std::string> kFutureKeys = {};
+
+// offload-max-flows: marks are twice the cap and must fit MarkTable's 24 bits.
+constexpr uint64_t MarkTableLimit = 1u << 22;
+
+absl::Status invalid(const std::string& key, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("config: ", key, ": ", why));
+}
+
+absl::StatusOr<std::vector<unsigned>> parseCoreList(const std::string& key, const std::string& text) {
+  std::vector<unsigned> cores;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    unsigned core = 0;
+    if (!absl::SimpleAtoi(part, &core) || core >= 128)
+      return invalid(key, absl::StrCat("'", part, "' is not an lcore id 0-127"));
+    cores.push_back(core);
+  }
+  if (cores.empty()) return invalid(key, "needs at least one lcore");
+  if (cores.size() > kMaxPmds) return invalid(key, absl::StrCat("at most ", kMaxPmds, " PMD cores"));
+  std::set<unsigned> unique(cores.begin(), cores.end());
+  if (unique.size() != cores.size()) return invalid(key, "lists an lcore twice");
+  return cores;
+}
+
+// Applies one setting given as text (flags and string-valued JSON keys share this).
+absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::string& value) {
+  auto number = [&](uint64_t max, uint64_t min = 0) -> absl::StatusOr<uint64_t> {
+    uint64_t v = 0;
+    if (!absl::SimpleAtoi(value, &v) || v < min || v > max)
+      return invalid(key, absl::StrCat("'", value, "' is not an integer in ", min, "..", max));
+    return v;
+  };
+  if (key == "api-socket") {
+    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    c.api_socket = value;
+  } else if (key == "socket-dir") {
+    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    c.socket_dir = value;
+  } else if (key == "pmd-cores") {
+    auto cores = parseCoreList(key, value);
+    if (!cores.ok()) return cores.status();
+    c.pmd_cores = *cores;
+  } else if (key == "main-core") {
+    auto v = number(127);
+    if (!v.ok()) return v.status();
+    c.main_core = static_cast<unsigned>(*v);
+  } else if (key == "eal") {
+    c.eal_args = value;
+  } else if (key == "pod-cidr") {
+    auto cidr = Ipv4Cidr::parse(value);
+    if (!cidr) return invalid(key, absl::StrCat("'", value, "' is not an IPv4 CIDR like 10.244.1.0/24 (host bits zero)"));
+    if (cidr->prefix_len < 8 || cidr->prefix_len > 30) return invalid(key, "prefix length must be 8..30");
+    c.pod_cidr = *cidr;
+  } else if (key == "gateway") {
+    auto ip = Ipv4Address::parse(value);
+    if (!ip) return invalid(key, absl::StrCat("'", value, "' is not an IPv4 address"));
+    c.gateway = *ip;
+  } else if (key == "gateway-mac") {
+    auto mac = MacAddress::parse(value);
+    if (!mac || mac->isMulticast() || mac->isZero())
+      return invalid(key, absl::StrCat("'", value, "' is not a unicast MAC like 02:00:00:00:00:01"));
+    c.gateway_mac = *mac;
+  } else if (key == "tx-flush-interval") {
+    auto v = number(1'000'000);  // 1 s: anything longer is surely a unit mistake
+    if (!v.ok()) return v.status();
+    c.tx_flush_interval_us = static_cast<uint32_t>(*v);
+  } else if (key == "max-ports") {
+    auto v = number(kMaxPorts, 1);
+    if (!v.ok()) return v.status();
+    c.max_ports = static_cast<uint16_t>(*v);
+  } else if (key == "mbufs") {
+    auto v = number(4'194'304, 1024);
+    if (!v.ok()) return v.status();
+    c.mbufs = static_cast<uint32_t>(*v);
+  } else if (key == "emc-entries") {
+    auto v = number(1u << 20, 2);  // 1M entries = 128 MB: beyond that it is no cache
+    if (!v.ok()) return v.status();
+    if ((*v & (*v - 1)) != 0) return invalid(key, absl::StrCat("'", value, "' is not a power of two"));
+    c.emc_entries = static_cast<uint32_t>(*v);
+  } else if (key == "emc-insert-inv-prob") {
+    auto v = number(1'000'000);  // 0 = EMC off, 1 = always insert
+    if (!v.ok()) return v.status();
+    c.emc_insert_inv_prob = static_cast<uint32_t>(*v);
+  } else if (key == "smc-enable") {
+    if (value == "true" || value == "1") c.smc_enable = true;
+    else if (value == "false" || value == "0") c.smc_enable = false;
+    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
+  } else if (key == "flow-limit") {
+    auto v = number(4'000'000, 1);  // 4M megaflows = 1.5 GB per PMD
+    if (!v.ok()) return v.status();
+    c.flow_limit = static_cast<uint32_t>(*v);
+  } else if (key == "flow-idle-timeout-ms") {
+    auto v = number(3'600'000, 10);  // 10 ms .. 1 h
+    if (!v.ok()) return v.status();
+    c.flow_idle_timeout_ms = static_cast<uint32_t>(*v);
+  } else if (key == "upcall-rate") {
+    auto v = number(10'000'000, 1);
+    if (!v.ok()) return v.status();
+    c.upcall_rate = static_cast<uint32_t>(*v);
+  } else if (key == "upcall-burst") {
+    auto v = number(1'000'000, 1);
+    if (!v.ok()) return v.status();
+    c.upcall_burst = static_cast<uint32_t>(*v);
+  } else if (key == "state-dir") {
+    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    c.state_dir = value;
+  } else if (key == "checkpoint-fsync") {
+    if (value == "true" || value == "1") c.checkpoint_fsync = true;
+    else if (value == "false" || value == "0") c.checkpoint_fsync = false;
+    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
+  } else if (key == "gc-interval-ms") {
+    auto v = number(86'400'000);  // a day; 0 switches the periodic check off
+    if (!v.ok()) return v.status();
+    c.gc_interval_ms = static_cast<uint32_t>(*v);
+  } else if (key == "offload-provider") {
+    if (value != "off" && value != "rte_flow" && value != "software")
+      return invalid(key, "must be off, rte_flow or software");
+    c.offload_provider = value;
+  } else if (key == "offload-max-flows") {
+    auto v = number(MarkTableLimit, 1);
+    if (!v.ok()) return v.status();
+    c.offload_max_flows = static_cast<uint32_t>(*v);
+  } else if (key == "offload-port") {
+    if (!value.empty() && value.find('/') == std::string::npos)
+      return invalid(key, "must be container-id/ifname of a pod port");
+    c.offload_port = value;
+  } else if (key == "sysfs-root") {
+    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    c.sysfs_root = value;
+  } else if (key == "sriov-pf-control") {
+    if (value != "netlink" && value != "fake") return invalid(key, "must be netlink or fake (tests only)");
+    c.sriov_pf_control = value;
+  } else if (key == "allow-vdev-ports") {
+    if (value == "true" || value == "1") c.allow_vdev_ports = true;
+    else if (value == "false" || value == "0") c.allow_vdev_ports = false;
+    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
+  } else if (key == "log-level") {
+    static const std::set<std::string> levels = {"error", "warning", "info", "debug"};
+    if (!levels.contains(value)) return invalid(key, "must be error, warning, info or debug");
+    c.log_level = value;
+  } else {
+    return invalid(key, "unknown setting");
+  }
+  return absl::OkStatus();
+}
+
+// Cross-field checks, after every source has been applied.
+absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_given) {
+  if (!gateway_given) c.gateway = Ipv4Address{c.pod_cidr.network.value + 1};
+  if (!gateway_mac_given) c.gateway_mac = MacAddress::fromIpv4(c.gateway);
+  if (!c.pod_cidr.contains(c.gateway) || c.gateway == c.pod_cidr.network ||
+      c.gateway == c.pod_cidr.broadcast())
+    return invalid("gateway", absl::StrCat(c.gateway.toString(), " is not a host address in pod-cidr ",
+                                           c.pod_cidr.toString()));
+  for (unsigned core : c.pmd_cores)
+    if (core == c.main_core)
+      return invalid("pmd-cores", absl::StrCat("lcore ", core, " is also main-core"));
+  if (absl::Status s = validateOverlay(c.overlay, c.pod_cidr); !s.ok()) return s;
+  return absl::OkStatus();
+}
+
+// "sriov-pools": [{"pf": "ens1f0", "sysfs-root": "/sys"}, ...] (a bare
+// string is a PF with the global sysfs root). Other pool keys (the chart's
+// "vfs" and "mode": VF creation and driver binding, done by the node's
+// SR-IOV set-up, not by sluiced) are reported in `ignored`, not fatal.
+absl::StatusOr<std::vector<sriov::PoolConfig>> parseSriovPools(const nlohmann::json& value,
+                                                                std::vector<std::string>& ignored) {
+  const std::string key = "sriov-pools";
+  if (!value.is_array()) return invalid(key, "must be an array of {\"pf\": NAME, \"sysfs-root\": PATH}");
+  std::vector<sriov::PoolConfig> pools;
+  for (const nlohmann::json& entry : value) {
+    sriov::PoolConfig pool;
+    if (entry.is_string()) {
+      pool.pf = entry.get<std::string>();
+    } else if (entry.is_object()) {
+      for (const auto& [k, v] : entry.items()) {
+        if (k != "pf" && k != "sysfs-root") {
+          ignored.push_back(absl::StrCat("sriov-pools[].", k));
+          continue;
+        }
+        if (!v.is_string()) return invalid(key, absl::StrCat("\"", k, "\" must be a string"));
+        (k == "pf" ? pool.pf : pool.sysfs_root) = v.get<std::string>();
+      }
+    } else {
+      return invalid(key, "entries must be objects or PF names");
+    }
+    if (!isNetdevName(pool.pf)) return invalid(key, absl::StrCat("pf '", pool.pf, "' is not a netdev name"));
+    if (!pool.sysfs_root.empty() && pool.sysfs_root[0] != '/')
+      return invalid(key, absl::StrCat("pf ", pool.pf, ": sysfs-root must be an absolute path"));
+    for (const sriov::PoolConfig& other : pools)
+      if (other.pf == pool.pf) return invalid(key, absl::StrCat("pf ", pool.pf, " is listed twice"));
+    pools.push_back(pool);
+  }
+  return pools;
+}
+
+}  // namespace
+
+absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, SluicedConfig c) {
+  nlohmann::json doc = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return absl::InvalidArgumentError("config: not valid JSON");
+  if (!doc.is_object()) return absl::InvalidArgumentError("config: top level must be an object");
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "sriov-pools") {
+      auto pools = parseSriovPools(value, c.ignored_keys);
+      if (!pools.ok()) return pools.status();
+      c.sriov_pools = *pools;
+      continue;
+    }
+    bool overlay_key = false;
+    if (absl::Status s = applyOverlayJson(key, value, c.overlay, &overlay_key); !s.ok()) return s;
+    if (overlay_key) continue;
+    if (key == "offload") {
+      // The chart's switch: true = the NIC's flow engine on the uplink, false = off.
+      if (value.is_boolean()) {
+        c.offload_provider = value.get<bool>() ? "rte_flow" : "off";
+        continue;
+      }
+      // {"provider": "...", "max-flows": N, "port": "..."} -> offload-* settings.
+      if (!value.is_object()) return invalid(key, "must be true, false or an object");
+      for (const auto& [sub, v] : value.items()) {
+        std::string text;
+        if (v.is_string()) text = v.get<std::string>();
+        else if (v.is_number_unsigned()) text = std::to_string(v.get<uint64_t>());
+        else return invalid("offload." + sub, absl::StrCat("has the wrong type (", v.type_name(), ")"));
+        if (sub != "provider" && sub != "max-flows" && sub != "port") return invalid("offload." + sub, "unknown setting");
+        if (absl::Status s = applySetting(c, "offload-" + sub, text); !s.ok()) return s;
+      }
+      continue;
+    }
+    if (kFutureKeys.contains(key)) {
+      c.ignored_keys.push_back(key);
+      continue;
+    }
+    std::string text;
+    if (value.is_string()) {
+      text = value.get<std::string>();
+    } else if (value.is_boolean() && (key == "smc-enable" || key == "allow-vdev-ports" ||
+                                          key == "checkpoint-fsync")) {
+      text = value.get<bool>() ? "true" : "false";
+    } else if (value.is_number_unsigned()) {
+      text = std::to_string(value.get<uint64_t>());
+    } else if (key == "pmd-cores" && value.is_array()) {
+      for (const auto& core : value) {
+        if (!core.is_number_unsigned()) return invalid(key, "array must hold lcore numbers");
+        text += (text.empty() ? "" : ",") + std::to_string(core.get<uint64_t>());
+      }
+    } else {
+      return invalid(key, absl::StrCat("has the wrong type (", value.type_name(), ")"));
+    }
+    if (absl::Status s = applySetting(c, key, text); !s.ok()) return s;
+  }
+  return c;
+}
+
+absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* argv) {
+  const std::vector<std::string> keys = {"api-socket", "socket-dir",  "pmd-cores",         "main-core",
+                                         "eal",        "pod-cidr",    "gateway",           "gateway-mac",
+                                         "tx-flush-interval", "max-ports", "mbufs",       "log-level",
+                                         "emc-entries", "emc-insert-inv-prob", "smc-enable", "flow-limit", "allow-vdev-ports",
+                                         "flow-idle-timeout-ms", "upcall-rate", "upcall-burst", "offload-provider", "offload-max-flows", "offload-port", "state-dir", "gc-interval-ms", "checkpoint-fsync"};
+  po::options_description desc("sluiced: the Sluice node dataplane\nOptions");
+  desc.add_options()("help,h", "show this help")("config", po::value<std::string>(),
+                                                 "JSON config file (flags override it)");
+  SluicedConfig defaults;
+  desc.add_options()
+      ("api-socket", po::value<std::string>(), ("gRPC unix socket [" + defaults.api_socket + "]").c_str())
+      ("socket-dir", po::value<std::string>(), ("vhost-user socket directory [" + defaults.socket_dir + "]").c_str())
+      ("pmd-cores", po::value<std::string>(), "comma-separated PMD lcores [1]")
+      ("main-core", po::value<std::string>(), "lcore of the main/control thread [0]")
+      ("eal", po::value<std::string>(), ("EAL arguments [" + defaults.eal_args + "]").c_str())
+      ("pod-cidr", po::value<std::string>(), "this node's pod CIDR [10.244.0.0/24]")
+      ("gateway", po::value<std::string>(), "pods' gateway address [first host of pod-cidr]")
+      ("gateway-mac", po::value<std::string>(), "gateway MAC [derived from the gateway address]")
+      ("tx-flush-interval", po::value<std::string>(), "max µs an output batch waits; 0 flushes every rx burst [0]")
+      ("max-ports", po::value<std::string>(), "port table size, at most 32 (DPDK's RTE_MAX_ETHPORTS) [32]")
+      ("mbufs", po::value<std::string>(), "packet buffers in the pool [32768]")
+      ("log-level", po::value<std::string>(), "error|warning|info|debug [info]")
+      ("emc-entries", po::value<std::string>(), "exact-match cache slots per PMD, a power of two [8192]")
+      ("emc-insert-inv-prob", po::value<std::string>(), "cache 1 in N EMC misses; 0 turns the EMC off [100]")
+      ("smc-enable", po::value<std::string>(), "signature match cache on (true|false) [true]")
+      ("allow-vdev-ports", po::value<std::string>(), "AddPort may make DPDK vdev ports (benchmarks/tests only) [false]")
+      ("flow-limit", po::value<std::string>(), "megaflows per PMD [200000]")
+      ("flow-idle-timeout-ms", po::value<std::string>(), "unused megaflows expire after this many ms [10000]")
+      ("upcall-rate", po::value<std::string>(), "upcalls per second per PMD, shared fairly by its ports; misses beyond are forwarded uncached [20000]")
+      ("upcall-burst", po::value<std::string>(), "upcalls a PMD may send at once [1024]")
+      ("offload-provider", po::value<std::string>(), "partial offload: off|rte_flow|software (software: tests only) [off]")
+      ("offload-max-flows", po::value<std::string>(), "cap on offloaded megaflows [16384]")
+      ("offload-port", po::value<std::string>(), "container-id/ifname of the port whose packets are marked []")
+      ("state-dir", po::value<std::string>(), ("checkpoint directory [" + defaults.state_dir + "]").c_str())
+      ("gc-interval-ms", po::value<std::string>(), "ms between checks for vanished pod netns; 0: off [10000]")
+      ("checkpoint-fsync", po::value<std::string>(), "fsync each checkpoint write (true|false) [false]");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+  } catch (const po::error& e) {
+    return absl::InvalidArgumentError(absl::StrCat("sluiced: ", e.what()));
+  }
+  if (vm.count("help")) {
+    std::ostringstream usage;
+    usage << desc;
+    return absl::CancelledError(usage.str());
+  }
+  SluicedConfig c;
+  bool gateway_given = false, gateway_mac_given = false;
+  if (vm.count("config")) {
+    std::string path = vm["config"].as<std::string>();
+    std::ifstream in(path);
+    if (!in) return absl::NotFoundError(absl::StrCat("config: cannot read ", path));
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = applyConfigJson(text.str(), c);
+    if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", parsed.status().message()));
+    c = *parsed;
+    nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+    gateway_given = doc.contains("gateway");
+    gateway_mac_given = doc.contains("gateway-mac");
+  }
+  for (const std::string& key : keys) {
+    if (!vm.count(key)) continue;
+    if (absl::Status s = applySetting(c, key, vm[key].as<std::string>()); !s.ok()) return s;
+    gateway_given |= key == "gateway";
+    gateway_mac_given |= key == "gateway-mac";
+  }
+  if (absl::Status s = validate(c, gateway_given, gateway_mac_given); !s.ok()) return s;
+  return c;
+}
+
+}  // namespace sluice

@@ -1,0 +1,173 @@
+#include "dataplane/config/overlay_config.h"
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_split.h>
+#include <absl/strings/numbers.h>
+
+namespace sluice {
+namespace {
+
+absl::Status invalid(const std::string& key, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("config: ", key, ": ", why));
+}
+
+bool overlaps(const Ipv4Cidr& a, const Ipv4Cidr& b) { return a.contains(b.network) || b.contains(a.network); }
+
+absl::Status parseUplink(const nlohmann::json& v, UplinkConfig& u) {
+  if (!v.is_object()) return invalid("uplink", "must be an object");
+  for (const auto& [k, field] : v.items()) {
+    const std::string key = "uplink." + k;
+    if (k == "devargs") {
+      if (!field.is_string() || field.get<std::string>().empty()) return invalid(key, "must be a non-empty string");
+      u.devargs = field.get<std::string>();
+    } else if (k == "vtep" || k == "vtep-ip") {
+      if (!field.is_string()) return invalid(key, "must be a string");
+      std::string text = field.get<std::string>();
+      std::vector<std::string> parts = absl::StrSplit(text, '/');
+      auto ip = Ipv4Address::parse(parts[0]);
+      uint32_t prefix = 32;
+      if (!ip || parts.size() > 2 || (parts.size() == 2 && (!absl::SimpleAtoi(parts[1], &prefix) || prefix > 32)))
+        return invalid(key, absl::StrCat("'", text, "' is not an IPv4 address (optionally /prefix)"));
+      if (ip->value == 0 || (ip->value >> 28) >= 14) return invalid(key, "must be a unicast address");
+      u.vtep = *ip;
+      u.vtep_prefix = static_cast<uint8_t>(prefix);
+    } else if (k == "mac") {
+      auto mac = field.is_string() ? MacAddress::parse(field.get<std::string>()) : std::nullopt;
+      if (!mac || mac->isMulticast() || mac->isZero()) return invalid(key, "must be a unicast MAC");
+      u.mac = *mac;
+    } else if (k == "next-hop") {
+      auto ip = field.is_string() ? Ipv4Address::parse(field.get<std::string>()) : std::nullopt;
+      if (!ip) return invalid(key, "must be an IPv4 address");
+      u.next_hop = *ip;
+    } else if (k == "mtu") {
+      // 68: IPv4's minimum; 9216: common jumbo ceiling.
+      if (!field.is_number_unsigned() || field.get<uint64_t>() < 68 + 50 || field.get<uint64_t>() > 9216)
+        return invalid(key, "must be an integer in 118..9216");
+      u.mtu = static_cast<uint32_t>(field.get<uint64_t>());
+    } else if (k == "static-neighbors") {
+      if (!field.is_array()) return invalid(key, "must be an array of {ip, mac}");
+      for (const auto& n : field) {
+        auto ip = n.is_object() && n.contains("ip") && n["ip"].is_string() ? Ipv4Address::parse(n["ip"].get<std::string>())
+                                                                           : std::nullopt;
+        auto mac = n.is_object() && n.contains("mac") && n["mac"].is_string()
+                       ? MacAddress::parse(n["mac"].get<std::string>())
+                       : std::nullopt;
+        if (!ip || !mac || mac->isMulticast() || mac->isZero())
+          return invalid(key, "each entry needs an IPv4 \"ip\" and a unicast \"mac\"");
+        u.static_neighbors.push_back({*ip, *mac});
+      }
+    } else {
+      return invalid(key, "unknown setting");
+    }
+  }
+  if (u.devargs.empty()) return invalid("uplink.devargs", "is required");
+  if (u.vtep.value == 0) return invalid("uplink.vtep", "is required");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, RemoteNodeConfig& n) {
+  if (!v.is_object()) return invalid(where, "must be an object");
+  for (const auto& [k, field] : v.items()) {
+    const std::string key = absl::StrCat(where, ".", k);
+    if (k == "name") {
+      if (!field.is_string()) return invalid(key, "must be a string");
+      n.name = field.get<std::string>();
+    } else if (k == "vtep") {
+      auto ip = field.is_string() ? Ipv4Address::parse(field.get<std::string>()) : std::nullopt;
+      if (!ip) return invalid(key, "must be an IPv4 address");
+      n.vtep = *ip;
+    } else if (k == "pod-cidr" || k == "pod-cidrs") {
+      std::vector<nlohmann::json> items;
+      if (field.is_array()) items.assign(field.begin(), field.end());
+      else items.push_back(field);
+      for (const auto& c : items) {
+        auto cidr = c.is_string() ? Ipv4Cidr::parse(c.get<std::string>()) : std::nullopt;
+        if (!cidr) return invalid(key, "must hold IPv4 CIDRs like 10.244.1.0/24 (host bits zero)");
+        n.pod_cidrs.push_back(*cidr);
+      }
+    } else if (k == "mac") {
+      auto mac = field.is_string() ? MacAddress::parse(field.get<std::string>()) : std::nullopt;
+      if (!mac || mac->isMulticast() || mac->isZero()) return invalid(key, "must be a unicast MAC");
+      n.mac = *mac;
+    } else {
+      return invalid(key, "unknown setting");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status validateRemoteNode(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
+                                std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others) {
+  if (node.name.empty() || node.name.size() > 63 ||
+      node.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)
+    return absl::InvalidArgumentError(absl::StrCat("name: '", node.name, "' is not 1-63 of [a-z0-9.-]"));
+  if (node.vtep.value == 0 || (node.vtep.value >> 28) >= 14)
+    return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is not a unicast address"));
+  if (our_vtep && node.vtep == *our_vtep)
+    return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is this node's own VTEP"));
+  if (node.pod_cidrs.empty()) return absl::InvalidArgumentError("pod_cidrs: at least one is required");
+  for (size_t i = 0; i < node.pod_cidrs.size(); ++i) {
+    const Ipv4Cidr& c = node.pod_cidrs[i];
+    if (overlaps(c, our_pod_cidr))
+      return absl::InvalidArgumentError(
+          absl::StrCat("pod_cidrs: ", c.toString(), " overlaps this node's pod CIDR ", our_pod_cidr.toString()));
+    for (size_t j = 0; j < i; ++j)
+      if (overlaps(c, node.pod_cidrs[j]))
+        return absl::InvalidArgumentError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ",
+                                                       node.pod_cidrs[j].toString()));
+  }
+  for (const RemoteNodeConfig& o : others) {
+    if (o.name == node.name) continue;
+    if (o.vtep == node.vtep)
+      return absl::AlreadyExistsError(absl::StrCat("vtep: ", node.vtep.toString(), " belongs to node ", o.name));
+    for (const Ipv4Cidr& c : node.pod_cidrs)
+      for (const Ipv4Cidr& oc : o.pod_cidrs)
+        if (overlaps(c, oc))
+          return absl::AlreadyExistsError(
+              absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ", oc.toString(), " of node ", o.name));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status applyOverlayJson(const std::string& key, const nlohmann::json& value, OverlayConfig& c, bool* handled) {
+  *handled = true;
+  if (key == "uplink") {
+    UplinkConfig u;
+    if (absl::Status s = parseUplink(value, u); !s.ok()) return s;
+    c.uplink = std::move(u);
+  } else if (key == "vni") {
+    if (!value.is_number_unsigned() || value.get<uint64_t>() < 1 || value.get<uint64_t>() > 0xffffff)
+      return invalid(key, "must be an integer in 1..16777215");
+    c.vni = static_cast<uint32_t>(value.get<uint64_t>());
+  } else if (key == "remote-nodes") {
+    if (!value.is_array()) return invalid(key, "must be an array of {name, vtep, pod-cidrs}");
+    c.remote_nodes.clear();
+    for (size_t i = 0; i < value.size(); ++i) {
+      RemoteNodeConfig n;
+      if (absl::Status s = parseRemoteNode(value[i], absl::StrCat(key, "[", i, "]"), n); !s.ok()) return s;
+      c.remote_nodes.push_back(std::move(n));
+    }
+  } else {
+    *handled = false;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status validateOverlay(const OverlayConfig& c, const Ipv4Cidr& our_pod_cidr) {
+  if (!c.remote_nodes.empty() && !c.uplink) return invalid("remote-nodes", "need an uplink");
+  std::optional<Ipv4Address> vtep;
+  if (c.uplink) vtep = c.uplink->vtep;
+  std::vector<RemoteNodeConfig> seen;
+  for (const RemoteNodeConfig& n : c.remote_nodes) {
+    for (const RemoteNodeConfig& o : seen)
+      if (o.name == n.name) return invalid("remote-nodes", absl::StrCat("node ", n.name, " is listed twice"));
+    if (absl::Status s = validateRemoteNode(n, our_pod_cidr, vtep, seen); !s.ok())
+      return invalid(absl::StrCat("remote-nodes[", n.name, "]"), std::string(s.message()));
+    seen.push_back(n);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sluice

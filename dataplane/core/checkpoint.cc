@@ -1,0 +1,255 @@
+#include "dataplane/core/checkpoint.h"
+
+#include <absl/strings/str_cat.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+#include "common/log.h"
+#include "dataplane/core/crash_points.h"
+
+namespace sluice {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kFormat[] = "sluice-checkpoint";
+constexpr int kVersion = 1;
+constexpr char kFileName[] = "checkpoint.json";
+// A save writes here first, then renames it over the checkpoint.
+constexpr char kTempSuffix[] = ".tmp";
+// A checkpoint holds at most kMaxPorts ports and a VF pool's records; a file
+// far beyond that is not ours (and is not read into memory whole).
+constexpr off_t kMaxFileBytes = 16 << 20;
+
+absl::Status bad(const std::string& where, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("checkpoint: ", where, ": ", why));
+}
+
+absl::Status errnoStatus(const std::string& what) {
+  return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
+}
+
+// Reads string member `key` of `obj` into `out`; absent means empty.
+absl::Status getString(const json& obj, const char* key, const std::string& where, std::string& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return absl::OkStatus();
+  if (!it->is_string()) return bad(absl::StrCat(where, ".", key), "must be a string");
+  out = it->get<std::string>();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CheckpointPort> parsePort(const json& p, const std::string& where) {
+  if (!p.is_object()) return bad(where, "must be an object");
+  CheckpointPort out;
+  auto no = p.find("port_no");
+  if (no == p.end() || !no->is_number_unsigned() || no->get<uint64_t>() > 0xffff)
+    return bad(absl::StrCat(where, ".port_no"), "must be an integer 0..65535");
+  out.port_no = static_cast<uint16_t>(no->get<uint64_t>());
+  RawPortRequest& r = out.request;
+  for (auto [key, field] : {std::pair{"container_id", &r.container_id}, {"ifname", &r.ifname},
+                            {"pod_namespace", &r.pod_namespace}, {"pod_name", &r.pod_name}, {"ip", &r.ip},
+                            {"mac", &r.mac}, {"socket_subdir", &r.socket_subdir},
+                            {"socket_path", &out.socket_path}, {"netns", &out.netns}})
+    if (absl::Status s = getString(p, key, where, *field); !s.ok()) return s;
+  std::string type = "vhost-user", mode = "server";
+  if (absl::Status s = getString(p, "type", where, type); !s.ok()) return s;
+  if (absl::Status s = getString(p, "vhost_mode", where, mode); !s.ok()) return s;
+  if (type == "vhost-user") r.kind = PortKind::kVhostUser;
+  else if (type == "sriov-vf") r.kind = PortKind::kSriovVf;
+  else return bad(absl::StrCat(where, ".type"), absl::StrCat("unknown type '", type, "'"));
+  if (mode == "server") r.vhost_mode = VhostMode::kServer;
+  else if (mode == "client") r.vhost_mode = VhostMode::kClient;
+  else return bad(absl::StrCat(where, ".vhost_mode"), absl::StrCat("unknown mode '", mode, "'"));
+  if (r.container_id.empty() || r.ifname.empty()) return bad(where, "needs container_id and ifname");
+  return out;
+}
+
+// fsync of a directory: makes a rename inside it durable.
+absl::Status syncDir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errnoStatus(absl::StrCat("opening ", dir));
+  int rc = ::fsync(fd);
+  int saved = errno;
+  ::close(fd);
+  errno = saved;
+  return rc == 0 ? absl::OkStatus() : errnoStatus(absl::StrCat("fsync ", dir));
+}
+
+absl::Status makeDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
+  // Only root reads it: it names every pod's sockets and addresses.
+  if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) return absl::OkStatus();
+  return errnoStatus(absl::StrCat("creating state directory ", dir));
+}
+
+// The whole file, or an error (NotFound when there is none).
+absl::StatusOr<std::string> readFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError(path);
+    return errnoStatus(absl::StrCat("opening ", path));
+  }
+  std::string text;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxFileBytes) {
+    ::close(fd);
+    return absl::DataLossError(absl::StrCat(path, " is not a regular file of at most ", kMaxFileBytes, " bytes"));
+  }
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      absl::Status s = errnoStatus(absl::StrCat("reading ", path));
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+// The file's own keys; every other one is a module's section.
+bool isReservedKey(std::string_view key) { return key == "format" || key == "version" || key == "ports"; }
+
+}  // namespace
+
+std::string serializeCheckpoint(const CheckpointState& state) {
+  json ports = json::array();
+  for (const CheckpointPort& p : state.ports) {
+    const RawPortRequest& r = p.request;
+    ports.push_back({{"port_no", p.port_no},
+                     {"container_id", r.container_id},
+                     {"ifname", r.ifname},
+                     {"pod_namespace", r.pod_namespace},
+                     {"pod_name", r.pod_name},
+                     {"ip", r.ip},
+                     {"mac", r.mac},
+                     {"type", r.kind == PortKind::kSriovVf ? "sriov-vf" : "vhost-user"},
+                     {"vhost_mode", r.vhost_mode == VhostMode::kClient ? "client" : "server"},
+                     {"socket_subdir", r.socket_subdir},
+                     {"socket_path", p.socket_path},
+                     {"netns", p.netns}});
+  }
+  json doc = {{"format", kFormat}, {"version", kVersion}, {"ports", ports}};
+  for (const auto& [key, records] : state.sections)
+    if (!isReservedKey(key)) doc[key] = records.is_array() ? records : json::array();
+  // Indented: readable with `cat` when debugging a node. Invalid UTF-8 (no
+  // API field should carry any) is replaced rather than thrown about: a
+  // throw here would leave a created port unrecorded.
+  return doc.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+absl::StatusOr<CheckpointState> parseCheckpoint(std::string_view text) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return bad("file", "not valid JSON");
+  if (!doc.is_object()) return bad("file", "top level must be an object");
+  if (doc.value("format", json()) != kFormat) return bad("format", absl::StrCat("must be \"", kFormat, "\""));
+  auto version = doc.find("version");
+  if (version == doc.end() || !version->is_number_unsigned() || version->get<uint64_t>() != kVersion)
+    return bad("version", absl::StrCat("must be ", kVersion));
+  CheckpointState state;
+  auto ports = doc.find("ports");
+  if (ports == doc.end() || !ports->is_array()) return bad("ports", "must be an array");
+  for (size_t i = 0; i < ports->size(); ++i) {
+    auto p = parsePort((*ports)[i], absl::StrCat("ports[", i, "]"));
+    if (!p.ok()) return p.status();
+    state.ports.push_back(std::move(*p));
+  }
+  for (const auto& [key, records] : doc.items()) {
+    if (isReservedKey(key)) continue;
+    if (!records.is_array()) return bad(key, "must be an array");
+    for (size_t i = 0; i < records.size(); ++i)
+      if (!records[i].is_object()) return bad(absl::StrCat(key, "[", i, "]"), "must be an object");
+    state.sections[key] = records;
+  }
+  return state;
+}
+
+CheckpointStore::CheckpointStore(std::string dir, bool fsync)
+    : dir_(std::move(dir)), path_(absl::StrCat(dir_, "/", kFileName)), fsync_(fsync) {}
+
+CheckpointLoad CheckpointStore::load() {
+  CheckpointLoad out;
+  if (absl::Status s = makeDir(dir_); !s.ok()) logError("checkpoint: ", s.message());
+  // A save killed before its rename leaves its temp file: never a promise
+  // (no API call was answered with it), only litter. (A read-only directory
+  // keeps it; the next save that can write replaces it.)
+  const std::string tmp = absl::StrCat(path_, kTempSuffix);
+  if (::unlink(tmp.c_str()) == 0) logInfo("checkpoint: removed ", tmp, ", left by a save that did not finish");
+  absl::StatusOr<std::string> text = readFile(path_);
+  if (!text.ok() && absl::IsNotFound(text.status())) return out;
+  out.found = true;
+  absl::Status problem = text.status();
+  if (text.ok()) {
+    auto parsed = parseCheckpoint(*text);
+    if (parsed.ok()) {
+      out.state = std::move(*parsed);
+      return out;
+    }
+    problem = parsed.status();
+  }
+  // Keep the evidence for a post-mortem, out of the way of the next save.
+  std::string aside = absl::StrCat(path_, ".corrupt-", std::time(nullptr));
+  // Never over an earlier corpse (two bad starts within a second).
+  for (int n = 1; ::access(aside.c_str(), F_OK) == 0; ++n)
+    aside = absl::StrCat(path_, ".corrupt-", std::time(nullptr), "-", n);
+  if (::rename(path_.c_str(), aside.c_str()) == 0) {
+    out.moved_aside_to = aside;
+    logError("checkpoint ", path_, " is unusable (", problem.message(), "); moved to ", aside,
+             "; starting with no ports");
+  } else {
+    logError("checkpoint ", path_, " is unusable (", problem.message(), ") and could not be moved aside (",
+             std::strerror(errno), "); starting with no ports");
+  }
+  return out;
+}
+
+absl::Status CheckpointStore::save(const CheckpointState& state) {
+  if (absl::Status s = makeDir(dir_); !s.ok()) return s;
+  const std::string text = serializeCheckpoint(state);
+  const std::string tmp = absl::StrCat(path_, kTempSuffix);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return errnoStatus(absl::StrCat("creating ", tmp));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      absl::Status s = errnoStatus(absl::StrCat("writing ", tmp));
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  // Data on disk before the rename makes it visible (else a crash could
+  // leave an empty file under the real name).
+  if (fsync_ && ::fdatasync(fd) != 0) {
+    absl::Status s = errnoStatus(absl::StrCat("fsync ", tmp));
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  ::close(fd);
+  crashPoint(CrashPoint::kCheckpointTempWritten);
+  if (::rename(tmp.c_str(), path_.c_str()) != 0) {
+    absl::Status s = errnoStatus(absl::StrCat("renaming ", tmp, " to ", path_));
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  absl::Status synced = fsync_ ? syncDir(dir_) : absl::OkStatus();
+  crashPoint(CrashPoint::kCheckpointRenamed);
+  return synced;
+}
+
+}  // namespace sluice

@@ -1,0 +1,94 @@
+// sluiced's promise to its pods, on disk: every allocation it has made
+// (attachment → port number, type, vhost mode, socket, IP, MAC, pod, netns),
+// so that a restarted sluiced restores the same ports before it serves the
+// API. Control path only: DataplaneControl writes it within every change, before the API replies; sluiced's main reads it
+// once at start.
+//
+// The file (<state-dir>/checkpoint.json) is replaced atomically: written to a
+// temporary file in the same directory, fsynced, renamed over the old one,
+// and the directory fsynced, so after a crash at any point the file is either
+// the old or the new state, never a mix. (With checkpoint-fsync off the two
+// fsyncs are skipped: rename alone is atomic against a process crash.) A file that cannot be read or parsed
+// is moved aside (checkpoint.json.corrupt-<unix time>) and sluiced starts
+// empty: a broken file must never keep the node's dataplane from starting.
+//
+// Format (JSON, version 1):
+//   {"format": "sluice-checkpoint", "version": 1,
+//    "ports": [{"port_no": 0, "container_id": "...", "ifname": "net1",
+//               "pod_namespace": "...", "pod_name": "...", "ip": "10.244.0.5",
+//               "mac": "02:..", "type": "vhost-user", "vhost_mode": "server",
+//               "socket_subdir": "...", "socket_path": "/var/run/...",
+//               "netns": "/var/run/netns/..."}],
+//    "vfs": [ ...records of the SR-IOV module... ]}
+// Every other top-level key is a module's section (control_module.h), e.g.
+// "vfs" for the SR-IOV VF allocations: an array of JSON objects whose schema
+// belongs to the module (this file only requires each to be an object).
+#pragma once
+
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dataplane/core/port_request.h"
+
+namespace sluice {
+
+// One port as checkpointed: the request as it arrived (re-validated against
+// the configuration on restore), plus what sluiced derived from it.
+struct CheckpointPort {
+  uint16_t port_no = 0;         // the datapath port number (not the DPDK port id)
+  RawPortRequest request;       // attachment, pod, ip, mac, type, vhost mode, subdir
+  std::string socket_path;      // the vhost-user socket it had
+  std::string netns;            // the pod's netns path, empty when unknown
+};
+
+struct CheckpointState {
+  std::vector<CheckpointPort> ports;
+  // Modules' sections by key: arrays of objects whose schema is theirs.
+  std::map<std::string, nlohmann::json> sections;
+};
+
+// Pure text ↔ state conversions (tested and fuzzed without files).
+// parseCheckpoint returns InvalidArgument naming the first bad field.
+std::string serializeCheckpoint(const CheckpointState& state);
+absl::StatusOr<CheckpointState> parseCheckpoint(std::string_view text);
+
+// What loading found.
+struct CheckpointLoad {
+  CheckpointState state;
+  bool found = false;           // a checkpoint file existed
+  std::string moved_aside_to;   // non-empty: the file was corrupt and now lives here
+};
+
+class CheckpointStore {
+ public:
+  // `dir` is the state directory; created (mode 0700) by load() or save().
+  // `fsync`: also make each save durable against power loss (config key
+  // checkpoint-fsync); without it a save is still atomic for readers and
+  // against sluiced's own death.
+  explicit CheckpointStore(std::string dir, bool fsync = true);
+
+  // Never fails: a missing file is an empty state; an unreadable or corrupt
+  // one is logged as an error, moved aside and treated as empty. A temp file
+  // left by a save that was killed before its rename is removed.
+  CheckpointLoad load();
+  // Atomically replaces the checkpoint; an error leaves the old file intact.
+  absl::Status save(const CheckpointState& state);
+
+  const std::string& path() const { return path_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  std::string path_;
+  bool fsync_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,723 @@
+#include "dataplane/core/dataplane_control.h"
+
+#include <absl/strings/str_cat.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "common/log.h"
+#include "dataplane/core/crash_points.h"
+#include "dataplane/datapath/flow/flow_lookup.h"
+
+namespace sluice {
+namespace {
+
+// How often control re-checks a PMD's acknowledgement. PMDs acknowledge at
+// their next loop iteration (microseconds), so this bounds added latency of
+// port changes, not correctness.
+constexpr auto kAckPollInterval = std::chrono::microseconds(20);
+
+// How often the flow thread drains the PMDs' upcall queues: a new flow's
+// packets are forwarded by inline translation until then.
+constexpr auto kUpcallPollInterval = std::chrono::milliseconds(1);
+
+std::vector<PmdFlowHandle> flowHandles(const std::vector<PmdHandle>& pmds) {
+  std::vector<PmdFlowHandle> out;
+  for (const PmdHandle& p : pmds) out.push_back({p.mailbox, p.megaflows, p.upcalls});
+  return out;
+}
+
+rte_ether_addr toEther(const MacAddress& mac) {
+  rte_ether_addr a;
+  std::memcpy(a.addr_bytes, mac.bytes.data(), 6);
+  return a;
+}
+
+}  // namespace
+
+DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
+                                   std::vector<PmdHandle> pmds, uint64_t tsc_hz)
+    : config_(config), backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
+      flows_(flowHandles(pmds_), tsc_hz, config.flow_idle_timeout_ms, &flow::readTsc) {
+  live_.resize(pmds_.size());
+  baseline_ = readTotals();
+}
+
+DataplaneControl::~DataplaneControl() {
+  stopGarbageCollector();
+  stopFlowThread();
+}
+
+void DataplaneControl::registerModule(ControlModule* module) {
+  Change change(*this);
+  modules_.push_back(module);
+}
+
+void DataplaneControl::unregisterModuleLocked(ControlModule* module) {
+  std::erase(modules_, module);
+}
+
+void DataplaneControl::setFlowOffload(offload::FlowOffloadSink* sink) {
+  Change change(*this);
+  flows_.setOffload(sink);
+}
+
+void DataplaneControl::start() {
+  Change change(*this);
+  started_ = true;
+  republishLocked();
+  if (flows_.hasFlows() && !flow_thread_.joinable()) flow_thread_ = std::thread([this] { flowThreadMain(); });
+}
+
+void DataplaneControl::stopFlowThread() {
+  {
+    std::lock_guard lock(mu_);
+    flow_stop_ = true;
+  }
+  flow_cv_.notify_all();
+  if (flow_thread_.joinable()) flow_thread_.join();
+}
+
+void DataplaneControl::flowThreadMain() {
+  // Idle megaflows are looked for four times per timeout (so one expires
+  // within 1.25 timeouts), at most once a second.
+  const auto expiry_period = std::chrono::milliseconds(
+      std::clamp<uint32_t>(config_.flow_idle_timeout_ms / 4, 1, 1000));
+  auto next_expiry = std::chrono::steady_clock::now() + expiry_period;
+  for (;;) {
+    {
+      // Upcalls wait at most this long (their packets are forwarded meanwhile).
+      std::unique_lock lock(mu_);
+      if (flow_cv_.wait_for(lock, kUpcallPollInterval, [this] { return flow_stop_; })) break;
+    }
+    Change change(*this);
+    if (flow_stop_) break;
+    // Module upkeep (e.g. neighbors: a changed next-hop MAC changes tunnel
+    // templates; offload grace periods).
+    bool changed = false;
+    for (ControlModule* m : modules_) changed |= m->tick(std::chrono::steady_clock::now());
+    if (changed) republishLocked();
+    flows_.handleUpcalls(routeTablesLocked());
+    if (auto now = std::chrono::steady_clock::now(); now >= next_expiry) {
+      flows_.expireIdle();
+      next_expiry = now + expiry_period;
+    }
+    flows_.commit();
+  }
+}
+
+void DataplaneControl::quiesceLocked() {
+  // The same snapshot content under a new version: publishLocked returns once
+  // every running PMD acknowledged it at its quiescent point.
+  std::vector<std::vector<uint16_t>> rx(pmds_.size());
+  for (size_t p = 0; p < pmds_.size(); ++p) {
+    if (live_[p] == nullptr) continue;
+    for (const RxQueueRef& q : live_[p]->rx_queues)
+      if (ports_[q.port_no]) rx[p].push_back(q.port_no);
+  }
+  publishLocked(rx, fib_);
+}
+
+RouteTables DataplaneControl::routeTablesLocked() const {
+  RouteTables tables{fib_.get(), config_.gateway.networkOrder(), nullptr, 0};
+  for (const ControlModule* m : modules_) m->fillRouteTables(tables);
+  return tables;
+}
+
+ControlModule* DataplaneControl::holderOfLocked(const AttachmentId& id) const {
+  for (ControlModule* m : modules_)
+    if (m->holds(id)) return m;
+  return nullptr;
+}
+
+std::optional<uint16_t> DataplaneControl::portOfLocked(const AttachmentId& id) const {
+  auto it = by_attachment_.find(id);
+  if (it == by_attachment_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::Status DataplaneControl::addModulePortLocked(uint16_t port_no, const std::string& label, uint16_t dpdk_port,
+                                                   rte_spinlock_t* tx_lock, unsigned pmd) {
+  if (port_no >= kMaxPorts || ports_[port_no])
+    return absl::AlreadyExistsError(absl::StrCat("port number ", port_no, " is not free for ", label));
+  if (pmd >= pmds_.size()) return absl::InvalidArgumentError(absl::StrCat(label, ": no PMD ", pmd));
+  PortEntry entry;
+  entry.dpdk = CreatedPort{dpdk_port, label, 1};
+  entry.pmd = pmd;
+  entry.module_label = label;
+  entry.module_tx_lock = tx_lock;
+  entry.request.attachment = AttachmentId{label, label};
+  ports_[port_no] = std::move(entry);
+  Totals now = readTotals();
+  baseline_.ports[port_no] = now.ports[port_no];
+  for (ControlModule* m : modules_) m->portAdded(port_no, ports_[port_no]->request, dpdk_port);
+  republishLocked();
+  return absl::OkStatus();
+}
+
+void DataplaneControl::removeModulePortLocked(uint16_t port_no) {
+  if (port_no >= kMaxPorts || !ports_[port_no] || ports_[port_no]->isPod()) return;
+  ports_[port_no].reset();
+  // Every PMD stops polling and sending to the port before its module closes it.
+  republishLocked();
+  for (ControlModule* m : modules_) m->portClosing(port_no);
+}
+
+std::vector<FlowView> DataplaneControl::listFlows() {
+  std::lock_guard lock(mu_);
+  return flows_.list();
+}
+
+std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
+  // Lowest free number: keeps numbers small and dense, and reuses them.
+  for (uint16_t n = 0; n < config_.max_ports; ++n)
+    if (!ports_[n]) return n;
+  return std::nullopt;
+}
+
+absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& raw, const std::string& netns) {
+  auto parsed = parsePortRequest(raw, config_.pod_cidr, config_.gateway, vdevPolicyFor(config_.state_dir));
+  if (!parsed.ok()) return parsed.status();
+  const PortRequest& req = *parsed;
+  if (req.kind == PortKind::kSriovVf)
+    return absl::UnimplementedError("type: SR-IOV VF ports are not supported by this sluiced yet");
+  if (req.kind == PortKind::kDpdkVdev && !config_.allow_vdev_ports)
+    return absl::FailedPreconditionError("type: DPDK vdev ports need sluiced's allow-vdev-ports (benchmarks, tests)");
+  // Only ever stat()ed, never opened: an absolute path is all it must be.
+  if (!netns.empty() && (netns[0] != '/' || netns.size() >= 4096 || netns.find('\0') != std::string::npos))
+    return absl::InvalidArgumentError("netns: must be an absolute path");
+
+  Change change(*this);
+  if (holderOfLocked(req.attachment) != nullptr)
+    return absl::AlreadyExistsError(absl::StrCat("attachment ", req.attachment.container_id, "/",
+                                                 req.attachment.ifname, " already holds an SR-IOV VF"));
+  if (auto it = by_attachment_.find(req.attachment); it != by_attachment_.end()) {
+    if (ports_[it->second]->request.sameParameters(req)) {
+      if (checkpoint_dirty_) {
+        if (absl::Status s = writeCheckpointLocked(); !s.ok()) return s;
+      }
+      return AddPortResult{viewLocked(it->second), false};
+    }
+    return absl::AlreadyExistsError(
+        absl::StrCat("attachment ", req.attachment.container_id, "/", req.attachment.ifname,
+                     " already exists with different parameters (port ", it->second, ")"));
+  }
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n] || !ports_[n]->isPod()) continue;
+    if (ports_[n]->request.ip == req.ip)
+      return absl::AlreadyExistsError(absl::StrCat("ip: ", req.ip.toString(), " belongs to port ", n));
+    if (ports_[n]->request.mac == req.mac)
+      return absl::AlreadyExistsError(absl::StrCat("mac: ", req.mac.toString(), " belongs to port ", n));
+  }
+  std::optional<uint16_t> port_no = freePortNumberLocked();
+  if (!port_no)
+    return absl::ResourceExhaustedError(
+        absl::StrCat("port table full: all ", config_.max_ports, " ports are in use"));
+
+  // A path that does not exist now cannot tell us later that the pod is gone
+  // (a runtime creates the netns before ADD); watching it would collect a
+  // live pod's port.
+  std::string watched = netns;
+  if (struct stat st {}; !watched.empty() && ::stat(watched.c_str(), &st) != 0) {
+    logWarning("netns ", watched, " of ", req.attachment.container_id, "/", req.attachment.ifname, ": ",
+               std::strerror(errno), "; not watched for garbage collection");
+    watched.clear();
+  }
+  // A vdev standing in for a pod (benchmarks, tests) has no socket.
+  auto socket_path = req.kind == PortKind::kDpdkVdev ? absl::StatusOr<std::string>(std::string())
+                                                      : vhostSocketPath(config_.socket_dir, req);
+  if (!socket_path.ok()) return socket_path.status();
+  // The promise is on disk before anything it names is made: sluiced killed
+  // before the write leaves nothing, killed after it leaves a record the
+  // restart makes whole (subdirectory, socket, DPDK port) and the CNI
+  // plugin's retried ADD finds. A vdev is never checkpointed.
+  if (req.kind != PortKind::kDpdkVdev) {
+    crashPoint(CrashPoint::kAddPortBeforeCheckpoint);
+    const CheckpointPort record{*port_no, raw, *socket_path, watched};
+    const bool was_dirty = checkpoint_dirty_;
+    if (absl::Status s = writeCheckpointLocked(&record); !s.ok()) {
+      checkpoint_dirty_ = was_dirty;  // the file is as it was, and differs from memory only if it did
+      return s;
+    }
+  }
+  if (absl::Status s = createPortLocked(*port_no, req, raw, watched, *socket_path); !s.ok()) {
+    // Unrecorded again; should that write fail, the restart retries the port.
+    (void)writeCheckpointLocked();
+    return s;
+  }
+  crashPoint(CrashPoint::kAddPortAfterPortOpen);
+  republishLocked();
+  const PortEntry& e = *ports_[*port_no];
+  logInfo("port ", *port_no, " added: ", req.attachment.container_id, "/", req.attachment.ifname, " ",
+          req.ip.toString(), " ", req.mac.toString(), " ", req.vhost_mode == VhostMode::kClient ? "client" : "server",
+          " ", e.socket_path, watched.empty() ? "" : " netns ", watched);
+  return AddPortResult{viewLocked(*port_no), true};
+}
+
+absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequest& req, const RawPortRequest& raw,
+                                                const std::string& netns, const std::string& socket_path) {
+  const bool vdev = req.kind == PortKind::kDpdkVdev;
+  // Never two ports on one socket: the unlink below would take a live
+  // port's socket away.
+  for (uint16_t n = 0; n < kMaxPorts && !vdev; ++n)
+    if (ports_[n] && ports_[n]->isPod() && ports_[n]->socket_path == socket_path)
+      return absl::AlreadyExistsError(absl::StrCat("socket ", socket_path, " belongs to port ", n));
+  bool made_subdir = false;
+  if (!req.socket_subdir.empty()) {
+    std::string dir = absl::StrCat(config_.socket_dir, "/", req.socket_subdir);
+    if (::mkdir(dir.c_str(), 0755) == 0) {
+      made_subdir = true;
+    } else if (errno != EEXIST) {
+      return absl::InternalError(absl::StrCat("creating ", dir, ": ", std::strerror(errno)));
+    }
+  }
+  bool client = req.vhost_mode == VhostMode::kClient;
+  // A server socket left by a sluiced that died would make bind() fail; the
+  // path is ours (validated to lie in the socket directory).
+  if (!client && !vdev) ::unlink(socket_path.c_str());
+  crashPoint(CrashPoint::kAddPortBeforePortOpen);
+  auto created = vdev ? backend_.createVdev(port_no, req.devargs) : backend_.createVhostUser(port_no, socket_path, client);
+  if (!created.ok()) {
+    if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
+    return created.status();
+  }
+
+  PortEntry entry{req, socket_path, *created, 0, nullptr, raw, netns, {}, nullptr};
+  if (pmds_.size() > created->tx_queues) entry.tx_lock = std::make_unique<rte_spinlock_t>();
+  if (entry.tx_lock) rte_spinlock_init(entry.tx_lock.get());
+  ports_[port_no] = std::move(entry);
+  by_attachment_[req.attachment] = port_no;
+  // Counters of a reused port number start from zero for the new port.
+  Totals now = readTotals();
+  baseline_.ports[port_no] = now.ports[port_no];
+  for (ControlModule* m : modules_) m->portAdded(port_no, req, created->dpdk_port);
+  return absl::OkStatus();
+}
+
+absl::Status DataplaneControl::writeCheckpointLocked(const CheckpointPort* pending) {
+  if (checkpoint_ == nullptr) return absl::OkStatus();
+  CheckpointState state;
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    // A vdev port stands in for a pod in benchmarks and tests (a pcap file,
+    // net_null): nothing outside sluiced holds it, so nothing to restore.
+    if (!ports_[n] || !ports_[n]->isPod() || ports_[n]->request.kind == PortKind::kDpdkVdev) continue;
+    const PortEntry& e = *ports_[n];
+    state.ports.push_back({n, e.raw, e.socket_path, e.netns});
+  }
+  if (pending != nullptr) state.ports.push_back(*pending);
+  state.sections = unclaimed_sections_;
+  for (const ControlModule* m : modules_)
+    if (!m->checkpointSection().empty()) state.sections[std::string(m->checkpointSection())] = m->checkpointRecords();
+  absl::Status s = checkpoint_->save(state);
+  checkpoint_dirty_ = !s.ok();
+  if (!s.ok()) {
+    const std::string why = absl::StrCat("state directory ", checkpoint_->dir(), " cannot be written: ", s.message());
+    logError(why);
+    return absl::InternalError(why);
+  }
+  return absl::OkStatus();
+}
+
+void DataplaneControl::setCheckpointStore(CheckpointStore* store) {
+  Change change(*this);
+  checkpoint_ = store;
+}
+
+RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
+  Change change(*this);
+  RestoreSummary summary;
+  // Each module takes its section back; the others' are kept as they were
+  // (a later sluiced with that module configured again takes them back).
+  unclaimed_sections_ = state.sections;
+  for (ControlModule* m : modules_) {
+    const std::string section(m->checkpointSection());
+    if (section.empty()) continue;
+    auto it = unclaimed_sections_.find(section);
+    m->restore(it != unclaimed_sections_.end() ? it->second : nlohmann::json::array());
+    if (it != unclaimed_sections_.end()) unclaimed_sections_.erase(it);
+  }
+  // A port checkpointed at a number a module's own port has now (the
+  // overlay's uplink, configured since) must not come back there: the PMD
+  // would take the pod's traffic for the underlay's and the pod's output
+  // would leave unencapsulated onto it. Such ports come back last, at the
+  // lowest number left free (a pod knows its socket, never its port number).
+  auto held_by_module = [this](uint16_t n) { return n < kMaxPorts && ports_[n] && !ports_[n]->isPod(); };
+  std::vector<const CheckpointPort*> in_order;
+  for (const CheckpointPort& rec : state.ports)
+    if (!held_by_module(rec.port_no)) in_order.push_back(&rec);
+  for (const CheckpointPort& rec : state.ports)
+    if (held_by_module(rec.port_no)) in_order.push_back(&rec);
+  for (const CheckpointPort* saved : in_order) {
+    CheckpointPort rec = *saved;
+    if (held_by_module(rec.port_no)) {
+      const std::optional<uint16_t> free = freePortNumberLocked();
+      logWarning("checkpointed port ", rec.port_no, " (", rec.request.container_id, "/", rec.request.ifname,
+                 ") has the ", ports_[rec.port_no]->module_label, "'s number now; ",
+                 free ? absl::StrCat("restored as port ", *free) : std::string("no other number is free"));
+      if (!free) {
+        ++summary.dropped;
+        continue;
+      }
+      rec.port_no = *free;
+    }
+    const std::string who = absl::StrCat("checkpointed port ", rec.port_no, " (", rec.request.container_id, "/",
+                                         rec.request.ifname, ")");
+    auto drop = [&](const std::string& why) {
+      logError(who, " not restored: ", why);
+      ++summary.dropped;
+    };
+    auto req = parsePortRequest(rec.request, config_.pod_cidr, config_.gateway);
+    if (!req.ok()) {
+      drop(std::string(req.status().message()));
+      continue;
+    }
+    if (req->kind != PortKind::kVhostUser) {
+      drop("not a vhost-user port");
+      continue;
+    }
+    if (rec.port_no >= config_.max_ports) {
+      drop(absl::StrCat("port number beyond max-ports ", config_.max_ports));
+      continue;
+    }
+    if (ports_[rec.port_no]) {
+      drop("port number taken twice in the checkpoint");
+      continue;
+    }
+    bool collides = by_attachment_.contains(req->attachment);
+    for (uint16_t n = 0; n < kMaxPorts; ++n)
+      collides |= ports_[n] && ports_[n]->isPod() &&
+                  (ports_[n]->request.ip == req->ip || ports_[n]->request.mac == req->mac);
+    if (collides) {
+      drop("its attachment, IP or MAC is already restored for another port");
+      continue;
+    }
+    if (!vhostSocketPathMatches(config_.socket_dir, *req, rec.socket_path)) {
+      drop(absl::StrCat("its socket ", rec.socket_path, " is not where socket-dir ", config_.socket_dir,
+                        " puts it now"));
+      continue;
+    }
+    if (struct stat st {}; !rec.netns.empty() && ::stat(rec.netns.c_str(), &st) != 0 && errno == ENOENT) {
+      // The pod went away while we were down: nothing to restore.
+      logInfo(who, " garbage-collected: pod netns ", rec.netns, " no longer exists");
+      if (req->vhost_mode == VhostMode::kServer) ::unlink(rec.socket_path.c_str());
+      if (!req->socket_subdir.empty())
+        ::rmdir(absl::StrCat(config_.socket_dir, "/", req->socket_subdir).c_str());  // only if empty
+      ++summary.garbage_collected;
+      continue;
+    }
+    if (absl::Status s = createPortLocked(rec.port_no, *req, rec.request, rec.netns, rec.socket_path); !s.ok()) {
+      drop(std::string(s.message()));
+      continue;
+    }
+    ++summary.restored;
+    logInfo("port ", rec.port_no, " restored: ", rec.request.container_id, "/", rec.request.ifname, " ",
+            rec.request.ip, " ", req->vhost_mode == VhostMode::kClient ? "client" : "server", " ", rec.socket_path);
+  }
+  restored_ports_ = summary.restored;
+  gc_collected_ += summary.garbage_collected;
+  republishLocked();
+  // Whatever could not be restored is forgotten now, on disk too.
+  if (!writeCheckpointLocked().ok())
+    logError("the restored ports keep working; AddPort and DeletePort fail until the state directory can be written");
+  return summary;
+}
+
+size_t DataplaneControl::collectGarbage() {
+  Change change(*this);
+  size_t collected = 0;
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n] || ports_[n]->netns.empty()) continue;
+    struct stat st {};
+    // Only "no such file" proves the pod gone; any other error proves nothing.
+    if (::stat(ports_[n]->netns.c_str(), &st) == 0 || errno != ENOENT) continue;
+    logInfo("port ", n, " garbage-collected: pod netns ", ports_[n]->netns, " of ",
+            ports_[n]->request.attachment.container_id, "/", ports_[n]->request.attachment.ifname,
+            " no longer exists");
+    removePortLocked(n);
+    ++collected;
+  }
+  for (ControlModule* m : modules_) collected += m->collectGarbage();
+  gc_collected_ += collected;
+  if (collected > 0 || checkpoint_dirty_) (void)writeCheckpointLocked();
+  return collected;
+}
+
+void DataplaneControl::startGarbageCollector(std::chrono::milliseconds interval) {
+  std::lock_guard lock(mu_);
+  if (gc_thread_.joinable() || interval.count() == 0) return;
+  gc_stop_ = false;
+  gc_thread_ = std::thread([this, interval] {
+    std::unique_lock gc_lock(mu_);
+    while (!gc_cv_.wait_for(gc_lock, interval, [this] { return gc_stop_; })) {
+      gc_lock.unlock();
+      collectGarbage();
+      gc_lock.lock();
+    }
+  });
+}
+
+void DataplaneControl::stopGarbageCollector() {
+  {
+    std::lock_guard lock(mu_);
+    gc_stop_ = true;
+  }
+  gc_cv_.notify_all();
+  if (gc_thread_.joinable()) gc_thread_.join();
+}
+
+absl::StatusOr<bool> DataplaneControl::deletePort(const AttachmentId& id) {
+  if (absl::Status s = validateAttachment(id); !s.ok()) return s;
+  Change change(*this);
+  if (ControlModule* holder = holderOfLocked(id); holder != nullptr) return holder->release(id);
+  auto it = by_attachment_.find(id);
+  if (it == by_attachment_.end()) {
+    if (checkpoint_dirty_) {
+      if (absl::Status s = writeCheckpointLocked(); !s.ok()) return s;
+    }
+    return false;
+  }
+  removePortLocked(it->second);
+  // The port is gone either way; a failed write is retried by the next
+  // change (and a DEL retried by the runtime finds nothing and retries it).
+  // Until then the file names a port that no longer exists, never the
+  // reverse: a restart meanwhile brings it back whole, the retried DEL
+  // removes it.
+  if (absl::Status s = writeCheckpointLocked(); !s.ok()) return s;
+  return true;
+}
+
+void DataplaneControl::removePortLocked(uint16_t port_no) {
+  PortEntry entry = std::move(*ports_[port_no]);
+  ports_[port_no].reset();
+  by_attachment_.erase(entry.request.attachment);
+  // Every PMD stops polling and sending to the port before it is closed.
+  republishLocked();
+  for (ControlModule* m : modules_) m->portClosing(port_no);  // e.g. its offload rules go before the port
+  backend_.destroy(entry.dpdk);
+  if (entry.request.vhost_mode == VhostMode::kServer && !entry.socket_path.empty()) ::unlink(entry.socket_path.c_str());
+  if (!entry.request.socket_subdir.empty())
+    ::rmdir(absl::StrCat(config_.socket_dir, "/", entry.request.socket_subdir).c_str());  // only if empty
+  logInfo("port ", port_no, " removed: ", entry.request.attachment.container_id, "/",
+          entry.request.attachment.ifname);
+}
+
+void DataplaneControl::removeAllPorts() {
+  Change change(*this);
+  for (uint16_t n = 0; n < kMaxPorts; ++n)
+    if (ports_[n] && ports_[n]->isPod()) removePortLocked(n);
+}
+
+void DataplaneControl::republishLocked() {
+  if (!started_) return;
+  std::vector<ForwardingTable::Entry> routes;
+  std::vector<std::vector<uint16_t>> target(pmds_.size());
+  size_t k = 0;
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n]) continue;
+    if (!ports_[n]->isPod()) {
+      target[ports_[n]->pmd].push_back(n);  // a module's port stays where the module put it
+      continue;
+    }
+    routes.push_back({ports_[n]->request.ip, n, ports_[n]->request.mac});
+    // Round-robin over the pods' ports in number order.
+    target[k++ % pmds_.size()].push_back(n);
+  }
+  auto fib = std::make_shared<const ForwardingTable>(routes);
+  fib_ = fib;
+  // Megaflows the new tables do not support die now, before any PMD sees the
+  // new tables (their packets meanwhile miss and are decided by the old ones).
+  flows_.revalidate(routeTablesLocked());
+
+  // An rx queue moving between PMDs must never be polled by both at once:
+  // first publish a snapshot where moved queues belong to nobody, wait for
+  // every PMD, then hand them to their new owners.
+  std::vector<std::vector<uint16_t>> interim(pmds_.size());
+  bool moved = false;
+  for (size_t p = 0; p < pmds_.size(); ++p) {
+    for (uint16_t n : target[p]) {
+      bool was_elsewhere = false;
+      for (size_t q = 0; q < pmds_.size(); ++q) {
+        if (q == p || live_[q] == nullptr) continue;
+        for (const RxQueueRef& r : live_[q]->rx_queues)
+          if (r.port_no == n) was_elsewhere = true;
+      }
+      if (was_elsewhere) moved = true;
+      else interim[p].push_back(n);
+    }
+  }
+  if (moved) publishLocked(interim, fib);
+  publishLocked(target, fib);
+  for (size_t p = 0; p < pmds_.size(); ++p)
+    for (uint16_t n : target[p]) ports_[n]->pmd = static_cast<unsigned>(p);
+  // Classifiers without the stale megaflows; their slots are recycled.
+  flows_.commit();
+}
+
+void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& rx_ports_per_pmd,
+                                     const std::shared_ptr<const ForwardingTable>& fib) {
+  ++version_;
+  std::vector<std::shared_ptr<const PmdSnapshot>> next(pmds_.size());
+  for (size_t p = 0; p < pmds_.size(); ++p) {
+    auto snap = std::make_shared<PmdSnapshot>();
+    snap->version = version_;
+    snap->fib = fib;
+    snap->gateway_ip_be = config_.gateway.networkOrder();
+    snap->gateway_mac = toEther(config_.gateway_mac);
+    snap->pod_net_be = config_.pod_cidr.network.networkOrder();
+    snap->pod_mask_be = Ipv4Address{config_.pod_cidr.mask()}.networkOrder();
+    snap->tx_flush_cycles = tsc_hz_ / 1'000'000 * config_.tx_flush_interval_us;
+    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+      if (!ports_[n]) continue;
+      const PortEntry& e = *ports_[n];
+      if (!e.isPod()) {
+        snap->tx_ports[n] = {e.dpdk.dpdk_port, 0, true, e.module_tx_lock};
+        continue;
+      }
+      snap->tx_ports[n] = {e.dpdk.dpdk_port, 0, true, e.tx_lock.get()};
+      snap->port_macs[n] = toEther(e.request.mac);
+    }
+    for (uint16_t n : rx_ports_per_pmd[p]) snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, 0, n});
+    for (const ControlModule* m : modules_) m->fillSnapshot(*snap, p);
+    next[p] = std::move(snap);
+  }
+  for (size_t p = 0; p < pmds_.size(); ++p)
+    pmds_[p].mailbox->published.store(next[p].get(), std::memory_order_seq_cst);
+  // A PMD that is not running holds no snapshot; one that starts after this
+  // point reads the new one (seq_cst pairs with its store to `running`).
+  // The wait is without the table lock: a PMD slow to reach its next loop
+  // iteration delays this change (and the next), never a reader such as
+  // ListPorts or GetStats. The writer lock keeps every table as it is.
+  const uint64_t version = version_;
+  change_tables_lock_->unlock();
+  for (const PmdHandle& pmd : pmds_) {
+    while (pmd.mailbox->running.load(std::memory_order_seq_cst) &&
+           pmd.mailbox->acked_version.load(std::memory_order_acquire) < version)
+      std::this_thread::sleep_for(kAckPollInterval);
+  }
+  change_tables_lock_->lock();
+  // Every PMD now runs `next`: the previous snapshots can go.
+  live_ = std::move(next);
+}
+
+PortView DataplaneControl::viewLocked(uint16_t port_no) {
+  const PortEntry& e = *ports_[port_no];
+  return PortView{port_no, e.request, e.socket_path, e.dpdk.dpdk_name, e.pmd,
+                  backend_.linkUp(e.dpdk.dpdk_port), e.netns};
+}
+
+std::vector<PortView> DataplaneControl::listPorts() {
+  std::lock_guard lock(mu_);
+  std::vector<PortView> out;
+  for (uint16_t n = 0; n < kMaxPorts; ++n)
+    if (ports_[n] && ports_[n]->isPod()) out.push_back(viewLocked(n));
+  return out;
+}
+
+DataplaneControl::Totals DataplaneControl::readTotals() const {
+  Totals t;
+  for (size_t p = 0; p < pmds_.size(); ++p) {
+    const PmdCounters& c = *pmds_[p].counters;
+    t.pmds.push_back({static_cast<unsigned>(p), pmds_[p].lcore, c.busy_cycles.read(), c.idle_cycles.read(),
+                      c.packets.read(), c.rx_bursts.read(), c.tx_batches.read(), c.tx_batched.read(), c.tx_packets.read(),
+                      c.reloads.read()});
+    PmdStatsView& v = t.pmds.back();
+    v.run_hits = c.run_hits.read();
+    v.emc_hits = c.emc_hits.read();
+    v.smc_hits = c.smc_hits.read();
+    v.megaflow_hits = c.megaflow_hits.read();
+    v.misses = c.misses.read();
+    v.not_looked_up = c.not_looked_up.read();
+    v.upcalls = c.upcalls.read();
+    v.upcalls_coalesced = c.upcalls_coalesced.read();
+    v.lost_upcalls = c.lost_upcalls.read();
+    v.subtable_lookups = c.subtable_lookups.read();
+    v.mark_hits = c.mark_hits.read();
+    v.mark_misses = c.mark_misses.read();
+    for (size_t r = 0; r < kDropReasonCount; ++r) t.drops[r] += c.drops[r].read();
+    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+      t.ports[n].rx_packets += c.ports[n].rx_packets.read();
+      t.ports[n].tx_packets += c.ports[n].tx_packets.read();
+      t.ports[n].tx_dropped += c.ports[n].tx_dropped.read();
+      t.ports[n].rx_dropped += c.ports[n].rx_dropped.read();
+    }
+  }
+  return t;
+}
+
+StatsView DataplaneControl::stats() {
+  std::lock_guard lock(mu_);
+  Totals now = readTotals();
+  std::vector<FlowControlCounters> flow_counters = flows_.counters();
+  StatsView v;
+  v.tsc_hz = tsc_hz_;
+  v.tx_flush_interval_us = config_.tx_flush_interval_us;
+  v.seconds_since_clear = std::chrono::duration<double>(std::chrono::steady_clock::now() - cleared_at_).count();
+  for (size_t p = 0; p < now.pmds.size(); ++p) {
+    PmdStatsView s = now.pmds[p];
+    const PmdStatsView& b = baseline_.pmds[p];
+    s.busy_cycles -= b.busy_cycles;
+    s.idle_cycles -= b.idle_cycles;
+    s.packets -= b.packets;
+    s.rx_bursts -= b.rx_bursts;
+    s.tx_batches -= b.tx_batches;
+    s.tx_batched -= b.tx_batched;
+    s.tx_packets -= b.tx_packets;
+    s.reloads -= b.reloads;
+    s.run_hits -= b.run_hits;
+    s.emc_hits -= b.emc_hits;
+    s.smc_hits -= b.smc_hits;
+    s.megaflow_hits -= b.megaflow_hits;
+    s.misses -= b.misses;
+    s.not_looked_up -= b.not_looked_up;
+    s.upcalls -= b.upcalls;
+    s.upcalls_coalesced -= b.upcalls_coalesced;
+    s.lost_upcalls -= b.lost_upcalls;
+    s.subtable_lookups -= b.subtable_lookups;
+    s.mark_hits -= b.mark_hits;
+    s.mark_misses -= b.mark_misses;
+    s.megaflows = flow_counters[p].megaflows;
+    v.pmds.push_back(s);
+  }
+  for (size_t r = 0; r < kDropReasonCount; ++r) v.drops[r] = now.drops[r] - baseline_.drops[r];
+  // Modules' own ports (the uplink) first, then the pods'.
+  for (bool pods : {false, true}) {
+    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+      if (!ports_[n] || ports_[n]->isPod() != pods) continue;
+      const PortStatsView& c = now.ports[n];
+      const PortStatsView& b = baseline_.ports[n];
+      v.ports.push_back({n, ports_[n]->request.attachment, c.rx_packets - b.rx_packets,
+                         c.tx_packets - b.tx_packets, c.tx_dropped - b.tx_dropped, c.rx_dropped - b.rx_dropped});
+    }
+  }
+  return v;
+}
+
+void DataplaneControl::clearStats() {
+  std::lock_guard lock(mu_);
+  baseline_ = readTotals();
+  cleared_at_ = std::chrono::steady_clock::now();
+}
+
+HealthView DataplaneControl::health() {
+  std::lock_guard lock(mu_);
+  HealthView h;
+  bool all_running = true;
+  for (const PmdHandle& pmd : pmds_) all_running &= pmd.mailbox->running.load(std::memory_order_acquire);
+  h.ready = started_ && all_running;
+  h.uptime_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at_).count();
+  h.ports = static_cast<uint32_t>(by_attachment_.size());
+  h.max_ports = config_.max_ports;
+  h.pmds = static_cast<uint32_t>(pmds_.size());
+  h.pod_cidr = config_.pod_cidr;
+  h.gateway = config_.gateway;
+  h.gateway_mac = config_.gateway_mac;
+  h.restored_ports = restored_ports_;
+  h.garbage_collected = gc_collected_;
+  return h;
+}
+
+}  // namespace sluice

@@ -1,0 +1,300 @@
+// The control core: the port table (pods' ports and modules' own ports such
+// as the uplink), the forwarding table, the PMD snapshots and the statistics
+// baselines. Features (the VXLAN overlay, SR-IOV VFs, partial offload) are
+// modules (control_module.h) registered at start. The gRPC service and
+// sluicectl see the node only through typed functions of the core and the
+// modules.
+//
+// Every change has one shape: open a Change (writer and table locks) →
+// change the tables → revalidate megaflows and publish a snapshot →
+// checkpoint → reply. Thread-safe: API threads call in concurrently (control
+// path only; PMDs never take these locks). The writer lock makes changes one
+// at a time, for their whole length; the table lock guards the tables and is
+// what readers (listings, statistics, health) take. A change holds both,
+// except while it waits for PMDs to acknowledge a snapshot: then only the
+// writer lock, so a slow PMD delays changes, never readers.
+//
+// Changes reach PMDs as immutable snapshots (pmd_snapshot.h): a call that
+// changes the port set returns only after every running PMD has acknowledged
+// the new snapshot, so a removed port is closed only once no PMD can touch it.
+#pragma once
+
+#include <absl/status/statusor.h>
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dataplane/config/config.h"
+#include "dataplane/core/checkpoint.h"
+#include "dataplane/core/control_module.h"
+#include "dataplane/core/flow_control.h"
+#include "dataplane/core/port_backend.h"
+#include "dataplane/core/port_request.h"
+#include "dataplane/datapath/drop_reason.h"
+#include "dataplane/datapath/limits.h"
+#include "dataplane/datapath/pmd_counters.h"
+#include "dataplane/datapath/pmd_snapshot.h"
+
+namespace sluice {
+
+// What control needs to reach one PMD (owned by the daemon's main).
+struct PmdHandle {
+  unsigned lcore = 0;
+  PmdMailbox* mailbox = nullptr;
+  PmdCounters* counters = nullptr;
+  // The PMD's flow caches' shared parts (null: no flow caches, as in unit
+  // tests of the port table).
+  flow::MegaflowTable* megaflows = nullptr;
+  UpcallQueue* upcalls = nullptr;
+};
+
+struct PortView {
+  uint16_t port_no = 0;
+  PortRequest request;
+  std::string socket_path;
+  std::string dpdk_name;
+  unsigned pmd = 0;
+  bool link_up = false;
+  std::string netns;  // watched for garbage collection; empty: not watched
+};
+
+struct PmdStatsView {
+  unsigned index = 0, lcore = 0;
+  uint64_t busy_cycles = 0, idle_cycles = 0, packets = 0, rx_bursts = 0, tx_batches = 0,
+           tx_batched = 0, tx_packets = 0, reloads = 0;
+  // Flow-cache tiers (one per packet) and upcalls; see PmdCounters.
+  uint64_t run_hits = 0, emc_hits = 0, smc_hits = 0, megaflow_hits = 0, misses = 0, not_looked_up = 0, upcalls = 0,
+           upcalls_coalesced = 0, lost_upcalls = 0, subtable_lookups = 0;
+  uint64_t mark_hits = 0, mark_misses = 0;  // partial offload, see PmdCounters
+  uint64_t megaflows = 0;  // live now (not a counter: never cleared)
+};
+
+struct PortStatsView {
+  uint16_t port_no = 0;
+  AttachmentId attachment;
+  uint64_t rx_packets = 0, tx_packets = 0, tx_dropped = 0, rx_dropped = 0;
+};
+
+struct StatsView {
+  uint64_t tsc_hz = 0;
+  std::vector<PmdStatsView> pmds;
+  std::vector<PortStatsView> ports;
+  std::array<uint64_t, kDropReasonCount> drops{};
+  double seconds_since_clear = 0;
+  uint32_t tx_flush_interval_us = 0;
+};
+
+struct HealthView {
+  bool ready = false;
+  double uptime_seconds = 0;
+  uint32_t ports = 0, max_ports = 0, pmds = 0;
+  Ipv4Cidr pod_cidr;
+  Ipv4Address gateway;
+  MacAddress gateway_mac;
+  uint32_t restored_ports = 0;    // restored from the checkpoint at start
+  uint64_t garbage_collected = 0; // attachments removed since start: pod netns vanished
+};
+
+struct RestoreSummary {
+  unsigned restored = 0;           // ports re-created with their number and socket
+  unsigned dropped = 0;            // records that could not be restored (logged)
+  unsigned garbage_collected = 0;  // records whose pod netns vanished meanwhile
+};
+
+struct AddPortResult {
+  PortView port;
+  bool created = false;
+};
+
+class DataplaneControl {
+ public:
+  DataplaneControl(const SluicedConfig& config, PortBackend& backend, std::vector<PmdHandle> pmds,
+                   uint64_t tsc_hz);
+  ~DataplaneControl();
+  DataplaneControl(const DataplaneControl&) = delete;
+  DataplaneControl& operator=(const DataplaneControl&) = delete;
+
+  // Registration, before start(): feature modules (control_module.h), in
+  // the order their hooks run, and where megaflows are offered for offload.
+  void registerModule(ControlModule* module);
+  void unregisterModuleLocked(ControlModule* module);
+  void setFlowOffload(offload::FlowOffloadSink* sink);
+
+  // Publishes the first snapshot; call before launching the PMDs.
+  void start();
+  // `netns`: the pod's netns path (CNI_NETNS); watched for garbage
+  // collection if it exists now. With a checkpoint store set, the new port
+  // is on disk before this returns (else the port is undone, INTERNAL).
+  absl::StatusOr<AddPortResult> addPort(const RawPortRequest& raw, const std::string& netns = {});
+  // Returns whether an attachment was removed (false: unknown attachment,
+  // not an error); a module's attachment (an SR-IOV VF) is released by it.
+  absl::StatusOr<bool> deletePort(const AttachmentId& id);
+  // The pods' ports (a module's own ports, such as the uplink, are not
+  // attachments and are not listed).
+  std::vector<PortView> listPorts();
+  StatsView stats();
+  void clearStats();
+  HealthView health();
+  // Removes every pod's port (daemon shutdown): sockets closed and unlinked.
+  void removeAllPorts();
+  // Every megaflow of every PMD (`sluicectl flows`).
+  std::vector<FlowView> listFlows();
+  // Stops the flow thread (upcalls, expiry, module ticks); before the PMDs stop.
+  void stopFlowThread();
+
+  // Checkpointing (checkpoint.h): with a store, every change is written to
+  // it before the call returns. Without one (unit tests), nothing is.
+  // removeAllPorts (shutdown) never writes: the ports are to come back.
+  void setCheckpointStore(CheckpointStore* store);
+  // Re-creates checkpointed ports with their port numbers and sockets (call
+  // once, before the API serves), after handing every module its section.
+  // A record that is invalid under the current configuration, collides, or
+  // whose port DPDK refuses is logged and dropped; one whose pod netns
+  // vanished is garbage-collected. The checkpoint is then rewritten with
+  // what was restored (sections of unregistered modules kept as they were).
+  RestoreSummary restore(const CheckpointState& state);
+  // Removes every attachment (port, or a module's) whose watched netns path
+  // no longer exists; returns how many. Run by the collector thread every
+  // `interval` (and callable directly).
+  size_t collectGarbage();
+  void startGarbageCollector(std::chrono::milliseconds interval);
+  void stopGarbageCollector();
+
+  // ---- For modules ----
+  // A change: the writer lock for its whole length, and the table lock,
+  // which publishing lets go while PMDs acknowledge. Lock order: writer,
+  // then tables. Every *Locked function below needs one.
+  class Change {
+   public:
+    explicit Change(DataplaneControl& control)
+        : control_(control), writer_(control.change_mu_), tables_(control.mu_) {
+      control_.change_tables_lock_ = &tables_;
+    }
+    ~Change() { control_.change_tables_lock_ = nullptr; }
+    Change(const Change&) = delete;
+    Change& operator=(const Change&) = delete;
+
+   private:
+    DataplaneControl& control_;
+    std::unique_lock<std::mutex> writer_;
+    std::unique_lock<std::mutex> tables_;
+  };
+  // A read: the table lock only (never waits for PMDs).
+  [[nodiscard]] std::unique_lock<std::mutex> read() { return std::unique_lock(mu_); }
+
+  const SluicedConfig& config() const { return config_; }
+  // New tables for the PMDs: routes rebuilt, megaflows revalidated, rx
+  // queues reassigned, a snapshot published and acknowledged by every PMD.
+  void republishLocked();
+  // The same tables under a new version: returns once every running PMD has
+  // passed a quiescent point (what a grace period needs).
+  void quiesceLocked();
+  // Writes the checkpoint (no-op without a store) with every port and every
+  // module's section, plus `pending` (a port about to be made); on failure
+  // the state is marked dirty and the next change retries.
+  absl::Status writeCheckpointLocked(const CheckpointPort* pending = nullptr);
+  // Whether the file differs from the tables (a write failed; the next
+  // change retries it). A module that undoes what a failed write recorded
+  // sets it back.
+  bool checkpointDirtyLocked() const { return checkpoint_dirty_; }
+  void setCheckpointDirtyLocked(bool dirty) { checkpoint_dirty_ = dirty; }
+  // The port of a pod's attachment, if it has one.
+  std::optional<uint16_t> portOfLocked(const AttachmentId& id) const;
+  // A port a module opens itself (the overlay's uplink): in the port table
+  // at `port_no` (which pods never get), polled by PMD `pmd` only, sent to
+  // by every PMD under `tx_lock` (which the module may share with its own
+  // sends), labelled `label` in statistics. Not an attachment: not listed,
+  // checkpointed or collected; it stays until removeModulePortLocked.
+  absl::Status addModulePortLocked(uint16_t port_no, const std::string& label, uint16_t dpdk_port,
+                                   rte_spinlock_t* tx_lock, unsigned pmd);
+  void removeModulePortLocked(uint16_t port_no);
+
+ private:
+  struct PortEntry {
+    PortRequest request;
+    std::string socket_path;
+    CreatedPort dpdk;
+    unsigned pmd = 0;
+    // Shared tx queue lock when there are more PMDs than tx queues.
+    std::unique_ptr<rte_spinlock_t> tx_lock;
+    RawPortRequest raw;  // as requested: what the checkpoint records
+    std::string netns;   // watched netns path (empty: none)
+    // A module's own port (see addModulePortLocked): its label, fixed PMD
+    // and the module's tx lock. Empty label: a pod's port.
+    std::string module_label;
+    rte_spinlock_t* module_tx_lock = nullptr;
+    bool isPod() const { return module_label.empty(); }
+  };
+  // Raw counter sums over all PMDs; statistics report raw minus baseline.
+  struct Totals {
+    std::vector<PmdStatsView> pmds;
+    std::array<PortStatsView, kMaxPorts> ports{};
+    std::array<uint64_t, kDropReasonCount> drops{};
+  };
+
+  void publishLocked(const std::vector<std::vector<uint16_t>>& rx_ports_per_pmd,
+                     const std::shared_ptr<const ForwardingTable>& fib);
+  std::optional<uint16_t> freePortNumberLocked() const;
+  PortView viewLocked(uint16_t port_no);
+  Totals readTotals() const;
+  void removePortLocked(uint16_t port_no);
+  // Creates the DPDK port and the table entry for a validated request at a
+  // free `port_no` on `socket_path` (empty for a vdev; a restored port keeps
+  // its checkpointed one) (no republish, no checkpoint).
+  absl::Status createPortLocked(uint16_t port_no, const PortRequest& req, const RawPortRequest& raw,
+                                const std::string& netns, const std::string& socket_path);
+  RouteTables routeTablesLocked() const;
+  ControlModule* holderOfLocked(const AttachmentId& id) const;
+  // The flow thread: installs upcalled megaflows every millisecond, expires
+  // idle ones and ticks the modules, each as a change like any other.
+  void flowThreadMain();
+
+  const SluicedConfig config_;
+  PortBackend& backend_;
+  const std::vector<PmdHandle> pmds_;
+  const uint64_t tsc_hz_;
+  const std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
+
+  std::mutex change_mu_;  // the writer lock (see Change)
+  // The current change's table lock (guarded by change_mu_).
+  std::unique_lock<std::mutex>* change_tables_lock_ = nullptr;
+  std::mutex mu_;  // the table lock: every member below unless said otherwise
+
+  std::vector<ControlModule*> modules_;  // set before start(), then read-only
+  std::array<std::optional<PortEntry>, kMaxPorts> ports_;  // indexed by port number
+  std::map<AttachmentId, uint16_t> by_attachment_;
+  uint64_t version_ = 0;
+  // What each PMD currently runs; kept alive here until replaced and
+  // acknowledged (guarded by change_mu_: only changes read or replace it).
+  std::vector<std::shared_ptr<const PmdSnapshot>> live_;
+  bool started_ = false;
+  Totals baseline_;
+  // The forwarding table of the latest snapshot (what upcalls translate with).
+  std::shared_ptr<const ForwardingTable> fib_ = std::make_shared<const ForwardingTable>();
+  FlowControl flows_;
+  std::thread flow_thread_;
+  std::condition_variable flow_cv_;
+  bool flow_stop_ = false;
+  std::chrono::steady_clock::time_point cleared_at_ = started_at_;
+
+  // Checkpoint: the store (null: none), and the sections of modules that
+  // are not registered, kept as loaded.
+  CheckpointStore* checkpoint_ = nullptr;
+  std::map<std::string, nlohmann::json> unclaimed_sections_;
+  bool checkpoint_dirty_ = false;
+  uint32_t restored_ports_ = 0;
+  uint64_t gc_collected_ = 0;
+  std::thread gc_thread_;
+  std::condition_variable gc_cv_;
+  bool gc_stop_ = false;
+};
+
+}  // namespace sluice

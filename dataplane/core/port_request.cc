@@ -1,0 +1,158 @@
+#include "dataplane/core/port_request.h"
+
+#include <absl/strings/str_cat.h>
+#include <sys/un.h>
+
+#include <cstdint>
+
+#include "common/socket_name.h"
+
+namespace sluice {
+namespace {
+
+absl::Status invalid(const std::string& field, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
+}
+
+// Letters, digits, '_', '.', '-', not starting with '.' (so never "." or ".."
+// or a hidden file): what the CNI spec allows in a container id, and safe as a
+// single path component.
+absl::Status checkPathComponent(const std::string& field, const std::string& value, size_t max_len) {
+  if (value.empty()) return invalid(field, "must not be empty");
+  if (value.size() > max_len) return invalid(field, absl::StrCat("longer than ", max_len, " characters"));
+  if (value[0] == '.' || value[0] == '-') return invalid(field, "must not start with '.' or '-'");
+  for (char c : value) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '.' || c == '-';
+    if (!ok) return invalid(field, "may hold only letters, digits, '_', '.' and '-'");
+  }
+  return absl::OkStatus();
+}
+
+// Exactly Linux's dev_valid_name (net/core/dev.c), so that every name the
+// runtime (and sluice-cni) accepts as CNI_IFNAME is accepted here too, and
+// DEL of such an attachment can succeed: 1..15 bytes (IFNAMSIZ is 16 with the
+// terminating NUL), not "." or "..", no '/', ':', NUL or whitespace as the
+// kernel's isspace() counts it (\t \n \v \f \r, space, and 0xA0).
+absl::Status checkInterfaceName(const std::string& field, const std::string& value) {
+  constexpr size_t kMaxInterfaceName = 15;
+  if (value.empty()) return invalid(field, "must not be empty");
+  if (value.size() > kMaxInterfaceName)
+    return invalid(field, absl::StrCat("longer than ", kMaxInterfaceName, " bytes"));
+  if (value == "." || value == "..") return invalid(field, "must not be '.' or '..'");
+  for (char c : value) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b == '/' || b == ':' || b == '\0' || b == ' ' || (b >= '\t' && b <= '\r') || b == 0xA0)
+      return invalid(field, "must not hold '/', ':', NUL or whitespace");
+  }
+  return absl::OkStatus();
+}
+
+// 64-bit FNV-1a of the whole container id: two ids sharing their first 12
+// characters still get different socket names.
+uint64_t containerIdHash(const std::string& id) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64-bit offset basis
+  for (char c : id) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;  // FNV-1a 64-bit prime
+  }
+  return h;
+}
+
+// Characters of the container id shown in a socket name: what docker and
+// crictl print as a short id.
+constexpr size_t kShortIdLen = 12;
+
+// Kubernetes names: DNS-1123 labels/subdomains (lower case, digits, '-', '.').
+absl::Status checkKubernetesName(const std::string& field, const std::string& value) {
+  if (value.size() > 253) return invalid(field, "longer than 253 characters");
+  for (char c : value) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+    if (!ok) return invalid(field, "is not a Kubernetes name (lower case, digits, '-', '.')");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool PortRequest::sameParameters(const PortRequest& o) const {
+  return attachment == o.attachment && pod_namespace == o.pod_namespace && pod_name == o.pod_name &&
+         ip == o.ip && mac == o.mac && kind == o.kind && vhost_mode == o.vhost_mode &&
+         socket_subdir == o.socket_subdir && devargs == o.devargs;
+}
+
+absl::Status validateAttachment(const AttachmentId& id) {
+  if (absl::Status s = checkPathComponent("attachment.container_id", id.container_id, 128); !s.ok()) return s;
+  return checkInterfaceName("attachment.ifname", id.ifname);
+}
+
+absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
+                                             Ipv4Address gateway, const VdevPolicy& vdev) {
+  PortRequest req;
+  req.attachment = {raw.container_id, raw.ifname};
+  if (absl::Status s = validateAttachment(req.attachment); !s.ok()) return s;
+  if (absl::Status s = checkKubernetesName("pod_namespace", raw.pod_namespace); !s.ok()) return s;
+  if (absl::Status s = checkKubernetesName("pod_name", raw.pod_name); !s.ok()) return s;
+  req.pod_namespace = raw.pod_namespace;
+  req.pod_name = raw.pod_name;
+
+  auto ip = Ipv4Address::parse(raw.ip);
+  if (!ip) return invalid("ip", absl::StrCat("'", raw.ip, "' is not an IPv4 address"));
+  if (!pod_cidr.contains(*ip))
+    return absl::FailedPreconditionError(
+        absl::StrCat("ip: ", ip->toString(), " is outside this node's pod CIDR ", pod_cidr.toString()));
+  if (*ip == pod_cidr.network || *ip == pod_cidr.broadcast() || *ip == gateway)
+    return absl::FailedPreconditionError(
+        absl::StrCat("ip: ", ip->toString(), " is the network, broadcast or gateway address"));
+  req.ip = *ip;
+
+  if (raw.mac.empty()) {
+    req.mac = MacAddress::fromIpv4(*ip);
+  } else {
+    auto mac = MacAddress::parse(raw.mac);
+    if (!mac) return invalid("mac", absl::StrCat("'", raw.mac, "' is not a MAC like 02:00:00:00:00:01"));
+    if (mac->isMulticast() || mac->isZero()) return invalid("mac", "must be a non-zero unicast address");
+    req.mac = *mac;
+  }
+
+  req.kind = raw.kind;
+  req.vhost_mode = raw.vhost_mode;
+  if (raw.kind == PortKind::kDpdkVdev) {
+    if (absl::Status s = validateVdevDevargs(raw.devargs, vdev); !s.ok()) return s;
+    req.devargs = raw.devargs;
+    if (!raw.socket_subdir.empty()) return invalid("socket_subdir", "not for DPDK vdev ports (they have no socket)");
+  } else if (!raw.devargs.empty()) {
+    return invalid("devargs", "only for DPDK vdev ports");
+  }
+  if (!raw.socket_subdir.empty()) {
+    if (absl::Status s = checkPathComponent("socket_subdir", raw.socket_subdir, 64); !s.ok()) return s;
+    req.socket_subdir = raw.socket_subdir;
+  }
+  return req;
+}
+
+absl::StatusOr<std::string> vhostSocketPath(const std::string& socket_dir, const PortRequest& req) {
+  const std::string file = absl::StrCat(ifnameFileComponent(req.attachment.ifname), ".sock");
+  std::string path =
+      req.socket_subdir.empty()
+          ? absl::StrCat(socket_dir, "/", req.attachment.container_id.substr(0, kShortIdLen), "-",
+                         absl::Hex(containerIdHash(req.attachment.container_id), absl::kZeroPad16), "-", file)
+          : absl::StrCat(socket_dir, "/", req.socket_subdir, "/", file);
+  if (path.size() >= sizeof(sockaddr_un::sun_path))
+    return invalid("socket_subdir",
+                   absl::StrCat("socket path ", path, " exceeds the ", sizeof(sockaddr_un::sun_path) - 1,
+                                "-byte unix socket limit"));
+  return path;
+}
+
+bool vhostSocketPathMatches(const std::string& socket_dir, const PortRequest& req, const std::string& recorded) {
+  if (auto path = vhostSocketPath(socket_dir, req); path.ok() && *path == recorded) return true;
+  // What sluiced named a socket without a subdir before the hash was added
+  // (its interface names were all plain, so they were used unescaped).
+  const std::string& ifname = req.attachment.ifname;
+  return req.socket_subdir.empty() && ifnameFileComponent(ifname) == ifname &&
+         recorded == absl::StrCat(socket_dir, "/", req.attachment.container_id.substr(0, kShortIdLen), "-", ifname,
+                                  ".sock");
+}
+
+}  // namespace sluice

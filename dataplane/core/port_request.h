@@ -1,0 +1,76 @@
+// A request to plug a pod into the dataplane, in typed form, and the checks
+// that make it safe to act on: every name that becomes part of a file path is
+// confined to the socket directory (the interface name is escaped there). Pure functions; used by the control thread
+// (and reused by tests and fuzzers without DPDK).
+#pragma once
+
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include <string>
+
+#include "common/net_address.h"
+#include "dataplane/core/vdev_devargs.h"
+
+namespace sluice {
+
+// kDpdkVdev: a DPDK vdev given by devargs standing in for a pod (benchmarks
+// and tests: a pcap file as input, net_null as a sink); sluiced refuses it
+// unless its config allows it (allow-vdev-ports).
+enum class PortKind { kVhostUser, kSriovVf, kDpdkVdev };
+enum class VhostMode { kServer, kClient };
+
+struct AttachmentId {
+  std::string container_id;
+  std::string ifname;
+  auto operator<=>(const AttachmentId&) const = default;
+};
+
+struct PortRequest {
+  AttachmentId attachment;
+  std::string pod_namespace;
+  std::string pod_name;
+  Ipv4Address ip;
+  MacAddress mac;  // always set after validation (derived from ip if not given)
+  PortKind kind = PortKind::kVhostUser;
+  VhostMode vhost_mode = VhostMode::kServer;
+  std::string socket_subdir;  // optional single path component
+  std::string devargs;        // kDpdkVdev only: "<driver>[,key=value...]", validated (vdev_devargs.h)
+
+  bool sameParameters(const PortRequest& other) const;
+};
+
+// The raw text fields as they arrive from the API, before parsing.
+struct RawPortRequest {
+  std::string container_id, ifname, pod_namespace, pod_name, ip, mac, socket_subdir;
+  std::string devargs = {};  // kDpdkVdev only (a default, so positional initialisers may stop before it)
+  PortKind kind = PortKind::kVhostUser;
+  VhostMode vhost_mode = VhostMode::kServer;
+};
+
+// Parses and validates every field. InvalidArgument names the field and says
+// what is wrong; FailedPrecondition when the IP cannot belong to a pod of this
+// node (outside the pod CIDR, the network, broadcast or gateway address).
+// A kDpdkVdev port's devargs are checked against `vdev` (vdev_devargs.h); the
+// default policy allows no pcap file.
+absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
+                                             Ipv4Address gateway, const VdevPolicy& vdev = {});
+
+// Checks an attachment id alone (DeletePort takes only that).
+absl::Status validateAttachment(const AttachmentId& id);
+
+// Where the port's vhost-user socket lives: <socket_dir>/<subdir>/<ifname>.sock,
+// or <socket_dir>/<container_id[:12]>-<hash>-<ifname>.sock without a subdir,
+// where <hash> is 16 hex digits of a 64-bit hash of the whole container id
+// and <ifname> has every byte outside [A-Za-z0-9_.-] (and a leading '.')
+// written as %xx. InvalidArgument if the result would not fit a unix socket
+// address.
+absl::StatusOr<std::string> vhostSocketPath(const std::string& socket_dir, const PortRequest& req);
+
+// Whether `recorded` (a checkpointed socket path) is the port's socket: what
+// vhostSocketPath gives now, or what sluiced gave before the hash
+// (<socket_dir>/<container_id[:12]>-<ifname>.sock), so that ports made by an
+// older sluiced survive an upgrade on their sockets.
+bool vhostSocketPathMatches(const std::string& socket_dir, const PortRequest& req, const std::string& recorded);
+
+}  // namespace sluice

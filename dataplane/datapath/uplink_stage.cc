@@ -1,0 +1,104 @@
+#include "dataplane/datapath/uplink_stage.h"
+
+#include <rte_arp.h>
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+#include <rte_prefetch.h>
+
+#include <cstring>
+
+#include "dataplane/datapath/l3_forward.h"
+#include "dataplane/datapath/tsan_dpdk.h"
+
+namespace sluice::vxlan {
+namespace {
+
+// How far ahead the stage prefetches frame data (as l3_forward.cc).
+constexpr uint16_t kPrefetchAhead = 4;
+
+// ARP on the uplink: a request for our VTEP is answered in place (true);
+// a reply addressed to our VTEP is punted to control's neighbor table.
+enum class ArpVerdict : uint8_t { kReply, kPunt, kDrop };
+
+ArpVerdict handleArp(const OverlaySnapshot& ov, rte_mbuf* m) {
+  if (rte_pktmbuf_data_len(m) < sizeof(rte_ether_hdr) + sizeof(rte_arp_hdr)) return ArpVerdict::kDrop;
+  auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
+  auto* arp = reinterpret_cast<rte_arp_hdr*>(eth + 1);
+  if (arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) || arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
+      arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4)
+    return ArpVerdict::kDrop;
+  if (arp->arp_data.arp_tip != ov.decap.vtep_ip_be) return ArpVerdict::kDrop;
+  if (arp->arp_opcode == RTE_BE16(RTE_ARP_OP_REPLY)) return ArpVerdict::kPunt;
+  if (arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST) || arp->arp_data.arp_sip == arp->arp_data.arp_tip)
+    return ArpVerdict::kDrop;
+  const uint32_t sender = arp->arp_data.arp_sip;
+  arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REPLY);
+  arp->arp_data.arp_tha = arp->arp_data.arp_sha;
+  arp->arp_data.arp_tip = sender;
+  arp->arp_data.arp_sha = ov.vtep_mac;
+  arp->arp_data.arp_sip = ov.decap.vtep_ip_be;
+  eth->dst_addr = eth->src_addr;
+  eth->src_addr = ov.vtep_mac;
+  return ArpVerdict::kReply;
+}
+
+}  // namespace
+
+uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, TunnelMeta* meta,
+                       UplinkRxOut& out) {
+  out.n_drop = out.n_reply = out.n_punted = 0;
+  for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+  const OverlayTables& tables = *ov.tables;
+  uint16_t kept = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
+    rte_mbuf* m = pkts[i];
+    // Headers must sit in the first segment (as for key extraction).
+    const DecapInfo d = classifyUplinkFrame(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), ov.decap);
+    if (d.cls == UplinkClass::kVxlan) {
+      const uint16_t t = tables.tunnelForVtep(d.outer_src_be);
+      if (t == kNoTunnel) {
+        // Only known remote nodes may send: refused here, before its inner
+        // packet costs a key, a lookup, an upcall or a megaflow (any host
+        // that reaches UDP 4789 could otherwise fill the flow table).
+        out.drop[out.n_drop] = m;
+        out.reason[out.n_drop++] = DropReason::kVxlanUnknownSource;
+        continue;
+      }
+      rte_pktmbuf_adj(m, d.inner_ofs);
+      // Outer Ethernet padding is not part of the inner frame.
+      if (rte_pktmbuf_pkt_len(m) > d.inner_len) rte_pktmbuf_trim(m, static_cast<uint16_t>(rte_pktmbuf_pkt_len(m) - d.inner_len));
+      meta[kept] = {d.outer_src_be, d.outer_dst_be, d.vni};
+      pkts[kept++] = m;
+      TunnelCounters& c = ov.counters->tunnels[t];
+      c.rx_packets.inc();
+      c.rx_bytes.add(d.inner_len);
+      continue;
+    }
+    if (d.cls == UplinkClass::kArp) {
+      switch (handleArp(ov, m)) {
+        case ArpVerdict::kReply:
+          out.reply[out.n_reply++] = m;
+          continue;
+        case ArpVerdict::kPunt:
+          handOver(m);  // to control's thread, through a ring TSan cannot see into
+          if (rte_ring_enqueue(ov.arp_punt, m) == 0) {
+            ++out.n_punted;
+          } else {
+            out.drop[out.n_drop] = m;
+            out.reason[out.n_drop++] = DropReason::kUplinkArpPuntFull;
+          }
+          continue;
+        case ArpVerdict::kDrop:
+          out.drop[out.n_drop] = m;
+          out.reason[out.n_drop++] = DropReason::kArpNotAnswered;
+          continue;
+      }
+    }
+    out.drop[out.n_drop] = m;
+    out.reason[out.n_drop++] = d.reason;
+  }
+  return kept;
+}
+
+}  // namespace sluice::vxlan

@@ -1,0 +1,219 @@
+#include "dataplane/modules/overlay/overlay_control.h"
+
+#include <absl/strings/str_cat.h>
+
+#include <cstring>
+#include <set>
+
+#include "common/log.h"
+#include "dataplane/modules/overlay/arp_frames.h"
+
+namespace sluice {
+namespace {
+
+constexpr uint16_t kArpOpReply = 2;  // RFC 826 ar$op
+
+MacAddress innerMacOf(const RemoteNodeConfig& n) { return n.mac ? *n.mac : MacAddress::fromIpv4(n.vtep); }
+
+bool sameNode(const RemoteNodeConfig& a, const RemoteNodeConfig& b) {
+  return a.name == b.name && a.vtep == b.vtep && a.pod_cidrs == b.pod_cidrs && innerMacOf(a) == innerMacOf(b);
+}
+
+}  // namespace
+
+OverlayControl::OverlayControl(const OverlayConfig& config, const Ipv4Cidr& pod_cidr, UplinkIo& uplink,
+                               uint16_t uplink_port, size_t n_pmds, NeighborTiming timing)
+    : config_(config), pod_cidr_(pod_cidr), uplink_(uplink), uplink_port_(uplink_port), neighbors_(timing) {
+  for (size_t p = 0; p < n_pmds; ++p) counters_.push_back(std::make_unique<vxlan::OverlayCounters>());
+  for (const StaticNeighbor& s : config_.uplink->static_neighbors) neighbors_.setStatic(s.ip, s.mac);
+  for (const RemoteNodeConfig& n : config.remote_nodes) {
+    if (auto r = addNode(n); !r.ok()) logWarning("remote node ", n.name, " not added: ", r.status().message());
+  }
+  config_.remote_nodes.clear();
+  rebuild();
+}
+
+uint32_t OverlayControl::overlayMtu() const { return config_.uplink->mtu - vxlan::kOuterLen; }
+
+OverlayView OverlayControl::view() {
+  OverlayView v;
+  v.enabled = true;
+  v.vtep = config_.uplink->vtep;
+  v.vtep_mac = uplink_.mac();
+  v.vni = config_.vni;
+  v.overlay_mtu = overlayMtu();
+  v.uplink_port = uplink_port_;
+  v.ip_checksum_offload = uplink_.ipChecksumOffload();
+  v.link_up = uplink_.linkUp();
+  return v;
+}
+
+Ipv4Address OverlayControl::nextHopFor(Ipv4Address vtep) const {
+  const UplinkConfig& u = *config_.uplink;
+  if (!u.next_hop) return vtep;
+  if (u.vtep_prefix < 32) {
+    Ipv4Cidr subnet{Ipv4Address{u.vtep.value & (u.vtep_prefix == 0 ? 0 : ~0u << (32 - u.vtep_prefix))},
+                    u.vtep_prefix};
+    if (subnet.contains(vtep)) return vtep;
+  }
+  return *u.next_hop;
+}
+
+absl::StatusOr<bool> OverlayControl::addNode(RemoteNodeConfig node) {
+  std::vector<RemoteNodeConfig> others;
+  for (const auto& [name, n] : nodes_) others.push_back(n.cfg);
+  if (absl::Status s = validateRemoteNode(node, pod_cidr_, config_.uplink->vtep, others); !s.ok()) return s;
+  if (auto it = nodes_.find(node.name); it != nodes_.end()) {
+    if (sameNode(it->second.cfg, node)) return false;
+    return absl::AlreadyExistsError(absl::StrCat("node ", node.name, " exists with other settings (delete it first)"));
+  }
+  uint16_t tunnel = vxlan::kNoTunnel;
+  for (uint16_t t = 0; t < vxlan::kMaxTunnels; ++t) {
+    if (!tunnel_used_[t]) {
+      tunnel = t;
+      break;
+    }
+  }
+  if (tunnel == vxlan::kNoTunnel)
+    return absl::ResourceExhaustedError(absl::StrCat("node table full: ", vxlan::kMaxTunnels, " remote nodes"));
+  tunnel_used_[tunnel] = true;
+  baseline_[tunnel] = rawCounters(tunnel);
+  logInfo("remote node ", node.name, " added: VTEP ", node.vtep.toString(), ", tunnel ", tunnel);
+  const std::string name = node.name;  // not node.name below: node is moved from
+  nodes_[name] = Node{std::move(node), tunnel};
+  rebuild();
+  return true;
+}
+
+bool OverlayControl::deleteNode(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return false;
+  tunnel_used_[it->second.tunnel] = false;
+  nodes_.erase(it);
+  logInfo("remote node ", name, " removed");
+  rebuild();
+  return true;
+}
+
+void OverlayControl::rebuild() {
+  std::set<Ipv4Address> wanted;
+  for (const auto& [name, n] : nodes_) wanted.insert(nextHopFor(n.cfg.vtep));
+  neighbors_.setWanted(wanted);
+
+  uint16_t count = 0;
+  for (uint16_t t = 0; t < vxlan::kMaxTunnels; ++t)
+    if (tunnel_used_[t]) count = static_cast<uint16_t>(t + 1);
+  std::vector<vxlan::OverlayTables::Tunnel> tunnels(count);
+  std::vector<vxlan::RemoteRoute> routes;
+  const MacAddress our_mac = uplink_.mac();
+  for (const auto& [name, n] : nodes_) {
+    vxlan::EncapParams p{};
+    std::memcpy(p.src_mac, our_mac.bytes.data(), 6);
+    const std::optional<MacAddress> hop_mac = neighbors_.lookup(nextHopFor(n.cfg.vtep));
+    if (hop_mac) std::memcpy(p.dst_mac, hop_mac->bytes.data(), 6);
+    p.resolved = hop_mac.has_value();
+    p.src_ip_be = config_.uplink->vtep.networkOrder();
+    p.dst_ip_be = n.cfg.vtep.networkOrder();
+    p.vni = config_.vni;
+    const MacAddress inner = innerMacOf(n.cfg);
+    std::memcpy(p.inner_dst, inner.bytes.data(), 6);
+    p.tunnel = n.tunnel;
+    tunnels[n.tunnel] = {p.dst_ip_be, vxlan::buildEncapTemplate(p)};
+    for (const Ipv4Cidr& c : n.cfg.pod_cidrs)
+      routes.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), n.tunnel});
+  }
+  tables_ = std::make_shared<const vxlan::OverlayTables>(std::move(tunnels), std::move(routes));
+}
+
+bool OverlayControl::poll(Clock::time_point now) {
+  bool changed = false;
+  const Ipv4Address vtep = config_.uplink->vtep;
+  const MacAddress our_mac = uplink_.mac();
+  uplink_.drainPunted([&](const uint8_t* data, size_t len) {
+    auto arp = parseArp(data, len);
+    std::optional<ArpRefusal> refused;
+    if (!arp) {
+      refused = ArpRefusal::kMalformed;
+    } else if (arp->op != kArpOpReply) {
+      refused = ArpRefusal::kNotAReply;
+    } else if (arp->target != vtep) {
+      refused = ArpRefusal::kNotToOurVtep;
+    } else if (arp->eth_dst != our_mac) {
+      // A resolver's reply is unicast to the asker; a broadcast or multicast
+      // "reply" is someone announcing itself to everyone.
+      refused = ArpRefusal::kNotUnicastToUs;
+    } else if (arp->mac.isMulticast() || arp->mac.isZero()) {
+      refused = ArpRefusal::kBadSenderMac;
+    } else {
+      const NeighborTable::Learned learned = neighbors_.learn(arp->ip, arp->mac, now);
+      refused = learned.refused;
+      if (learned.changed) {
+        logInfo("neighbor ", arp->ip.toString(), " is at ", arp->mac.toString());
+        changed = true;
+      }
+    }
+    if (refused) {
+      ++arp_refused_[static_cast<size_t>(*refused)];
+      logDebug("ARP from the uplink not learned from: ", arpRefusalName(*refused));
+    }
+  });
+  bool forgot = false;
+  for (Ipv4Address ip : neighbors_.due(now, &forgot)) {
+    if (absl::Status s = uplink_.send(buildArpRequest(uplink_.mac(), vtep, ip)); !s.ok())
+      logWarning("ARP request for ", ip.toString(), ": ", s.message());
+  }
+  if (changed || forgot) rebuild();
+  return changed || forgot;
+}
+
+void OverlayControl::fillSnapshot(vxlan::OverlaySnapshot& s, size_t pmd) const {
+  s.enabled = true;
+  s.uplink_port = uplink_port_;
+  s.decap.vtep_ip_be = config_.uplink->vtep.networkOrder();
+  s.decap.vni = config_.vni;
+  const MacAddress mac = uplink_.mac();
+  std::memcpy(s.vtep_mac.addr_bytes, mac.bytes.data(), 6);
+  s.overlay_mtu = overlayMtu();
+  s.tx_ip_checksum_offload = uplink_.ipChecksumOffload();
+  s.tables = tables_;
+  s.arp_punt = uplink_.puntRing();
+  s.counters = counters_[pmd].get();
+}
+
+std::array<uint64_t, 4> OverlayControl::rawCounters(uint16_t tunnel) const {
+  std::array<uint64_t, 4> sum{};
+  for (const auto& c : counters_) {
+    const vxlan::TunnelCounters& t = c->tunnels[tunnel];
+    sum[0] += t.rx_packets.read();
+    sum[1] += t.rx_bytes.read();
+    sum[2] += t.tx_packets.read();
+    sum[3] += t.tx_bytes.read();
+  }
+  return sum;
+}
+
+std::vector<RemoteNodeView> OverlayControl::listNodes(Clock::time_point now) const {
+  std::vector<RemoteNodeView> out;
+  const std::vector<NeighborTable::View> neigh = neighbors_.list(now);
+  for (const auto& [name, n] : nodes_) {
+    RemoteNodeView v;
+    v.node = n.cfg;
+    v.node.mac = innerMacOf(n.cfg);
+    v.tunnel = n.tunnel;
+    v.next_hop = nextHopFor(n.cfg.vtep);
+    v.next_hop_mac = neighbors_.lookup(v.next_hop);
+    v.neighbor_state = "incomplete";
+    for (const NeighborTable::View& nv : neigh)
+      if (nv.ip == v.next_hop) v.neighbor_state = neighborStateName(nv.state);
+    const std::array<uint64_t, 4> raw = rawCounters(n.tunnel);
+    const std::array<uint64_t, 4>& base = baseline_[n.tunnel];
+    v.rx_packets = raw[0] - base[0];
+    v.rx_bytes = raw[1] - base[1];
+    v.tx_packets = raw[2] - base[2];
+    v.tx_bytes = raw[3] - base[3];
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace sluice

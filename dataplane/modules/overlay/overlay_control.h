@@ -1,0 +1,111 @@
+// The overlay's control state (issue 5): the uplink, the remote node table
+// (node -> VTEP, pod CIDRs, tunnel index), the neighbor table resolving each
+// VTEP's next hop, and the immutable OverlayTables built from them for the
+// PMDs' snapshots and the slow path's translations. Control thread only:
+// every method runs under DataplaneControl's mutex, which also publishes the
+// tables (a change returns true / is followed by a republish, and the
+// republish revalidates megaflows against the new tables).
+//
+// What a change does to cached flows: a node added, removed or changed alters
+// routes and known VTEPs, which megaflows encode (encap actions name a
+// tunnel; decap megaflows match tun_src), so the republish's revalidation
+// kills the affected ones. A neighbor change only alters a tunnel's header
+// template, which megaflows do not hold (they name the tunnel index): the
+// next snapshot carries the new template and no megaflow needs to change.
+#pragma once
+
+#include <absl/status/statusor.h>
+
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dataplane/modules/overlay/neighbor_table.h"
+#include "dataplane/config/overlay_config.h"
+#include "dataplane/modules/overlay/uplink_io.h"
+#include "dataplane/datapath/vxlan/overlay_snapshot.h"
+
+namespace sluice {
+
+struct RemoteNodeView {
+  RemoteNodeConfig node;  // mac filled (configured or derived)
+  uint16_t tunnel = 0;
+  Ipv4Address next_hop;
+  std::optional<MacAddress> next_hop_mac;
+  std::string neighbor_state;  // incomplete | reachable | stale | static
+  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
+};
+
+struct OverlayView {
+  bool enabled = false;
+  Ipv4Address vtep;
+  MacAddress vtep_mac;
+  uint32_t vni = 0;
+  uint32_t overlay_mtu = 0;
+  uint16_t uplink_port = 0;
+  bool ip_checksum_offload = false;
+  bool link_up = false;
+};
+
+class OverlayControl {
+ public:
+  using Clock = NeighborTable::Clock;
+
+  // `config.uplink` must be set; config.remote_nodes validated already.
+  OverlayControl(const OverlayConfig& config, const Ipv4Cidr& pod_cidr, UplinkIo& uplink, uint16_t uplink_port,
+                 size_t n_pmds, NeighborTiming timing = NeighborTiming());
+  OverlayControl(const OverlayControl&) = delete;
+  OverlayControl& operator=(const OverlayControl&) = delete;
+
+  uint16_t uplinkPort() const { return uplink_port_; }
+  rte_spinlock_t* uplinkTxLock() { return uplink_.txLock(); }
+  uint16_t uplinkDpdkPort() const { return uplink_.dpdkPort(); }
+  // Largest inner IPv4 packet: the uplink MTU minus 50 bytes of outer headers.
+  uint32_t overlayMtu() const;
+  OverlayView view();
+
+  // Adds a node: true if created, false if it exists with the same settings;
+  // InvalidArgument / AlreadyExists (conflict with another node or the same
+  // name with other settings) / ResourceExhausted (kMaxTunnels nodes).
+  absl::StatusOr<bool> addNode(RemoteNodeConfig node);
+  bool deleteNode(const std::string& name);
+  std::vector<RemoteNodeView> listNodes(Clock::time_point now) const;
+  std::vector<NeighborTable::View> listNeighbors(Clock::time_point now) const { return neighbors_.list(now); }
+  // ARP frames from the uplink that taught nothing, per reason, since start.
+  const ArpRefusalCounts& arpRefusals() const { return arp_refused_; }
+
+  // Neighbor upkeep: learns from punted ARP, sends due requests, forgets
+  // stale MACs. Returns whether the tables changed (the caller republishes).
+  bool poll(Clock::time_point now);
+
+  std::shared_ptr<const vxlan::OverlayTables> tables() const { return tables_; }
+  // The overlay part of PMD `pmd`'s next snapshot.
+  void fillSnapshot(vxlan::OverlaySnapshot& s, size_t pmd) const;
+
+ private:
+  struct Node {
+    RemoteNodeConfig cfg;
+    uint16_t tunnel = 0;
+  };
+  Ipv4Address nextHopFor(Ipv4Address vtep) const;
+  void rebuild();
+  std::array<uint64_t, 4> rawCounters(uint16_t tunnel) const;
+
+  OverlayConfig config_;
+  Ipv4Cidr pod_cidr_;
+  UplinkIo& uplink_;
+  uint16_t uplink_port_;
+  NeighborTable neighbors_;
+  std::map<std::string, Node> nodes_;
+  std::array<bool, vxlan::kMaxTunnels> tunnel_used_{};
+  // Counter values of a tunnel index when its node was added (indices are reused).
+  std::array<std::array<uint64_t, 4>, vxlan::kMaxTunnels> baseline_{};
+  std::vector<std::unique_ptr<vxlan::OverlayCounters>> counters_;  // one per PMD
+  std::shared_ptr<const vxlan::OverlayTables> tables_;
+  ArpRefusalCounts arp_refused_{};
+};
+
+}  // namespace sluice

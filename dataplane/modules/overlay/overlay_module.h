@@ -1,0 +1,49 @@
+// The VXLAN overlay as a control module: the uplink is a port of the core's
+// table (polled by PMD 0, sent to by all), the overlay's tables go into
+// every snapshot and every translation, the neighbor table is kept up on the
+// flow thread's tick, and the remote-node calls of the API are changes of
+// the core like any other (a changed node table revalidates megaflows).
+#pragma once
+
+#include <absl/status/statusor.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dataplane/core/control_module.h"
+#include "dataplane/core/dataplane_control.h"
+#include "dataplane/modules/overlay/overlay_control.h"
+
+namespace sluice {
+
+class OverlayModule final : public ControlModule {
+ public:
+  // Registers with `core` and puts the uplink into its port table.
+  static absl::StatusOr<std::unique_ptr<OverlayModule>> attach(DataplaneControl& core, OverlayControl& overlay);
+  // Takes the uplink out of the port table (PMDs stopped or not).
+  ~OverlayModule() override;
+  OverlayModule(const OverlayModule&) = delete;
+  OverlayModule& operator=(const OverlayModule&) = delete;
+
+  // What a node call answers on a node without an uplink.
+  static absl::Status absent();
+
+  absl::StatusOr<bool> addNode(const RemoteNodeConfig& node);
+  absl::StatusOr<bool> deleteNode(const std::string& name);
+  std::vector<RemoteNodeView> listNodes();
+  OverlayView view();
+  uint32_t overlayMtu();
+
+  void fillSnapshot(PmdSnapshot& snap, size_t pmd) const override;
+  void fillRouteTables(RouteTables& tables) const override;
+  bool tick(std::chrono::steady_clock::time_point now) override;
+
+ private:
+  OverlayModule(DataplaneControl& core, OverlayControl& overlay) : core_(core), overlay_(overlay) {}
+
+  DataplaneControl& core_;
+  OverlayControl& overlay_;  // under the core's locks (see overlay_control.h)
+};
+
+}  // namespace sluice

@@ -1,0 +1,66 @@
+// See fake_pf_control.h.
+#include "dataplane/stand_ins/fake_pf/fake_pf_control.h"
+
+#include <absl/strings/str_cat.h>
+
+namespace sluice::sriov {
+
+absl::Status FakePfControl::record(const std::string& kind, const std::string& pf, uint32_t vf,
+                                   const std::string& arg) {
+  calls_.push_back(absl::StrCat(kind, " ", pf, " ", vf, arg.empty() ? "" : " ", arg));
+  if (kind == fail_on_) return absl::InternalError(absl::StrCat("fake PF: ", kind, " on ", pf, " vf ", vf, " fails"));
+  return absl::OkStatus();
+}
+
+absl::Status FakePfControl::setVfMac(const std::string& pf, uint32_t vf, const MacAddress& mac) {
+  std::lock_guard lock(mu_);
+  if (absl::Status s = record("mac", pf, vf, mac.toString()); !s.ok()) return s;
+  state_[{pf, vf}].mac = mac;
+  return absl::OkStatus();
+}
+
+absl::Status FakePfControl::setVfVlan(const std::string& pf, uint32_t vf, uint16_t vlan) {
+  std::lock_guard lock(mu_);
+  if (absl::Status s = record("vlan", pf, vf, std::to_string(vlan)); !s.ok()) return s;
+  state_[{pf, vf}].vlan = vlan;
+  return absl::OkStatus();
+}
+
+absl::Status FakePfControl::setVfTrust(const std::string& pf, uint32_t vf, bool on) {
+  std::lock_guard lock(mu_);
+  if (absl::Status s = record("trust", pf, vf, on ? "on" : "off"); !s.ok()) return s;
+  state_[{pf, vf}].trust = on;
+  return absl::OkStatus();
+}
+
+absl::Status FakePfControl::setVfSpoofCheck(const std::string& pf, uint32_t vf, bool on) {
+  std::lock_guard lock(mu_);
+  if (absl::Status s = record("spoofchk", pf, vf, on ? "on" : "off"); !s.ok()) return s;
+  state_[{pf, vf}].spoof_check = on;
+  return absl::OkStatus();
+}
+
+absl::Status FakePfControl::resetVf(const std::string& pf, uint32_t vf) {
+  std::lock_guard lock(mu_);
+  if (absl::Status s = record("reset", pf, vf, ""); !s.ok()) return s;
+  state_[{pf, vf}] = VfState{};
+  return absl::OkStatus();
+}
+
+std::vector<std::string> FakePfControl::calls() const {
+  std::lock_guard lock(mu_);
+  return calls_;
+}
+
+FakePfControl::VfState FakePfControl::state(const std::string& pf, uint32_t vf) const {
+  std::lock_guard lock(mu_);
+  auto it = state_.find({pf, vf});
+  return it == state_.end() ? VfState{} : it->second;
+}
+
+void FakePfControl::failOn(std::string kind) {
+  std::lock_guard lock(mu_);
+  fail_on_ = std::move(kind);
+}
+
+}  // namespace sluice::sriov

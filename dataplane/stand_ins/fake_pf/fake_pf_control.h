@@ -1,0 +1,52 @@
+// A PfControl that changes nothing and remembers what it was asked, for unit
+// tests and for sluiced's end-to-end tests on machines without SR-IOV
+// hardware (config `sriov-pf-control: "fake"`, test-only; sluiced warns
+// loudly at start). It also keeps each VF's resulting settings, and can be
+// told to fail a kind of call. Thread-safe (tests read it while sluiced's API
+// threads call it).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dataplane/modules/sriov/pf_control.h"
+
+namespace sluice::sriov {
+
+class FakePfControl : public PfControl {
+ public:
+  struct VfState {
+    MacAddress mac;
+    uint16_t vlan = 0;
+    bool trust = false;
+    bool spoof_check = true;
+  };
+
+  absl::Status setVfMac(const std::string& pf, uint32_t vf, const MacAddress& mac) override;
+  absl::Status setVfVlan(const std::string& pf, uint32_t vf, uint16_t vlan) override;
+  absl::Status setVfTrust(const std::string& pf, uint32_t vf, bool on) override;
+  absl::Status setVfSpoofCheck(const std::string& pf, uint32_t vf, bool on) override;
+  absl::Status resetVf(const std::string& pf, uint32_t vf) override;
+
+  // Every call so far, e.g. "mac pf0 1 02:00:00:00:00:01", "vlan pf0 1 100",
+  // "trust pf0 1 on", "spoofchk pf0 1 off", "reset pf0 1".
+  std::vector<std::string> calls() const;
+  // The settings a VF has after the calls (defaults when never touched).
+  VfState state(const std::string& pf, uint32_t vf) const;
+  // Calls whose kind ("mac", "vlan", "trust", "spoofchk", "reset") equals
+  // `kind` fail with Internal from now on (empty: none fail).
+  void failOn(std::string kind);
+
+ private:
+  absl::Status record(const std::string& kind, const std::string& pf, uint32_t vf, const std::string& arg);
+
+  mutable std::mutex mu_;
+  std::vector<std::string> calls_;
+  std::map<std::pair<std::string, uint32_t>, VfState> state_;
+  std::string fail_on_;
+};
+
+}  // namespace sluice::sriov
