@@ -162,13 +162,6 @@ int run(int argc, char** argv) {
     return 1;
   }
 
-  std::vector<std::unique_ptr<PmdMailbox>> mailboxes;
-  std::vector<std::unique_ptr<PmdCounters>> counters;
-  std::vector<std::unique_ptr<flow::MegaflowTable>> megaflows;
-  std::vector<std::unique_ptr<flow::FlowLookup>> lookups;
-  std::vector<std::unique_ptr<UpcallQueue>> upcalls;
-  std::vector<std::unique_ptr<Pmd>> pmds;
-  std::vector<PmdHandle> handles;
   // Partial offload: made before the PMDs, which read its marks.
   std::unique_ptr<offload::OffloadManager> offload;
   if (config->offload_provider != "off") {
@@ -180,40 +173,39 @@ int run(int argc, char** argv) {
     if (config->offload_port.empty() && !config->overlay.uplink)
       logWarning("offload: neither an offload-port nor an uplink configured; nothing will be offloaded");
   }
+  // One context per PMD, and the PMD that runs on it.
+  std::vector<std::unique_ptr<PmdContext>> contexts;
+  std::vector<std::unique_ptr<Pmd>> pmds;
   for (unsigned lcore : config->pmd_cores) {
-    mailboxes.push_back(std::make_unique<PmdMailbox>());
-    counters.push_back(std::make_unique<PmdCounters>());
+    auto& ctx = *contexts.emplace_back(std::make_unique<PmdContext>());
+    ctx.lcore = lcore;
+    ctx.index = static_cast<uint32_t>(contexts.size() - 1);
     // Every flow-cache structure is sized and allocated here, before the PMD
     // runs: the fast path never allocates.
-    megaflows.push_back(std::make_unique<flow::MegaflowTable>(config->flow_limit));
+    ctx.megaflows = std::make_unique<flow::MegaflowTable>(config->flow_limit);
     flow::FlowLookupConfig fc;
     fc.emc.entries = config->emc_entries;
     fc.emc.insert_inv_prob = config->emc_insert_inv_prob;
     fc.emc.seed = 0x5eed + lcore;  // distinct insertion coin flips per PMD
     fc.smc.enabled = config->smc_enable;
-    auto lookup = flow::FlowLookup::create(fc, *megaflows.back());
+    auto lookup = flow::FlowLookup::create(fc, *ctx.megaflows);
     if (!lookup.ok()) {
       logError("flow caches: ", lookup.status().message());
       rte_eal_cleanup();
       return 1;
     }
-    lookups.push_back(std::move(*lookup));
-    upcalls.push_back(std::make_unique<UpcallQueue>());
-    PmdFlowParts parts{lookups.back().get(), megaflows.back().get(), upcalls.back().get(), {}};
-    if (offload) {
-      parts.marks = &offload->marks();
-      parts.pmd_index = static_cast<uint32_t>(pmds.size());
-    }
-    parts.gate.tsc_hz = rte_get_tsc_hz();
-    parts.gate.rate_per_sec = config->upcall_rate;
-    parts.gate.burst = config->upcall_burst;
-    pmds.push_back(std::make_unique<Pmd>(*mailboxes.back(), *counters.back(), parts));
-    handles.push_back({lcore, mailboxes.back().get(), counters.back().get(), megaflows.back().get(),
-                       upcalls.back().get()});
+    ctx.lookup = std::move(*lookup);
+    ctx.gate.tsc_hz = rte_get_tsc_hz();
+    ctx.gate.rate_per_sec = config->upcall_rate;
+    ctx.gate.burst = config->upcall_burst;
+    if (offload) ctx.marks = &offload->marks();
+    pmds.push_back(std::make_unique<Pmd>(ctx));
   }
+  std::vector<PmdContext*> pmd_contexts;
+  for (auto& ctx : contexts) pmd_contexts.push_back(ctx.get());
 
   DpdkPortBackend backend(pool);
-  DataplaneControl control(*config, backend, handles, rte_get_tsc_hz());
+  DataplaneControl control(*config, backend, pmd_contexts, rte_get_tsc_hz());
   // The uplink, if any, takes the last port number (pods never get it).
   const uint16_t uplink_port_no = kMaxPorts - 1;
   // Feature modules. Offload first: it attaches to its port when the port
@@ -271,7 +263,7 @@ int run(int argc, char** argv) {
     tsanRelease(pmds[i].get());  // Pmd::launch acquires it on the lcore
     if (int rc = rte_eal_remote_launch(Pmd::launch, pmds[i].get(), config->pmd_cores[i]); rc != 0) {
       logError("launching the PMD on lcore ", config->pmd_cores[i], ": ", rte_strerror(-rc));
-      for (auto& m : mailboxes) m->stop.store(true);
+      for (auto& ctx : contexts) ctx->mailbox.stop.store(true);
       rte_eal_mp_wait_lcore();
       rte_eal_cleanup();
       return 1;
@@ -303,13 +295,13 @@ int run(int argc, char** argv) {
   control.removeAllPorts();
   control.stopFlowThread();
   if (offload) offload->stop();
-  for (auto& m : mailboxes) m->stop.store(true, std::memory_order_relaxed);
+  for (auto& ctx : contexts) ctx->mailbox.stop.store(true, std::memory_order_relaxed);
   rte_eal_mp_wait_lcore();
   // A PMD's last act is storing `running` false (release); loading it
   // (acquire) orders all its work before what is freed below, in our own
   // code, where ThreadSanitizer sees it (it cannot see inside DPDK's wait).
-  for (auto& m : mailboxes)
-    while (m->running.load(std::memory_order_acquire)) {
+  for (auto& ctx : contexts)
+    while (ctx->mailbox.running.load(std::memory_order_acquire)) {
     }
   // No PMD or control thread uses the uplink any more: out of the port
   // table (and the offload's hands), then closed.

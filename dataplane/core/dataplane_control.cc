@@ -25,12 +25,6 @@ constexpr auto kAckPollInterval = std::chrono::microseconds(20);
 // packets are forwarded by inline translation until then.
 constexpr auto kUpcallPollInterval = std::chrono::milliseconds(1);
 
-std::vector<PmdFlowHandle> flowHandles(const std::vector<PmdHandle>& pmds) {
-  std::vector<PmdFlowHandle> out;
-  for (const PmdHandle& p : pmds) out.push_back({p.mailbox, p.megaflows, p.upcalls});
-  return out;
-}
-
 rte_ether_addr toEther(const MacAddress& mac) {
   rte_ether_addr a;
   std::memcpy(a.addr_bytes, mac.bytes.data(), 6);
@@ -40,9 +34,9 @@ rte_ether_addr toEther(const MacAddress& mac) {
 }  // namespace
 
 DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
-                                   std::vector<PmdHandle> pmds, uint64_t tsc_hz)
+                                   std::vector<PmdContext*> pmds, uint64_t tsc_hz)
     : config_(config), backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
-      flows_(flowHandles(pmds_), tsc_hz, config.flow_idle_timeout_ms, &flow::readTsc) {
+      flows_(pmds_, tsc_hz, config.flow_idle_timeout_ms, &flow::readTsc) {
   live_.resize(pmds_.size());
   baseline_ = readTotals();
 }
@@ -585,7 +579,7 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
     next[p] = std::move(snap);
   }
   for (size_t p = 0; p < pmds_.size(); ++p)
-    pmds_[p].mailbox->published.store(next[p].get(), std::memory_order_seq_cst);
+    pmds_[p]->mailbox.published.store(next[p].get(), std::memory_order_seq_cst);
   // A PMD that is not running holds no snapshot; one that starts after this
   // point reads the new one (seq_cst pairs with its store to `running`).
   // The wait is without the table lock: a PMD slow to reach its next loop
@@ -593,9 +587,9 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
   // ListPorts or GetStats. The writer lock keeps every table as it is.
   const uint64_t version = version_;
   change_tables_lock_->unlock();
-  for (const PmdHandle& pmd : pmds_) {
-    while (pmd.mailbox->running.load(std::memory_order_seq_cst) &&
-           pmd.mailbox->acked_version.load(std::memory_order_acquire) < version)
+  for (const PmdContext* pmd : pmds_) {
+    while (pmd->mailbox.running.load(std::memory_order_seq_cst) &&
+           pmd->mailbox.acked_version.load(std::memory_order_acquire) < version)
       std::this_thread::sleep_for(kAckPollInterval);
   }
   change_tables_lock_->lock();
@@ -620,8 +614,8 @@ std::vector<PortView> DataplaneControl::listPorts() {
 DataplaneControl::Totals DataplaneControl::readTotals() const {
   Totals t;
   for (size_t p = 0; p < pmds_.size(); ++p) {
-    const PmdCounters& c = *pmds_[p].counters;
-    t.pmds.push_back({static_cast<unsigned>(p), pmds_[p].lcore, c.busy_cycles.read(), c.idle_cycles.read(),
+    const PmdCounters& c = pmds_[p]->counters;
+    t.pmds.push_back({static_cast<unsigned>(p), pmds_[p]->lcore, c.busy_cycles.read(), c.idle_cycles.read(),
                       c.packets.read(), c.rx_bursts.read(), c.tx_batches.read(), c.tx_batched.read(), c.tx_packets.read(),
                       c.reloads.read()});
     PmdStatsView& v = t.pmds.back();
@@ -706,7 +700,7 @@ HealthView DataplaneControl::health() {
   std::lock_guard lock(mu_);
   HealthView h;
   bool all_running = true;
-  for (const PmdHandle& pmd : pmds_) all_running &= pmd.mailbox->running.load(std::memory_order_acquire);
+  for (const PmdContext* pmd : pmds_) all_running &= pmd->mailbox.running.load(std::memory_order_acquire);
   h.ready = started_ && all_running;
   h.uptime_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at_).count();
   h.ports = static_cast<uint32_t>(by_attachment_.size());

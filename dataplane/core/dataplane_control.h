@@ -40,21 +40,11 @@
 #include "dataplane/core/port_request.h"
 #include "dataplane/datapath/drop_reason.h"
 #include "dataplane/datapath/limits.h"
+#include "dataplane/datapath/pmd_context.h"
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"
 
 namespace sluice {
-
-// What control needs to reach one PMD (owned by the daemon's main).
-struct PmdHandle {
-  unsigned lcore = 0;
-  PmdMailbox* mailbox = nullptr;
-  PmdCounters* counters = nullptr;
-  // The PMD's flow caches' shared parts (null: no flow caches, as in unit
-  // tests of the port table).
-  flow::MegaflowTable* megaflows = nullptr;
-  UpcallQueue* upcalls = nullptr;
-};
 
 struct PortView {
   uint16_t port_no = 0;
@@ -116,7 +106,8 @@ struct AddPortResult {
 
 class DataplaneControl {
  public:
-  DataplaneControl(const SluicedConfig& config, PortBackend& backend, std::vector<PmdHandle> pmds,
+  // `pmds`: every PMD's context (owned by the daemon's main, outliving this).
+  DataplaneControl(const SluicedConfig& config, PortBackend& backend, std::vector<PmdContext*> pmds,
                    uint64_t tsc_hz);
   ~DataplaneControl();
   DataplaneControl(const DataplaneControl&) = delete;
@@ -259,7 +250,7 @@ class DataplaneControl {
 
   const SluicedConfig config_;
   PortBackend& backend_;
-  const std::vector<PmdHandle> pmds_;
+  const std::vector<PmdContext*> pmds_;
   const uint64_t tsc_hz_;
   const std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
 

@@ -116,18 +116,18 @@ std::string describeActions(const flow::MegaflowActions& a) {
   return "drop:" + std::string(r < kDropReasonCount ? kDropReasonNames[r] : std::string_view("?"));
 }
 
-FlowControl::FlowControl(std::vector<PmdFlowHandle> pmds, uint64_t tsc_hz, uint32_t idle_timeout_ms, TscFn tsc)
+FlowControl::FlowControl(const std::vector<PmdContext*>& pmds, uint64_t tsc_hz, uint32_t idle_timeout_ms, TscFn tsc)
     : tsc_hz_(tsc_hz), idle_cycles_(tsc_hz / 1000 * idle_timeout_ms), tsc_(tsc) {
-  for (const PmdFlowHandle& h : pmds) {
+  for (PmdContext* pmd : pmds) {
     PerPmd p;
-    p.h = h;
+    p.pmd = pmd;
     pmds_.push_back(std::move(p));
   }
 }
 
 bool FlowControl::hasFlows() const {
   for (const PerPmd& p : pmds_)
-    if (p.h.megaflows != nullptr) return true;
+    if (p.pmd->megaflows != nullptr) return true;
   return false;
 }
 
@@ -159,23 +159,23 @@ void FlowControl::classifierRemove(PerPmd& p, const flow::Megaflow& m) {
 }
 
 void FlowControl::kill(PerPmd& p, flow::MegaflowIndex i) {
-  const flow::Megaflow& m = p.h.megaflows->at(i);
+  const flow::Megaflow& m = p.pmd->megaflows->at(i);
   if (offload_ != nullptr)
     offload_->flowRemoved(static_cast<uint32_t>(&p - pmds_.data()), i, m.generation.load(std::memory_order_relaxed));
   classifierRemove(p, m);
   p.installed.erase(matchBytes(m.mask, m.key));
-  p.h.megaflows->kill(i);
+  p.pmd->megaflows->kill(i);
   p.killed.push_back(i);
   --p.c.megaflows;
 }
 
 void FlowControl::evictLeastRecentlyUsed(PerPmd& p, uint32_t free) {
-  const uint32_t now_free = p.h.megaflows->freeSlots() + static_cast<uint32_t>(p.killed.size());
+  const uint32_t now_free = p.pmd->megaflows->freeSlots() + static_cast<uint32_t>(p.killed.size());
   if (now_free >= free) return;
   std::vector<std::pair<uint64_t, flow::MegaflowIndex>> by_use;  // (last used, megaflow)
   by_use.reserve(p.installed.size());
   for (const auto& [id, i] : p.installed)
-    by_use.emplace_back(p.h.megaflows->at(i).last_used_tsc.load(std::memory_order_relaxed), i);
+    by_use.emplace_back(p.pmd->megaflows->at(i).last_used_tsc.load(std::memory_order_relaxed), i);
   const size_t n = std::min<size_t>(free - now_free, by_use.size());
   std::nth_element(by_use.begin(), by_use.begin() + static_cast<std::ptrdiff_t>(n), by_use.end());
   for (size_t k = 0; k < n; ++k) kill(p, by_use[k].second);
@@ -185,18 +185,18 @@ void FlowControl::evictLeastRecentlyUsed(PerPmd& p, uint32_t free) {
 void FlowControl::handleUpcalls(const RouteTables& tables) {
   FlowTranslation t;
   for (PerPmd& p : pmds_) {
-    if (p.h.megaflows == nullptr || p.h.upcalls == nullptr) continue;
+    if (p.pmd->megaflows == nullptr) continue;
     // Room for new flows: below 1/32 of the table free, the least recently
     // used go until 1/16 is, and their slots are recycled now (a commit
     // costs one PMD acknowledgement) so this drain can use them. Chunks of
     // 1/32 keep the O(n) choice of victims rare; a table that is full but
     // asked for nothing new keeps everything.
-    const uint32_t capacity = p.h.megaflows->capacity();
-    if (p.h.upcalls->pending() && p.h.megaflows->freeSlots() < std::max<uint32_t>(1, capacity / 32)) {
+    const uint32_t capacity = p.pmd->megaflows->capacity();
+    if (p.pmd->upcalls.pending() && p.pmd->megaflows->freeSlots() < std::max<uint32_t>(1, capacity / 32)) {
       evictLeastRecentlyUsed(p, std::max<uint32_t>(1, capacity / 16));
       commit(p);
     }
-    p.h.upcalls->drain([&](const flow::FlowKey& key) {
+    p.pmd->upcalls.drain([&](const flow::FlowKey& key) {
       translateFlow(tables, key, t);
       std::string id = matchBytes(t.mask, flow::applyMask(key, t.mask));
       if (auto it = p.installed.find(id); it != p.installed.end()) {
@@ -204,21 +204,21 @@ void FlowControl::handleUpcalls(const RouteTables& tables) {
         // The megaflow may have been made for another port's packets first.
         if (offload_ != nullptr && offload_->wantsInPort(key.in_port))
           offload_->flowInstalled(static_cast<uint32_t>(&p - pmds_.data()), it->second,
-                                  p.h.megaflows->at(it->second).generation.load(std::memory_order_relaxed), key,
-                                  p.h.megaflows->at(it->second).mask, p.h.megaflows->at(it->second).actions);
+                                  p.pmd->megaflows->at(it->second).generation.load(std::memory_order_relaxed), key,
+                                  p.pmd->megaflows->at(it->second).mask, p.pmd->megaflows->at(it->second).actions);
         return;
       }
-      auto i = p.h.megaflows->install(key, t.mask, t.actions, tsc_());
+      auto i = p.pmd->megaflows->install(key, t.mask, t.actions, tsc_());
       if (!i.ok()) {
         ++p.c.flow_limit_hits;
         return;
       }
-      const flow::Megaflow& m = p.h.megaflows->at(*i);
+      const flow::Megaflow& m = p.pmd->megaflows->at(*i);
       if (absl::Status s = classifierInsert(p, m, *i); !s.ok()) {
         // Too many distinct masks: the flow stays uncached (its packets are
         // still forwarded by the PMD's inline translation).
         logWarning("megaflow not installed: ", s.message());
-        p.h.megaflows->kill(*i);
+        p.pmd->megaflows->kill(*i);
         p.killed.push_back(*i);
         return;
       }
@@ -235,10 +235,10 @@ void FlowControl::handleUpcalls(const RouteTables& tables) {
 void FlowControl::revalidate(const RouteTables& tables) {
   FlowTranslation t;
   for (PerPmd& p : pmds_) {
-    if (p.h.megaflows == nullptr) continue;
+    if (p.pmd->megaflows == nullptr) continue;
     std::vector<flow::MegaflowIndex> stale;
     for (const auto& [id, i] : p.installed) {
-      const flow::Megaflow& m = p.h.megaflows->at(i);
+      const flow::Megaflow& m = p.pmd->megaflows->at(i);
       // The masked key holds every field the old decision read; the tables
       // still support the megaflow iff deciding again reads the same fields
       // and decides the same.
@@ -253,10 +253,10 @@ void FlowControl::revalidate(const RouteTables& tables) {
 void FlowControl::expireIdle() {
   const uint64_t now = tsc_();
   for (PerPmd& p : pmds_) {
-    if (p.h.megaflows == nullptr) continue;
+    if (p.pmd->megaflows == nullptr) continue;
     std::vector<flow::MegaflowIndex> idle;
     for (const auto& [id, i] : p.installed) {
-      const uint64_t last = p.h.megaflows->at(i).last_used_tsc.load(std::memory_order_relaxed);
+      const uint64_t last = p.pmd->megaflows->at(i).last_used_tsc.load(std::memory_order_relaxed);
       if (now > last && now - last >= idle_cycles_) idle.push_back(i);
     }
     for (flow::MegaflowIndex i : idle) kill(p, i);
@@ -271,17 +271,17 @@ void FlowControl::commit() {
 void FlowControl::commit(PerPmd& p) {
   if (!p.next) return;
   const flow::Classifier* c = p.next.get();
-  p.h.mailbox->classifier.store(c, std::memory_order_seq_cst);
+  p.pmd->mailbox.classifier.store(c, std::memory_order_seq_cst);
   // A PMD that is not running holds no classifier; one that starts later
   // reads this one (seq_cst pairs with its store to `running`).
-  while (p.h.mailbox->running.load(std::memory_order_seq_cst) &&
-         p.h.mailbox->classifier_acked.load(std::memory_order_acquire) != c)
+  while (p.pmd->mailbox.running.load(std::memory_order_seq_cst) &&
+         p.pmd->mailbox.classifier_acked.load(std::memory_order_acquire) != c)
     std::this_thread::sleep_for(kAckPollInterval);
   p.spare = std::move(p.published);
   p.published = std::move(p.next);
   p.replay = std::move(p.changes);
   p.changes.clear();
-  for (flow::MegaflowIndex i : p.killed) (void)p.h.megaflows->recycle(i);
+  for (flow::MegaflowIndex i : p.killed) (void)p.pmd->megaflows->recycle(i);
   p.killed.clear();
 }
 
@@ -291,9 +291,9 @@ std::vector<FlowView> FlowControl::list() const {
   const double hz = tsc_hz_ != 0 ? static_cast<double>(tsc_hz_) : 1.0;
   for (size_t pi = 0; pi < pmds_.size(); ++pi) {
     const PerPmd& p = pmds_[pi];
-    if (p.h.megaflows == nullptr) continue;
+    if (p.pmd->megaflows == nullptr) continue;
     for (const auto& [id, i] : p.installed) {
-      const flow::Megaflow& m = p.h.megaflows->at(i);
+      const flow::Megaflow& m = p.pmd->megaflows->at(i);
       FlowView v;
       v.pmd = static_cast<unsigned>(pi);
       v.index = i;

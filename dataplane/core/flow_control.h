@@ -32,18 +32,11 @@
 #include "dataplane/datapath/flow/classifier.h"
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/flow_translate.h"
+#include "dataplane/datapath/pmd_context.h"
 #include "dataplane/datapath/pmd_snapshot.h"
 #include "dataplane/datapath/upcall_queue.h"
 
 namespace sluice {
-
-// What control reaches of one PMD's flow state. Null members: that PMD has no
-// flow caches (unit tests of the port table), and FlowControl skips it.
-struct PmdFlowHandle {
-  PmdMailbox* mailbox = nullptr;
-  flow::MegaflowTable* megaflows = nullptr;
-  UpcallQueue* upcalls = nullptr;
-};
 
 // One megaflow as `sluicectl flows` shows it.
 struct FlowView {
@@ -71,7 +64,8 @@ struct FlowControlCounters {
 class FlowControl {
  public:
   using TscFn = uint64_t (*)();
-  FlowControl(std::vector<PmdFlowHandle> pmds, uint64_t tsc_hz, uint32_t idle_timeout_ms, TscFn tsc);
+  // A PMD without flow caches (unit tests of the port table) is skipped.
+  FlowControl(const std::vector<PmdContext*>& pmds, uint64_t tsc_hz, uint32_t idle_timeout_ms, TscFn tsc);
   FlowControl(const FlowControl&) = delete;
   FlowControl& operator=(const FlowControl&) = delete;
 
@@ -106,7 +100,7 @@ class FlowControl {
     flow::FlowKey key;
   };
   struct PerPmd {
-    PmdFlowHandle h;
+    PmdContext* pmd;
     std::unique_ptr<flow::Classifier> published;  // the version the PMD searches
     std::unique_ptr<flow::Classifier> next;       // changes since; null if none
     std::unique_ptr<flow::Classifier> spare;      // published before; no PMD reads it

@@ -37,6 +37,7 @@
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/mark_table.h"
+#include "dataplane/datapath/pmd_context.h"
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"
 #include "dataplane/datapath/upcall_gate.h"
@@ -45,25 +46,13 @@
 
 namespace sluice {
 
-// The flow-cache parts of one PMD, built at start by the daemon (sized by the
-// configuration) and outliving the PMD thread. The megaflow table and upcall
-// queue are shared with control (see their headers for who writes what).
-struct PmdFlowParts {
-  flow::FlowLookup* lookup = nullptr;
-  flow::MegaflowTable* megaflows = nullptr;
-  UpcallQueue* upcalls = nullptr;
-  UpcallGateConfig gate;
-  // Partial offload (mark_table.h): the mark -> megaflow array (null:
-  // offload off) and this PMD's index, which marks name.
-  const offload::MarkTable* marks = nullptr;
-  uint32_t pmd_index = 0;
-};
-
 class Pmd {
  public:
-  Pmd(PmdMailbox& mailbox, PmdCounters& counters, const PmdFlowParts& flows)
-      : mailbox_(mailbox), counters_(counters), lookup_(*flows.lookup), megaflows_(*flows.megaflows),
-        upcalls_(*flows.upcalls), gate_(flows.gate), marks_(flows.marks), pmd_index_(flows.pmd_index) {}
+  // `context` must have its flow caches and outlive this object.
+  explicit Pmd(PmdContext& context)
+      : mailbox_(context.mailbox), counters_(context.counters), lookup_(*context.lookup),
+        megaflows_(*context.megaflows), upcalls_(context.upcalls), gate_(context.gate), marks_(context.marks),
+        pmd_index_(context.index) {}
 
   // The poll loop; returns when the mailbox's stop flag is set, after
   // flushing every batch. Suitable for rte_eal_remote_launch via launch().

@@ -84,9 +84,10 @@ class FlowListingTest : public ::testing::Test {
     config_.gateway = *Ipv4Address::parse("10.64.0.1");
     config_.flow_limit = kTableSize;
     config_.flow_idle_timeout_ms = 3'600'000;  // nothing expires while the test runs
-    megaflows_ = std::make_unique<flow::MegaflowTable>(kTableSize);
-    handles_.push_back({1, &mailbox_, &counters_, megaflows_.get(), &upcalls_});
-    control_ = std::make_unique<DataplaneControl>(config_, backend_, handles_, 1'000'000'000);
+    pmd_context_.megaflows = std::make_unique<flow::MegaflowTable>(kTableSize);
+    pmd_context_.lcore = 1;
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},
+                                                  1'000'000'000);
     control_->start();
     service_ = std::make_unique<DataplaneService>(*control_, "test");
     socket_ = dir_ + "/api.sock";
@@ -123,11 +124,9 @@ class FlowListingTest : public ::testing::Test {
   std::string dir_, socket_;
   SluicedConfig config_;
   NoPortsBackend backend_;
-  PmdMailbox mailbox_;  // never `running`: control does not wait for acknowledgements
-  PmdCounters counters_;
-  UpcallQueue upcalls_;
-  std::unique_ptr<flow::MegaflowTable> megaflows_;
-  std::vector<PmdHandle> handles_;
+  // Its mailbox is never `running`: control does not wait for acknowledgements.
+  PmdContext pmd_context_;
+  UpcallQueue& upcalls_ = pmd_context_.upcalls;
   std::unique_ptr<DataplaneControl> control_;
   std::unique_ptr<DataplaneService> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -250,7 +250,7 @@ class Node {
       : Node(std::move(provider), NodeOptions{vxlan, 4096, {}, {}}) {}
   Node(std::unique_ptr<offload::OffloadProvider> provider, const NodeOptions& options)
       : dir_(std::filesystem::temp_directory_path() / ("ring_node_" + std::to_string(::getpid()))),
-        table_(options.flow_limit),
+        table_(*(pmd_context_.megaflows = std::make_unique<flow::MegaflowTable>(options.flow_limit))),
         manager_(provider ? std::make_unique<offload::OffloadManager>(std::move(provider), /*max_flows=*/64)
                           : nullptr) {
     const bool vxlan = options.vxlan;
@@ -274,14 +274,13 @@ class Node {
     flow::FlowLookupConfig fc;
     fc.emc = {256, 4, 7};
     fc.smc = {1024, true};
-    lookup_ = std::move(*flow::FlowLookup::create(fc, table_));
-    PmdFlowParts parts{lookup_.get(), &table_, &upcalls_, options.gate};
-    if (parts.gate.tsc_hz == 0) parts.gate.tsc_hz = rte_get_tsc_hz();
-    parts.marks = manager_ ? &manager_->marks() : nullptr;
-    parts.pmd_index = 0;
-    pmd_ = std::make_unique<Pmd>(mailbox_, counters_, parts);
-    control_ = std::make_unique<DataplaneControl>(
-        config_, backend_, std::vector<PmdHandle>{{0, &mailbox_, &counters_, &table_, &upcalls_}}, rte_get_tsc_hz());
+    pmd_context_.lookup = std::move(*flow::FlowLookup::create(fc, table_));
+    pmd_context_.gate = options.gate;
+    if (pmd_context_.gate.tsc_hz == 0) pmd_context_.gate.tsc_hz = rte_get_tsc_hz();
+    pmd_context_.marks = manager_ ? &manager_->marks() : nullptr;
+    pmd_ = std::make_unique<Pmd>(pmd_context_);
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},
+                                                  rte_get_tsc_hz());
     if (manager_) {
       OffloadModule::Target target{config_.offload_port, std::nullopt};
       if (vxlan) target.port_no = kUplinkPort;
@@ -409,11 +408,10 @@ class Node {
   std::filesystem::path dir_;
   SluicedConfig config_;
   RingBackend backend_;
-  PmdMailbox mailbox_;
-  PmdCounters counters_;
-  flow::MegaflowTable table_;
-  std::unique_ptr<flow::FlowLookup> lookup_;
-  UpcallQueue upcalls_;
+  PmdContext pmd_context_;
+  PmdMailbox& mailbox_ = pmd_context_.mailbox;
+  PmdCounters& counters_ = pmd_context_.counters;
+  flow::MegaflowTable& table_;
   std::unique_ptr<offload::OffloadManager> manager_;
   std::unique_ptr<Pmd> pmd_;
   std::unique_ptr<DataplaneControl> control_;

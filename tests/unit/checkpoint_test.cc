@@ -263,8 +263,9 @@ void fakePmdLoop(PmdMailbox& m) {
 // socket and state directory.
 struct Node {
   Node(const SluicedConfig& config, uint16_t first_dpdk_port) : backend(first_dpdk_port), store(config.state_dir) {
-    handles.push_back({1, &mailbox, &counters});
-    control = std::make_unique<DataplaneControl>(config, backend, handles, 2'600'000'000);
+    pmd_context.lcore = 1;
+    control = std::make_unique<DataplaneControl>(config, backend, std::vector<PmdContext*>{&pmd_context},
+                                                 2'600'000'000);
     control->start();
     pmd = std::thread([this] { fakePmdLoop(mailbox); });
     while (!mailbox.running.load()) std::this_thread::yield();
@@ -279,9 +280,8 @@ struct Node {
   }
   FakeBackend backend;
   CheckpointStore store;
-  PmdMailbox mailbox;
-  PmdCounters counters;
-  std::vector<PmdHandle> handles;
+  PmdContext pmd_context;
+  PmdMailbox& mailbox = pmd_context.mailbox;
   std::unique_ptr<DataplaneControl> control;
   std::thread pmd;
 };

@@ -78,14 +78,17 @@ class DataplaneControlTest : public ::testing::TestWithParam<unsigned> {
     config_.tx_flush_interval_us = 0;
     unsigned n_pmds = GetParam();
     for (unsigned i = 0; i < n_pmds; ++i) {
-      mailboxes_.push_back(std::make_unique<PmdMailbox>());
-      counters_.push_back(std::make_unique<PmdCounters>());
-      handles_.push_back({i + 1, mailboxes_.back().get(), counters_.back().get()});
+      pmds_.push_back(std::make_unique<PmdContext>());
+      pmds_.back()->lcore = i + 1;
+      mailboxes_.push_back(&pmds_.back()->mailbox);
+      counters_.push_back(&pmds_.back()->counters);
     }
-    control_ = std::make_unique<DataplaneControl>(config_, backend_, handles_, 2'600'000'000);
+    std::vector<PmdContext*> contexts;
+    for (auto& p : pmds_) contexts.push_back(p.get());
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, contexts, 2'600'000'000);
     control_->start();
     for (size_t i = 0; i < mailboxes_.size(); ++i)
-      threads_.emplace_back([this, mb = mailboxes_[i].get(), i] { fakePmdLoop(*mb, i == 0 ? pmd0_slow_ : never_slow_); });
+      threads_.emplace_back([this, mb = mailboxes_[i], i] { fakePmdLoop(*mb, i == 0 ? pmd0_slow_ : never_slow_); });
     // As in sluiced, where the API serves only once every PMD polls.
     for (auto& m : mailboxes_)
       while (!m->running.load()) std::this_thread::yield();
@@ -114,9 +117,9 @@ class DataplaneControlTest : public ::testing::TestWithParam<unsigned> {
   std::string dir_;
   SluicedConfig config_;
   FakeBackend backend_;
-  std::vector<std::unique_ptr<PmdMailbox>> mailboxes_;
-  std::vector<std::unique_ptr<PmdCounters>> counters_;
-  std::vector<PmdHandle> handles_;
+  std::vector<std::unique_ptr<PmdContext>> pmds_;
+  std::vector<PmdMailbox*> mailboxes_;
+  std::vector<PmdCounters*> counters_;
   std::vector<std::thread> threads_;
   std::atomic<bool> pmd0_slow_{false};
   const std::atomic<bool> never_slow_{false};

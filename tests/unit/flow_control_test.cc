@@ -134,11 +134,12 @@ uint64_t fakeTsc() { return g_now; }
 class FlowControlTest : public ::testing::Test {
  protected:
   static constexpr uint64_t kHz = 1'000'000;  // 1 cycle = 1 us
-  explicit FlowControlTest(uint32_t limit = 64) : table_(limit) {}
+  explicit FlowControlTest(uint32_t limit = 64)
+      : table_(*(pmd_.megaflows = std::make_unique<flow::MegaflowTable>(limit))) {}
   void SetUp() override { g_now = 1; }
 
   FlowControl make(uint32_t idle_ms = 10) {
-    return FlowControl({{&mailbox_, &table_, &queue_}}, kHz, idle_ms, &fakeTsc);
+    return FlowControl({&pmd_}, kHz, idle_ms, &fakeTsc);
   }
   // What the PMD would find for `key` in the published classifier.
   flow::MegaflowIndex lookup(const FlowKey& key) {
@@ -150,9 +151,10 @@ class FlowControlTest : public ::testing::Test {
     return out[0];
   }
 
-  PmdMailbox mailbox_;
-  flow::MegaflowTable table_;
-  UpcallQueue queue_;
+  PmdContext pmd_;
+  PmdMailbox& mailbox_ = pmd_.mailbox;
+  flow::MegaflowTable& table_;
+  UpcallQueue& queue_ = pmd_.upcalls;
 };
 
 TEST_F(FlowControlTest, ManySourcePortsMakeOneMegaflowAndDuplicatesCoalesce) {

@@ -47,10 +47,12 @@ uint64_t fakeTsc() { return g_tsc; }
 
 TEST(FlowPipelineDifferentialTest, CachedDecisionsEqualTheCurrentTables) {
   std::mt19937 rng(4242);
-  flow::MegaflowTable table(64);  // small: the flow limit is hit too
-  UpcallQueue queue;
-  PmdMailbox mailbox;
-  FlowControl control({{&mailbox, &table, &queue}}, 1'000'000, /*idle_ms=*/5, &fakeTsc);
+  PmdContext pmd;
+  pmd.megaflows = std::make_unique<flow::MegaflowTable>(64);  // small: the flow limit is hit too
+  flow::MegaflowTable& table = *pmd.megaflows;
+  UpcallQueue& queue = pmd.upcalls;
+  PmdMailbox& mailbox = pmd.mailbox;
+  FlowControl control({&pmd}, 1'000'000, /*idle_ms=*/5, &fakeTsc);
   flow::FlowLookupConfig cfg;
   cfg.emc = {256, 2, 7};
   cfg.smc = {1024, true};

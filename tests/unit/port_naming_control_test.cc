@@ -36,8 +36,9 @@ class PortNamingTest : public ::testing::Test {
     config_.pod_cidr = *Ipv4Cidr::parse("10.244.1.0/24");
     config_.gateway = *Ipv4Address::parse("10.244.1.1");
     config_.max_ports = 4;
-    handles_.push_back({1, &mailbox_, &counters_});
-    control_ = std::make_unique<DataplaneControl>(config_, backend_, handles_, 2'600'000'000);
+    pmd_context_.lcore = 1;
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},
+                                                  2'600'000'000);
     control_->start();
     pmd_ = std::thread([this] {
       mailbox_.running.store(true);
@@ -67,9 +68,8 @@ class PortNamingTest : public ::testing::Test {
   std::string dir_;
   SluicedConfig config_;
   RecordingBackend backend_;
-  PmdMailbox mailbox_;
-  PmdCounters counters_;
-  std::vector<PmdHandle> handles_;
+  PmdContext pmd_context_;
+  PmdMailbox& mailbox_ = pmd_context_.mailbox;
   std::unique_ptr<DataplaneControl> control_;
   std::thread pmd_;
 };

@@ -388,10 +388,10 @@ uint64_t g_tsc = 1;
 uint64_t fakeTsc() { return g_tsc; }
 
 TEST_F(OffloadManagerTest, FlowControlOffersUpcallsFromTheOffloadPortAndRemovesOnKill) {
-  flow::MegaflowTable table(16);
-  UpcallQueue queue;
-  PmdMailbox mailbox;
-  FlowControl fc({{&mailbox, &table, &queue}}, 1'000'000, /*idle_ms=*/5, &fakeTsc);
+  PmdContext pmd;
+  pmd.megaflows = std::make_unique<flow::MegaflowTable>(16);
+  UpcallQueue& queue = pmd.upcalls;
+  FlowControl fc({&pmd}, 1'000'000, /*idle_ms=*/5, &fakeTsc);
   fc.setOffload(&manager_);
   manager_.attachPort(kOffloadPort, kDpdkPort, 1);
   const Ipv4Address pod = *Ipv4Address::parse("10.9.0.5");

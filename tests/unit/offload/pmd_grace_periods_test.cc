@@ -57,7 +57,8 @@ struct SteppedPmd {
     }
     mailbox.running.store(false);
   }
-  PmdMailbox mailbox;
+  PmdContext context;
+  PmdMailbox& mailbox = context.mailbox;
   std::atomic<bool> may_ack{true};
 };
 
@@ -65,12 +66,11 @@ TEST(PmdGracePeriodsTest, ARequestPassesOnlyAfterEveryPmdAcknowledgedASnapshotPu
   SluicedConfig config;
   config.socket_dir = ::testing::TempDir();
   SteppedPmd pmd;
-  PmdCounters counters;
-  flow::MegaflowTable megaflows(64);
-  UpcallQueue upcalls;
+  pmd.context.lcore = 1;
+  pmd.context.megaflows = std::make_unique<flow::MegaflowTable>(64);
   NoPortsBackend backend;
   OffloadManager manager(std::make_unique<IdleProvider>(), 4);
-  DataplaneControl control(config, backend, {{1, &pmd.mailbox, &counters, &megaflows, &upcalls}}, 1'000'000'000);
+  DataplaneControl control(config, backend, {&pmd.context}, 1'000'000'000);
   OffloadModule module(control, manager, {});
   control.start();
   std::thread pmd_thread([&] { pmd.run(); });

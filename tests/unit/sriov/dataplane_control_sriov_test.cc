@@ -46,8 +46,9 @@ class DataplaneControlSriovTest : public ::testing::Test {
     config_.pod_cidr = *Ipv4Cidr::parse("10.244.1.0/24");
     config_.gateway = *Ipv4Address::parse("10.244.1.1");
     config_.max_ports = 4;
-    handles_.push_back({1, &mailbox_, &counters_});
-    control_ = std::make_unique<DataplaneControl>(config_, backend_, handles_, 2'600'000'000);
+    pmd_context_.lcore = 1;
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},
+                                                  2'600'000'000);
     control_->start();
     // A PMD that only acknowledges snapshots (the hand-over protocol).
     pmd_ = std::thread([this] {
@@ -77,9 +78,8 @@ class DataplaneControlSriovTest : public ::testing::Test {
   std::string dir_;
   SluicedConfig config_;
   NullBackend backend_;
-  PmdMailbox mailbox_;
-  PmdCounters counters_;
-  std::vector<PmdHandle> handles_;
+  PmdContext pmd_context_;
+  PmdMailbox& mailbox_ = pmd_context_.mailbox;
   std::unique_ptr<DataplaneControl> control_;
   std::thread pmd_;
   sriov::testing::FakeSysfs sys_;
@@ -149,9 +149,9 @@ TEST_F(DataplaneControlSriovTest, VfAllocationsAreCheckpointedAndRestored) {
   sriov::FakePfControl pf2;
   auto sriov2 = sriov::SriovControl::create({{"pf0", ""}}, sys_.root(), pf2);
   ASSERT_TRUE(sriov2.ok());
-  PmdMailbox mailbox2;
-  PmdCounters counters2;
-  DataplaneControl control2(config_, backend_, {{2, &mailbox2, &counters2}}, 2'600'000'000);
+  PmdContext pmd2;
+  pmd2.lcore = 2;
+  DataplaneControl control2(config_, backend_, {&pmd2}, 2'600'000'000);
   control2.setCheckpointStore(&store);
   SriovModule module2(control2, sriov2->get());
   control2.restore(store.load().state);

@@ -1,0 +1,39 @@
+// One PMD and everything it owns, in one place (as DPDK's l3fwd keeps an
+// lcore_conf and Open vSwitch a dp_netdev_pmd_thread): its lcore, the
+// mailbox and counters it shares with control, its flow caches and upcall
+// queue, its upcall budget and the partial-offload mark table it reads.
+// Made by sluiced before the PMD runs (everything sized by the
+// configuration, so the fast path never allocates), and outlives the PMD
+// thread. Control reaches a PMD only through its context.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "dataplane/datapath/flow/flow_lookup.h"
+#include "dataplane/datapath/flow/megaflow.h"
+#include "dataplane/datapath/mark_table.h"
+#include "dataplane/datapath/pmd_counters.h"
+#include "dataplane/datapath/pmd_snapshot.h"
+#include "dataplane/datapath/upcall_gate.h"
+#include "dataplane/datapath/upcall_queue.h"
+
+namespace sluice {
+
+struct PmdContext {
+  unsigned lcore = 0;
+  uint32_t index = 0;  // which PMD this is (what partial-offload marks name)
+  PmdMailbox mailbox;
+  PmdCounters counters;
+  // The flow caches (null: none, as in unit tests of the port table). The
+  // megaflow table and upcall queue are shared with control (see their
+  // headers for who writes what); the lookup is the PMD's alone.
+  std::unique_ptr<flow::MegaflowTable> megaflows;
+  std::unique_ptr<flow::FlowLookup> lookup;
+  UpcallQueue upcalls;
+  UpcallGateConfig gate;
+  // Partial offload: the mark -> megaflow array (null: offload off).
+  const offload::MarkTable* marks = nullptr;
+};
+
+}  // namespace sluice
