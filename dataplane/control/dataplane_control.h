@@ -26,6 +26,7 @@
 #include "dataplane/control/config.h"
 #include "dataplane/control/flow_control.h"
 #include "dataplane/control/offload/offload_manager.h"
+#include "dataplane/control/pmd_stats.h"
 #include "dataplane/control/port_backend.h"
 #include "dataplane/control/port_request.h"
 #include "dataplane/control/sriov/sriov_control.h"
@@ -58,17 +59,6 @@ struct PortView {
   std::string netns;  // watched for garbage collection; empty: not watched
   // SR-IOV VFs only (port_no 0, no socket, no PMD): the VF and its settings.
   std::optional<sriov::VfAttachment> vf = std::nullopt;
-};
-
-struct PmdStatsView {
-  unsigned index = 0, lcore = 0;
-  uint64_t busy_cycles = 0, idle_cycles = 0, packets = 0, rx_bursts = 0, tx_batches = 0,
-           tx_batched = 0, tx_packets = 0, reloads = 0;
-  // Flow-cache tiers (one per packet) and upcalls; see PmdCounters.
-  uint64_t run_hits = 0, emc_hits = 0, smc_hits = 0, megaflow_hits = 0, misses = 0, not_looked_up = 0, upcalls = 0,
-           upcalls_coalesced = 0, lost_upcalls = 0, subtable_lookups = 0;
-  uint64_t mark_hits = 0, mark_misses = 0;  // partial offload, see PmdCounters
-  uint64_t megaflows = 0;  // live now (not a counter: never cleared)
 };
 
 struct PortStatsView {
