@@ -123,27 +123,10 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       v1::PmdStats* o = resp->add_pmds();
       o->set_index(p.index);
       o->set_lcore(p.lcore);
-      o->set_busy_cycles(p.busy_cycles);
-      o->set_idle_cycles(p.idle_cycles);
-      o->set_packets(p.packets);
-      o->set_rx_bursts(p.rx_bursts);
-      o->set_tx_batches(p.tx_batches);
-      o->set_tx_packets(p.tx_packets);
-      o->set_tx_batched_packets(p.tx_batched);
-      o->set_reloads(p.reloads);
-      o->set_run_hits(p.run_hits);
-      o->set_emc_hits(p.emc_hits);
-      o->set_smc_hits(p.smc_hits);
-      o->set_megaflow_hits(p.megaflow_hits);
-      o->set_misses(p.misses);
-      o->set_not_looked_up(p.not_looked_up);
-      o->set_upcalls(p.upcalls);
-      o->set_upcalls_coalesced(p.upcalls_coalesced);
-      o->set_lost_upcalls(p.lost_upcalls);
-      o->set_subtable_lookups(p.subtable_lookups);
+#define SLUICE_PMD_COUNTER(field, proto_field, help) o->set_##proto_field(p.field);
+#include "dataplane/datapath/pmd_counters.def"
+#undef SLUICE_PMD_COUNTER
       o->set_megaflows(p.megaflows);
-      o->set_mark_hits(p.mark_hits);
-      o->set_mark_misses(p.mark_misses);
     }
     for (const PortStatsView& p : s.ports) {
       v1::PortStats* o = resp->add_ports();

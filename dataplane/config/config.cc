@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/device_names.h"
+#include "dataplane/config/config_keys.h"
 #include "dataplane/datapath/limits.h"
 
 namespace sluice {
@@ -23,6 +24,11 @@ const std::set<std::string> kFutureKeys = {};
 
 // offload-max-flows: marks are twice the cap and must fit MarkTable's 24 bits.
 constexpr uint64_t MarkTableLimit = 1u << 22;
+
+bool isBooleanKey(const std::string& key) {
+  const ConfigKey* known = findConfigKey(key);
+  return known != nullptr && known->kind == ConfigKeyKind::kBoolean;
+}
 
 absl::Status invalid(const std::string& key, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("config: ", key, ": ", why));
@@ -256,8 +262,7 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
     std::string text;
     if (value.is_string()) {
       text = value.get<std::string>();
-    } else if (value.is_boolean() && (key == "smc-enable" || key == "allow-vdev-ports" ||
-                                          key == "checkpoint-fsync")) {
+    } else if (value.is_boolean() && isBooleanKey(key)) {
       text = value.get<bool>() ? "true" : "false";
     } else if (value.is_number_unsigned()) {
       text = std::to_string(value.get<uint64_t>());
@@ -275,42 +280,16 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
 }
 
 absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* argv) {
-  const std::vector<std::string> keys = {"api-socket", "socket-dir",  "pmd-cores",         "main-core",
-                                         "eal",        "pod-cidr",    "gateway",           "gateway-mac",
-                                         "tx-flush-interval", "max-ports", "mbufs",       "log-level",
-                                         "emc-entries", "emc-insert-inv-prob", "smc-enable", "flow-limit", "allow-vdev-ports",
-                                         "flow-idle-timeout-ms", "upcall-rate", "upcall-burst", "offload-provider", "offload-max-flows", "offload-port", "state-dir", "gc-interval-ms", "checkpoint-fsync"};
   po::options_description desc("sluiced: the Sluice node dataplane\nOptions");
   desc.add_options()("help,h", "show this help")("config", po::value<std::string>(),
                                                  "JSON config file (flags override it)");
-  SluicedConfig defaults;
-  desc.add_options()
-      ("api-socket", po::value<std::string>(), ("gRPC unix socket [" + defaults.api_socket + "]").c_str())
-      ("socket-dir", po::value<std::string>(), ("vhost-user socket directory [" + defaults.socket_dir + "]").c_str())
-      ("pmd-cores", po::value<std::string>(), "comma-separated PMD lcores [1]")
-      ("main-core", po::value<std::string>(), "lcore of the main/control thread [0]")
-      ("eal", po::value<std::string>(), ("EAL arguments [" + defaults.eal_args + "]").c_str())
-      ("pod-cidr", po::value<std::string>(), "this node's pod CIDR [10.244.0.0/24]")
-      ("gateway", po::value<std::string>(), "pods' gateway address [first host of pod-cidr]")
-      ("gateway-mac", po::value<std::string>(), "gateway MAC [derived from the gateway address]")
-      ("tx-flush-interval", po::value<std::string>(), "max µs an output batch waits; 0 flushes every rx burst [0]")
-      ("max-ports", po::value<std::string>(), "port table size, at most 32 (DPDK's RTE_MAX_ETHPORTS) [32]")
-      ("mbufs", po::value<std::string>(), "packet buffers in the pool [32768]")
-      ("log-level", po::value<std::string>(), "error|warning|info|debug [info]")
-      ("emc-entries", po::value<std::string>(), "exact-match cache slots per PMD, a power of two [8192]")
-      ("emc-insert-inv-prob", po::value<std::string>(), "cache 1 in N EMC misses; 0 turns the EMC off [100]")
-      ("smc-enable", po::value<std::string>(), "signature match cache on (true|false) [true]")
-      ("allow-vdev-ports", po::value<std::string>(), "AddPort may make DPDK vdev ports (benchmarks/tests only) [false]")
-      ("flow-limit", po::value<std::string>(), "megaflows per PMD [200000]")
-      ("flow-idle-timeout-ms", po::value<std::string>(), "unused megaflows expire after this many ms [10000]")
-      ("upcall-rate", po::value<std::string>(), "upcalls per second per PMD, shared fairly by its ports; misses beyond are forwarded uncached [20000]")
-      ("upcall-burst", po::value<std::string>(), "upcalls a PMD may send at once [1024]")
-      ("offload-provider", po::value<std::string>(), "partial offload: off|rte_flow|software (software: tests only) [off]")
-      ("offload-max-flows", po::value<std::string>(), "cap on offloaded megaflows [16384]")
-      ("offload-port", po::value<std::string>(), "container-id/ifname of the port whose packets are marked []")
-      ("state-dir", po::value<std::string>(), ("checkpoint directory [" + defaults.state_dir + "]").c_str())
-      ("gc-interval-ms", po::value<std::string>(), "ms between checks for vanished pod netns; 0: off [10000]")
-      ("checkpoint-fsync", po::value<std::string>(), "fsync each checkpoint write (true|false) [false]");
+  const SluicedConfig defaults;
+  for (const ConfigKey& key : configKeys()) {
+    if (key.kind == ConfigKeyKind::kFileOnly) continue;
+    std::string help = key.help;
+    if (key.kind != ConfigKeyKind::kDerivedDefault) help += absl::StrCat(" [", key.value_text(defaults), "]");
+    desc.add_options()(key.name, po::value<std::string>(), help.c_str());
+  }
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
@@ -337,8 +316,9 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
     gateway_given = doc.contains("gateway");
     gateway_mac_given = doc.contains("gateway-mac");
   }
-  for (const std::string& key : keys) {
-    if (!vm.count(key)) continue;
+  for (const ConfigKey& flag : configKeys()) {
+    const std::string key = flag.name;
+    if (flag.kind == ConfigKeyKind::kFileOnly || !vm.count(key)) continue;
     if (absl::Status s = applySetting(c, key, vm[key].as<std::string>()); !s.ok()) return s;
     gateway_given |= key == "gateway";
     gateway_mac_given |= key == "gateway-mac";

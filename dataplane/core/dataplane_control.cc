@@ -615,22 +615,9 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
   Totals t;
   for (size_t p = 0; p < pmds_.size(); ++p) {
     const PmdCounters& c = pmds_[p]->counters;
-    t.pmds.push_back({static_cast<unsigned>(p), pmds_[p]->lcore, c.busy_cycles.read(), c.idle_cycles.read(),
-                      c.packets.read(), c.rx_bursts.read(), c.tx_batches.read(), c.tx_batched.read(), c.tx_packets.read(),
-                      c.reloads.read()});
-    PmdStatsView& v = t.pmds.back();
-    v.run_hits = c.run_hits.read();
-    v.emc_hits = c.emc_hits.read();
-    v.smc_hits = c.smc_hits.read();
-    v.megaflow_hits = c.megaflow_hits.read();
-    v.misses = c.misses.read();
-    v.not_looked_up = c.not_looked_up.read();
-    v.upcalls = c.upcalls.read();
-    v.upcalls_coalesced = c.upcalls_coalesced.read();
-    v.lost_upcalls = c.lost_upcalls.read();
-    v.subtable_lookups = c.subtable_lookups.read();
-    v.mark_hits = c.mark_hits.read();
-    v.mark_misses = c.mark_misses.read();
+    PmdStatsView& v = t.pmds.emplace_back(readPmdStats(c));
+    v.index = static_cast<unsigned>(p);
+    v.lcore = pmds_[p]->lcore;
     for (size_t r = 0; r < kDropReasonCount; ++r) t.drops[r] += c.drops[r].read();
     for (uint16_t n = 0; n < kMaxPorts; ++n) {
       t.ports[n].rx_packets += c.ports[n].rx_packets.read();
@@ -651,28 +638,7 @@ StatsView DataplaneControl::stats() {
   v.tx_flush_interval_us = config_.tx_flush_interval_us;
   v.seconds_since_clear = std::chrono::duration<double>(std::chrono::steady_clock::now() - cleared_at_).count();
   for (size_t p = 0; p < now.pmds.size(); ++p) {
-    PmdStatsView s = now.pmds[p];
-    const PmdStatsView& b = baseline_.pmds[p];
-    s.busy_cycles -= b.busy_cycles;
-    s.idle_cycles -= b.idle_cycles;
-    s.packets -= b.packets;
-    s.rx_bursts -= b.rx_bursts;
-    s.tx_batches -= b.tx_batches;
-    s.tx_batched -= b.tx_batched;
-    s.tx_packets -= b.tx_packets;
-    s.reloads -= b.reloads;
-    s.run_hits -= b.run_hits;
-    s.emc_hits -= b.emc_hits;
-    s.smc_hits -= b.smc_hits;
-    s.megaflow_hits -= b.megaflow_hits;
-    s.misses -= b.misses;
-    s.not_looked_up -= b.not_looked_up;
-    s.upcalls -= b.upcalls;
-    s.upcalls_coalesced -= b.upcalls_coalesced;
-    s.lost_upcalls -= b.lost_upcalls;
-    s.subtable_lookups -= b.subtable_lookups;
-    s.mark_hits -= b.mark_hits;
-    s.mark_misses -= b.mark_misses;
+    PmdStatsView s = subtract(now.pmds[p], baseline_.pmds[p]);
     s.megaflows = flow_counters[p].megaflows;
     v.pmds.push_back(s);
   }

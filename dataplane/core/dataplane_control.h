@@ -36,6 +36,7 @@
 #include "dataplane/core/checkpoint.h"
 #include "dataplane/core/control_module.h"
 #include "dataplane/core/flow_control.h"
+#include "dataplane/core/pmd_stats.h"
 #include "dataplane/core/port_backend.h"
 #include "dataplane/core/port_request.h"
 #include "dataplane/datapath/drop_reason.h"
@@ -54,17 +55,6 @@ struct PortView {
   unsigned pmd = 0;
   bool link_up = false;
   std::string netns;  // watched for garbage collection; empty: not watched
-};
-
-struct PmdStatsView {
-  unsigned index = 0, lcore = 0;
-  uint64_t busy_cycles = 0, idle_cycles = 0, packets = 0, rx_bursts = 0, tx_batches = 0,
-           tx_batched = 0, tx_packets = 0, reloads = 0;
-  // Flow-cache tiers (one per packet) and upcalls; see PmdCounters.
-  uint64_t run_hits = 0, emc_hits = 0, smc_hits = 0, megaflow_hits = 0, misses = 0, not_looked_up = 0, upcalls = 0,
-           upcalls_coalesced = 0, lost_upcalls = 0, subtable_lookups = 0;
-  uint64_t mark_hits = 0, mark_misses = 0;  // partial offload, see PmdCounters
-  uint64_t megaflows = 0;  // live now (not a counter: never cleared)
 };
 
 struct PortStatsView {

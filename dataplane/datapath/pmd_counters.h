@@ -1,5 +1,7 @@
 // Per-PMD statistics. Each PMD owns one PmdCounters block and is its only
-// writer; control threads read it to build `sluicectl stats`.
+// writer; control threads read it to build `sluicectl stats`. The per-PMD
+// counters are declared in pmd_counters.def, which also generates control's
+// view of them and their gRPC translation.
 //
 // Memory order: a counter is a std::atomic written with relaxed load+store
 // (no read-modify-write, so no lock prefix: on x86-64 this is a plain add to
@@ -35,34 +37,9 @@ struct PortCounters {
 };
 
 struct alignas(64) PmdCounters {
-  Counter busy_cycles;  // TSC cycles of loop iterations that received packets
-  Counter idle_cycles;  // TSC cycles of loop iterations that received nothing
-  Counter packets;      // packets received
-  Counter rx_bursts;    // rx bursts that returned at least one packet
-  Counter tx_batches;   // tx bursts issued (output batches flushed)
-  Counter tx_batched;   // packets offered to tx bursts (packets per batch = this / tx_batches)
-  Counter tx_packets;   // packets accepted by tx bursts
-  Counter reloads;      // snapshots picked up
-  // Where each received packet was resolved: exactly one of these per packet
-  // (their sum is `packets`), STYLE §8.
-  Counter run_hits;        // same key as the burst's previous packet (no lookup)
-  Counter emc_hits;        // exact-match cache
-  Counter smc_hits;        // signature match cache (verified)
-  Counter megaflow_hits;   // megaflow classifier
-  Counter misses;          // no tier matched: upcall, coalesced or lost
-  Counter not_looked_up;   // malformed, ARP or unsupported: decided before lookup
-  // What became of the misses (their sum is `misses`).
-  Counter upcalls;            // keys sent to control to become megaflows
-  Counter upcalls_coalesced;  // misses of a megaflow already on its way
-  Counter lost_upcalls;       // over the upcall rate (or queue full): not sent, packet forwarded uncached
-  // Subtables searched, summed over megaflow hits (/ megaflow_hits = average).
-  Counter subtable_lookups;
-  // Partial offload: packets resolved by their NIC mark (a tier of its own:
-  // counted instead of run/emc/smc/megaflow/misses/not_looked_up), and marked
-  // packets whose mark named nothing usable (unknown, stale, another PMD's)
-  // and took the normal pipeline (counted there too).
-  Counter mark_hits;
-  Counter mark_misses;
+#define SLUICE_PMD_COUNTER(field, proto_field, help) Counter field;
+#include "dataplane/datapath/pmd_counters.def"
+#undef SLUICE_PMD_COUNTER
   std::array<Counter, kDropReasonCount> drops;
   std::array<PortCounters, kMaxPorts> ports;
 };

@@ -1,0 +1,36 @@
+// The scalar keys of config_keys.def as a table, for what walks over all of
+// them: the flag parser and its --help text, the JSON reader's type checks,
+// and tests that every key is understood.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "dataplane/config/config.h"
+
+namespace sluice {
+
+enum class ConfigKeyKind {
+  kValue,           // a flag and a JSON key; --help shows the default's value
+  kBoolean,         // as kValue, and the JSON file may give it as true/false
+  kDerivedDefault,  // as kValue, but the default is computed from other keys: the help states it
+  kFileOnly,        // a JSON key only: no flag, not in --help
+};
+
+struct ConfigKey {
+  const char* name;
+  ConfigKeyKind kind;
+  const char* help;
+  // The key's value in `config` as it would be written on the command line
+  // (for --help to show the default).
+  std::string (*value_text)(const SluicedConfig& config);
+};
+
+// Every key of config_keys.def, in its order (the order of --help).
+std::span<const ConfigKey> configKeys();
+
+// The key named `name`, or null when config_keys.def has none.
+const ConfigKey* findConfigKey(std::string_view name);
+
+}  // namespace sluice
