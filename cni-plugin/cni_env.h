@@ -46,7 +46,7 @@ struct CniEnv {
 // Reads CNI_COMMAND alone (VERSION needs nothing else).
 absl::StatusOr<Command> parseCommand(const Environment& env);
 
-// Reads and validates every variable the verb requires (spec 1.1 §"Parameters").
+// Reads and validates every variable the verb requires (the CNI spec's parameters).
 absl::StatusOr<CniEnv> parseEnv(const Environment& env);
 
 // Spec: starts with an alphanumeric, then alphanumerics, '_', '.', '-'.

@@ -1,4 +1,4 @@
-// Benchmarks of the flow tiers (issue 4): key extraction, EMC, SMC,
+// Benchmarks of the flow tiers: key extraction, EMC, SMC,
 // classifier and the combined lookup, over bursts, swept by flow count
 // (round-robin flows: the worst case for caches), subtable count and burst
 // size. Reports items/s and cycles/packet (TSC; this machine has no PMU

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The node benchmark (issue 8): Sluice and Open vSwitch with DPDK on exactly
+# The node benchmark: Sluice and Open vSwitch with DPDK on exactly
 # the same packets, one PMD core each, plus the harness floor
 # (dpdk-testpmd io-forwarding from the same pcap port to the same null port).
 # Traffic: bench/node/node_pcap_gen writes one pcap per scenario and flow

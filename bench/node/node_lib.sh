@@ -1,4 +1,4 @@
-# The node benchmark's runners (issue 8), sourced by node_bench.sh: one
+# The node benchmark's runners, sourced by node_bench.sh: one
 # function per system under test, each taking the same pcap file (replayed by
 # net_pcap with infinite_rx=1) and sending to net_null sinks (no-rx=1), one
 # PMD on lcore 1, the main/control thread on lcore 0. Each prints one line:
@@ -250,7 +250,7 @@ EOF
 }
 
 # offload: "software" runs sluiced with partial offload's software flow
-# engine marking the input pod port's packets (issue 6; l3 only): the
+# engine marking the input pod port's packets (l3 only): the
 # engine's rx callback stands in for a NIC, so its own cost is part of the
 # figure (sluicectl stats shows it).
 # $sluiced: the binary under test (node_bench.sh's sluice-base system sets

@@ -1,4 +1,4 @@
-// The node benchmark's traffic (issue 8): the addressing plan every dataplane
+// The node benchmark's traffic: the addressing plan every dataplane
 // under test is configured from, and the frames of each scenario for N
 // round-robin flows. Plain bytes, no DPDK; run once at set-up time by the
 // pcap generator (node_pcap_gen), never on a PMD.

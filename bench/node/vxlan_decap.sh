@@ -1,5 +1,5 @@
 #!/bin/bash
-# VXLAN decap benchmark (issue 5): uplink -> local pod at N round-robin flows.
+# VXLAN decap benchmark: uplink -> local pod at N round-robin flows.
 # The uplink is a net_pcap port replaying VXLAN frames forever (infinite_rx),
 # the pod a dpdk-testpmd rxonly sink on net_virtio_user; sluiced's PMD cost is
 # read as OVS's pmd-perf-show does: busy TSC cycles / packets over the PMD loop

@@ -1,5 +1,5 @@
 #!/bin/bash
-# VXLAN encap benchmark (issue 5): local pod -> remote node at N round-robin
+# VXLAN encap benchmark: local pod -> remote node at N round-robin
 # flows. The pod is dpdk-testpmd in flowgen mode on net_virtio_user (N
 # destination addresses in the remote node's pod CIDR), the uplink a net_null
 # sink (no rx); sluiced's PMD cost is busy TSC cycles / packets over the PMD

@@ -1,4 +1,4 @@
-// Partial offload (issue 6): what resolving a packet costs with a NIC mark
+// Partial offload: what resolving a packet costs with a NIC mark
 // versus without one, at N round-robin flows, one megaflow per flow (the L3
 // decision's mask: EtherType, TTL class, IPv4 destination).
 //   BM_ResolveUnmarked  what the PMD does for an unmarked packet before its

@@ -1,5 +1,5 @@
-// The node-table calls of the gRPC service (issue 5's VXLAN overlay):
-// decode, validate, call control, map the status (STYLE §13).
+// The node-table calls of the gRPC service (the VXLAN overlay):
+// decode, validate, call control, map the status.
 #include <absl/strings/str_cat.h>
 
 #include "dataplane/api/grpc_service.h"

@@ -1,4 +1,4 @@
-// The VXLAN overlay's configuration (issue 5): the uplink, the network's VNI
+// The VXLAN overlay's configuration: the uplink, the network's VNI
 // and the static remote-node table, as read from sluiced's JSON config file
 // (keys "uplink", "vni", "remote-nodes"), plus the validation of one remote
 // node that the gRPC API shares. Parsed on the main thread at start; the

@@ -8,7 +8,7 @@
 //    (proxy ARP): turned into the reply in place, next := the ingress port.
 //  - Anything else: next := kNextDrop with a named reason.
 //
-// A stage function over a burst (STYLE §3): it writes one next-step per packet
+// A stage function over a burst: it writes one next-step per packet
 // and returns how many were not dropped; the caller groups them by output port.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The decision half of the PMD's partial-offload branch, as a stage over a
-// burst (STYLE §3): which packets their NIC mark resolves, and to which
+// burst: which packets their NIC mark resolves, and to which
 // megaflow. Pmd::takeMarked (pmd_mark.cc) then applies the megaflows'
 // actions; the benchmark (bench/offload) times exactly this function.
 // PMD thread only: no heap, locks or syscalls.

@@ -6,7 +6,7 @@
 // TxPortSlot), exceptions or syscalls.
 //
 // The pipeline, per rx burst (each stage a function over the burst that
-// writes one next-step per packet, STYLE §3):
+// writes one next-step per packet):
 //   takeMarked    (partial offload only) packets whose NIC mark names a live
 //                 megaflow take its actions at once; the rest go on
 //   uplinkRx      (the uplink only) VXLAN to our VTEP is decapsulated in

@@ -1,4 +1,4 @@
-// The PMD's uplink step (issue 5), apart from pmd.cc so that the overlay's
+// The PMD's uplink step, apart from pmd.cc so that the overlay's
 // hook into the pipeline is one call there. PMD lcore only.
 #include "dataplane/datapath/l3_forward.h"
 #include "dataplane/datapath/pmd.h"

@@ -2,7 +2,7 @@
 // ARP for our VTEP, named drops) and the encapsulation action. PMD lcores
 // only: no heap, locks or syscalls; the ARP punt is a lock-free rte_ring.
 //
-// uplinkRxBurst is a stage function over a burst (STYLE §3): decapsulated
+// uplinkRxBurst is a stage function over a burst: decapsulated
 // packets are compacted in place to the front of the burst (order kept) with
 // their tunnel metadata beside them and continue through key extraction and
 // lookup as if they had arrived on the uplink port without outer headers;

@@ -1,4 +1,4 @@
-// Integration tests of the flow caches on real DPDK (issue 4): sluiced as a
+// Integration tests of the flow caches on real DPDK: sluiced as a
 // child process, pods as net_virtio_user devices in this process. They check
 // that packets resolve at exactly one tier each, that K source ports to one
 // pod share one megaflow, that deleting a pod removes its cached flows before

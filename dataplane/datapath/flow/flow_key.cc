@@ -21,8 +21,8 @@ constexpr uint8_t kProtoUdp = 17;
 constexpr uint8_t kProtoIcmpv6 = 58;
 constexpr uint8_t kProtoSctp = 132;
 
-// IPv6 extension headers the parser walks (RFC 8200 §4): hop-by-hop,
-// routing, fragment, authentication, destination options.
+// IPv6 extension headers the parser walks: hop-by-hop, routing, fragment,
+// authentication, destination options.
 constexpr uint8_t kIpv6HopByHop = 0;
 constexpr uint8_t kIpv6Routing = 43;
 constexpr uint8_t kIpv6Fragment = 44;

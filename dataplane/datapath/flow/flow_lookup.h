@@ -1,6 +1,6 @@
 // The cached lookup pipeline of one PMD: EMC -> SMC -> megaflow classifier,
 // over a burst of extracted keys, with the tier counters that say where each
-// packet was resolved (exactly one tier per packet, STYLE.md §8).
+// packet was resolved (exactly one tier per packet).
 //
 // Owned and used by one PMD thread. The classifier version it searches is
 // swapped by that PMD at a quiescent point (setClassifier) after the control

@@ -1,7 +1,7 @@
 // Why a packet's flow key could or could not be extracted. The list below is
 // the single declaration of every parse outcome: it generates the enum, the
 // names used in logs and the metric names, so a drop counted by the pipeline
-// always carries one of these reasons (STYLE.md §9).
+// always carries one of these reasons.
 // Pure data; usable from any thread.
 #pragma once
 

@@ -24,8 +24,8 @@ inline constexpr uint8_t kOuterTtl = 64;
 
 struct alignas(64) EncapTemplate {
   // The outer headers as sent, with total length, checksum, source port and
-  // UDP length zero (filled per packet). The UDP checksum stays zero (RFC
-  // 7348 §5: SHOULD be zero for IPv4).
+  // UDP length zero (filled per packet). The UDP checksum stays zero (the
+  // VXLAN standard says it SHOULD for IPv4).
   uint8_t outer[kOuterLen] = {};
   // The inner Ethernet destination: the remote node's VTEP device MAC (the
   // kernel's VXLAN device drops frames not addressed to it).
@@ -68,8 +68,8 @@ inline uint16_t outerIpChecksum(const EncapTemplate& t, uint32_t inner_len) {
 }
 
 // The outer UDP source port for a flow: from the inner flow's hash, in the
-// dynamic range 49152-65535 (RFC 7348 §5), so that the receiver's RSS
-// spreads flows while each flow keeps one port (no reordering).
+// dynamic range 49152-65535 (as the VXLAN standard recommends), so that the
+// receiver's RSS spreads flows while each flow keeps one port (no reordering).
 inline uint16_t outerSourcePort(uint32_t flow_hash) {
   return static_cast<uint16_t>(0xc000u | ((flow_hash ^ (flow_hash >> 16)) & 0x3fffu));
 }

@@ -12,7 +12,7 @@
 
 namespace sluice::vxlan {
 
-// IANA-assigned VXLAN UDP port (RFC 7348 §5).
+// IANA-assigned VXLAN UDP port.
 inline constexpr uint16_t kVxlanUdpPort = 4789;
 // Outer headers this node writes and expects: Ethernet (14, untagged), IPv4
 // without options (20), UDP (8), VXLAN (8).
@@ -123,7 +123,7 @@ inline DecapInfo classifyUplinkFrame(const uint8_t* data, uint32_t len, const De
 
   const uint8_t* vx = udp + kUdpLen;
   // Flags byte exactly I; the 24 reserved bits after it are ignored on
-  // receipt (RFC 7348 §5: "MUST be ignored").
+  // receipt (the VXLAN standard: "MUST be ignored").
   if (vx[0] != kVxlanFlagI) return drop(DropReason::kVxlanBadFlags);
   const uint32_t vni = (uint32_t{vx[4]} << 16) | (uint32_t{vx[5]} << 8) | vx[6];
   if (vni != cfg.vni) return drop(DropReason::kVxlanUnknownVni);

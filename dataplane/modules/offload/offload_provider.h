@@ -1,4 +1,4 @@
-// The NIC flow engine behind partial offload, as a small interface (STYLE §2)
+// The NIC flow engine behind partial offload, as a small interface
 // with two implementations: RteFlowProvider (DPDK rte_flow on the real port)
 // and SoftwareProvider (an rx-callback engine standing in for the hardware,
 // for tests and demos). Rules have one shape: pattern -> MARK(id) + RSS.

@@ -1,4 +1,4 @@
-// The overlay's control state (issue 5): the uplink, the remote node table
+// The overlay's control state: the uplink, the remote node table
 // (node -> VTEP, pod CIDRs, tunnel index), the neighbor table resolving each
 // VTEP's next hop, and the immutable OverlayTables built from them for the
 // PMDs' snapshots and the slow path's translations. Control thread only:

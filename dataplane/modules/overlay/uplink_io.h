@@ -1,7 +1,7 @@
 // The uplink device as the overlay's control path uses it: its MAC and
 // offloads, the tx lock it shares with the PMDs, the ring the PMD punts ARP
 // replies into, and sending a control frame (ARP requests). An interface so
-// overlay_control is tested on a fake without EAL (STYLE §2); DpdkUplink
+// overlay_control is tested on a fake without EAL; DpdkUplink
 // (dpdk_uplink.h) is the real one. Control thread only.
 #pragma once
 

@@ -1,6 +1,6 @@
 // What sluiced asks of an SR-IOV physical function for one of its VFs: the
 // VF's MAC, VLAN, trust and spoof checking, and a reset to what a free VF
-// has. An interface (STYLE §2) so everything above it runs without SR-IOV
+// has. An interface so everything above it runs without SR-IOV
 // hardware: NetlinkPfControl is the real one (rtnetlink RTM_SETLINK on the
 // PF), FakePfControl records calls for tests. Control path only; callers
 // serialise (DataplaneControl's mutex).

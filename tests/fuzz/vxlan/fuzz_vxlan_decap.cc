@@ -1,4 +1,4 @@
-// libFuzzer target for the uplink's decap path (issue 5): any byte string as
+// libFuzzer target for the uplink's decap path: any byte string as
 // a frame received on the uplink. classifyUplinkFrame must never read past
 // the frame, and when it decapsulates, the inner frame it names must lie
 // inside the outer one and parse as a flow key with the tunnel metadata, as

@@ -1,4 +1,4 @@
-// Integration tests of the VXLAN overlay (issue 5) on real DPDK vdevs and the
+// Integration tests of the VXLAN overlay on real DPDK vdevs and the
 // Linux kernel's own VXLAN: sluiced as a child process whose uplink is an
 // af_packet port on a veth; behind the veth, a network namespace holding the
 // kernel's VXLAN device plays the remote node, with a remote "pod" namespace

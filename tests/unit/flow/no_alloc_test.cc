@@ -1,4 +1,4 @@
-// The fast-path calls never touch the heap (STYLE.md §4): this binary
+// The fast-path calls never touch the heap: this binary
 // replaces the global operator new with a counting one and asserts that a
 // steady-state burst (extract, lookup through every tier, refills, ranking,
 // the tier policy's probe and hold) allocates nothing.
