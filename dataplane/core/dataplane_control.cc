@@ -95,12 +95,12 @@ void DataplaneControl::flowThreadMain() {
     bool changed = false;
     for (ControlModule* m : modules_) changed |= m->tick(std::chrono::steady_clock::now());
     if (changed) republishLocked();
-    flows_.handleUpcalls(routeTablesLocked());
+    flows_.handleUpcalls(routeTablesLocked(), change_tables_lock_);
     if (auto now = std::chrono::steady_clock::now(); now >= next_expiry) {
       flows_.expireIdle();
       next_expiry = now + expiry_period;
     }
-    flows_.commit();
+    flows_.commit(change_tables_lock_);
   }
 }
 
@@ -548,7 +548,7 @@ void DataplaneControl::republishLocked() {
   for (size_t p = 0; p < pmds_.size(); ++p)
     for (uint16_t n : target[p]) ports_[n]->pmd = static_cast<unsigned>(p);
   // Classifiers without the stale megaflows; their slots are recycled.
-  flows_.commit();
+  flows_.commit(change_tables_lock_);
 }
 
 void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& rx_ports_per_pmd,

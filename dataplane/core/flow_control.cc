@@ -182,7 +182,7 @@ void FlowControl::evictLeastRecentlyUsed(PerPmd& p, uint32_t free) {
   p.c.evicted += n;
 }
 
-void FlowControl::handleUpcalls(const RouteTables& tables) {
+void FlowControl::handleUpcalls(const RouteTables& tables, std::unique_lock<std::mutex>* unlocked_while_waiting) {
   FlowTranslation t;
   for (PerPmd& p : pmds_) {
     if (p.pmd->megaflows == nullptr) continue;
@@ -194,7 +194,7 @@ void FlowControl::handleUpcalls(const RouteTables& tables) {
     const uint32_t capacity = p.pmd->megaflows->capacity();
     if (p.pmd->upcalls.pending() && p.pmd->megaflows->freeSlots() < std::max<uint32_t>(1, capacity / 32)) {
       evictLeastRecentlyUsed(p, std::max<uint32_t>(1, capacity / 16));
-      commit(p);
+      commit(p, unlocked_while_waiting);
     }
     p.pmd->upcalls.drain([&](const flow::FlowKey& key) {
       translateFlow(tables, key, t);
@@ -264,19 +264,21 @@ void FlowControl::expireIdle() {
   }
 }
 
-void FlowControl::commit() {
-  for (PerPmd& p : pmds_) commit(p);
+void FlowControl::commit(std::unique_lock<std::mutex>* unlocked_while_waiting) {
+  for (PerPmd& p : pmds_) commit(p, unlocked_while_waiting);
 }
 
-void FlowControl::commit(PerPmd& p) {
+void FlowControl::commit(PerPmd& p, std::unique_lock<std::mutex>* unlocked_while_waiting) {
   if (!p.next) return;
   const flow::Classifier* c = p.next.get();
   p.pmd->mailbox.classifier.store(c, std::memory_order_seq_cst);
   // A PMD that is not running holds no classifier; one that starts later
   // reads this one (seq_cst pairs with its store to `running`).
+  if (unlocked_while_waiting != nullptr) unlocked_while_waiting->unlock();
   while (p.pmd->mailbox.running.load(std::memory_order_seq_cst) &&
          p.pmd->mailbox.classifier_acked.load(std::memory_order_acquire) != c)
     std::this_thread::sleep_for(kAckPollInterval);
+  if (unlocked_while_waiting != nullptr) unlocked_while_waiting->lock();
   p.spare = std::move(p.published);
   p.published = std::move(p.next);
   p.replay = std::move(p.changes);

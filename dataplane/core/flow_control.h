@@ -1,7 +1,7 @@
 // The control side of the flow caches: turns upcalls into megaflows,
 // revalidates megaflows when the tables change, expires idle ones, and
 // lists them (`sluicectl flows`). Control thread only: every method is
-// called with DataplaneControl's mutex held, so they never run concurrently.
+// called within the control core's changes, so they never run concurrently.
 //
 // Per PMD it owns the classifier versions (flow/classifier.h) and the index
 // of installed megaflows; the MegaflowTable itself is shared with the PMD,
@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -74,15 +75,17 @@ class FlowControl {
   // (nearly) full first loses its least recently used megaflows, so that new
   // flows keep being cached when old or hostile ones filled it (the PMD
   // forwards either way; an evicted flow's next packet upcalls again).
-  // Call commit() after.
-  void handleUpcalls(const RouteTables& tables);
+  // Call commit() after. `unlocked_while_waiting`: as for commit().
+  void handleUpcalls(const RouteTables& tables, std::unique_lock<std::mutex>* unlocked_while_waiting = nullptr);
   // Re-translates every megaflow's masked key with `tables`; kills those whose
   // mask or actions changed. Call before the PMDs see the new tables, commit() after.
   void revalidate(const RouteTables& tables);
   // Kills megaflows unused for the idle timeout. Call commit() after.
   void expireIdle();
   // Publishes changed classifier versions, waits for the PMDs, recycles.
-  void commit();
+  // `unlocked_while_waiting`: a lock the caller holds that readers need; it
+  // is let go while PMDs acknowledge (nothing list() reads changes then).
+  void commit(std::unique_lock<std::mutex>* unlocked_while_waiting = nullptr);
 
   std::vector<FlowView> list() const;
   std::vector<FlowControlCounters> counters() const;
@@ -117,7 +120,7 @@ class FlowControl {
   void classifierRemove(PerPmd& p, const flow::Megaflow& m);
   void kill(PerPmd& p, flow::MegaflowIndex i);
   // Publishes p's changes, waits for its PMD, recycles the killed slots.
-  void commit(PerPmd& p);
+  void commit(PerPmd& p, std::unique_lock<std::mutex>* unlocked_while_waiting);
   // Kills the least recently used megaflows until `free` slots will be free.
   void evictLeastRecentlyUsed(PerPmd& p, uint32_t free);
 

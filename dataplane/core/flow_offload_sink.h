@@ -1,6 +1,6 @@
 // What FlowControl tells partial offload about megaflows (an interface so
 // FlowControl stays testable without an offload thread). Control path:
-// called by FlowControl with DataplaneControl's mutex held; implementations
+// called by FlowControl within the control core's changes; implementations
 // must only record the event and return (no waiting on PMDs or devices).
 #pragma once
 

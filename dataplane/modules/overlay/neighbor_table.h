@@ -1,7 +1,7 @@
 // The uplink's neighbor table: next-hop IPv4 -> MAC, resolved by ARP that
 // sluiced sends and answers itself (the uplink belongs to DPDK, not to the
 // kernel). Pure state machine over an injected clock, so tests step time
-// instead of sleeping. Control thread only (under DataplaneControl's mutex).
+// instead of sleeping. Control thread only (within the control core's changes).
 //
 // Per wanted address: incomplete (no MAC; asked every retry interval) ->
 // reachable (a reply arrived; used) -> stale after reachable_time (still

@@ -1,10 +1,10 @@
 // The overlay's control state: the uplink, the remote node table
 // (node -> VTEP, pod CIDRs, tunnel index), the neighbor table resolving each
 // VTEP's next hop, and the immutable OverlayTables built from them for the
-// PMDs' snapshots and the slow path's translations. Control thread only:
-// every method runs under DataplaneControl's mutex, which also publishes the
-// tables (a change returns true / is followed by a republish, and the
-// republish revalidates megaflows against the new tables).
+// PMDs' snapshots and the slow path's translations. Control threads only,
+// under the control core's locks (a change; a read for the listings): a
+// change that returns true is followed by a republish, which publishes the
+// tables and revalidates megaflows against them.
 //
 // What a change does to cached flows: a node added, removed or changed alters
 // routes and known VTEPs, which megaflows encode (encap actions name a

@@ -3,7 +3,7 @@
 // has. An interface so everything above it runs without SR-IOV
 // hardware: NetlinkPfControl is the real one (rtnetlink RTM_SETLINK on the
 // PF), FakePfControl records calls for tests. Control path only; callers
-// serialise (DataplaneControl's mutex).
+// serialise (the control core's writer lock).
 #pragma once
 
 #include <absl/status/status.h>
