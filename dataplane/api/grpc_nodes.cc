@@ -2,19 +2,11 @@
 // decode, validate, call control, map the status (STYLE §13).
 #include <absl/strings/str_cat.h>
 
+#include "dataplane/api/grpc_guard.h"
 #include "dataplane/api/grpc_service.h"
 
 namespace sluice {
 namespace {
-
-template <typename F>
-grpc::Status guardedNodes(F&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
-  }
-}
 
 grpc::Status invalid(const std::string& why) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why); }
 
@@ -47,7 +39,7 @@ void fillOverlay(const OverlayView& o, v1::Overlay* out) {
 
 grpc::Status DataplaneService::AddNode(grpc::ServerContext*, const v1::AddNodeRequest* req,
                                        v1::AddNodeResponse* resp) {
-  return guardedNodes([&] {
+  return guarded([&] {
     const v1::RemoteNode& in = req->node();
     RemoteNodeConfig node;
     node.name = in.name();
@@ -78,7 +70,7 @@ grpc::Status DataplaneService::AddNode(grpc::ServerContext*, const v1::AddNodeRe
 
 grpc::Status DataplaneService::DeleteNode(grpc::ServerContext*, const v1::DeleteNodeRequest* req,
                                           v1::DeleteNodeResponse* resp) {
-  return guardedNodes([&] {
+  return guarded([&] {
     auto deleted = control_.deleteNode(req->name());
     if (!deleted.ok()) return toGrpcStatus(deleted.status());
     resp->set_deleted(*deleted);
@@ -88,7 +80,7 @@ grpc::Status DataplaneService::DeleteNode(grpc::ServerContext*, const v1::Delete
 
 grpc::Status DataplaneService::ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*,
                                          v1::ListNodesResponse* resp) {
-  return guardedNodes([&] {
+  return guarded([&] {
     auto nodes = control_.listNodes();
     if (!nodes.ok()) return toGrpcStatus(nodes.status());
     for (const RemoteNodeView& n : *nodes) fillRemoteNode(n, resp->add_nodes());

@@ -1,5 +1,7 @@
 #include "dataplane/api/grpc_service.h"
 
+#include "dataplane/api/grpc_guard.h"
+
 namespace sluice {
 namespace {
 
@@ -22,17 +24,6 @@ void fillPort(const PortView& p, v1::Port* out) {
   out->set_link_up(p.link_up);
   if (p.vf) fillVfFields(*p.vf, out);
   out->set_netns(p.netns);
-}
-
-// Runs a handler body, turning any escaping exception (e.g. bad_alloc) into
-// INTERNAL rather than letting it unwind into gRPC.
-template <typename F>
-grpc::Status guarded(F&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
-  }
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // The gRPC service's SR-IOV part (declared in grpc_service.h): AddPort of a
 // VF and ListVfs. Translation only; runs on gRPC's threads.
-#include <exception>
-
+#include "dataplane/api/grpc_guard.h"
 #include "dataplane/api/grpc_service.h"
 
 namespace sluice {
@@ -54,7 +53,7 @@ grpc::Status DataplaneService::addVfPort(const v1::AddPortRequest& req, v1::AddP
 }
 
 grpc::Status DataplaneService::ListVfs(grpc::ServerContext*, const v1::ListVfsRequest*, v1::ListVfsResponse* resp) {
-  try {
+  return guarded([&] {
     for (const sriov::VfPool::Slot& s : control_.listVfs()) {
       v1::Vf* o = resp->add_vfs();
       o->set_pf(s.vf.pf);
@@ -68,9 +67,7 @@ grpc::Status DataplaneService::ListVfs(grpc::ServerContext*, const v1::ListVfsRe
       }
     }
     return grpc::Status::OK;
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
-  }
+  });
 }
 
 }  // namespace sluice
