@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/net_address.h"
+#include "common/rtnetlink/netlink_socket.h"
 
 namespace sluice::cni {
 
@@ -70,11 +71,10 @@ class RtNetlink {
   // A socket in the calling thread's namespace, or in `netns` (the thread
   // enters it only to create the socket, and returns).
   static absl::StatusOr<RtNetlink> open(const NetnsFd* netns = nullptr);
-  RtNetlink(RtNetlink&& o) noexcept : fd_(o.fd_), seq_(o.seq_) { o.fd_ = -1; }
+  RtNetlink(RtNetlink&& o) noexcept = default;
   RtNetlink& operator=(RtNetlink&&) = delete;
   RtNetlink(const RtNetlink&) = delete;
   RtNetlink& operator=(const RtNetlink&) = delete;
-  ~RtNetlink();
 
   // NotFound when there is no such link in this socket's namespace.
   absl::StatusOr<LinkInfo> getLink(const std::string& name);
@@ -84,13 +84,13 @@ class RtNetlink {
   absl::Status addRoute(int ifindex, Ipv4Address dst, uint8_t dst_len, std::optional<Ipv4Address> gateway);
 
  private:
-  explicit RtNetlink(int fd) : fd_(fd) {}
+  explicit RtNetlink(rtnetlink::RouteSocket socket) : socket_(std::move(socket)) {}
   // Sends a request and reads replies up to its ack; a reply carrying a
   // link (RTM_NEWLINK) is parsed into *link when given.
   absl::Status transact(std::vector<uint8_t> request, uint32_t seq, LinkInfo* link);
   absl::StatusOr<LinkInfo> getLinkRequest(int ifindex, const std::string& name);
 
-  int fd_ = -1;
+  rtnetlink::RouteSocket socket_;
   uint32_t seq_ = 1;
 };
 

@@ -3,6 +3,7 @@
 // message limit, whatever the table's size). Translation only.
 #include "dataplane/api/grpc_flows.h"
 
+#include "dataplane/api/grpc_guard.h"
 #include "dataplane/api/grpc_service.h"
 
 namespace sluice {
@@ -19,15 +20,6 @@ void fillFlow(const FlowView& f, v1::Flow* o) {
   o->set_idle_seconds(f.idle_seconds);
   o->set_age_seconds(f.age_seconds);
   o->set_offload(f.offload);
-}
-
-template <typename F>
-grpc::Status guardedFlows(F&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
-  }
 }
 
 }  // namespace
@@ -55,7 +47,7 @@ bool writeFlowChunks(const std::vector<FlowView>& flows, size_t chunk_bytes,
 
 grpc::Status DataplaneService::ListFlows(grpc::ServerContext*, const v1::ListFlowsRequest*,
                                          v1::ListFlowsResponse* resp) {
-  return guardedFlows([&] {
+  return guarded([&] {
     for (const FlowView& f : control_.listFlows()) fillFlow(f, resp->add_flows());
     return grpc::Status::OK;
   });
@@ -63,7 +55,7 @@ grpc::Status DataplaneService::ListFlows(grpc::ServerContext*, const v1::ListFlo
 
 grpc::Status DataplaneService::StreamFlows(grpc::ServerContext*, const v1::ListFlowsRequest*,
                                            grpc::ServerWriter<v1::ListFlowsResponse>* writer) {
-  return guardedFlows([&] {
+  return guarded([&] {
     if (!writeFlowChunks(control_.listFlows(), kFlowChunkBytes, *writer))
       return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away during the listing");
     return grpc::Status::OK;

@@ -2,19 +2,11 @@
 // decode, validate, call control, map the status.
 #include <absl/strings/str_cat.h>
 
+#include "dataplane/api/grpc_guard.h"
 #include "dataplane/api/grpc_service.h"
 
 namespace sluice {
 namespace {
-
-template <typename F>
-grpc::Status guardedNodes(F&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
-  }
-}
 
 grpc::Status invalid(const std::string& why) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why); }
 
@@ -47,7 +39,7 @@ void fillOverlay(const OverlayView& o, v1::Overlay* out) {
 
 grpc::Status DataplaneService::AddNode(grpc::ServerContext*, const v1::AddNodeRequest* req,
                                        v1::AddNodeResponse* resp) {
-  return guardedNodes([&] {
+  return guarded([&] {
     const v1::RemoteNode& in = req->node();
     RemoteNodeConfig node;
     node.name = in.name();
@@ -77,7 +69,7 @@ grpc::Status DataplaneService::AddNode(grpc::ServerContext*, const v1::AddNodeRe
 
 grpc::Status DataplaneService::DeleteNode(grpc::ServerContext*, const v1::DeleteNodeRequest* req,
                                           v1::DeleteNodeResponse* resp) {
-  return guardedNodes([&] {
+  return guarded([&] {
     if (modules_.overlay == nullptr) return toGrpcStatus(OverlayModule::absent());
     auto deleted = modules_.overlay->deleteNode(req->name());
     if (!deleted.ok()) return toGrpcStatus(deleted.status());
@@ -88,7 +80,7 @@ grpc::Status DataplaneService::DeleteNode(grpc::ServerContext*, const v1::Delete
 
 grpc::Status DataplaneService::ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*,
                                          v1::ListNodesResponse* resp) {
-  return guardedNodes([&] {
+  return guarded([&] {
     if (modules_.overlay == nullptr) return toGrpcStatus(OverlayModule::absent());
     for (const RemoteNodeView& n : modules_.overlay->listNodes()) fillRemoteNode(n, resp->add_nodes());
     fillOverlay(modules_.overlay->view(), resp->mutable_overlay());

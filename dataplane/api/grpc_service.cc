@@ -1,5 +1,7 @@
 #include "dataplane/api/grpc_service.h"
 
+#include "dataplane/api/grpc_guard.h"
+
 namespace sluice {
 namespace {
 
@@ -21,17 +23,6 @@ void fillPort(const PortView& p, v1::Port* out) {
   out->set_dpdk_name(p.dpdk_name);
   out->set_link_up(p.link_up);
   out->set_netns(p.netns);
-}
-
-// Runs a handler body, turning any escaping exception (e.g. bad_alloc) into
-// INTERNAL rather than letting it unwind into gRPC.
-template <typename F>
-grpc::Status guarded(F&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
-  }
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // The gRPC service's SR-IOV part (declared in grpc_service.h): AddPort of a
 // VF and ListVfs. Translation only; runs on gRPC's threads.
-#include <exception>
-
+#include "dataplane/api/grpc_guard.h"
 #include "dataplane/api/grpc_service.h"
 
 namespace sluice {
@@ -55,7 +54,7 @@ grpc::Status DataplaneService::addVfPort(const v1::AddPortRequest& req, v1::AddP
 }
 
 grpc::Status DataplaneService::ListVfs(grpc::ServerContext*, const v1::ListVfsRequest*, v1::ListVfsResponse* resp) {
-  try {
+  return guarded([&] {
     if (modules_.sriov == nullptr) return grpc::Status::OK;
     for (const sriov::VfPool::Slot& s : modules_.sriov->listVfs()) {
       v1::Vf* o = resp->add_vfs();
@@ -70,9 +69,7 @@ grpc::Status DataplaneService::ListVfs(grpc::ServerContext*, const v1::ListVfsRe
       }
     }
     return grpc::Status::OK;
-  } catch (const std::exception& e) {
-    return grpc::Status(grpc::StatusCode::INTERNAL, e.what());
-  }
+  });
 }
 
 }  // namespace sluice

@@ -10,15 +10,11 @@
 #include <memory>
 
 #include "common/log.h"
+#include "dataplane/core/ethdev_open.h"
 #include "dataplane/core/vdev_devargs.h"
 
 namespace sluice {
 namespace {
-
-// Descriptor ring sizes: 1024 absorbs a PMD's scheduling hiccups at ~10 Mpps
-// (about 100 µs) without holding too many mbufs per port.
-constexpr uint16_t kRxDescriptors = 1024;
-constexpr uint16_t kTxDescriptors = 1024;
 
 static_assert(kMbufDataRoom == RTE_MBUF_DEFAULT_DATAROOM, "vdev_devargs.h's mbuf data room is DPDK's default");
 
@@ -81,18 +77,7 @@ absl::StatusOr<CreatedPort> DpdkPortBackend::createAndStart(const std::string& n
   if (int r = rte_eth_dev_get_port_by_name(port.dpdk_name.c_str(), &port.dpdk_port); r != 0)
     return cleanup_on_error(dpdkError("finding the new port", r));
 
-  rte_eth_conf conf{};
-  if (int r = rte_eth_dev_configure(port.dpdk_port, 1, 1, &conf); r != 0)
-    return cleanup_on_error(dpdkError("configuring the port", r));
-  int socket = rte_eth_dev_socket_id(port.dpdk_port);
-  if (int r = rte_eth_rx_queue_setup(port.dpdk_port, 0, kRxDescriptors, socket, nullptr, pool_); r != 0)
-    return cleanup_on_error(dpdkError("setting up its rx queue", r));
-  if (int r = rte_eth_tx_queue_setup(port.dpdk_port, 0, kTxDescriptors, socket, nullptr); r != 0)
-    return cleanup_on_error(dpdkError("setting up its tx queue", r));
-  if (int r = rte_eth_dev_start(port.dpdk_port); r != 0) {
-    rte_eth_dev_close(port.dpdk_port);
-    return cleanup_on_error(dpdkError("starting the port", r));
-  }
+  if (absl::Status s = openEthdev(port.dpdk_port, rte_eth_conf{}, pool_); !s.ok()) return cleanup_on_error(s);
   port.tx_queues = 1;
   return port;
 }

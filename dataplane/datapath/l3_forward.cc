@@ -8,6 +8,8 @@
 
 #include <cstring>
 
+#include "dataplane/datapath/arp_responder.h"
+
 namespace sluice {
 namespace {
 
@@ -52,9 +54,7 @@ Verdict forwardIpv4(const PmdSnapshot& snap, rte_ether_hdr* eth, uint32_t len) {
 Verdict answerArp(const PmdSnapshot& snap, uint16_t in_port, rte_ether_hdr* eth, uint32_t len) {
   if (len < sizeof(rte_ether_hdr) + sizeof(rte_arp_hdr)) return drop(DropReason::kTruncated);
   auto* arp = reinterpret_cast<rte_arp_hdr*>(eth + 1);
-  if (arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
-      arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) || arp->arp_hlen != RTE_ETHER_ADDR_LEN ||
-      arp->arp_plen != 4 || arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST))
+  if (!isEthernetIpv4Arp(*arp) || arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST))
     return drop(DropReason::kArpNotAnswered);
   uint32_t target = arp->arp_data.arp_tip;
   uint32_t sender = arp->arp_data.arp_sip;
@@ -64,13 +64,7 @@ Verdict answerArp(const PmdSnapshot& snap, uint16_t in_port, rte_ether_hdr* eth,
   // ARP: answering would tell the pod its own address is taken.
   if ((!for_gateway && !in_pod_cidr) || target == sender) return drop(DropReason::kArpNotAnswered);
 
-  arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REPLY);
-  arp->arp_data.arp_tha = arp->arp_data.arp_sha;
-  arp->arp_data.arp_tip = sender;
-  arp->arp_data.arp_sha = snap.gateway_mac;
-  arp->arp_data.arp_sip = target;
-  eth->dst_addr = eth->src_addr;
-  eth->src_addr = snap.gateway_mac;
+  turnArpRequestIntoReply(eth, arp, snap.gateway_mac);
   return forwardTo(in_port);
 }
 

@@ -8,6 +8,7 @@
 
 #include "common/thread_sanitizer.h"
 #include "dataplane/datapath/l3_forward.h"
+#include "dataplane/datapath/pmd_actions.h"
 
 namespace sluice {
 namespace {
@@ -249,40 +250,22 @@ void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint6
 
 uint16_t Pmd::act(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
   uint16_t dropped = 0;
-  auto drop = [&](rte_mbuf* m, DropReason reason) {
-    counters_.drops[static_cast<size_t>(reason)].inc();
-    rte_pktmbuf_free(m);
-    ++dropped;
-  };
   for (uint16_t r = 0; r < n_runs; ++r) {
     const flow::PacketRun run = runs_[r];
     rte_mbuf* const* first = pkts + run.first;
     const RunDecision& d = decisions_[r];
     if (d.action == nullptr) {  // decided before lookup
       for (uint16_t i = 0; i < run.count; ++i) {
-        if (d.next == kNextDrop) drop(first[i], d.reason);
-        else enqueue(d.next, first[i], now);
+        if (d.next == kNextDrop) {
+          dropPacket(first[i], d.reason);
+          ++dropped;
+        } else {
+          enqueue(d.next, first[i], now);
+        }
       }
       continue;
     }
-    const flow::MegaflowActions& a = *d.action;
-    if (a.kind == flow::MegaflowActions::Kind::kOutput) {
-      if (a.rewrite_flags & kRewriteL3) {
-        for (uint16_t i = 0; i < run.count; ++i) l3RewriteToPod(*snap_, first[i], a.out_port);
-      }
-      if (run.count == 1) enqueue(a.out_port, first[0], now);
-      else enqueueRun(a.out_port, first, run.count, now);
-    } else if (a.kind == flow::MegaflowActions::Kind::kEncap) {
-      for (uint16_t i = 0; i < run.count; ++i) {
-        DropReason reason{};  // set by encapOne when it drops
-        const uint16_t next = vxlan::encapOne(snap_->overlay, snap_->gateway_mac, first[i],
-                                              static_cast<uint16_t>(a.arg), keys_[r].hash, &reason);
-        if (next == kNextDrop) drop(first[i], reason);
-        else enqueue(next, first[i], now);
-      }
-    } else {
-      for (uint16_t i = 0; i < run.count; ++i) drop(first[i], static_cast<DropReason>(a.drop_reason));
-    }
+    dropped = static_cast<uint16_t>(dropped + takeActions<true>(*d.action, first, run.count, keys_[r].hash, now));
   }
   return dropped;
 }

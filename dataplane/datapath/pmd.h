@@ -80,6 +80,17 @@ class Pmd {
   // Applies each run's decision to its packets and queues them for output
   // (or frees them, counted by reason); returns how many were dropped.
   uint16_t act(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
+  // One megaflow's actions on `count` packets that share its key (a run, or
+  // one marked packet): queued for output, or freed and counted by reason;
+  // returns how many were dropped. key_hash is the key's (encap derives the
+  // outer source port from it). kMayEncap false where only output and drop
+  // megaflows arrive (the mark branch), which then tests for nothing else.
+  // Defined in pmd_actions.h, inline into both callers.
+  template <bool kMayEncap>
+  uint16_t takeActions(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint32_t key_hash,
+                       uint64_t now);
+  // Frees a packet, counted under its drop reason (pmd_actions.h).
+  void dropPacket(rte_mbuf* m, DropReason reason);
   // The uplink's VXLAN/ARP stage (pmd_overlay.cc): decapsulated packets are
   // compacted to the front of pkts (returns their count), the rest are
   // counted and dropped, answered or punted here.

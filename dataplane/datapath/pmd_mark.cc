@@ -8,6 +8,7 @@
 #include "dataplane/datapath/l3_forward.h"
 #include "dataplane/datapath/mark_branch.h"
 #include "dataplane/datapath/pmd.h"
+#include "dataplane/datapath/pmd_actions.h"
 
 namespace sluice {
 
@@ -41,20 +42,12 @@ uint16_t Pmd::takeMarked(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t
   for (uint16_t i = 0; i < s.hits; ++i) {
     rte_mbuf* m = hit_pkts[i];
     flow::Megaflow& f = *hit_flows[i];
-    const flow::MegaflowActions& a = f.actions;
     // Per packet rather than per run: marked traffic is typically many flows
     // interleaved, and this is the line the megaflow check just read.
     f.recordHits(1, rte_pktmbuf_pkt_len(m), now);
-    if (a.kind == flow::MegaflowActions::Kind::kOutput) {
-      if ((a.rewrite_flags & kRewriteL3) != 0) l3RewriteToPod(*snap_, m, a.out_port);
-      enqueue(a.out_port, m, now);
-    } else {
-      // Only output and drop megaflows are offloaded (splitMarked checked),
-      // so this is a drop with its reason.
-      counters_.drops[a.drop_reason < kDropReasonCount ? a.drop_reason : 0].inc();
-      rte_pktmbuf_free(m);
-      ++dropped;
-    }
+    // Only output and drop megaflows are offloaded (splitMarked checked):
+    // no encap, so no key hash either.
+    dropped += takeActions<false>(f.actions, &hit_pkts[i], 1, 0, now);
   }
   counters_.mark_hits.add(s.hits);
   PortCounters& in = counters_.ports[in_port];

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "dataplane/datapath/arp_responder.h"
 #include "dataplane/datapath/l3_forward.h"
 #include "dataplane/datapath/tsan_dpdk.h"
 
@@ -24,21 +25,12 @@ ArpVerdict handleArp(const OverlaySnapshot& ov, rte_mbuf* m) {
   if (rte_pktmbuf_data_len(m) < sizeof(rte_ether_hdr) + sizeof(rte_arp_hdr)) return ArpVerdict::kDrop;
   auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
   auto* arp = reinterpret_cast<rte_arp_hdr*>(eth + 1);
-  if (arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) || arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
-      arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4)
-    return ArpVerdict::kDrop;
+  if (!isEthernetIpv4Arp(*arp)) return ArpVerdict::kDrop;
   if (arp->arp_data.arp_tip != ov.decap.vtep_ip_be) return ArpVerdict::kDrop;
   if (arp->arp_opcode == RTE_BE16(RTE_ARP_OP_REPLY)) return ArpVerdict::kPunt;
   if (arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST) || arp->arp_data.arp_sip == arp->arp_data.arp_tip)
     return ArpVerdict::kDrop;
-  const uint32_t sender = arp->arp_data.arp_sip;
-  arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REPLY);
-  arp->arp_data.arp_tha = arp->arp_data.arp_sha;
-  arp->arp_data.arp_tip = sender;
-  arp->arp_data.arp_sha = ov.vtep_mac;
-  arp->arp_data.arp_sip = ov.decap.vtep_ip_be;
-  eth->dst_addr = eth->src_addr;
-  eth->src_addr = ov.vtep_mac;
+  turnArpRequestIntoReply(eth, arp, ov.vtep_mac);
   return ArpVerdict::kReply;
 }
 

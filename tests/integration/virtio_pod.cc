@@ -12,6 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include "dataplane/core/ethdev_open.h"
+
 namespace sluice::test {
 namespace {
 std::atomic<int> g_pod_counter{0};
@@ -52,15 +54,7 @@ absl::StatusOr<std::unique_ptr<VirtioPod>> VirtioPod::create(const std::string& 
   uint16_t port = 0;
   if (rte_eth_dev_get_port_by_name(name.c_str(), &port) != 0) return absl::InternalError("no port for " + name);
   std::unique_ptr<VirtioPod> pod(new VirtioPod(name, port, pool));
-  rte_eth_conf conf{};
-  if (int rc = rte_eth_dev_configure(port, 1, 1, &conf); rc != 0)
-    return absl::InternalError(std::string("configure: ") + rte_strerror(-rc));
-  if (int rc = rte_eth_rx_queue_setup(port, 0, 1024, SOCKET_ID_ANY, nullptr, pool); rc != 0)
-    return absl::InternalError(std::string("rx queue: ") + rte_strerror(-rc));
-  if (int rc = rte_eth_tx_queue_setup(port, 0, 1024, SOCKET_ID_ANY, nullptr); rc != 0)
-    return absl::InternalError(std::string("tx queue: ") + rte_strerror(-rc));
-  if (int rc = rte_eth_dev_start(port); rc != 0)
-    return absl::InternalError(std::string("start: ") + rte_strerror(-rc));
+  if (absl::Status s = openEthdev(port, rte_eth_conf{}, pool); !s.ok()) return s;
   return pod;
 }
 

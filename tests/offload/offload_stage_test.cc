@@ -49,11 +49,12 @@
 #include <vector>
 
 #include "dataplane/core/dataplane_control.h"
+#include "dataplane/core/ethdev_open.h"
 #include "dataplane/modules/offload/match_translate.h"
-#include "dataplane/modules/overlay/overlay_control.h"
-#include "dataplane/modules/overlay/uplink_io.h"
 #include "dataplane/modules/offload/offload_manager.h"
 #include "dataplane/modules/offload/rte_flow_provider.h"
+#include "dataplane/modules/overlay/overlay_control.h"
+#include "dataplane/modules/overlay/uplink_io.h"
 #include "dataplane/stand_ins/software_offload/software_provider.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/pmd.h"
@@ -177,11 +178,8 @@ TEST(OffloadStageTest, RteFlowProbeSaysNoOnThisMachinesPorts) {
     // Negotiated before configure, as the uplink does: the probe reports
     // that answer (these drivers have no negotiation) instead of EBUSY.
     EXPECT_EQ(offload::negotiateUserMarksBeforeConfigure(port), -ENOTSUP) << name;
-    rte_eth_conf conf{};
-    ASSERT_EQ(rte_eth_dev_configure(port, 1, 1, &conf), 0);
-    ASSERT_EQ(rte_eth_rx_queue_setup(port, 0, 256, SOCKET_ID_ANY, nullptr, ringNodePool()), 0);
-    ASSERT_EQ(rte_eth_tx_queue_setup(port, 0, 256, SOCKET_ID_ANY, nullptr), 0);
-    ASSERT_EQ(rte_eth_dev_start(port), 0);
+    const absl::Status opened = openEthdev(port, rte_eth_conf{}, ringNodePool(), 256);
+    ASSERT_TRUE(opened.ok()) << name << ": " << opened;
     c = provider.probe(port, 1);
     EXPECT_FALSE(c.supported) << name;
     EXPECT_NE(c.reason.find("rx metadata negotiation not supported by the driver; rte_flow_validate: "),

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "dataplane/core/dataplane_control.h"
+#include "dataplane/core/ethdev_open.h"
 #include "dataplane/modules/offload/offload_manager.h"
 #include "dataplane/modules/offload/offload_module.h"
 #include "dataplane/modules/overlay/overlay_control.h"
@@ -79,11 +80,7 @@ class RingBackend final : public PortBackend {
     // Configured and started like any port (the ring PMD's queue setup keeps
     // the rings given above; start installs the burst functions).
     r.dpdk_port = static_cast<uint16_t>(port);
-    rte_eth_conf conf{};
-    if (rte_eth_dev_configure(r.dpdk_port, 1, 1, &conf) != 0 ||
-        rte_eth_rx_queue_setup(r.dpdk_port, 0, 1024, SOCKET_ID_ANY, nullptr, ringNodePool()) != 0 ||
-        rte_eth_tx_queue_setup(r.dpdk_port, 0, 1024, SOCKET_ID_ANY, nullptr) != 0 || rte_eth_dev_start(r.dpdk_port) != 0 ||
-        !annotatePortHandover(r.dpdk_port))
+    if (!openEthdev(r.dpdk_port, rte_eth_conf{}, ringNodePool()).ok() || !annotatePortHandover(r.dpdk_port))
       return absl::InternalError("configuring the ring port");
     rings_[port_no] = r;
     return CreatedPort{r.dpdk_port, r.name, 1};
@@ -149,11 +146,8 @@ class RingUplink final : public UplinkIo {
     const int port = rte_eth_from_rings(name_.c_str(), &rx_, 1, &tx_, 1, SOCKET_ID_ANY);
     EXPECT_GE(port, 0);
     port_ = static_cast<uint16_t>(port);
-    rte_eth_conf conf{};
-    EXPECT_EQ(rte_eth_dev_configure(port_, 1, 1, &conf), 0);
-    EXPECT_EQ(rte_eth_rx_queue_setup(port_, 0, 1024, SOCKET_ID_ANY, nullptr, ringNodePool()), 0);
-    EXPECT_EQ(rte_eth_tx_queue_setup(port_, 0, 1024, SOCKET_ID_ANY, nullptr), 0);
-    EXPECT_EQ(rte_eth_dev_start(port_), 0);
+    const absl::Status opened = openEthdev(port_, rte_eth_conf{}, ringNodePool());
+    EXPECT_TRUE(opened.ok()) << opened;
     EXPECT_TRUE(annotatePortHandover(port_));
   }
   ~RingUplink() override {

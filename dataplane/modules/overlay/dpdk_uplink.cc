@@ -10,16 +10,13 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "dataplane/core/ethdev_open.h"
 #include "dataplane/modules/offload/rte_flow_provider.h"
 #include "dataplane/datapath/tsan_dpdk.h"
 
 namespace sluice {
 namespace {
 
-// As the vhost ports (dpdk_port_backend.cc): rings deep enough for a PMD's
-// scheduling hiccups.
-constexpr uint16_t kRxDescriptors = 1024;
-constexpr uint16_t kTxDescriptors = 1024;
 // ARP replies waiting for the control thread (drained every millisecond):
 // far more than a handful of next hops ever answer at once.
 constexpr unsigned kPuntRingSize = 256;
@@ -60,26 +57,28 @@ absl::StatusOr<std::unique_ptr<DpdkUplink>> DpdkUplink::open(const UplinkConfig&
   // before configure; the offload probe reads the answer recorded here. A port
   // that cannot deliver marks still works: offload then says why it is off.
   (void)offload::negotiateUserMarksBeforeConfigure(u->port_);
-  if (int rc = rte_eth_dev_configure(u->port_, 1, 1, &conf); rc != 0) return dpdkError("configuring", rc);
-  const int socket = rte_eth_dev_socket_id(u->port_);
-  if (int rc = rte_eth_rx_queue_setup(u->port_, 0, kRxDescriptors, socket, nullptr, pool); rc != 0)
-    return dpdkError("rx queue", rc);
-  if (int rc = rte_eth_tx_queue_setup(u->port_, 0, kTxDescriptors, socket, nullptr); rc != 0)
-    return dpdkError("tx queue", rc);
-  if (config.mac) {
-    rte_ether_addr a;
-    std::memcpy(a.addr_bytes, config.mac->bytes.data(), 6);
-    if (int rc = rte_eth_dev_default_mac_addr_set(u->port_, &a); rc != 0)
-      logWarning("uplink: keeping the device MAC (setting ", config.mac->toString(), ": ", rte_strerror(-rc),
-                 "); answering ARP with the configured one");
-    u->mac_ = *config.mac;
-  } else {
-    rte_ether_addr a;
-    if (int rc = rte_eth_macaddr_get(u->port_, &a); rc != 0) return dpdkError("reading the MAC", rc);
-    std::memcpy(u->mac_.bytes.data(), a.addr_bytes, 6);
-  }
-  if (int rc = rte_eth_dev_start(u->port_); rc != 0) return dpdkError("starting", rc);
+  // Between queue setup and start: the MAC is settled before the port
+  // receives. Its error is prefixed below, as openEthdev's are.
+  auto set_mac = [&]() -> absl::Status {
+    if (config.mac) {
+      rte_ether_addr a;
+      std::memcpy(a.addr_bytes, config.mac->bytes.data(), 6);
+      if (int rc = rte_eth_dev_default_mac_addr_set(u->port_, &a); rc != 0)
+        logWarning("uplink: keeping the device MAC (setting ", config.mac->toString(), ": ", rte_strerror(-rc),
+                   "); answering ARP with the configured one");
+      u->mac_ = *config.mac;
+    } else {
+      rte_ether_addr a;
+      if (int rc = rte_eth_macaddr_get(u->port_, &a); rc != 0)
+        return absl::InternalError(absl::StrCat("reading the MAC: ", rte_strerror(-rc)));
+      std::memcpy(u->mac_.bytes.data(), a.addr_bytes, 6);
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = openEthdev(u->port_, conf, pool, kEthdevDescriptors, set_mac); !s.ok())
+    return absl::Status(s.code(), absl::StrCat("uplink: ", s.message()));
   u->started_ = true;
+  const int socket = rte_eth_dev_socket_id(u->port_);
   // VXLAN for our VTEP may be addressed to a configured MAC the device
   // does not filter for.
   if (int rc = rte_eth_promiscuous_enable(u->port_); rc != 0)

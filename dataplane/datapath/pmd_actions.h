@@ -1,0 +1,52 @@
+// The PMD's action stage for one megaflow's actions (Pmd::takeActions,
+// declared in pmd.h): the normal pipeline applies it to each run of packets
+// (pmd.cc), the partial-offload branch to each marked packet
+// (offload/pmd_mark.cc), so that a marked packet gets exactly what the same
+// packet would have got without its mark. Inline into both: it runs for
+// every packet, and with the branch's constant count of one the compiler
+// drops the run loops. PMD thread only.
+#pragma once
+
+#include "dataplane/datapath/l3_forward.h"
+#include "dataplane/datapath/pmd.h"
+
+namespace sluice {
+
+[[gnu::always_inline]] inline void Pmd::dropPacket(rte_mbuf* m, DropReason reason) {
+  counters_.drops[static_cast<size_t>(reason)].inc();
+  rte_pktmbuf_free(m);
+}
+
+template <bool kMayEncap>
+[[gnu::always_inline]] inline uint16_t Pmd::takeActions(const flow::MegaflowActions& a, rte_mbuf* const* pkts,
+                                                        uint16_t count, uint32_t key_hash, uint64_t now) {
+  if (a.kind == flow::MegaflowActions::Kind::kOutput) {
+    if (a.rewrite_flags & kRewriteL3) {
+      for (uint16_t i = 0; i < count; ++i) l3RewriteToPod(*snap_, pkts[i], a.out_port);
+    }
+    if (count == 1) enqueue(a.out_port, pkts[0], now);
+    else enqueueRun(a.out_port, pkts, count, now);
+    return 0;
+  }
+  if constexpr (kMayEncap) {
+    if (a.kind == flow::MegaflowActions::Kind::kEncap) {
+      uint16_t dropped = 0;
+      for (uint16_t i = 0; i < count; ++i) {
+        DropReason reason{};  // set by encapOne when it drops
+        const uint16_t next = vxlan::encapOne(snap_->overlay, snap_->gateway_mac, pkts[i],
+                                              static_cast<uint16_t>(a.arg), key_hash, &reason);
+        if (next == kNextDrop) {
+          dropPacket(pkts[i], reason);
+          ++dropped;
+        } else {
+          enqueue(next, pkts[i], now);
+        }
+      }
+      return dropped;
+    }
+  }
+  for (uint16_t i = 0; i < count; ++i) dropPacket(pkts[i], static_cast<DropReason>(a.drop_reason));
+  return count;
+}
+
+}  // namespace sluice
