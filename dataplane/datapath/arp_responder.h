@@ -1,6 +1,6 @@
 // The ARP responder both PMD stages answer with: the pod-facing L3 stage
 // (gateway and proxy ARP, l3_forward.cc) and the overlay uplink stage (our
-// VTEP, vxlan/uplink_stage.cc). Each stage decides which requests it
+// VTEP, uplink_stage.cc). Each stage decides which requests it
 // answers; checking the frame's format and turning a request into its reply
 // is the same for both. Inline: it runs once per ARP frame on the PMD.
 #pragma once

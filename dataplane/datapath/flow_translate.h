@@ -27,7 +27,7 @@
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/forwarding_table.h"
-#include "dataplane/datapath/vxlan/overlay_tables.h"
+#include "dataplane/datapath/overlay_tables.h"
 
 namespace sluice {
 

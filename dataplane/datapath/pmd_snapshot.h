@@ -30,7 +30,7 @@
 
 #include "dataplane/datapath/forwarding_table.h"
 #include "dataplane/datapath/limits.h"
-#include "dataplane/datapath/vxlan/overlay_snapshot.h"
+#include "dataplane/datapath/overlay_snapshot.h"
 
 namespace sluice {
 namespace flow {

@@ -52,6 +52,7 @@
 #include "dataplane/core/ethdev_open.h"
 #include "dataplane/modules/offload/match_translate.h"
 #include "dataplane/modules/offload/offload_manager.h"
+#include "dataplane/core/rx_marks.h"
 #include "dataplane/modules/offload/rte_flow_provider.h"
 #include "dataplane/modules/overlay/overlay_control.h"
 #include "dataplane/modules/overlay/uplink_io.h"

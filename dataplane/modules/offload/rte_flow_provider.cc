@@ -9,6 +9,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "dataplane/core/rx_marks.h"
+
 namespace sluice::offload {
 namespace {
 
@@ -34,34 +36,20 @@ absl::Status asStatus(int rc, const rte_flow_error& e, const char* what) {
   return absl::InvalidArgumentError(text);
 }
 
-// Negotiation answers given before configure: port -> (rc, features).
-std::mutex g_negotiated_mu;
-std::map<uint16_t, std::pair<int, uint64_t>> g_negotiated;
-
 }  // namespace
-
-int negotiateUserMarksBeforeConfigure(uint16_t dpdk_port) {
-  uint64_t features = RTE_ETH_RX_METADATA_USER_MARK;
-  const int rc = rte_eth_rx_metadata_negotiate(dpdk_port, &features);
-  std::lock_guard lock(g_negotiated_mu);
-  g_negotiated[dpdk_port] = {rc, features};
-  return rc;
-}
 
 Capability RteFlowProvider::probe(uint16_t dpdk_port, uint16_t rx_queues) {
   rx_queues_[dpdk_port] = rx_queues;
   Capability cap;
   uint64_t features = RTE_ETH_RX_METADATA_USER_MARK;
   int rc = 0;
-  {
-    std::lock_guard lock(g_negotiated_mu);
-    auto it = g_negotiated.find(dpdk_port);
-    if (it != g_negotiated.end()) {
-      rc = it->second.first;
-      features = it->second.second;
-    } else {
-      rc = rte_eth_rx_metadata_negotiate(dpdk_port, &features);
-    }
+  // Asked before configure by whoever opened the port (asking now, after
+  // configure, would fail with EBUSY), else asked here.
+  if (auto answer = negotiatedUserMarks(dpdk_port)) {
+    rc = answer->first;
+    features = answer->second;
+  } else {
+    rc = rte_eth_rx_metadata_negotiate(dpdk_port, &features);
   }
   std::string negotiated;
   if (rc == 0) {
@@ -102,8 +90,7 @@ void RteFlowProvider::detach(uint16_t dpdk_port) {
   (void)flush(dpdk_port);
   rx_queues_.erase(dpdk_port);
   // The port id may later name another device.
-  std::lock_guard lock(g_negotiated_mu);
-  g_negotiated.erase(dpdk_port);
+  forgetUserMarks(dpdk_port);
 }
 
 absl::Status RteFlowProvider::validate(uint16_t dpdk_port, const FlowPattern& pattern, uint32_t mark) {

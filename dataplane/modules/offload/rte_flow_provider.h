@@ -13,12 +13,6 @@
 
 namespace sluice::offload {
 
-// DPDK accepts rte_eth_rx_metadata_negotiate only before the port's first
-// rte_eth_dev_configure. Whoever configures a port that may be offloaded (the
-// uplink) calls this first; the probe then uses the answer recorded here
-// instead of asking again (which would fail with EBUSY). Control path only.
-int negotiateUserMarksBeforeConfigure(uint16_t dpdk_port);
-
 class RteFlowProvider final : public OffloadProvider {
  public:
   const char* name() const override { return "rte_flow"; }

@@ -11,7 +11,7 @@
 
 #include "common/log.h"
 #include "dataplane/core/ethdev_open.h"
-#include "dataplane/modules/offload/rte_flow_provider.h"
+#include "dataplane/core/rx_marks.h"
 #include "dataplane/datapath/tsan_dpdk.h"
 
 namespace sluice {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dataplane/datapath/flow/flow_key.h"
-#include "dataplane/datapath/vxlan/vxlan_decap.h"
+#include "dataplane/datapath/vxlan_decap.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 65535) return 0;

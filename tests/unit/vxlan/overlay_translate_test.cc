@@ -4,7 +4,7 @@
 #include <bit>
 
 #include "dataplane/datapath/flow_translate.h"
-#include "dataplane/datapath/vxlan/overlay_tables.h"
+#include "dataplane/datapath/overlay_tables.h"
 
 namespace sluice {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/pmd_counters.h"
-#include "dataplane/datapath/vxlan/overlay_tables.h"
-#include "dataplane/datapath/vxlan/vxlan_decap.h"
+#include "dataplane/datapath/overlay_tables.h"
+#include "dataplane/datapath/vxlan_decap.h"
 
 namespace sluice::vxlan {
 

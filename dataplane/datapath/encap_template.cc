@@ -1,4 +1,4 @@
-#include "dataplane/datapath/vxlan/encap_template.h"
+#include "dataplane/datapath/encap_template.h"
 
 #include <cstring>
 

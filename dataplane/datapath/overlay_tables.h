@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dataplane/datapath/vxlan/encap_template.h"
+#include "dataplane/datapath/encap_template.h"
 
 namespace sluice::vxlan {
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The folders' dependency picture, checked: every project #include of a file
+# in a layered folder names a folder that folder may depend on, so the
+# folders form no circle (api -> modules -> core -> config -> datapath ->
+# common); and no CMakeLists.txt compiles another folder's files. Includes
+# of other libraries (Abseil, DPDK) are not the picture's concern.
+# Usage: folder_layers_test.sh REPO_ROOT
+set -euo pipefail
+root=${1:?usage: $0 REPO_ROOT}
+cd "$root"
+
+datapath="dataplane/datapath dataplane/datapath/flow"
+below_modules="dataplane/core dataplane/config $datapath common common/rtnetlink"
+declare -A allowed=(
+  [common]="common"
+  [common/rtnetlink]="common/rtnetlink"
+  [dataplane/datapath/flow]="dataplane/datapath/flow common"
+  [dataplane/datapath]="$datapath common"
+  [dataplane/config]="dataplane/config $datapath common"
+  [dataplane/core]="dataplane/core dataplane/config $datapath common"
+  [dataplane/modules/overlay]="dataplane/modules/overlay $below_modules"
+  [dataplane/modules/sriov]="dataplane/modules/sriov $below_modules"
+  [dataplane/modules/offload]="dataplane/modules/offload $below_modules"
+  [dataplane/stand_ins/fake_pf]="dataplane/stand_ins/fake_pf dataplane/modules/sriov $below_modules"
+  [dataplane/stand_ins/software_offload]="dataplane/stand_ins/software_offload dataplane/modules/offload $below_modules"
+  [dataplane/api]="dataplane/api dataplane/modules/overlay dataplane/modules/sriov dataplane/modules/offload $below_modules sluice/v1"
+  [cni-plugin]="cni-plugin common common/rtnetlink sluice/v1"
+)
+
+failures=0
+for folder in "${!allowed[@]}"; do
+  [[ -d $folder ]] || { echo "layering: folder $folder is gone; update this test"; failures=$((failures + 1)); continue; }
+  for file in "$folder"/*.h "$folder"/*.cc "$folder"/*.def; do
+    [[ -e $file ]] || continue
+    while IFS= read -r included; do
+      target=$(dirname "$included")
+      ok=0
+      for a in ${allowed[$folder]}; do [[ $target == "$a" ]] && ok=1; done
+      if ((ok == 0)); then
+        echo "layering: $file includes $included ($target is not below $folder)"
+        failures=$((failures + 1))
+      fi
+    done < <(sed -n 's/^#include "\(\(dataplane\|common\|cni-plugin\|sluice\)\/[^"]*\)".*/\1/p' "$file")
+  done
+done
+
+# A library's sources are its own folder's files: no target_sources, no
+# source path with a directory in it.
+while IFS= read -r cmake; do
+  if grep -q "target_sources" "$cmake"; then
+    echo "layering: $cmake adds sources with target_sources"
+    failures=$((failures + 1))
+  fi
+  if awk '/add_library\(/{inlib=1} inlib{print} inlib && /\)/{inlib=0}' "$cmake" | grep -Eq '[A-Za-z_]+/[A-Za-z_]+\.cc'; then
+    echo "layering: $cmake compiles a file of another folder"
+    failures=$((failures + 1))
+  fi
+done < <(find dataplane common cni-plugin -name CMakeLists.txt)
+
+if ((failures > 0)); then
+  echo "layering: $failures violation(s)"
+  exit 1
+fi
+echo "layering: ${#allowed[@]} folders, every include points down or sideways within its folder"
