@@ -431,11 +431,19 @@ size_t DataplaneControl::collectGarbage() {
     logInfo("port ", n, " garbage-collected: pod netns ", ports_[n]->netns, " of ",
             ports_[n]->request.attachment.container_id, "/", ports_[n]->request.attachment.ifname,
             " no longer exists");
-    removePortLocked(n);
+    // Counted before the port goes: readers may look while the removal
+    // waits for the PMDs, and must not see the port gone but not counted.
+    ++gc_collected_;
     ++collected;
+    removePortLocked(n);
   }
-  for (ControlModule* m : modules_) collected += m->collectGarbage();
-  gc_collected_ += collected;
+  const size_t by_modules = [this] {
+    size_t n = 0;
+    for (ControlModule* m : modules_) n += m->collectGarbage();
+    return n;
+  }();
+  gc_collected_ += by_modules;
+  collected += by_modules;
   if (collected > 0 || checkpoint_dirty_) (void)writeCheckpointLocked();
   return collected;
 }
@@ -543,10 +551,12 @@ void DataplaneControl::republishLocked() {
       else interim[p].push_back(n);
     }
   }
-  if (moved) publishLocked(interim, fib);
-  publishLocked(target, fib);
+  // Readers see the assignment being made (they may look while PMDs
+  // acknowledge).
   for (size_t p = 0; p < pmds_.size(); ++p)
     for (uint16_t n : target[p]) ports_[n]->pmd = static_cast<unsigned>(p);
+  if (moved) publishLocked(interim, fib);
+  publishLocked(target, fib);
   // Classifiers without the stale megaflows; their slots are recycled.
   flows_.commit(change_tables_lock_);
 }

@@ -14,6 +14,7 @@
 #include "dataplane/core/dpdk_port_backend.h"
 #include "dataplane/core/port_request.h"
 #include "dataplane/core/vdev_devargs.h"
+#include "tests/support/fake_control.h"
 
 namespace sluice {
 namespace {
@@ -176,34 +177,22 @@ class VdevControlTest : public ::testing::TestWithParam<bool> {
     config_.gateway = kGateway;
     config_.max_ports = 4;
     config_.allow_vdev_ports = GetParam();
-    pmd_context_.lcore = 1;
-    control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_.context},
                                                   2'600'000'000);
     control_->start();
-    pmd_ = std::thread([this] {
-      mailbox_.running.store(true);
-      while (!mailbox_.stop.load()) {
-        const PmdSnapshot* s = mailbox_.published.load();
-        mailbox_.acked_version.store(s != nullptr ? s->version : 0);
-        std::this_thread::yield();
-      }
-    });
-    while (!mailbox_.running.load()) std::this_thread::yield();
+    pmd_.start();
   }
   void TearDown() override {
     control_->removeAllPorts();
-    mailbox_.stop.store(true);
-    pmd_.join();
+    pmd_.stop();
     std::filesystem::remove_all(dir_);
   }
 
   std::string dir_;
   SluicedConfig config_;
   RecordingBackend backend_;
-  PmdContext pmd_context_;
-  PmdMailbox& mailbox_ = pmd_context_.mailbox;
+  test::AckingPmd pmd_;
   std::unique_ptr<DataplaneControl> control_;
-  std::thread pmd_;
 };
 
 TEST_P(VdevControlTest, CreatesVdevPortsOnlyWhenAllowed) {

@@ -21,6 +21,7 @@
 #include "dataplane/api/grpc_service.h"
 #include "dataplane/core/dataplane_control.h"
 #include "dataplane/datapath/flow/flow_key.h"
+#include "tests/support/fake_control.h"
 #include "tests/support/frames.h"
 
 namespace sluice {
@@ -35,15 +36,6 @@ constexpr uint32_t kMegaflows = 50'000;
 constexpr uint32_t kTableSize = kMegaflows + kMegaflows / 8;
 const Ipv4Address kUnrouted = *Ipv4Address::parse("192.0.2.1");
 constexpr uint32_t kFirstEthType = 0x1000;  // kFirstEthType + kMegaflows stays below 0xffff
-
-class NoPortsBackend : public PortBackend {
- public:
-  absl::StatusOr<CreatedPort> createVhostUser(uint16_t, const std::string&, bool) override {
-    return absl::UnimplementedError("no ports in this test");
-  }
-  void destroy(const CreatedPort&) override {}
-  bool linkUp(uint16_t) override { return false; }
-};
 
 // A key as the PMD extracts it from a UDP packet to `dst`.
 flow::FlowKey keyTo(Ipv4Address dst) {
@@ -86,6 +78,7 @@ class FlowListingTest : public ::testing::Test {
     config_.flow_idle_timeout_ms = 3'600'000;  // nothing expires while the test runs
     pmd_context_.megaflows = std::make_unique<flow::MegaflowTable>(kTableSize);
     pmd_context_.lcore = 1;
+    backend_.refuse_all = true;  // no ports in this test
     control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},
                                                   1'000'000'000);
     control_->start();
@@ -123,7 +116,7 @@ class FlowListingTest : public ::testing::Test {
 
   std::string dir_, socket_;
   SluicedConfig config_;
-  NoPortsBackend backend_;
+  test::FakePortBackend backend_;
   // Its mailbox is never `running`: control does not wait for acknowledgements.
   PmdContext pmd_context_;
   UpcallQueue& upcalls_ = pmd_context_.upcalls;

@@ -19,6 +19,7 @@
 #include "dataplane/core/dataplane_control.h"
 #include "dataplane/modules/overlay/overlay_control.h"
 #include "dataplane/modules/overlay/overlay_module.h"
+#include "tests/support/fake_control.h"
 
 namespace sluice {
 namespace {
@@ -224,66 +225,26 @@ TEST(CheckpointConfigTest, StateDirAndGcIntervalKeys) {
 
 // --- DataplaneControl with a checkpoint ---------------------------------
 
-class FakeBackend : public PortBackend {
- public:
-  explicit FakeBackend(uint16_t first_dpdk_port) : next_dpdk_port(first_dpdk_port) {}
-  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
-                                              bool client_mode) override {
-    if (refuse_socket == socket_path) return absl::InternalError("fake: refused");
-    created.push_back({port_no, socket_path, client_mode});
-    live.insert(next_dpdk_port);
-    return CreatedPort{next_dpdk_port++, "fake" + std::to_string(port_no), 1};
-  }
-  void destroy(const CreatedPort& port) override { live.erase(port.dpdk_port); }
-  bool linkUp(uint16_t) override { return false; }
-
-  struct Created {
-    uint16_t port_no;
-    std::string socket_path;
-    bool client;
-  };
-  uint16_t next_dpdk_port;
-  std::string refuse_socket;
-  std::set<uint16_t> live;
-  std::vector<Created> created;
-};
-
-// Mirrors Pmd::run's hand-over: running, then acknowledge every snapshot.
-void fakePmdLoop(PmdMailbox& m) {
-  m.running.store(true);
-  while (!m.stop.load()) {
-    const PmdSnapshot* s = m.published.load();
-    m.acked_version.store(s != nullptr ? s->version : 0);
-    std::this_thread::yield();
-  }
-  m.running.store(false);
-}
-
 // One "sluiced life": a control with its own backend and PMD, over a shared
 // socket and state directory.
 struct Node {
   Node(const SluicedConfig& config, uint16_t first_dpdk_port) : backend(first_dpdk_port), store(config.state_dir) {
-    pmd_context.lcore = 1;
-    control = std::make_unique<DataplaneControl>(config, backend, std::vector<PmdContext*>{&pmd_context},
+    control = std::make_unique<DataplaneControl>(config, backend, std::vector<PmdContext*>{&pmd.context},
                                                  2'600'000'000);
     control->start();
-    pmd = std::thread([this] { fakePmdLoop(mailbox); });
-    while (!mailbox.running.load()) std::this_thread::yield();
+    pmd.start();
     control->setCheckpointStore(&store);
   }
   ~Node() {
     control->stopGarbageCollector();
     // As sluiced's shutdown: ports closed, the checkpoint left as it was.
     control->removeAllPorts();
-    mailbox.stop.store(true);
-    pmd.join();
+    pmd.stop();
   }
-  FakeBackend backend;
+  test::FakePortBackend backend;
   CheckpointStore store;
-  PmdContext pmd_context;
-  PmdMailbox& mailbox = pmd_context.mailbox;
+  test::AckingPmd pmd;
   std::unique_ptr<DataplaneControl> control;
-  std::thread pmd;
 };
 
 class ControlCheckpointTest : public ::testing::Test {

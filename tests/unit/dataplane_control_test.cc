@@ -4,6 +4,7 @@
 // hand-over and statistics baselines. The real Pmd loop is exercised by the
 // integration tests.
 #include "dataplane/core/dataplane_control.h"
+#include "tests/support/fake_control.h"
 
 #include <gtest/gtest.h>
 
@@ -17,55 +18,6 @@
 namespace sluice {
 namespace {
 
-class FakeBackend : public PortBackend {
- public:
-  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
-                                              bool client_mode) override {
-    if (fail_next) {
-      fail_next = false;
-      return absl::InternalError("fake: refused");
-    }
-    created.push_back(socket_path);
-    client_modes.push_back(client_mode);
-    live.insert(next_dpdk_port);
-    return CreatedPort{next_dpdk_port++, "fake" + std::to_string(port_no), 1};
-  }
-  void destroy(const CreatedPort& port) override {
-    // Control must have taken the port away from every PMD first.
-    EXPECT_TRUE(pmds_quiesced_on_destroy()) << port.dpdk_name;
-    live.erase(port.dpdk_port);
-    destroyed.push_back(port.dpdk_name);
-  }
-  bool linkUp(uint16_t) override { return false; }
-
-  std::function<bool()> pmds_quiesced_on_destroy = [] { return true; };
-  bool fail_next = false;
-  uint16_t next_dpdk_port = 0;
-  std::set<uint16_t> live;
-  std::vector<std::string> created, destroyed;
-  std::vector<bool> client_modes;
-};
-
-// Mirrors Pmd::run's hand-over: running, then acknowledge every snapshot
-// (none while `slow`: a PMD busy with a long burst).
-void fakePmdLoop(PmdMailbox& m, const std::atomic<bool>& slow) {
-  m.running.store(true);
-  const PmdSnapshot* current = nullptr;
-  while (!m.stop.load()) {
-    if (slow.load()) {
-      std::this_thread::yield();
-      continue;
-    }
-    const PmdSnapshot* s = m.published.load();
-    if (s != current) {
-      current = s;
-      m.acked_version.store(s != nullptr ? s->version : 0);
-    }
-    std::this_thread::yield();
-  }
-  m.running.store(false);
-}
-
 class DataplaneControlTest : public ::testing::TestWithParam<unsigned> {
  protected:
   void SetUp() override {
@@ -77,32 +29,25 @@ class DataplaneControlTest : public ::testing::TestWithParam<unsigned> {
     config_.max_ports = 4;
     config_.tx_flush_interval_us = 0;
     unsigned n_pmds = GetParam();
-    for (unsigned i = 0; i < n_pmds; ++i) {
-      pmds_.push_back(std::make_unique<PmdContext>());
-      pmds_.back()->lcore = i + 1;
-      mailboxes_.push_back(&pmds_.back()->mailbox);
-      counters_.push_back(&pmds_.back()->counters);
-    }
     std::vector<PmdContext*> contexts;
-    for (auto& p : pmds_) contexts.push_back(p.get());
+    for (unsigned i = 0; i < n_pmds; ++i) {
+      pmds_.push_back(std::make_unique<test::AckingPmd>(i + 1));
+      contexts.push_back(&pmds_.back()->context);
+      mailboxes_.push_back(&pmds_.back()->context.mailbox);
+      counters_.push_back(&pmds_.back()->context.counters);
+    }
     control_ = std::make_unique<DataplaneControl>(config_, backend_, contexts, 2'600'000'000);
     control_->start();
-    for (size_t i = 0; i < mailboxes_.size(); ++i)
-      threads_.emplace_back([this, mb = mailboxes_[i], i] { fakePmdLoop(*mb, i == 0 ? pmd0_slow_ : never_slow_); });
-    // As in sluiced, where the API serves only once every PMD polls.
-    for (auto& m : mailboxes_)
-      while (!m->running.load()) std::this_thread::yield();
-    backend_.pmds_quiesced_on_destroy = [this] {
-      // Every PMD has acknowledged a snapshot that no longer has the port.
-      for (auto& m : mailboxes_)
-        if (m->acked_version.load() != m->published.load()->version) return false;
-      return true;
+    for (auto& pmd : pmds_) pmd->start();
+    backend_.on_destroy = [this](const CreatedPort& port) {
+      // Control must have taken the port away from every PMD first: each
+      // acknowledged a snapshot that no longer has it.
+      for (auto& pmd : pmds_) EXPECT_TRUE(pmd->caughtUp()) << port.dpdk_name;
     };
   }
   void TearDown() override {
     control_->removeAllPorts();
-    for (auto& m : mailboxes_) m->stop.store(true);
-    for (auto& t : threads_) t.join();
+    for (auto& pmd : pmds_) pmd->stop();
     std::filesystem::remove_all(dir_);
   }
 
@@ -116,13 +61,10 @@ class DataplaneControlTest : public ::testing::TestWithParam<unsigned> {
 
   std::string dir_;
   SluicedConfig config_;
-  FakeBackend backend_;
-  std::vector<std::unique_ptr<PmdContext>> pmds_;
+  test::FakePortBackend backend_;
+  std::vector<std::unique_ptr<test::AckingPmd>> pmds_;
   std::vector<PmdMailbox*> mailboxes_;
   std::vector<PmdCounters*> counters_;
-  std::vector<std::thread> threads_;
-  std::atomic<bool> pmd0_slow_{false};
-  const std::atomic<bool> never_slow_{false};
   std::unique_ptr<DataplaneControl> control_;
 };
 
@@ -131,7 +73,7 @@ class DataplaneControlTest : public ::testing::TestWithParam<unsigned> {
 TEST_P(DataplaneControlTest, ReadersCompleteWhileAPmdIsSlowToAcknowledge) {
   ASSERT_TRUE(control_->addPort(request("aaaa", "10.244.1.10")).ok());
   const uint64_t before = mailboxes_[0]->published.load()->version;
-  pmd0_slow_.store(true);
+  pmds_[0]->slow.store(true);
   auto adding = std::async(std::launch::async, [this] { return control_->addPort(request("bbbb", "10.244.1.11")); });
   // The change has published a snapshot and waits for PMD 0 to take it.
   while (mailboxes_[0]->published.load()->version == before) std::this_thread::yield();
@@ -144,7 +86,7 @@ TEST_P(DataplaneControlTest, ReadersCompleteWhileAPmdIsSlowToAcknowledge) {
   // The readers were answered while the change still waited.
   EXPECT_LT(mailboxes_[0]->acked_version.load(), mailboxes_[0]->published.load()->version);
 
-  pmd0_slow_.store(false);
+  pmds_[0]->slow.store(false);
   auto added = adding.get();
   ASSERT_TRUE(added.ok()) << added.status();
   EXPECT_EQ(added->port.port_no, 1);

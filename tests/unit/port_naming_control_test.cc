@@ -10,22 +10,10 @@
 
 #include "dataplane/core/checkpoint.h"
 #include "dataplane/core/dataplane_control.h"
+#include "tests/support/fake_control.h"
 
 namespace sluice {
 namespace {
-
-class RecordingBackend : public PortBackend {
- public:
-  absl::StatusOr<CreatedPort> createVhostUser(uint16_t, const std::string& socket_path, bool) override {
-    sockets.push_back(socket_path);
-    return CreatedPort{next++, "vhost" + std::to_string(next), 1};
-  }
-  void destroy(const CreatedPort&) override {}
-  bool linkUp(uint16_t) override { return true; }
-
-  uint16_t next = 0;
-  std::vector<std::string> sockets;
-};
 
 class PortNamingTest : public ::testing::Test {
  protected:
@@ -36,24 +24,14 @@ class PortNamingTest : public ::testing::Test {
     config_.pod_cidr = *Ipv4Cidr::parse("10.244.1.0/24");
     config_.gateway = *Ipv4Address::parse("10.244.1.1");
     config_.max_ports = 4;
-    pmd_context_.lcore = 1;
-    control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_.context},
                                                   2'600'000'000);
     control_->start();
-    pmd_ = std::thread([this] {
-      mailbox_.running.store(true);
-      while (!mailbox_.stop.load()) {
-        const PmdSnapshot* s = mailbox_.published.load();
-        mailbox_.acked_version.store(s != nullptr ? s->version : 0);
-        std::this_thread::yield();
-      }
-    });
-    while (!mailbox_.running.load()) std::this_thread::yield();
+    pmd_.start();
   }
   void TearDown() override {
     control_->removeAllPorts();
-    mailbox_.stop.store(true);
-    pmd_.join();
+    pmd_.stop();
     std::filesystem::remove_all(dir_);
   }
 
@@ -65,20 +43,25 @@ class PortNamingTest : public ::testing::Test {
     return r;
   }
 
+  // The sockets the backend was asked to open, in order.
+  std::vector<std::string> backendSockets() const {
+    std::vector<std::string> out;
+    for (const test::FakePortBackend::Created& c : backend_.created) out.push_back(c.socket_path);
+    return out;
+  }
+
   std::string dir_;
   SluicedConfig config_;
-  RecordingBackend backend_;
-  PmdContext pmd_context_;
-  PmdMailbox& mailbox_ = pmd_context_.mailbox;
+  test::FakePortBackend backend_;
+  test::AckingPmd pmd_;
   std::unique_ptr<DataplaneControl> control_;
-  std::thread pmd_;
 };
 
 TEST_F(PortNamingTest, AMultusStyleInterfaceNameIsAddedAndDeleted) {
   auto added = control_->addPort(request("0123456789abcdef0123", "net@1", "10.244.1.10"));
   ASSERT_TRUE(added.ok()) << added.status();
   EXPECT_EQ(added->port.socket_path, dir_ + "/0123456789ab-209b70f2f9c550c9-net%401.sock");
-  EXPECT_EQ(backend_.sockets, std::vector<std::string>{added->port.socket_path});
+  EXPECT_EQ(backendSockets(), std::vector<std::string>{added->port.socket_path});
   auto deleted = control_->deletePort({"0123456789abcdef0123", "net@1"});
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_TRUE(*deleted);
@@ -113,7 +96,7 @@ TEST_F(PortNamingTest, APortCheckpointedUnderTheOldNameComesBackOnItsSocket) {
   const RestoreSummary summary = control_->restore(state);
   EXPECT_EQ(summary.restored, 1u);
   EXPECT_EQ(summary.dropped, 1u);
-  EXPECT_EQ(backend_.sockets, std::vector<std::string>{legacy});
+  EXPECT_EQ(backendSockets(), std::vector<std::string>{legacy});
   const std::vector<PortView> ports = control_->listPorts();
   ASSERT_EQ(ports.size(), 1u);
   EXPECT_EQ(ports[0].port_no, 2);
@@ -134,7 +117,7 @@ TEST_F(PortNamingTest, TwoPortsNeverShareASocket) {
   auto clash = control_->addPort(second);
   EXPECT_EQ(clash.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(clash.status().message(), "socket " + dir_ + "/shared/net1.sock belongs to port 0");
-  EXPECT_EQ(backend_.sockets.size(), 1u);
+  EXPECT_EQ(backendSockets().size(), 1u);
 }
 
 }  // namespace

@@ -13,18 +13,10 @@
 #include "dataplane/core/dataplane_control.h"
 #include "dataplane/modules/offload/offload_manager.h"
 #include "dataplane/modules/offload/offload_module.h"
+#include "tests/support/fake_control.h"
 
 namespace sluice::offload {
 namespace {
-
-class NoPortsBackend : public PortBackend {
- public:
-  absl::StatusOr<CreatedPort> createVhostUser(uint16_t, const std::string&, bool) override {
-    return absl::UnimplementedError("no ports in this test");
-  }
-  void destroy(const CreatedPort&) override {}
-  bool linkUp(uint16_t) override { return false; }
-};
 
 class IdleProvider final : public OffloadProvider {
  public:
@@ -68,7 +60,8 @@ TEST(PmdGracePeriodsTest, ARequestPassesOnlyAfterEveryPmdAcknowledgedASnapshotPu
   SteppedPmd pmd;
   pmd.context.lcore = 1;
   pmd.context.megaflows = std::make_unique<flow::MegaflowTable>(64);
-  NoPortsBackend backend;
+  test::FakePortBackend backend;
+  backend.refuse_all = true;  // no ports in this test
   OffloadManager manager(std::make_unique<IdleProvider>(), 4);
   DataplaneControl control(config, backend, {&pmd.context}, 1'000'000'000);
   OffloadModule module(control, manager, {});

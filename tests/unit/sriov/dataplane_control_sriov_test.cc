@@ -14,19 +14,11 @@
 #include "dataplane/core/dataplane_control.h"
 #include "dataplane/modules/sriov/sriov_module.h"
 #include "dataplane/stand_ins/fake_pf/fake_pf_control.h"
+#include "tests/support/fake_control.h"
 #include "tests/unit/sriov/fake_sysfs.h"
 
 namespace sluice {
 namespace {
-
-class NullBackend : public PortBackend {
- public:
-  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string&, bool) override {
-    return CreatedPort{port_no, "fake" + std::to_string(port_no), 1};
-  }
-  void destroy(const CreatedPort&) override {}
-  bool linkUp(uint16_t) override { return false; }
-};
 
 RawPortRequest raw(const std::string& cid, const std::string& ip, PortKind kind) {
   RawPortRequest r;
@@ -46,20 +38,10 @@ class DataplaneControlSriovTest : public ::testing::Test {
     config_.pod_cidr = *Ipv4Cidr::parse("10.244.1.0/24");
     config_.gateway = *Ipv4Address::parse("10.244.1.1");
     config_.max_ports = 4;
-    pmd_context_.lcore = 1;
-    control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},
+    control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_.context},
                                                   2'600'000'000);
     control_->start();
-    // A PMD that only acknowledges snapshots (the hand-over protocol).
-    pmd_ = std::thread([this] {
-      mailbox_.running.store(true);
-      while (!mailbox_.stop.load()) {
-        const PmdSnapshot* s = mailbox_.published.load();
-        mailbox_.acked_version.store(s != nullptr ? s->version : 0);
-        std::this_thread::yield();
-      }
-      mailbox_.running.store(false);
-    });
+    pmd_.start();
     sys_.addVf("pf0", 0, "0000:3b:02.0", "pf0v0");
     auto s = sriov::SriovControl::create({{"pf0", ""}}, sys_.root(), pf_);
     ASSERT_TRUE(s.ok()) << s.status();
@@ -69,19 +51,16 @@ class DataplaneControlSriovTest : public ::testing::Test {
     control_->removeAllPorts();
     control_->stopFlowThread();
     module_.reset();
-    mailbox_.stop.store(true);
-    pmd_.join();
+    pmd_.stop();
     control_.reset();
     std::filesystem::remove_all(dir_);
   }
 
   std::string dir_;
   SluicedConfig config_;
-  NullBackend backend_;
-  PmdContext pmd_context_;
-  PmdMailbox& mailbox_ = pmd_context_.mailbox;
+  test::FakePortBackend backend_;
+  test::AckingPmd pmd_;
   std::unique_ptr<DataplaneControl> control_;
-  std::thread pmd_;
   sriov::testing::FakeSysfs sys_;
   sriov::FakePfControl pf_;
   std::unique_ptr<sriov::SriovControl> sriov_;
