@@ -217,7 +217,6 @@ int run(int argc, char** argv) {
     OffloadModule::Target target{config->offload_port, std::nullopt};
     if (config->offload_port.empty() && config->overlay.uplink) target.port_no = uplink_port_no;
     offload_module = std::make_unique<OffloadModule>(control, *offload, target);
-    offload->start();
   }
   SriovModule sriov_module(control, sriov.get());
   // The VXLAN overlay: the uplink is opened before the first snapshot.
@@ -242,6 +241,7 @@ int run(int argc, char** argv) {
     }
     overlay_module = std::move(*attached);
   }
+  if (offload) offload->start();
   control.start();
   // Keep the word given before a restart: every checkpointed port comes back
   // with its number and socket before the API serves (so no CNI call can

@@ -92,7 +92,6 @@ grpc::Status DataplaneService::ListPorts(grpc::ServerContext*, const v1::ListPor
       for (const sriov::VfAttachment& a : modules_.sriov->attachments()) {
         PortView v;
         v.request = a.request;
-        v.netns = a.netns;
         v1::Port* out = resp->add_ports();
         fillPort(v, out);
         fillVfFields(a, out);
