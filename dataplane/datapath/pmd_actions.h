@@ -1,7 +1,7 @@
 // The PMD's action stage for one megaflow's actions (Pmd::takeActions,
 // declared in pmd.h): the normal pipeline applies it to each run of packets
 // (pmd.cc), the partial-offload branch to each marked packet
-// (offload/pmd_mark.cc), so that a marked packet gets exactly what the same
+// (pmd_mark.cc), so that a marked packet gets exactly what the same
 // packet would have got without its mark. Inline into both: it runs for
 // every packet, and with the branch's constant count of one the compiler
 // drops the run loops. PMD thread only.
