@@ -105,14 +105,12 @@ void DataplaneControl::flowThreadMain() {
 }
 
 void DataplaneControl::quiesceLocked() {
-  // The same snapshot content under a new version: publishLocked returns once
-  // every running PMD acknowledged it at its quiescent point.
+  // The same snapshot content under a new version (every port on the PMD it
+  // is assigned to): publishLocked returns once every running PMD
+  // acknowledged it at its quiescent point.
   std::vector<std::vector<uint16_t>> rx(pmds_.size());
-  for (size_t p = 0; p < pmds_.size(); ++p) {
-    if (live_[p] == nullptr) continue;
-    for (const RxQueueRef& q : live_[p]->rx_queues)
-      if (ports_[q.port_no]) rx[p].push_back(q.port_no);
-  }
+  for (uint16_t n = 0; n < kMaxPorts; ++n)
+    if (ports_[n]) rx[ports_[n]->pmd].push_back(n);
   publishLocked(rx, fib_);
 }
 

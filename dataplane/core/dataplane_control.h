@@ -249,7 +249,7 @@ class DataplaneControl {
   std::unique_lock<std::mutex>* change_tables_lock_ = nullptr;
   std::mutex mu_;  // the table lock: every member below unless said otherwise
 
-  std::vector<ControlModule*> modules_;  // set before start(), then read-only
+  std::vector<ControlModule*> modules_;  // registered before start(); changed only within a change
   std::array<std::optional<PortEntry>, kMaxPorts> ports_;  // indexed by port number
   std::map<AttachmentId, uint16_t> by_attachment_;
   uint64_t version_ = 0;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -294,7 +295,14 @@ std::vector<FlowView> FlowControl::list() const {
   for (size_t pi = 0; pi < pmds_.size(); ++pi) {
     const PerPmd& p = pmds_[pi];
     if (p.pmd->megaflows == nullptr) continue;
+    // A commit waiting for its PMD (the caller's lock let go) has inserts the
+    // PMD does not search yet: they are listed once it does, so a listed
+    // megaflow is one that packets hit.
+    std::set<flow::MegaflowIndex> not_yet_searched;
+    for (const ClassifierChange& c : p.changes)
+      if (c.insert) not_yet_searched.insert(c.megaflow);
     for (const auto& [id, i] : p.installed) {
+      if (not_yet_searched.contains(i)) continue;
       const flow::Megaflow& m = p.pmd->megaflows->at(i);
       FlowView v;
       v.pmd = static_cast<unsigned>(pi);

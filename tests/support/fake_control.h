@@ -44,13 +44,12 @@ class FakePortBackend : public PortBackend {
     live.erase(port.dpdk_port);
     destroyed.push_back(port.dpdk_name);
   }
-  bool linkUp(uint16_t) override { return link_up; }
+  bool linkUp(uint16_t) override { return false; }
 
   // What to refuse: every port, the next one, or one socket.
   bool refuse_all = false;
   bool fail_next = false;
   std::string refuse_socket;
-  bool link_up = false;
   // Called before a port is destroyed (e.g. to check no PMD still uses it).
   std::function<void(const CreatedPort&)> on_destroy;
 
