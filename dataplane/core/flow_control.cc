@@ -295,12 +295,7 @@ std::vector<FlowView> FlowControl::list() const {
   for (size_t pi = 0; pi < pmds_.size(); ++pi) {
     const PerPmd& p = pmds_[pi];
     if (p.pmd->megaflows == nullptr) continue;
-    // A commit waiting for its PMD (the caller's lock let go) has inserts the
-    // PMD does not search yet: they are listed once it does, so a listed
-    // megaflow is one that packets hit.
-    std::set<flow::MegaflowIndex> not_yet_searched;
-    for (const ClassifierChange& c : p.changes)
-      if (c.insert) not_yet_searched.insert(c.megaflow);
+    const std::set<flow::MegaflowIndex> not_yet_searched = notYetSearched(p);
     for (const auto& [id, i] : p.installed) {
       if (not_yet_searched.contains(i)) continue;
       const flow::Megaflow& m = p.pmd->megaflows->at(i);
@@ -326,7 +321,18 @@ std::vector<FlowView> FlowControl::list() const {
 
 std::vector<FlowControlCounters> FlowControl::counters() const {
   std::vector<FlowControlCounters> out;
-  for (const PerPmd& p : pmds_) out.push_back(p.c);
+  for (const PerPmd& p : pmds_) {
+    out.push_back(p.c);
+    out.back().megaflows -= notYetSearched(p).size();  // as list() counts them
+  }
+  return out;
+}
+
+std::set<flow::MegaflowIndex> FlowControl::notYetSearched(const PerPmd& p) const {
+  std::set<flow::MegaflowIndex> out;
+  if (p.pmd->megaflows == nullptr) return out;
+  for (const ClassifierChange& c : p.changes)
+    if (c.insert && p.pmd->megaflows->at(c.megaflow).alive.load(std::memory_order_relaxed)) out.insert(c.megaflow);
   return out;
 }
 

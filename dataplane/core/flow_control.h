@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,10 @@ class FlowControl {
   };
 
   flow::Classifier& editable(PerPmd& p);
+  // Megaflows inserted by a commit that waits for its PMD (the caller's lock
+  // let go): the PMD does not search them yet, so list() and counters()
+  // show them once it does (a listed megaflow is one packets can hit).
+  std::set<flow::MegaflowIndex> notYetSearched(const PerPmd& p) const;
   // Changes to `next` that are remembered for the spare version.
   absl::Status classifierInsert(PerPmd& p, const flow::Megaflow& m, flow::MegaflowIndex i);
   void classifierRemove(PerPmd& p, const flow::Megaflow& m);
