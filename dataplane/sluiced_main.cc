@@ -2,6 +2,7 @@
 // starts DPDK's EAL, the PMD lcores and the gRPC API, then waits for
 // SIGTERM/SIGINT and shuts down in reverse order (API stops taking calls,
 // ports are closed and their sockets removed, PMDs stop, EAL is released).
+#include <absl/cleanup/cleanup.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_cycles.h>
@@ -25,25 +26,15 @@
 #include "common/log.h"
 #include "common/thread_sanitizer.h"
 #include "dataplane/api/api_server.h"
+#include "dataplane/api/feature.h"
 #include "dataplane/api/grpc_service.h"
-#include "dataplane/core/checkpoint.h"
 #include "dataplane/config/config.h"
+#include "dataplane/core/checkpoint.h"
 #include "dataplane/core/crash_points.h"
 #include "dataplane/core/dataplane_control.h"
 #include "dataplane/core/dpdk_port_backend.h"
 #include "dataplane/datapath/pmd.h"
 #include "dataplane/datapath/tsan_dpdk.h"
-#include "dataplane/modules/offload/offload_manager.h"
-#include "dataplane/modules/offload/offload_module.h"
-#include "dataplane/modules/offload/rte_flow_provider.h"
-#include "dataplane/modules/overlay/dpdk_uplink.h"
-#include "dataplane/modules/overlay/overlay_control.h"
-#include "dataplane/modules/overlay/overlay_module.h"
-#include "dataplane/modules/sriov/netlink_pf_control.h"
-#include "dataplane/modules/sriov/sriov_control.h"
-#include "dataplane/modules/sriov/sriov_module.h"
-#include "dataplane/stand_ins/fake_pf/fake_pf_control.h"
-#include "dataplane/stand_ins/software_offload/software_provider.h"
 
 namespace sluice {
 namespace {
@@ -60,12 +51,6 @@ std::vector<std::string> ealArguments(const SluicedConfig& c) {
   // DPDK's own messages: keep them to warnings unless we are debugging.
   args.push_back(c.log_level == "debug" ? "--log-level=8" : "--log-level=5");
   return args;
-}
-
-std::unique_ptr<offload::OffloadProvider> makeOffloadProvider(const std::string& name, uint32_t max_flows) {
-  if (name == "rte_flow") return std::make_unique<offload::RteFlowProvider>();
-  if (name == "software") return std::make_unique<offload::SoftwareProvider>(2 * max_flows);
-  return nullptr;
 }
 
 // True if something accepts connections on the unix socket at `path`.
@@ -107,27 +92,20 @@ int run(int argc, char** argv) {
     return 2;
   }
 
-  // SR-IOV pools: VFs discovered before anything starts (a configured pool
-  // that is not there stops sluiced with the reason).
-  std::unique_ptr<sriov::PfControl> pf_control;
-  std::unique_ptr<sriov::SriovControl> sriov;
-  if (!config->sriov_pools.empty()) {
-    if (config->sriov_pf_control == "fake") {
-      logWarning("*** sriov-pf-control is \"fake\": VF MAC, VLAN, trust and spoof-check are NOT programmed ",
-                 "on any PF. This is for tests only; never use it on a real node. ***");
-      pf_control = std::make_unique<sriov::FakePfControl>();
-    } else {
-      pf_control = std::make_unique<sriov::NetlinkPfControl>();
-    }
-    auto created = sriov::SriovControl::create(config->sriov_pools, config->sysfs_root, *pf_control);
-    if (!created.ok()) {
-      logError(created.status().message());
+  // The features linked into this sluiced (feature.h), made from the
+  // configuration before anything starts: one that cannot be (e.g. a
+  // configured SR-IOV pool that is not there) stops sluiced with the reason.
+  std::vector<std::unique_ptr<Feature>> features;
+  std::string feature_names;
+  for (const FeatureRegistration& f : registeredFeatures()) {
+    auto made = f.make(*config);
+    if (!made.ok()) {
+      logError(made.status().message());
       return 1;
     }
-    sriov = std::move(*created);
-    for (const sriov::VfPool::Slot& s : sriov->pool().slots())
-      logInfo("SR-IOV pool: ", s.vf.pf, " vf ", s.vf.index, " ", s.vf.pci_address, " netdev ",
-              s.vf.netdev.empty() ? "-" : s.vf.netdev);
+    if (*made == nullptr) continue;  // off in this configuration
+    features.push_back(std::move(*made));
+    feature_names += std::string(feature_names.empty() ? "" : " ") + std::string(f.name);
   }
 
   std::error_code ec;
@@ -162,20 +140,8 @@ int run(int argc, char** argv) {
     return 1;
   }
 
-  // Partial offload: made before the PMDs, which read its marks.
-  std::unique_ptr<offload::OffloadManager> offload;
-  if (config->offload_provider != "off") {
-    offload = std::make_unique<offload::OffloadManager>(
-        makeOffloadProvider(config->offload_provider, config->offload_max_flows), config->offload_max_flows);
-    if (config->offload_provider == "software")
-      logWarning("OFFLOAD: provider \"software\" configured: a SOFTWARE flow engine stands in for NIC hardware "
-                 "(tests and demos only, not hardware offload)");
-    if (config->offload_port.empty() && !config->overlay.uplink)
-      logWarning("offload: neither an offload-port nor an uplink configured; nothing will be offloaded");
-  }
   // One context per PMD, and the PMD that runs on it.
   std::vector<std::unique_ptr<PmdContext>> contexts;
-  std::vector<std::unique_ptr<Pmd>> pmds;
   for (unsigned lcore : config->pmd_cores) {
     auto& ctx = *contexts.emplace_back(std::make_unique<PmdContext>());
     ctx.lcore = lcore;
@@ -198,50 +164,38 @@ int run(int argc, char** argv) {
     ctx.gate.tsc_hz = rte_get_tsc_hz();
     ctx.gate.rate_per_sec = config->upcall_rate;
     ctx.gate.burst = config->upcall_burst;
-    if (offload) ctx.marks = &offload->marks();
-    pmds.push_back(std::make_unique<Pmd>(ctx));
   }
   std::vector<PmdContext*> pmd_contexts;
   for (auto& ctx : contexts) pmd_contexts.push_back(ctx.get());
+  for (auto& f : features)
+    if (absl::Status s = f->preparePmds(pmd_contexts); !s.ok()) {
+      logError(s.message());
+      rte_eal_cleanup();
+      return 1;
+    }
+  std::vector<std::unique_ptr<Pmd>> pmds;
+  for (auto& ctx : contexts) pmds.push_back(std::make_unique<Pmd>(*ctx));
 
   DpdkPortBackend backend(pool);
   DataplaneControl control(*config, backend, pmd_contexts, rte_get_tsc_hz());
-  // The uplink, if any, takes the last port number (pods never get it).
-  const uint16_t uplink_port_no = kMaxPorts - 1;
-  // Feature modules. Offload first: it attaches to its port when the port
-  // appears, the uplink included.
-  std::unique_ptr<OffloadModule> offload_module;
-  if (offload) {
-    // Partial offload marks the uplink's packets unless a port is configured
-    // (the uplink is where a NIC with a flow engine sits).
-    OffloadModule::Target target{config->offload_port, std::nullopt};
-    if (config->offload_port.empty() && config->overlay.uplink) target.port_no = uplink_port_no;
-    offload_module = std::make_unique<OffloadModule>(control, *offload, target);
-  }
-  SriovModule sriov_module(control, sriov.get());
-  // The VXLAN overlay: the uplink is opened before the first snapshot.
-  std::unique_ptr<DpdkUplink> uplink;
-  std::unique_ptr<OverlayControl> overlay;
-  std::unique_ptr<OverlayModule> overlay_module;
-  if (config->overlay.uplink) {
-    auto opened = DpdkUplink::open(*config->overlay.uplink, pool);
-    if (!opened.ok()) {
-      logError(opened.status().message());
+  // Whichever way run() returns, the features' modules leave the core
+  // before it goes.
+  absl::Cleanup features_before_core = [&features] { features.clear(); };
+  // Every feature's control modules first, then their ports, so each
+  // module sees every port added.
+  for (auto& f : features)
+    if (absl::Status s = f->registerModules(control); !s.ok()) {
+      logError(s.message());
       rte_eal_cleanup();
       return 1;
     }
-    uplink = std::move(*opened);
-    overlay = std::make_unique<OverlayControl>(config->overlay, config->pod_cidr, *uplink, uplink_port_no,
-                                               pmds.size());
-    auto attached = OverlayModule::attach(control, *overlay);
-    if (!attached.ok()) {
-      logError(attached.status().message());
+  for (auto& f : features)
+    if (absl::Status s = f->openPorts(control, pool); !s.ok()) {
+      logError(s.message());
       rte_eal_cleanup();
       return 1;
     }
-    overlay_module = std::move(*attached);
-  }
-  if (offload) offload->start();
+  for (auto& f : features) f->start();
   control.start();
   // Keep the word given before a restart: every checkpointed port comes back
   // with its number and socket before the API serves (so no CNI call can
@@ -270,10 +224,20 @@ int run(int argc, char** argv) {
     }
   }
 
-  DataplaneService service(control, kVersion, {overlay_module.get(), &sriov_module, offload_module.get()});
+  // The core's service, and each feature's own beside it on one socket.
+  std::vector<ServiceExtension*> extensions;
+  DeprecatedForwards forwards;
+  std::vector<grpc::Service*> services;
+  for (auto& f : features) {
+    if (ServiceExtension* e = f->extension()) extensions.push_back(e);
+    if (grpc::Service* s = f->service()) services.push_back(s);
+    f->forwardDeprecated(forwards);
+  }
+  DataplaneService service(control, kVersion, std::move(extensions), std::move(forwards));
+  services.insert(services.begin(), &service);
   // Only root (the CNI plugin, sluicectl via kubectl exec) may drive the
   // dataplane: the socket is born mode 0600.
-  auto server = startApiServer(config->api_socket, service);
+  auto server = startApiServer(config->api_socket, services);
   int exit_code = 0;
   if (!server.ok()) {
     logError(server.status().message());
@@ -281,7 +245,7 @@ int run(int argc, char** argv) {
   } else {
     logInfo("sluiced ", kVersion, " ready: API ", config->api_socket, ", ", pmds.size(), " PMD(s), pod CIDR ",
             config->pod_cidr.toString(), ", gateway ", config->gateway.toString(), " ",
-            config->gateway_mac.toString());
+            config->gateway_mac.toString(), ", features: ", feature_names.empty() ? "none" : feature_names);
     int sig = 0;
     sigwait(&signals, &sig);
     logInfo("signal ", sig, " received, shutting down");
@@ -294,7 +258,7 @@ int run(int argc, char** argv) {
   // DaemonSet upgrade) restores them for the pods that are still running.
   control.removeAllPorts();
   control.stopFlowThread();
-  if (offload) offload->stop();
+  for (auto& f : features) f->stopBeforePmds();
   for (auto& ctx : contexts) ctx->mailbox.stop.store(true, std::memory_order_relaxed);
   rte_eal_mp_wait_lcore();
   // A PMD's last act is storing `running` false (release); loading it
@@ -303,11 +267,11 @@ int run(int argc, char** argv) {
   for (auto& ctx : contexts)
     while (ctx->mailbox.running.load(std::memory_order_acquire)) {
     }
-  // No PMD or control thread uses the uplink any more: out of the port
-  // table (and the offload's hands), then closed.
-  overlay_module.reset();
-  overlay.reset();
-  uplink.reset();
+  // No PMD or control thread uses the features' ports any more (the uplink):
+  // out of the port table and closed; then the features go, before the
+  // core they are registered with.
+  for (auto& f : features) f->closeAfterPmds();
+  features.clear();
   ::unlink(config->api_socket.c_str());
   rte_mempool_free(pool);
   rte_eal_cleanup();

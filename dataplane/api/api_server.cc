@@ -14,10 +14,10 @@ constexpr mode_t kOwnerOnlyUmask = 0177;
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<grpc::Server>> startApiServer(const std::string& path, grpc::Service& service) {
+absl::StatusOr<std::unique_ptr<grpc::Server>> startApiServer(const std::string& path, const std::vector<grpc::Service*>& services) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
-  builder.RegisterService(&service);
+  for (grpc::Service* service : services) builder.RegisterService(service);
   // The umask is the process's: while it is narrowed, a file any other thread
   // makes is owner-only too. At start nothing else makes files the pods need
   // (their sockets come with AddPort, served only after this returns), and

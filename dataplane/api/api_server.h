@@ -9,12 +9,13 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sluice {
 
-// Binds, listens and starts serving `service` on the unix socket at `path`
+// Binds, listens and starts serving `services` on the unix socket at `path`
 // (an existing file there must have been removed). Internal if gRPC cannot
 // serve there or the socket is not a 0600 socket once it exists.
-absl::StatusOr<std::unique_ptr<grpc::Server>> startApiServer(const std::string& path, grpc::Service& service);
+absl::StatusOr<std::unique_ptr<grpc::Server>> startApiServer(const std::string& path, const std::vector<grpc::Service*>& services);
 
 }  // namespace sluice

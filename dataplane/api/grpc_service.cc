@@ -5,7 +5,18 @@
 namespace sluice {
 namespace {
 
-void fillPort(const PortView& p, v1::Port* out) {
+// A deprecated call: what the module's own service answers.
+template <typename Request, typename Response>
+grpc::Status forward(const ForwardedCall<Request, Response>& call, grpc::ServerContext* context,
+                     const Request* req, Response* resp) {
+  if (!call)
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "this sluiced is built without the module serving this call");
+  return call(context, req, resp);
+}
+
+}  // namespace
+
+void fillPortMessage(const PortView& p, v1::Port* out) {
   out->set_port_no(p.port_no);
   out->mutable_attachment()->set_container_id(p.request.attachment.container_id);
   out->mutable_attachment()->set_ifname(p.request.attachment.ifname);
@@ -25,8 +36,6 @@ void fillPort(const PortView& p, v1::Port* out) {
   out->set_netns(p.netns);
 }
 
-}  // namespace
-
 grpc::Status toGrpcStatus(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
@@ -35,7 +44,9 @@ grpc::Status toGrpcStatus(const absl::Status& s) {
 grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRequest* req,
                                        v1::AddPortResponse* resp) {
   return guarded([&] {
-    if (req->type() == v1::PORT_TYPE_SRIOV_VF) return addVfPort(*req, resp);
+    // A port type a module attaches itself (its answer is the module's own).
+    for (ServiceExtension* e : extensions_)
+      if (std::optional<grpc::Status> served = e->addPort(*req, resp)) return *served;
     RawPortRequest raw;
     raw.container_id = req->attachment().container_id();
     raw.ifname = req->attachment().ifname();
@@ -48,7 +59,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     switch (req->type()) {
       case v1::PORT_TYPE_UNSPECIFIED:
       case v1::PORT_TYPE_VHOST_USER: raw.kind = PortKind::kVhostUser; break;
-      case v1::PORT_TYPE_SRIOV_VF: raw.kind = PortKind::kSriovVf; break;
+      case v1::PORT_TYPE_SRIOV_VF: raw.kind = PortKind::kSriovVf; break;  // refused: no module serves it
       case v1::PORT_TYPE_DPDK_VDEV: raw.kind = PortKind::kDpdkVdev; break;
       default:
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "type: unknown port type");
@@ -62,8 +73,9 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     }
     auto result = control_.addPort(raw, req->netns());
     if (!result.ok()) return toGrpcStatus(result.status());
-    fillPort(result->port, resp->mutable_port());
-    resp->mutable_port()->set_overlay_mtu(overlayMtu());
+    v1::Port* port = resp->mutable_port();
+    fillPortMessage(result->port, port);
+    for (ServiceExtension* e : extensions_) e->fillPorts({&port, 1});
     resp->set_created(result->created);
     return grpc::Status::OK;
   });
@@ -82,22 +94,10 @@ grpc::Status DataplaneService::DeletePort(grpc::ServerContext*, const v1::Delete
 grpc::Status DataplaneService::ListPorts(grpc::ServerContext*, const v1::ListPortsRequest*,
                                          v1::ListPortsResponse* resp) {
   return guarded([&] {
-    const uint32_t overlay_mtu = overlayMtu();
-    for (const PortView& p : control_.listPorts()) {
-      fillPort(p, resp->add_ports());
-      resp->mutable_ports(resp->ports_size() - 1)->set_overlay_mtu(overlay_mtu);
-    }
-    // SR-IOV VF attachments after the ports (no port number, socket or PMD).
-    if (modules_.sriov != nullptr) {
-      for (const sriov::VfAttachment& a : modules_.sriov->attachments()) {
-        PortView v;
-        v.request = a.request;
-        v1::Port* out = resp->add_ports();
-        fillPort(v, out);
-        fillVfFields(a, out);
-        out->set_overlay_mtu(overlay_mtu);
-      }
-    }
+    for (const PortView& p : control_.listPorts()) fillPortMessage(p, resp->add_ports());
+    for (ServiceExtension* e : extensions_) e->listPorts(resp);
+    std::vector<v1::Port*> ports(resp->mutable_ports()->pointer_begin(), resp->mutable_ports()->pointer_end());
+    for (ServiceExtension* e : extensions_) e->fillPorts(ports);
     return grpc::Status::OK;
   });
 }
@@ -128,40 +128,12 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       o->set_tx_dropped(p.tx_dropped);
       o->set_rx_dropped(p.rx_dropped);
     }
-    if (modules_.overlay != nullptr)
-      for (const RemoteNodeView& n : modules_.overlay->listNodes()) fillRemoteNode(n, resp->add_tunnels());
     for (size_t r = 0; r < kDropReasonCount; ++r) {
       v1::DropCounter* d = resp->add_drops();
       d->set_reason(std::string(kDropReasonNames[r]));
       d->set_packets(s.drops[r]);
     }
-    if (modules_.offload != nullptr) {
-      const offload::OffloadStatsView f = modules_.offload->stats();
-      v1::OffloadStats* o = resp->mutable_offload();
-      o->set_provider(f.provider);
-      o->set_port_attached(f.port_attached);
-      o->set_port_no(f.port_no);
-      o->set_capable(f.capable);
-      o->set_capability_reason(f.capability_reason);
-      o->set_max_flows(f.max_flows);
-      o->set_offloaded(f.offloaded);
-      o->set_installed(f.installed);
-      o->set_removed(f.removed);
-      o->set_retries(f.retries);
-      o->set_cap_retries(f.cap_retries);
-      o->set_engine_cycles(f.engine_cycles);
-      o->set_engine_packets(f.engine_packets);
-      for (const auto& [reason, n] : f.refused) {
-        v1::DropCounter* d = o->add_refused();
-        d->set_reason(reason);
-        d->set_packets(n);
-      }
-      for (const auto& [reason, n] : f.failures) {
-        v1::DropCounter* d = o->add_failures();
-        d->set_reason(reason);
-        d->set_packets(n);
-      }
-    }
+    for (ServiceExtension* e : extensions_) e->fillStats(resp);
     return grpc::Status::OK;
   });
 }
@@ -189,9 +161,29 @@ grpc::Status DataplaneService::Health(grpc::ServerContext*, const v1::HealthRequ
     resp->set_gateway_mac(h.gateway_mac.toString());
     resp->set_restored_ports(h.restored_ports);
     resp->set_garbage_collected_attachments(h.garbage_collected);
-    if (modules_.overlay != nullptr) fillOverlay(modules_.overlay->view(), resp->mutable_overlay());
+    for (ServiceExtension* e : extensions_) e->fillHealth(resp);
     return grpc::Status::OK;
   });
+}
+
+grpc::Status DataplaneService::ListVfs(grpc::ServerContext* c, const v1::ListVfsRequest* req,
+                                       v1::ListVfsResponse* resp) {
+  return forward(forwards_.list_vfs, c, req, resp);
+}
+
+grpc::Status DataplaneService::AddNode(grpc::ServerContext* c, const v1::AddNodeRequest* req,
+                                       v1::AddNodeResponse* resp) {
+  return forward(forwards_.add_node, c, req, resp);
+}
+
+grpc::Status DataplaneService::DeleteNode(grpc::ServerContext* c, const v1::DeleteNodeRequest* req,
+                                          v1::DeleteNodeResponse* resp) {
+  return forward(forwards_.delete_node, c, req, resp);
+}
+
+grpc::Status DataplaneService::ListNodes(grpc::ServerContext* c, const v1::ListNodesRequest* req,
+                                         v1::ListNodesResponse* resp) {
+  return forward(forwards_.list_nodes, c, req, resp);
 }
 
 }  // namespace sluice

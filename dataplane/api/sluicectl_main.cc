@@ -15,6 +15,8 @@
 #include "dataplane/api/nodes_format.h"
 #include "dataplane/api/stats_format.h"
 #include "sluice/v1/dataplane.grpc.pb.h"
+#include "sluice/v1/overlay.grpc.pb.h"
+#include "sluice/v1/sriov.grpc.pb.h"
 
 namespace po = boost::program_options;
 namespace v1 = sluice::v1;
@@ -78,26 +80,38 @@ void printJson(const google::protobuf::Message& m) {
   std::fputs(out.c_str(), stdout);
 }
 
+// One channel to sluiced; a stub per service on it (the core's, and each
+// module's).
 struct Client {
   explicit Client(const Globals& g)
       : globals(g),
-        stub(v1::Dataplane::NewStub(grpc::CreateChannel("unix:" + g.socket, grpc::InsecureChannelCredentials()))) {}
+        channel(grpc::CreateChannel("unix:" + g.socket, grpc::InsecureChannelCredentials())),
+        stub(v1::Dataplane::NewStub(channel)),
+        remote_nodes(v1::RemoteNodes::NewStub(channel)),
+        sriov(v1::Sriov::NewStub(channel)) {}
   std::unique_ptr<grpc::ClientContext> context() const {
     auto ctx = std::make_unique<grpc::ClientContext>();
     ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(globals.timeout_ms));
     return ctx;
   }
+  // The stub of the service `Stub` belongs to (the argument only names it).
+  v1::Dataplane::Stub* stubFor(v1::Dataplane::Stub*) const { return stub.get(); }
+  v1::RemoteNodes::Stub* stubFor(v1::RemoteNodes::Stub*) const { return remote_nodes.get(); }
+  v1::Sriov::Stub* stubFor(v1::Sriov::Stub*) const { return sriov.get(); }
   const Globals& globals;
+  std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Dataplane::Stub> stub;
+  std::unique_ptr<v1::RemoteNodes::Stub> remote_nodes;
+  std::unique_ptr<v1::Sriov::Stub> sriov;
 };
 
 // One unary call: print the reply as JSON or through `human`, or report the error.
-template <typename Request, typename Response, typename Human>
-int call(Client& client,
-         grpc::Status (v1::Dataplane::Stub::*rpc)(grpc::ClientContext*, const Request&, Response*),
+template <typename Stub, typename Request, typename Response, typename Human>
+int call(Client& client, grpc::Status (Stub::*rpc)(grpc::ClientContext*, const Request&, Response*),
          const Request& request, Human human) {
   Response resp;
-  grpc::Status s = (client.stub.get()->*rpc)(client.context().get(), request, &resp);
+  Stub* stub = client.stubFor(static_cast<Stub*>(nullptr));
+  grpc::Status s = (stub->*rpc)(client.context().get(), request, &resp);
   if (!s.ok()) return report(s, client.globals);
   // Rendered even for --json: `human` may also record what the exit code needs.
   std::string text = human(resp);
@@ -187,7 +201,7 @@ int nodeAdd(Client& client, const std::vector<std::string>& args) {
   req.mutable_node()->set_vtep(vm["vtep"].as<std::string>());
   for (const std::string& c : vm["pod-cidr"].as<std::vector<std::string>>()) req.mutable_node()->add_pod_cidrs(c);
   req.mutable_node()->set_mac(vm["mac"].as<std::string>());
-  return call(client, &v1::Dataplane::Stub::AddNode, req, [](const v1::AddNodeResponse& r) {
+  return call(client, &v1::RemoteNodes::Stub::AddNode, req, [](const v1::AddNodeResponse& r) {
     return std::string(r.created() ? "created\n" : "exists\n") + sluice::formatNode(r.node());
   });
 }
@@ -200,7 +214,7 @@ int nodeDel(Client& client, const std::vector<std::string>& args) {
   po::notify(vm);
   v1::DeleteNodeRequest req;
   req.set_name(vm["name"].as<std::string>());
-  return call(client, &v1::Dataplane::Stub::DeleteNode, req, [](const v1::DeleteNodeResponse& r) {
+  return call(client, &v1::RemoteNodes::Stub::DeleteNode, req, [](const v1::DeleteNodeResponse& r) {
     return std::string(r.deleted() ? "deleted\n" : "no such node (nothing to do)\n");
   });
 }
@@ -216,7 +230,7 @@ int dispatch(Client& client, const std::vector<std::string>& words) {
                 [](const v1::ClearStatsResponse&) { return std::string("statistics cleared\n"); });
   if (cmd == "flows" && rest.empty()) return listFlows(client);
   if (cmd == "vfs" && rest.empty())
-    return call(client, &v1::Dataplane::Stub::ListVfs, v1::ListVfsRequest{}, [](const v1::ListVfsResponse& r) {
+    return call(client, &v1::Sriov::Stub::ListVfs, v1::ListVfsRequest{}, [](const v1::ListVfsResponse& r) {
       std::string out = "  PF               VF  PCI           NETDEV           HOLDER\n";
       for (const v1::Vf& vf : r.vfs()) {
         char line[160];
@@ -240,7 +254,7 @@ int dispatch(Client& client, const std::vector<std::string>& words) {
     return rc != 0 ? rc : (ready ? 0 : 1);
   }
   if (cmd == "nodes" && rest.empty())
-    return call(client, &v1::Dataplane::Stub::ListNodes, v1::ListNodesRequest{},
+    return call(client, &v1::RemoteNodes::Stub::ListNodes, v1::ListNodesRequest{},
                 [](const v1::ListNodesResponse& r) { return sluice::formatNodes(r); });
   if (cmd == "node" && !rest.empty() && rest[0] == "add")
     return nodeAdd(client, std::vector<std::string>(rest.begin() + 1, rest.end()));

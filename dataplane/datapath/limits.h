@@ -12,6 +12,10 @@ namespace sluice {
 // our port numbers cannot usefully exceed it.
 inline constexpr uint16_t kMaxPorts = 32;
 
+// The uplink, when the node has one, takes the last port number (pods never
+// get it): the overlay opens it there and partial offload marks its packets.
+inline constexpr uint16_t kUplinkPortNo = kMaxPorts - 1;
+
 // Packets per rx burst and per output batch: DPDK's customary 32, which keeps
 // a burst's mbuf pointers within four cache lines.
 inline constexpr uint16_t kBurstSize = 32;

@@ -4,8 +4,10 @@
 
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "tests/integration/sluiced_process.h"
 
@@ -126,6 +128,46 @@ TEST_F(ApiTest, SriovWithoutVfPoolsIsAFailedPrecondition) {
   auto req = portRequest("pod-1", "10.250.0.10");
   req.set_type(v1::PORT_TYPE_SRIOV_VF);
   expectRefused(req, grpc::StatusCode::FAILED_PRECONDITION, "sriov-pools");
+}
+
+// Each feature serves its own service on the API socket; on a node without
+// an uplink or VF pools the overlay's says so and the SR-IOV pool is empty.
+// The core's deprecated copies of those calls answer exactly the same.
+TEST_F(ApiTest, EachModuleServesItsOwnServiceAndTheDeprecatedCallsAnswerTheSame) {
+  auto ctx = [] {
+    auto c = std::make_unique<grpc::ClientContext>();
+    c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return c;
+  };
+  v1::ListNodesResponse nodes;
+  grpc::Status own = node_->remoteNodes().ListNodes(ctx().get(), {}, &nodes);
+  EXPECT_EQ(own.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(own.error_message().find("no uplink"), std::string::npos) << own.error_message();
+  grpc::Status old = node_->api().ListNodes(ctx().get(), {}, &nodes);
+  EXPECT_EQ(old.error_code(), own.error_code());
+  EXPECT_EQ(old.error_message(), own.error_message());
+
+  v1::AddNodeRequest add;
+  add.mutable_node()->set_name("b");
+  add.mutable_node()->set_vtep("not-an-address");
+  v1::AddNodeResponse added;
+  grpc::Status bad = node_->remoteNodes().AddNode(ctx().get(), add, &added);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(bad.error_message().find("vtep: 'not-an-address'"), std::string::npos) << bad.error_message();
+  grpc::Status bad_old = node_->api().AddNode(ctx().get(), add, &added);
+  EXPECT_EQ(bad_old.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(bad_old.error_message(), bad.error_message());
+
+  v1::ListVfsResponse vfs;
+  ASSERT_TRUE(node_->sriov().ListVfs(ctx().get(), {}, &vfs).ok());
+  EXPECT_EQ(vfs.vfs_size(), 0);
+  ASSERT_TRUE(node_->api().ListVfs(ctx().get(), {}, &vfs).ok());
+  EXPECT_EQ(vfs.vfs_size(), 0);
+
+  // Offload is off here: GetStats has no offload part, and sluiced's log
+  // names the features it runs.
+  EXPECT_FALSE(node_->stats().has_offload());
+  EXPECT_NE(node_->log().find("features: overlay sriov"), std::string::npos) << node_->log();
 }
 
 TEST_F(ApiTest, TheApiSocketIsOwnerOnly) {

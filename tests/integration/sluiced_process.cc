@@ -85,8 +85,10 @@ std::unique_ptr<SluicedProcess> SluicedProcess::start(const SluicedOptions& o, s
 bool SluicedProcess::restart(std::string* error) {
   stop();
   // A channel to the dead daemon's socket file would back off for seconds;
-  // a new one is made once the new daemon's socket appears.
+  // new ones are made once the new daemon's socket appears.
   stub_.reset();
+  remote_nodes_.reset();
+  sriov_.reset();
   ::unlink(apiSocket().c_str());
   return launch(error);
 }
@@ -147,9 +149,12 @@ bool SluicedProcess::launch(std::string* error) {
         // A channel created before the socket exists backs off for seconds;
         // create it once the socket is there.
         if (!std::filesystem::exists(p->apiSocket())) return false;
-        if (!p->stub_)
-          p->stub_ = v1::Dataplane::NewStub(
-              grpc::CreateChannel("unix:" + p->apiSocket(), grpc::InsecureChannelCredentials()));
+        if (!p->stub_) {
+          auto channel = grpc::CreateChannel("unix:" + p->apiSocket(), grpc::InsecureChannelCredentials());
+          p->stub_ = v1::Dataplane::NewStub(channel);
+          p->remote_nodes_ = v1::RemoteNodes::NewStub(channel);
+          p->sriov_ = v1::Sriov::NewStub(channel);
+        }
         v1::HealthResponse h;
         grpc::ClientContext c;
         c.set_wait_for_ready(true);

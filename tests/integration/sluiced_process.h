@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "sluice/v1/dataplane.grpc.pb.h"
+#include "sluice/v1/overlay.grpc.pb.h"
+#include "sluice/v1/sriov.grpc.pb.h"
 
 namespace sluice::test {
 
@@ -46,7 +48,10 @@ class SluicedProcess {
   // Waits up to `limit` for sluiced to exit by itself (e.g. at a crash
   // point) and reaps it: its wait status, or nullopt if it still runs.
   std::optional<int> waitExited(std::chrono::steady_clock::duration limit = std::chrono::seconds(10));
+  // The core's service, and the modules' services on the same socket.
   v1::Dataplane::Stub& api() { return *stub_; }
+  v1::RemoteNodes::Stub& remoteNodes() { return *remote_nodes_; }
+  v1::Sriov::Stub& sriov() { return *sriov_; }
   const std::string& dir() const { return dir_; }
   std::string socketDir() const { return dir_ + "/vhost"; }
   std::string apiSocket() const { return dir_ + "/api.sock"; }
@@ -70,6 +75,8 @@ class SluicedProcess {
   std::map<std::string, std::string> environment_;
   std::string dir_;
   std::unique_ptr<v1::Dataplane::Stub> stub_;
+  std::unique_ptr<v1::RemoteNodes::Stub> remote_nodes_;
+  std::unique_ptr<v1::Sriov::Stub> sriov_;
 };
 
 // Polls `done` until it holds or `limit` passes: a deadline on a condition,

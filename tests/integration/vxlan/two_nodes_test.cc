@@ -127,7 +127,7 @@ TEST_F(TwoNodesTest, PodsOnTwoNodesExchangeTrafficThroughTheOverlay) {
   v1::DeleteNodeRequest del;
   del.set_name("b");
   v1::DeleteNodeResponse dresp;
-  ASSERT_TRUE(a_.sluiced->api().DeleteNode(&ctx, del, &dresp).ok());
+  ASSERT_TRUE(a_.sluiced->remoteNodes().DeleteNode(&ctx, del, &dresp).ok());
   EXPECT_TRUE(dresp.deleted());
   auto noRoute = [&] {
     const v1::GetStatsResponse st = a_.sluiced->stats();

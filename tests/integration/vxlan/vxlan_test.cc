@@ -221,7 +221,7 @@ class VxlanKernelTest : public ::testing::Test {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::ListNodesResponse r;
-    grpc::Status s = node_->api().ListNodes(&ctx, {}, &r);
+    grpc::Status s = node_->remoteNodes().ListNodes(&ctx, {}, &r);
     EXPECT_TRUE(s.ok()) << s.error_message();
     return r;
   }
@@ -247,6 +247,58 @@ TEST_F(VxlanKernelTest, ListNodesShowsTheOverlay) {
   CommandResult out = sluicectl(node_->apiSocket(), "nodes");
   EXPECT_EQ(out.exit_code, 0);
   EXPECT_NE(out.output.find("kernel           192.168.77.2"), std::string::npos) << out.output;
+}
+
+// The node table through the overlay's own service (sluice.v1.RemoteNodes),
+// and through the core's deprecated copies of its calls, which answer the
+// same for one release.
+TEST_F(VxlanKernelTest, RemoteNodesAreManagedThroughTheOverlaysService) {
+  auto ctx = [] {
+    auto c = std::make_unique<grpc::ClientContext>();
+    c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return c;
+  };
+  v1::AddNodeRequest add;
+  add.mutable_node()->set_name("worker-3");
+  add.mutable_node()->set_vtep("192.168.77.3");
+  add.mutable_node()->add_pod_cidrs("10.246.0.0/24");
+  v1::AddNodeResponse added;
+  grpc::Status s = node_->remoteNodes().AddNode(ctx().get(), add, &added);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_TRUE(added.created());
+  EXPECT_EQ(added.node().name(), "worker-3");
+  EXPECT_EQ(added.node().vtep(), "192.168.77.3");
+  ASSERT_EQ(added.node().pod_cidrs_size(), 1);
+  EXPECT_EQ(added.node().pod_cidrs(0), "10.246.0.0/24");
+  // The same again, through the deprecated call: the existing node.
+  ASSERT_TRUE(node_->api().AddNode(ctx().get(), add, &added).ok());
+  EXPECT_FALSE(added.created());
+  // Another node claiming its CIDR.
+  v1::AddNodeRequest clash = add;
+  clash.mutable_node()->set_name("worker-4");
+  clash.mutable_node()->set_vtep("192.168.77.4");
+  EXPECT_EQ(node_->remoteNodes().AddNode(ctx().get(), clash, &added).error_code(),
+            grpc::StatusCode::ALREADY_EXISTS);
+
+  std::vector<std::string> names, old_names;
+  const v1::ListNodesResponse now = listNodes();
+  for (const v1::RemoteNode& n : now.nodes()) names.push_back(n.name());
+  v1::ListNodesResponse old;
+  ASSERT_TRUE(node_->api().ListNodes(ctx().get(), {}, &old).ok());
+  for (const v1::RemoteNode& n : old.nodes()) old_names.push_back(n.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"kernel", "worker-3"}));
+  EXPECT_EQ(old_names, names);
+  EXPECT_EQ(old.overlay().vtep(), "192.168.77.1");
+
+  v1::DeleteNodeRequest del;
+  del.set_name("worker-3");
+  v1::DeleteNodeResponse deleted;
+  ASSERT_TRUE(node_->remoteNodes().DeleteNode(ctx().get(), del, &deleted).ok());
+  EXPECT_TRUE(deleted.deleted());
+  ASSERT_TRUE(node_->api().DeleteNode(ctx().get(), del, &deleted).ok());
+  EXPECT_FALSE(deleted.deleted());
+  ASSERT_EQ(listNodes().nodes_size(), 1);
+  EXPECT_EQ(listNodes().nodes(0).name(), "kernel");
 }
 
 TEST_F(VxlanKernelTest, UdpFromTheKernelsRemotePodArrivesDecapsulated) {

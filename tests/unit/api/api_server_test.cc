@@ -61,7 +61,7 @@ TEST_F(ApiServerTest, TheSocketIsBornOwnerOnly) {
   ASSERT_GE(fd, 0);
   ASSERT_GE(::inotify_add_watch(fd, dir_.c_str(), IN_CREATE | IN_MOVED_TO | IN_ATTRIB), 0);
   const std::string path = dir_ + "/api.sock";
-  auto server = startApiServer(path, service_);
+  auto server = startApiServer(path, {&service_});
   ASSERT_TRUE(server.ok()) << server.status();
 
   struct stat st {};
@@ -83,7 +83,7 @@ TEST_F(ApiServerTest, TheSocketIsBornOwnerOnly) {
 }
 
 TEST_F(ApiServerTest, APathItCannotServeIsAnError) {
-  auto server = startApiServer(dir_ + "/missing/api.sock", service_);
+  auto server = startApiServer(dir_ + "/missing/api.sock", {&service_});
   EXPECT_EQ(server.status().code(), absl::StatusCode::kInternal);
   EXPECT_EQ(server.status().message(), "cannot serve the API on " + dir_ + "/missing/api.sock");
 }

@@ -1,5 +1,5 @@
-// The node-table calls of the gRPC service (the VXLAN overlay):
-// decode, validate, call control, map the status.
+#include "dataplane/modules/overlay/api/remote_nodes_service.h"
+
 #include <absl/strings/str_cat.h>
 
 #include "dataplane/api/grpc_guard.h"
@@ -37,8 +37,8 @@ void fillOverlay(const OverlayView& o, v1::Overlay* out) {
   out->set_link_up(o.link_up);
 }
 
-grpc::Status DataplaneService::AddNode(grpc::ServerContext*, const v1::AddNodeRequest* req,
-                                       v1::AddNodeResponse* resp) {
+grpc::Status RemoteNodesService::AddNode(grpc::ServerContext*, const v1::AddNodeRequest* req,
+                                         v1::AddNodeResponse* resp) {
   return guarded([&] {
     const v1::RemoteNode& in = req->node();
     RemoteNodeConfig node;
@@ -57,33 +57,33 @@ grpc::Status DataplaneService::AddNode(grpc::ServerContext*, const v1::AddNodeRe
         return invalid(absl::StrCat("mac: '", in.mac(), "' is not a unicast MAC"));
       node.mac = *mac;
     }
-    if (modules_.overlay == nullptr) return toGrpcStatus(OverlayModule::absent());
-    auto created = modules_.overlay->addNode(node);
+    if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
+    auto created = overlay_->addNode(node);
     if (!created.ok()) return toGrpcStatus(created.status());
     resp->set_created(*created);
-    for (const RemoteNodeView& n : modules_.overlay->listNodes())
+    for (const RemoteNodeView& n : overlay_->listNodes())
       if (n.node.name == node.name) fillRemoteNode(n, resp->mutable_node());
     return grpc::Status::OK;
   });
 }
 
-grpc::Status DataplaneService::DeleteNode(grpc::ServerContext*, const v1::DeleteNodeRequest* req,
-                                          v1::DeleteNodeResponse* resp) {
+grpc::Status RemoteNodesService::DeleteNode(grpc::ServerContext*, const v1::DeleteNodeRequest* req,
+                                            v1::DeleteNodeResponse* resp) {
   return guarded([&] {
-    if (modules_.overlay == nullptr) return toGrpcStatus(OverlayModule::absent());
-    auto deleted = modules_.overlay->deleteNode(req->name());
+    if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
+    auto deleted = overlay_->deleteNode(req->name());
     if (!deleted.ok()) return toGrpcStatus(deleted.status());
     resp->set_deleted(*deleted);
     return grpc::Status::OK;
   });
 }
 
-grpc::Status DataplaneService::ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*,
-                                         v1::ListNodesResponse* resp) {
+grpc::Status RemoteNodesService::ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*,
+                                           v1::ListNodesResponse* resp) {
   return guarded([&] {
-    if (modules_.overlay == nullptr) return toGrpcStatus(OverlayModule::absent());
-    for (const RemoteNodeView& n : modules_.overlay->listNodes()) fillRemoteNode(n, resp->add_nodes());
-    fillOverlay(modules_.overlay->view(), resp->mutable_overlay());
+    if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
+    for (const RemoteNodeView& n : overlay_->listNodes()) fillRemoteNode(n, resp->add_nodes());
+    fillOverlay(overlay_->view(), resp->mutable_overlay());
     return grpc::Status::OK;
   });
 }

@@ -1,5 +1,5 @@
-// The gRPC service's SR-IOV part (declared in grpc_service.h): AddPort of a
-// VF and ListVfs. Translation only; runs on gRPC's threads.
+#include "dataplane/modules/sriov/api/sriov_service.h"
+
 #include "dataplane/api/grpc_guard.h"
 #include "dataplane/api/grpc_service.h"
 
@@ -17,7 +17,7 @@ void fillVfFields(const sriov::VfAttachment& vf, v1::Port* out) {
   out->set_vf_spoof_check(vf.settings.spoof_check);
 }
 
-grpc::Status DataplaneService::addVfPort(const v1::AddPortRequest& req, v1::AddPortResponse* resp) {
+grpc::Status SriovService::addVfPort(const v1::AddPortRequest& req, v1::AddPortResponse* resp) {
   RawPortRequest raw;
   raw.container_id = req.attachment().container_id();
   raw.ifname = req.attachment().ifname();
@@ -37,8 +37,7 @@ grpc::Status DataplaneService::addVfPort(const v1::AddPortRequest& req, v1::AddP
   }
   vf.trust = req.vf_trust();
   vf.spoof_check = req.has_vf_spoof_check() ? req.vf_spoof_check() : true;  // unset: on
-  if (modules_.sriov == nullptr) return toGrpcStatus(SriovModule::noPools());
-  auto result = modules_.sriov->addVf(raw, vf, req.netns());
+  auto result = sriov_.addVf(raw, vf, req.netns());
   if (!result.ok()) return toGrpcStatus(result.status());
   const PortRequest& r = result->attachment.request;
   v1::Port* out = resp->mutable_port();
@@ -53,10 +52,9 @@ grpc::Status DataplaneService::addVfPort(const v1::AddPortRequest& req, v1::AddP
   return grpc::Status::OK;
 }
 
-grpc::Status DataplaneService::ListVfs(grpc::ServerContext*, const v1::ListVfsRequest*, v1::ListVfsResponse* resp) {
+grpc::Status SriovService::ListVfs(grpc::ServerContext*, const v1::ListVfsRequest*, v1::ListVfsResponse* resp) {
   return guarded([&] {
-    if (modules_.sriov == nullptr) return grpc::Status::OK;
-    for (const sriov::VfPool::Slot& s : modules_.sriov->listVfs()) {
+    for (const sriov::VfPool::Slot& s : sriov_.listVfs()) {
       v1::Vf* o = resp->add_vfs();
       o->set_pf(s.vf.pf);
       o->set_vf_index(s.vf.index);
@@ -70,6 +68,17 @@ grpc::Status DataplaneService::ListVfs(grpc::ServerContext*, const v1::ListVfsRe
     }
     return grpc::Status::OK;
   });
+}
+
+void SriovService::listAttachments(v1::ListPortsResponse* resp) {
+  // No port number, socket or PMD: a VF is not a port of the PMDs.
+  for (const sriov::VfAttachment& a : sriov_.attachments()) {
+    PortView v;
+    v.request = a.request;
+    v1::Port* out = resp->add_ports();
+    fillPortMessage(v, out);
+    fillVfFields(a, out);
+  }
 }
 
 }  // namespace sluice

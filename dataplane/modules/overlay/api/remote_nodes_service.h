@@ -1,0 +1,30 @@
+// The overlay module's gRPC service, sluice.v1.RemoteNodes: the node table
+// (AddNode, DeleteNode, ListNodes). Decode, validate, call the module, map
+// the status; on a node without an uplink every call answers
+// FAILED_PRECONDITION. Runs on gRPC's threads.
+#pragma once
+
+#include "dataplane/modules/overlay/overlay_module.h"
+#include "sluice/v1/overlay.grpc.pb.h"
+
+namespace sluice {
+
+class RemoteNodesService final : public v1::RemoteNodes::Service {
+ public:
+  // `overlay` null: this node has no uplink.
+  explicit RemoteNodesService(OverlayModule* overlay) : overlay_(overlay) {}
+
+  grpc::Status AddNode(grpc::ServerContext*, const v1::AddNodeRequest*, v1::AddNodeResponse*) override;
+  grpc::Status DeleteNode(grpc::ServerContext*, const v1::DeleteNodeRequest*, v1::DeleteNodeResponse*) override;
+  grpc::Status ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*, v1::ListNodesResponse*) override;
+
+ private:
+  OverlayModule* const overlay_;
+};
+
+// Overlay views → messages (also what the overlay adds to GetStats and
+// Health).
+void fillRemoteNode(const RemoteNodeView& n, v1::RemoteNode* out);
+void fillOverlay(const OverlayView& o, v1::Overlay* out);
+
+}  // namespace sluice
