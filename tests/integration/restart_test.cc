@@ -4,7 +4,8 @@
 // before the API serves, client-mode ports reconnect to the pods that kept
 // running and traffic resumes with no AddPort call; nothing is leaked or
 // duplicated; a pod whose netns vanished meanwhile is collected on return;
-// a corrupt checkpoint is moved aside and sluiced starts empty.
+// a corrupt checkpoint is moved aside and sluiced starts empty; a checkpoint
+// of a newer version stops sluiced and is left as it was.
 //
 // Pods are net_virtio_user devices in this process. A pod in server mode
 // (sluiced's port in client mode) survives sluiced's death and accepts its
@@ -20,10 +21,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "tests/integration/sluiced_process.h"
+#include "tests/integration/state_files.h"
 #include "tests/integration/virtio_pod.h"
 
 namespace sluice::test {
@@ -338,6 +342,42 @@ TEST_F(RestartTest, ACorruptCheckpointIsMovedAsideAndSluicedStartsEmpty) {
   EXPECT_NE(node_->log().find("is unusable"), std::string::npos);
   // The node works: a new port can be added at number 0.
   EXPECT_EQ(add(portRequest("pod-b", kIpB.toString())), 0u);
+}
+
+// A downgrade onto a newer sluiced's checkpoint: this sluiced does not start
+// (it would break that sluiced's promises), says why, and leaves the file.
+TEST_F(RestartTest, ACheckpointOfANewerVersionStopsSluicedAndIsLeftInPlace) {
+  const uint32_t port_a = add(portRequest("pod-a", kIpA.toString(), v1::VHOST_MODE_SERVER));
+  ASSERT_FALSE(HasFailure());
+  ASSERT_EQ(node_->stop(), 0) << node_->log();
+  const std::string path = node_->stateDir() + "/checkpoint.json";
+  const std::string ours = fileText(path);
+  const std::string marker = "\"version\": 2";
+  const size_t at = ours.find(marker);
+  ASSERT_NE(at, std::string::npos) << ours;
+  std::string newer = ours;
+  newer.replace(at, marker.size(), "\"version\": 99");
+  std::ofstream(path, std::ios::trunc) << newer;
+
+  std::string error;
+  EXPECT_FALSE(node_->restart(&error));
+  EXPECT_EQ(node_->exitCode(), std::optional<int>(1)) << node_->log();
+  EXPECT_NE(node_->log().find("not starting: " + path + ": checkpoint version 99 is newer than this sluiced "
+                              "understands (versions 1 to 2); left in place"),
+            std::string::npos)
+      << node_->log();
+  EXPECT_EQ(fileText(path), newer) << "byte for byte";
+  EXPECT_EQ(tree(node_->stateDir()), std::set<std::string>{"checkpoint.json"}) << "nothing moved aside";
+  EXPECT_FALSE(fs::exists(node_->apiSocket())) << "it never served";
+
+  // The sluiced that reads it (here: the file at our version again) finds
+  // every promise still there.
+  std::ofstream(path, std::ios::trunc) << ours;
+  ASSERT_TRUE(node_->restart(&error)) << error;
+  const v1::ListPortsResponse ports = node_->ports();
+  ASSERT_EQ(ports.ports_size(), 1);
+  EXPECT_EQ(ports.ports(0).attachment().container_id(), "pod-a");
+  EXPECT_EQ(ports.ports(0).port_no(), port_a);
 }
 
 }  // namespace
