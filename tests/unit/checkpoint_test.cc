@@ -5,8 +5,9 @@
 // sockets (whatever DPDK port ids the new process gets), records that cannot
 // be restored dropped, and garbage collection of vanished pod netns paths.
 // Versions: the file the sluiced before versioned checkpoints wrote
-// (data/checkpoint-v1.json) migrated with every port and VF restored, and a
-// file of a newer version refused and left byte for byte.
+// (data/checkpoint-v1.json) migrated with every port and VF restored, the
+// overlay's API-added remote nodes kept across a restart (the config file
+// winning), and a file of a newer version refused and left byte for byte.
 #include "dataplane/core/checkpoint.h"
 
 #include <gtest/gtest.h>
@@ -732,6 +733,109 @@ TEST_F(ControlCheckpointTest, SectionsOfModulesThatCannotUseThemAreKeptVerbatim)
   EXPECT_EQ(numbers(disk), (std::vector<uint16_t>{0}));
   EXPECT_EQ(disk.sections, s.sections);
   node.control->removeAllPorts();
+}
+
+RemoteNodeConfig remoteNode(const std::string& name, const std::string& vtep, const std::string& cidr,
+                            std::optional<std::string> mac = std::nullopt) {
+  RemoteNodeConfig n;
+  n.name = name;
+  n.vtep = *Ipv4Address::parse(vtep);
+  n.pod_cidrs = {*Ipv4Cidr::parse(cidr)};
+  if (mac) n.mac = *MacAddress::parse(*mac);
+  return n;
+}
+
+// One sluiced life with an overlay: the uplink stands in, the config file's
+// remote nodes are `configured`.
+struct OverlayNode {
+  OverlayNode(const SluicedConfig& config, const std::vector<RemoteNodeConfig>& configured)
+      : overlay(overlayConfig(configured), config.pod_cidr, uplink, static_cast<uint16_t>(config.max_ports - 1), 1),
+        node(config, 0) {
+    auto attached = OverlayModule::attach(*node.control, overlay);
+    EXPECT_TRUE(attached.ok()) << attached.status();
+    if (attached.ok()) module = std::move(*attached);
+  }
+  ~OverlayNode() {
+    node.control->removeAllPorts();
+    module.reset();
+  }
+  static OverlayConfig overlayConfig(const std::vector<RemoteNodeConfig>& configured) {
+    OverlayConfig c;
+    c.uplink = UplinkConfig{};
+    c.uplink->devargs = "none";
+    c.uplink->vtep = *Ipv4Address::parse("192.168.77.1");
+    c.uplink->vtep_prefix = 24;
+    c.vni = 42;
+    c.remote_nodes = configured;
+    return c;
+  }
+  std::map<std::string, RemoteNodeConfig> nodes() {
+    std::map<std::string, RemoteNodeConfig> out;
+    for (const RemoteNodeView& v : module->listNodes()) out[v.node.name] = v.node;
+    return out;
+  }
+  NoUplink uplink;
+  OverlayControl overlay;
+  Node node;
+  std::unique_ptr<OverlayModule> module;
+};
+
+TEST_F(ControlCheckpointTest, NodesAddedThroughTheApiAreCheckpointedAndComeBackTheConfigFileWinning) {
+  const RemoteNodeConfig static1 = remoteNode("static-1", "192.168.77.5", "10.244.5.0/24");
+  {
+    OverlayNode first(config_, {static1});
+    ASSERT_TRUE(*first.module->addNode(remoteNode("api-1", "192.168.77.2", "10.244.2.0/24", "02:00:00:00:00:21")));
+    ASSERT_TRUE(*first.module->addNode(remoteNode("api-2", "192.168.77.3", "10.244.3.0/24")));
+    ASSERT_TRUE(*first.module->addNode(remoteNode("api-3", "192.168.77.4", "10.244.4.0/24")));
+    EXPECT_FALSE(*first.module->addNode(remoteNode("api-3", "192.168.77.4", "10.244.4.0/24")));
+    ASSERT_TRUE(*first.module->deleteNode("api-3"));
+    // On disk when the calls return: the API's nodes, never the config file's.
+    EXPECT_EQ(onDisk().sections["nodes"], nlohmann::json::parse(R"([
+      {"name": "api-1", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24"], "mac": "02:00:00:00:00:21"},
+      {"name": "api-2", "vtep": "192.168.77.3", "pod-cidrs": ["10.244.3.0/24"]}])"));
+    EXPECT_EQ(nlohmann::json::parse(readText(config_.state_dir + "/checkpoint.json"))["version"], 2);
+  }
+  // Meanwhile the config file has come to list api-2 itself, elsewhere; and
+  // records that no longer fit are on disk (unreadable; overlapping static-1).
+  CheckpointStore store(config_.state_dir);
+  CheckpointState saved = store.load()->state;
+  saved.sections["nodes"].push_back({{"name", "bad"}, {"vtep", 7}, {"pod-cidrs", {"10.244.7.0/24"}}});
+  saved.sections["nodes"].push_back({{"name", "overlap"}, {"vtep", "192.168.77.8"}, {"pod-cidrs", {"10.244.5.0/25"}}});
+  ASSERT_TRUE(store.save(saved).ok());
+  const RemoteNodeConfig api2_configured = remoteNode("api-2", "192.168.77.6", "10.244.6.0/24");
+  OverlayNode second(config_, {static1, api2_configured});
+  second.node.control->restore(second.node.store.load()->state);
+  std::map<std::string, RemoteNodeConfig> nodes = second.nodes();
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_EQ(nodes["static-1"].vtep, static1.vtep);
+  EXPECT_EQ(nodes["api-1"].vtep.toString(), "192.168.77.2");
+  EXPECT_EQ(nodes["api-1"].pod_cidrs, (std::vector<Ipv4Cidr>{*Ipv4Cidr::parse("10.244.2.0/24")}));
+  EXPECT_EQ(nodes["api-1"].mac->toString(), "02:00:00:00:00:21");
+  EXPECT_EQ(nodes["api-2"].vtep.toString(), "192.168.77.6") << "the config file's api-2, not the checkpoint's";
+  // Rewritten by the restore: the API's node only (api-2 is the file's now,
+  // the two that did not fit are dropped).
+  EXPECT_EQ(onDisk().sections["nodes"], nlohmann::json::parse(R"([
+      {"name": "api-1", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24"], "mac": "02:00:00:00:00:21"}])"));
+}
+
+TEST_F(ControlCheckpointTest, AnAddNodeWhoseCheckpointCannotBeWrittenIsUndone) {
+  OverlayNode node(config_, {});
+  fs::create_directories(config_.state_dir);
+  ASSERT_TRUE(*node.module->addNode(remoteNode("api-1", "192.168.77.2", "10.244.2.0/24")));
+  // The state directory becomes a file: no write can succeed.
+  fs::rename(config_.state_dir, dir_ + "/state-away");
+  writeText(config_.state_dir, "");
+  absl::StatusOr<bool> added = node.module->addNode(remoteNode("api-2", "192.168.77.3", "10.244.3.0/24"));
+  EXPECT_EQ(added.status().code(), absl::StatusCode::kInternal) << added.status();
+  EXPECT_NE(added.status().message().find("state directory " + config_.state_dir + " cannot be written"),
+            std::string::npos)
+      << added.status();
+  EXPECT_EQ(node.nodes().size(), 1u) << "api-2 is not there";
+  // Writable again: the same call succeeds and is on disk.
+  fs::remove(config_.state_dir);
+  fs::rename(dir_ + "/state-away", config_.state_dir);
+  ASSERT_TRUE(*node.module->addNode(remoteNode("api-2", "192.168.77.3", "10.244.3.0/24")));
+  EXPECT_EQ(onDisk().sections["nodes"].size(), 2u);
 }
 
 }  // namespace
