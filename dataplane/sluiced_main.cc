@@ -121,6 +121,18 @@ int run(int argc, char** argv) {
   }
   ::unlink(config->api_socket.c_str());
 
+  // The checkpoint is read before anything starts: a file of a newer version
+  // than this sluiced's holds a newer sluiced's promises, which starting
+  // empty would break (and the first save would overwrite). sluiced stops
+  // instead, leaving the file for the sluiced that wrote it.
+  CheckpointStore checkpoint(config->state_dir, config->checkpoint_fsync);
+  absl::StatusOr<CheckpointLoad> loaded = checkpoint.load();
+  if (!loaded.ok()) {
+    logError("not starting: ", loaded.status().message(),
+             " (run a sluiced that reads it, or move the file away to start with no ports)");
+    return 1;
+  }
+
   std::vector<std::string> eal_args = ealArguments(*config);
   std::vector<char*> eal_argv;
   for (std::string& a : eal_args) eal_argv.push_back(a.data());
@@ -200,12 +212,10 @@ int run(int argc, char** argv) {
   // Keep the word given before a restart: every checkpointed port comes back
   // with its number and socket before the API serves (so no CNI call can
   // race the restore), and pods that went away meanwhile are collected.
-  CheckpointStore checkpoint(config->state_dir, config->checkpoint_fsync);
   {
-    CheckpointLoad loaded = checkpoint.load();
     control.setCheckpointStore(&checkpoint);
-    RestoreSummary r = control.restore(loaded.state);
-    if (loaded.found)
+    RestoreSummary r = control.restore(loaded->state);
+    if (loaded->found)
       logInfo("checkpoint ", checkpoint.path(), ": ", r.restored, " port(s) restored, ", r.dropped,
               " dropped, ", r.garbage_collected, " garbage-collected (pod netns gone)");
     control.collectGarbage();

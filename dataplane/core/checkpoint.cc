@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "common/log.h"
+#include "dataplane/core/checkpoint_migrations.h"
 #include "dataplane/core/crash_points.h"
 
 namespace sluice {
@@ -19,7 +20,6 @@ namespace {
 using nlohmann::json;
 
 constexpr char kFormat[] = "sluice-checkpoint";
-constexpr int kVersion = 1;
 constexpr char kFileName[] = "checkpoint.json";
 // A save writes here first, then renames it over the checkpoint.
 constexpr char kTempSuffix[] = ".tmp";
@@ -140,7 +140,7 @@ std::string serializeCheckpoint(const CheckpointState& state) {
                      {"socket_path", p.socket_path},
                      {"netns", p.netns}});
   }
-  json doc = {{"format", kFormat}, {"version", kVersion}, {"ports", ports}};
+  json doc = {{"format", kFormat}, {"version", kCheckpointVersion}, {"ports", ports}};
   for (const auto& [key, records] : state.sections)
     if (!isReservedKey(key)) doc[key] = records.is_array() ? records : json::array();
   // Indented: readable with `cat` when debugging a node. Invalid UTF-8 (no
@@ -155,9 +155,17 @@ absl::StatusOr<CheckpointState> parseCheckpoint(std::string_view text) {
   if (!doc.is_object()) return bad("file", "top level must be an object");
   if (doc.value("format", json()) != kFormat) return bad("format", absl::StrCat("must be \"", kFormat, "\""));
   auto version = doc.find("version");
-  if (version == doc.end() || !version->is_number_unsigned() || version->get<uint64_t>() != kVersion)
-    return bad("version", absl::StrCat("must be ", kVersion));
+  if (version == doc.end() || !version->is_number_unsigned() || version->get<uint64_t>() < kOldestCheckpointVersion)
+    return bad("version", absl::StrCat("must be an integer from ", kOldestCheckpointVersion));
+  // Written by a newer sluiced: its promises are in a schema this one cannot
+  // read, so it must neither read nor replace them (not corrupt: see load()).
+  if (const uint64_t v = version->get<uint64_t>(); v > kCheckpointVersion)
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint version ", v,
+                                                      " is newer than this sluiced understands (versions ",
+                                                      kOldestCheckpointVersion, " to ", kCheckpointVersion, ")"));
   CheckpointState state;
+  state.read_version = version->get<uint64_t>();
+  if (absl::Status s = migrateCheckpoint(doc, state.read_version); !s.ok()) return s;
   auto ports = doc.find("ports");
   if (ports == doc.end() || !ports->is_array()) return bad("ports", "must be an array");
   for (size_t i = 0; i < ports->size(); ++i) {
@@ -178,7 +186,7 @@ absl::StatusOr<CheckpointState> parseCheckpoint(std::string_view text) {
 CheckpointStore::CheckpointStore(std::string dir, bool fsync)
     : dir_(std::move(dir)), path_(absl::StrCat(dir_, "/", kFileName)), fsync_(fsync) {}
 
-CheckpointLoad CheckpointStore::load() {
+absl::StatusOr<CheckpointLoad> CheckpointStore::load() {
   CheckpointLoad out;
   if (absl::Status s = makeDir(dir_); !s.ok()) logError("checkpoint: ", s.message());
   // A save killed before its rename leaves its temp file: never a promise
@@ -194,8 +202,15 @@ CheckpointLoad CheckpointStore::load() {
     auto parsed = parseCheckpoint(*text);
     if (parsed.ok()) {
       out.state = std::move(*parsed);
+      if (out.state.read_version != kCheckpointVersion)
+        logInfo("checkpoint ", path_, ": version ", out.state.read_version, " migrated to ", kCheckpointVersion,
+                " (written as ", kCheckpointVersion, " from now on)");
       return out;
     }
+    // A newer sluiced's file is not corrupt: it stays where that sluiced
+    // will find it again, untouched.
+    if (absl::IsFailedPrecondition(parsed.status()))
+      return absl::FailedPreconditionError(absl::StrCat(path_, ": ", parsed.status().message(), "; left in place"));
     problem = parsed.status();
   }
   // Keep the evidence for a post-mortem, out of the way of the next save.

@@ -12,17 +12,28 @@
 // is moved aside (checkpoint.json.corrupt-<unix time>) and sluiced starts
 // empty: a broken file must never keep the node's dataplane from starting.
 //
-// Format (JSON, version 1):
-//   {"format": "sluice-checkpoint", "version": 1,
+// Versions (checkpoint_migrations.h lists them and what each changed): this
+// sluiced writes kCheckpointVersion. A file of an older version is migrated
+// step by step when read (and rewritten at the current version by the
+// restore); nothing in it is discarded. A file of a NEWER version holds a
+// newer sluiced's promises in a schema this one does not know: it is refused
+// (FailedPrecondition, naming both versions and the file) and left in place
+// byte for byte, never moved aside or overwritten, and sluiced does not start
+// (a downgrade must not silently drop the pods' ports).
+//
+// Format (JSON, version 2):
+//   {"format": "sluice-checkpoint", "version": 2,
 //    "ports": [{"port_no": 0, "container_id": "...", "ifname": "net1",
 //               "pod_namespace": "...", "pod_name": "...", "ip": "10.244.0.5",
 //               "mac": "02:..", "type": "vhost-user", "vhost_mode": "server",
 //               "socket_subdir": "...", "socket_path": "/var/run/...",
 //               "netns": "/var/run/netns/..."}],
-//    "vfs": [ ...records of the SR-IOV module... ]}
+//    "vfs": [ ...records of the SR-IOV module... ],
+//    "nodes": [ ...remote nodes the API added to the VXLAN overlay... ]}
 // Every other top-level key is a module's section (control_module.h), e.g.
 // "vfs" for the SR-IOV VF allocations: an array of JSON objects whose schema
-// belongs to the module (this file only requires each to be an object).
+// belongs to the module (this file only requires each to be an object). A
+// section whose module this sluiced does not run is kept as it was.
 #pragma once
 
 #include <absl/status/status.h>
@@ -50,13 +61,18 @@ struct CheckpointPort {
 };
 
 struct CheckpointState {
+  // The version the parsed text had (before migration); save() always
+  // writes kCheckpointVersion.
+  uint64_t read_version = 0;
   std::vector<CheckpointPort> ports;
   // Modules' sections by key: arrays of objects whose schema is theirs.
   std::map<std::string, nlohmann::json> sections;
 };
 
 // Pure text ↔ state conversions (tested and fuzzed without files).
-// parseCheckpoint returns InvalidArgument naming the first bad field.
+// parseCheckpoint migrates an older version; it returns InvalidArgument
+// naming the first bad field (a corrupt file), or FailedPrecondition naming
+// both versions when the text is of a newer version than this sluiced's.
 std::string serializeCheckpoint(const CheckpointState& state);
 absl::StatusOr<CheckpointState> parseCheckpoint(std::string_view text);
 
@@ -75,10 +91,13 @@ class CheckpointStore {
   // against sluiced's own death.
   explicit CheckpointStore(std::string dir, bool fsync = true);
 
-  // Never fails: a missing file is an empty state; an unreadable or corrupt
-  // one is logged as an error, moved aside and treated as empty. A temp file
-  // left by a save that was killed before its rename is removed.
-  CheckpointLoad load();
+  // A missing file is an empty state; an unreadable or corrupt one is logged
+  // as an error, moved aside and treated as empty; an older version is
+  // migrated. Fails only on a file of a newer version: FailedPrecondition,
+  // naming the file and both versions, with the file left as it was (the
+  // caller must not start without it). A temp file left by a save that was
+  // killed before its rename is removed.
+  absl::StatusOr<CheckpointLoad> load();
   // Atomically replaces the checkpoint; an error leaves the old file intact.
   absl::Status save(const CheckpointState& state);
 

@@ -4,7 +4,9 @@
 // before the API serves, client-mode ports reconnect to the pods that kept
 // running and traffic resumes with no AddPort call; nothing is leaked or
 // duplicated; a pod whose netns vanished meanwhile is collected on return;
-// a corrupt checkpoint is moved aside and sluiced starts empty.
+// a corrupt checkpoint is moved aside and sluiced starts empty; a checkpoint
+// of a newer version stops sluiced and is left as it was; remote nodes added
+// through the API come back after SIGKILL and SIGTERM.
 //
 // Pods are net_virtio_user devices in this process. A pod in server mode
 // (sluiced's port in client mode) survives sluiced's death and accepts its
@@ -20,10 +22,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "tests/integration/sluiced_process.h"
+#include "tests/integration/state_files.h"
 #include "tests/integration/virtio_pod.h"
 
 namespace sluice::test {
@@ -338,6 +343,139 @@ TEST_F(RestartTest, ACorruptCheckpointIsMovedAsideAndSluicedStartsEmpty) {
   EXPECT_NE(node_->log().find("is unusable"), std::string::npos);
   // The node works: a new port can be added at number 0.
   EXPECT_EQ(add(portRequest("pod-b", kIpB.toString())), 0u);
+}
+
+// A downgrade onto a newer sluiced's checkpoint: this sluiced does not start
+// (it would break that sluiced's promises), says why, and leaves the file.
+TEST_F(RestartTest, ACheckpointOfANewerVersionStopsSluicedAndIsLeftInPlace) {
+  const uint32_t port_a = add(portRequest("pod-a", kIpA.toString(), v1::VHOST_MODE_SERVER));
+  ASSERT_FALSE(HasFailure());
+  ASSERT_EQ(node_->stop(), 0) << node_->log();
+  const std::string path = node_->stateDir() + "/checkpoint.json";
+  const std::string ours = fileText(path);
+  const std::string marker = "\"version\": 2";
+  const size_t at = ours.find(marker);
+  ASSERT_NE(at, std::string::npos) << ours;
+  std::string newer = ours;
+  newer.replace(at, marker.size(), "\"version\": 99");
+  std::ofstream(path, std::ios::trunc) << newer;
+
+  std::string error;
+  EXPECT_FALSE(node_->restart(&error));
+  EXPECT_EQ(node_->exitCode(), std::optional<int>(1)) << node_->log();
+  EXPECT_NE(node_->log().find("not starting: " + path + ": checkpoint version 99 is newer than this sluiced "
+                              "understands (versions 1 to 2); left in place"),
+            std::string::npos)
+      << node_->log();
+  EXPECT_EQ(fileText(path), newer) << "byte for byte";
+  EXPECT_EQ(tree(node_->stateDir()), std::set<std::string>{"checkpoint.json"}) << "nothing moved aside";
+  EXPECT_FALSE(fs::exists(node_->apiSocket())) << "it never served";
+
+  // The sluiced that reads it (here: the file at our version again) finds
+  // every promise still there.
+  std::ofstream(path, std::ios::trunc) << ours;
+  ASSERT_TRUE(node_->restart(&error)) << error;
+  const v1::ListPortsResponse ports = node_->ports();
+  ASSERT_EQ(ports.ports_size(), 1);
+  EXPECT_EQ(ports.ports(0).attachment().container_id(), "pod-a");
+  EXPECT_EQ(ports.ports(0).port_no(), port_a);
+}
+
+// Remote nodes on a node with an uplink (a net_null device: no traffic here,
+// only the node table). The config file lists one node; the API adds others.
+class NodeRestartTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_ = "/tmp/sluice-node-restart-" + std::to_string(::getpid()) + ".json";
+    std::ofstream(config_) << R"({"vni": 7, "uplink": {"devargs": "net_null_rst0,no-rx=1", "vtep": "192.168.77.1/24"},)"
+                           << R"( "remote-nodes": [{"name": "static-1", "vtep": "192.168.77.5",)"
+                           << R"( "pod-cidrs": ["10.250.5.0/24"]}]})";
+    SluicedOptions o;
+    o.extra_flags = {"--config", config_};
+    std::string error;
+    node_ = SluicedProcess::start(o, &error);
+    ASSERT_NE(node_, nullptr) << error;
+  }
+  void TearDown() override {
+    if (node_) {
+      EXPECT_EQ(node_->stop(), 0) << node_->log();
+    }
+    fs::remove(config_);
+  }
+
+  struct NodeFacts {
+    std::string vtep, cidrs, mac;
+    bool operator==(const NodeFacts&) const = default;
+  };
+  std::map<std::string, NodeFacts> nodes() {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::ListNodesResponse r;
+    grpc::Status s = node_->api().ListNodes(&ctx, {}, &r);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    std::map<std::string, NodeFacts> out;
+    for (const v1::RemoteNode& n : r.nodes()) {
+      std::string cidrs;
+      for (const std::string& c : n.pod_cidrs()) cidrs += (cidrs.empty() ? "" : ",") + c;
+      out[n.name()] = {n.vtep(), cidrs, n.mac()};
+    }
+    return out;
+  }
+  grpc::Status addNode(const std::string& name, const std::string& vtep, const std::string& cidr,
+                       const std::string& mac = "") {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::AddNodeRequest req;
+    req.mutable_node()->set_name(name);
+    req.mutable_node()->set_vtep(vtep);
+    req.mutable_node()->add_pod_cidrs(cidr);
+    req.mutable_node()->set_mac(mac);
+    v1::AddNodeResponse resp;
+    grpc::Status s = node_->api().AddNode(&ctx, req, &resp);
+    EXPECT_TRUE(!s.ok() || resp.created()) << name;
+    return s;
+  }
+  grpc::Status deleteNode(const std::string& name) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::DeleteNodeRequest req;
+    req.set_name(name);
+    v1::DeleteNodeResponse resp;
+    grpc::Status s = node_->api().DeleteNode(&ctx, req, &resp);
+    EXPECT_TRUE(!s.ok() || resp.deleted()) << name;
+    return s;
+  }
+
+  std::string config_;
+  std::unique_ptr<SluicedProcess> node_;
+};
+
+TEST_F(NodeRestartTest, NodesAddedThroughTheApiComeBackAfterKillAndStop) {
+  ASSERT_TRUE(addNode("api-1", "192.168.77.2", "10.250.2.0/24", "02:00:00:00:00:21").ok());
+  ASSERT_TRUE(addNode("api-2", "192.168.77.3", "10.250.3.0/24").ok());
+  const std::map<std::string, NodeFacts> before = nodes();
+  ASSERT_EQ(before, (std::map<std::string, NodeFacts>{
+                        {"api-1", {"192.168.77.2", "10.250.2.0/24", "02:00:00:00:00:21"}},
+                        {"api-2", {"192.168.77.3", "10.250.3.0/24", MacAddress::fromIpv4(
+                                                                        *Ipv4Address::parse("192.168.77.3"))
+                                                                        .toString()}},
+                        {"static-1", {"192.168.77.5", "10.250.5.0/24", MacAddress::fromIpv4(
+                                                                           *Ipv4Address::parse("192.168.77.5"))
+                                                                           .toString()}}}));
+
+  // A crash: the nodes were on disk when AddNode answered.
+  node_->kill9();
+  std::string error;
+  ASSERT_TRUE(node_->restart(&error)) << error;
+  EXPECT_EQ(nodes(), before);
+
+  // A clean stop and start, after a DeleteNode: the deleted node stays gone.
+  ASSERT_TRUE(deleteNode("api-2").ok());
+  std::map<std::string, NodeFacts> expected = before;
+  expected.erase("api-2");
+  ASSERT_TRUE(node_->restart(&error)) << error;
+  EXPECT_EQ(nodes(), expected);
+  EXPECT_NE(node_->log().find("checkpoint: 1 remote node(s) restored, 0 dropped"), std::string::npos) << node_->log();
 }
 
 }  // namespace

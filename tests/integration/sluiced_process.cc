@@ -139,11 +139,13 @@ bool SluicedProcess::launch(std::string* error) {
     std::_Exit(127);
   }
   bool exited = false;
+  exit_code_.reset();
   bool ready = waitFor(
       [&] {
         int status = 0;
         if (::waitpid(p->pid_, &status, WNOHANG) == p->pid_) {
           exited = true;
+          exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
           return true;
         }
         // A channel created before the socket exists backs off for seconds;

@@ -42,6 +42,10 @@ class SluicedProcess {
   // Starts sluiced again in the same directory (same sockets, same state
   // directory <dir>/state) with the same flags, and waits until ready.
   bool restart(std::string* error);
+  // When the last restart() failed because sluiced exited by itself (e.g.
+  // it refused its state directory): its exit code, -1 if a signal ended
+  // it; nullopt after a launch where it did not exit.
+  std::optional<int> exitCode() const { return exit_code_; }
   // Sets (an empty value: removes) a variable of sluiced's environment for
   // the next restart().
   void setEnvironment(const std::string& name, const std::string& value);
@@ -71,6 +75,7 @@ class SluicedProcess {
   SluicedProcess() = default;
   bool launch(std::string* error);
   pid_t pid_ = -1;
+  std::optional<int> exit_code_;
   std::vector<std::string> args_;
   std::map<std::string, std::string> environment_;
   std::string dir_;

@@ -4,22 +4,32 @@
 // failed write undoing the port, restore with the same port numbers and
 // sockets (whatever DPDK port ids the new process gets), records that cannot
 // be restored dropped, and garbage collection of vanished pod netns paths.
+// Versions: the file the sluiced before versioned checkpoints wrote
+// (data/checkpoint-v1.json) migrated with every port and VF restored, the
+// overlay's API-added remote nodes kept across a restart (the config file
+// winning), and a file of a newer version refused and left byte for byte.
 #include "dataplane/core/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "dataplane/core/checkpoint_migrations.h"
 #include "dataplane/core/dataplane_control.h"
 #include "dataplane/modules/overlay/overlay_control.h"
 #include "dataplane/modules/overlay/overlay_module.h"
+#include "dataplane/modules/sriov/sriov_module.h"
+#include "dataplane/stand_ins/fake_pf/fake_pf_control.h"
 #include "tests/support/fake_control.h"
+#include "tests/unit/sriov/fake_sysfs.h"
 
 namespace sluice {
 namespace {
@@ -78,7 +88,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
   EXPECT_EQ(filesIn(dir_ + "/state"), std::vector<std::string>{"checkpoint.json"}) << "no temporary file left";
   EXPECT_EQ(fs::status(dir_ + "/state").permissions() & fs::perms::all, fs::perms::owner_all);
 
-  CheckpointLoad loaded = store.load();
+  CheckpointLoad loaded = *store.load();
   EXPECT_TRUE(loaded.found);
   EXPECT_TRUE(loaded.moved_aside_to.empty());
   ASSERT_EQ(loaded.state.ports.size(), 2u);
@@ -110,7 +120,7 @@ TEST_F(CheckpointFileTest, WithoutFsyncASaveIsStillAtomicAndReadable) {
   ASSERT_TRUE(store.save(s).ok());
   ASSERT_TRUE(store.save(s).ok());  // over an existing file
   EXPECT_EQ(filesIn(dir_ + "/state"), std::vector<std::string>{"checkpoint.json"});
-  CheckpointLoad loaded = store.load();
+  CheckpointLoad loaded = *store.load();
   ASSERT_EQ(loaded.state.ports.size(), 1u);
   EXPECT_EQ(loaded.state.ports[0].port_no, 3);
 }
@@ -128,7 +138,7 @@ TEST_F(CheckpointFileTest, InvalidUtf8IsReplacedNotThrown) {
 
 TEST_F(CheckpointFileTest, MissingFileIsAnEmptyStateNotAnError) {
   CheckpointStore store(dir_ + "/state");
-  CheckpointLoad loaded = store.load();
+  CheckpointLoad loaded = *store.load();
   EXPECT_FALSE(loaded.found);
   EXPECT_TRUE(loaded.state.ports.empty());
   EXPECT_TRUE(fs::is_directory(dir_ + "/state"));
@@ -140,7 +150,13 @@ TEST_F(CheckpointFileTest, CorruptFilesAreMovedAsideAndYieldAnEmptyState) {
       "{\"format\": \"sluice-checkpoint\", \"version\": 1, \"po",  // truncated
       "[1,2,3]",
       R"({"format": "something-else", "version": 1, "ports": []})",
-      R"({"format": "sluice-checkpoint", "version": 2, "ports": []})",
+      R"({"format": "sluice-checkpoint", "version": 0, "ports": []})",
+      R"({"format": "sluice-checkpoint", "version": "2", "ports": []})",
+      R"({"format": "sluice-checkpoint", "version": 1.5, "ports": []})",
+      R"({"format": "sluice-checkpoint", "version": -3, "ports": []})",
+      R"({"format": "sluice-checkpoint", "ports": []})",
+      R"({"format": "sluice-checkpoint", "version": 1, "ports": [], "nodes": {"name": "w2"}})",
+      R"({"format": "sluice-checkpoint", "version": 2, "ports": [], "nodes": [7]})",
       R"({"format": "sluice-checkpoint", "version": 1, "ports": [{"port_no": -1, "container_id": "a", "ifname": "b"}]})",
       R"({"format": "sluice-checkpoint", "version": 1, "ports": [{"port_no": 1, "container_id": 7, "ifname": "b"}]})",
       R"({"format": "sluice-checkpoint", "version": 1, "ports": [{"port_no": 1, "ifname": "b"}]})",
@@ -152,7 +168,7 @@ TEST_F(CheckpointFileTest, CorruptFilesAreMovedAsideAndYieldAnEmptyState) {
     fs::create_directories(dir_ + "/state");
     CheckpointStore store(dir_ + "/state");
     writeText(store.path(), corrupt[i]);
-    CheckpointLoad loaded = store.load();
+    CheckpointLoad loaded = *store.load();
     EXPECT_TRUE(loaded.found) << i;
     EXPECT_TRUE(loaded.state.ports.empty()) << i;
     ASSERT_FALSE(loaded.moved_aside_to.empty()) << i;
@@ -161,14 +177,14 @@ TEST_F(CheckpointFileTest, CorruptFilesAreMovedAsideAndYieldAnEmptyState) {
     EXPECT_EQ(readText(loaded.moved_aside_to), corrupt[i]) << "the evidence is kept as it was";
     // And the next save works in its place.
     EXPECT_TRUE(store.save({}).ok());
-    EXPECT_TRUE(store.load().moved_aside_to.empty());
+    EXPECT_TRUE(store.load()->moved_aside_to.empty());
   }
 }
 
 TEST_F(CheckpointFileTest, UnreadableCheckpointIsMovedAside) {
   fs::create_directories(dir_ + "/state/checkpoint.json");  // a directory where the file should be
   CheckpointStore store(dir_ + "/state");
-  CheckpointLoad loaded = store.load();
+  CheckpointLoad loaded = *store.load();
   EXPECT_TRUE(loaded.found);
   EXPECT_FALSE(loaded.moved_aside_to.empty());
   EXPECT_TRUE(fs::is_directory(loaded.moved_aside_to));
@@ -189,10 +205,112 @@ TEST_F(CheckpointFileTest, ATempFileLeftByAKilledSaveIsRemovedAtLoad) {
   ASSERT_TRUE(store.save({}).ok());
   // What a save killed between its write and its rename leaves behind.
   writeText(dir_ + "/state/checkpoint.json.tmp", "{\"format\": \"sluice-checkpoint\", \"version\": 1, \"ports\": [");
-  CheckpointLoad loaded = store.load();
+  CheckpointLoad loaded = *store.load();
   EXPECT_TRUE(loaded.found);
   EXPECT_TRUE(loaded.moved_aside_to.empty());
   EXPECT_EQ(filesIn(dir_ + "/state"), std::vector<std::string>{"checkpoint.json"});
+}
+
+// The file the sluiced before versioned checkpoints wrote (its own
+// CheckpointStore::save: version 1, two ports, one VF).
+std::string v1Fixture() { return readText(std::string(SLUICE_UNIT_TEST_DATA) + "/checkpoint-v1.json"); }
+
+TEST_F(CheckpointFileTest, TheVersion1FileMigratesWithEveryFieldKept) {
+  const std::string text = v1Fixture();
+  ASSERT_FALSE(text.empty());
+  auto parsed = parseCheckpoint(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->read_version, 1u);
+  ASSERT_EQ(parsed->ports.size(), 2u);
+  const CheckpointPort& a = parsed->ports[0];
+  EXPECT_EQ(a.port_no, 0);
+  EXPECT_EQ(a.request.container_id, "c0ffee0123456789");
+  EXPECT_EQ(a.request.ifname, "net1");
+  EXPECT_EQ(a.request.pod_namespace, "default");
+  EXPECT_EQ(a.request.pod_name, "web-0");
+  EXPECT_EQ(a.request.ip, "10.244.1.10");
+  EXPECT_EQ(a.request.mac, "02:53:0a:f4:01:0a");
+  EXPECT_EQ(a.request.kind, PortKind::kVhostUser);
+  EXPECT_EQ(a.request.vhost_mode, VhostMode::kServer);
+  EXPECT_EQ(a.request.socket_subdir, "c0ffee012345-1a2b3c4d");
+  EXPECT_EQ(a.socket_path, "/var/run/sluice/vhost/c0ffee012345-1a2b3c4d/net1.sock");
+  EXPECT_EQ(a.netns, "");
+  const CheckpointPort& b = parsed->ports[1];
+  EXPECT_EQ(b.port_no, 3);
+  EXPECT_EQ(b.request.container_id, "beef0123456789ab");
+  EXPECT_EQ(b.request.ifname, "net2");
+  EXPECT_EQ(b.request.pod_namespace, "team-b");
+  EXPECT_EQ(b.request.pod_name, "db-1");
+  EXPECT_EQ(b.request.ip, "10.244.1.11");
+  EXPECT_EQ(b.request.mac, "");
+  EXPECT_EQ(b.request.vhost_mode, VhostMode::kClient);
+  EXPECT_EQ(b.request.socket_subdir, "");
+  EXPECT_EQ(b.socket_path, "/var/run/sluice/vhost/beef01234567-net2.sock");
+  // Written back, it is the same document at version 2 with an empty
+  // "nodes" section: nothing else changed, nothing dropped.
+  nlohmann::json expected = nlohmann::json::parse(text);
+  expected["version"] = 2;
+  expected["nodes"] = nlohmann::json::array();
+  EXPECT_EQ(nlohmann::json::parse(serializeCheckpoint(*parsed)), expected);
+  EXPECT_EQ(parsed->sections.size(), 2u);
+  EXPECT_EQ(parsed->sections["vfs"], nlohmann::json::parse(text)["vfs"]);
+}
+
+TEST_F(CheckpointFileTest, EachMigrationStepIsItsOwnFunction) {
+  nlohmann::json doc = {{"format", "sluice-checkpoint"}, {"version", 1}, {"ports", nlohmann::json::array()}};
+  ASSERT_TRUE(migrateV1ToV2(doc).ok());
+  EXPECT_EQ(doc["nodes"], nlohmann::json::array());
+  // A "nodes" key a version-1 file had (no module's then) is kept as it was.
+  nlohmann::json kept = {{"version", 1}, {"nodes", {{{"name", "w2"}}}}};
+  ASSERT_TRUE(migrateCheckpoint(kept, 1).ok());
+  EXPECT_EQ(kept, (nlohmann::json{{"version", 2}, {"nodes", {{{"name", "w2"}}}}}));
+  // The current version needs no step; no other version is migrated.
+  nlohmann::json current = {{"version", 2}};
+  ASSERT_TRUE(migrateCheckpoint(current, 2).ok());
+  EXPECT_EQ(current, (nlohmann::json{{"version", 2}}));
+  for (uint64_t v : {0u, 3u}) {
+    nlohmann::json doc2 = nlohmann::json::object();
+    absl::Status s = migrateCheckpoint(doc2, v);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << v;
+    EXPECT_EQ(s.message(), "checkpoint: version: " + std::to_string(v) + " is not 1..2") << v;
+  }
+  EXPECT_EQ(kCheckpointVersion, 2u);
+}
+
+TEST_F(CheckpointFileTest, AVersion1FileIsLoadedMigratedAndNotRewrittenByTheLoad) {
+  CheckpointStore store(dir_ + "/state");
+  fs::create_directories(store.dir());
+  writeText(store.path(), v1Fixture());
+  absl::StatusOr<CheckpointLoad> loaded = store.load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->found);
+  EXPECT_TRUE(loaded->moved_aside_to.empty());
+  EXPECT_EQ(loaded->state.read_version, 1u);
+  EXPECT_EQ(loaded->state.ports.size(), 2u);
+  EXPECT_EQ(readText(store.path()), v1Fixture()) << "the restore's write replaces it, not the load";
+}
+
+TEST_F(CheckpointFileTest, ANewerVersionIsRefusedAndLeftInPlaceByteForByte) {
+  // What a later sluiced might write: other keys, other shapes.
+  const std::string newer =
+      "{\"format\": \"sluice-checkpoint\", \"version\": 99,\n \"ports\": {\"by-number\": {}},\n"
+      " \"future\": 7}\n";
+  for (const std::string& text : {newer, std::string(R"({"format": "sluice-checkpoint", "version": 3, "ports": []})")}) {
+    fs::remove_all(dir_);
+    CheckpointStore store(dir_ + "/state");
+    fs::create_directories(store.dir());
+    writeText(store.path(), text);
+    const std::string version = text == newer ? "99" : "3";
+    absl::StatusOr<CheckpointLoad> loaded = store.load();
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(loaded.status().message(), store.path() + ": checkpoint version " + version +
+                                             " is newer than this sluiced understands (versions 1 to 2); "
+                                             "left in place");
+    EXPECT_EQ(readText(store.path()), text);
+    EXPECT_EQ(filesIn(store.dir()), std::vector<std::string>{"checkpoint.json"}) << "nothing moved aside";
+    EXPECT_EQ(parseCheckpoint(text).status().code(), absl::StatusCode::kFailedPrecondition);
+  }
 }
 
 TEST(CheckpointConfigTest, StateDirAndGcIntervalKeys) {
@@ -374,7 +492,7 @@ TEST_F(ControlCheckpointTest, RestoreBringsBackTheSameNumbersAndSocketsWhateverT
   }
   // The restarted process's hot-plugged ethdevs get other ids (here from 20).
   Node second(config_, 20);
-  CheckpointLoad loaded = second.store.load();
+  CheckpointLoad loaded = *second.store.load();
   RestoreSummary r = second.control->restore(loaded.state);
   EXPECT_EQ(r.restored, 2u);
   EXPECT_EQ(r.dropped, 0u);
@@ -539,13 +657,185 @@ TEST_F(ControlCheckpointTest, APodThatVanishedWhileSluicedWasDownIsCollectedAtRe
   }
   fs::remove(ns_a);
   Node second(config_, 0);
-  RestoreSummary r = second.control->restore(second.store.load().state);
+  RestoreSummary r = second.control->restore(second.store.load()->state);
   EXPECT_EQ(r.restored, 1u);
   EXPECT_EQ(r.garbage_collected, 1u);
   ASSERT_EQ(second.backend.created.size(), 1u) << "no port made just to be removed";
   EXPECT_EQ(second.backend.created[0].port_no, 1);
   EXPECT_EQ(second.control->health().garbage_collected, 1u);
   EXPECT_EQ(numbers(onDisk()), (std::vector<uint16_t>{1}));
+}
+
+// The version-1 file on a node with its pool: both ports come back with their
+// numbers and sockets, the VF is held again, and the file is rewritten at
+// version 2 with the VF's record unchanged.
+TEST_F(ControlCheckpointTest, TheVersion1FileRestoresEveryPortAndVf) {
+  // The file's sockets are under sluiced's default socket-dir; this test's
+  // sluiced has its own (the path prefix is the only text changed).
+  std::string text = v1Fixture();
+  for (size_t at; (at = text.find("/var/run/sluice/vhost")) != std::string::npos;)
+    text.replace(at, std::strlen("/var/run/sluice/vhost"), config_.socket_dir);
+  fs::create_directories(config_.state_dir);
+  writeText(config_.state_dir + "/checkpoint.json", text);
+  sriov::testing::FakeSysfs sys;
+  sys.addVf("pf0", 0, "0000:3b:02.0", "pf0v0");
+  sriov::FakePfControl pf;
+  auto pool = sriov::SriovControl::create({{"pf0", ""}}, sys.root(), pf);
+  ASSERT_TRUE(pool.ok()) << pool.status();
+  Node node(config_, 0);
+  SriovModule vfs(*node.control, pool->get());
+  absl::StatusOr<CheckpointLoad> loaded = node.store.load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  RestoreSummary r = node.control->restore(loaded->state);
+  EXPECT_EQ(r.restored, 2u);
+  EXPECT_EQ(r.dropped, 0u);
+  std::vector<PortView> ports = node.control->listPorts();
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[0].port_no, 0);
+  EXPECT_EQ(ports[0].request.attachment.container_id, "c0ffee0123456789");
+  EXPECT_EQ(ports[0].socket_path, config_.socket_dir + "/c0ffee012345-1a2b3c4d/net1.sock");
+  EXPECT_EQ(ports[0].request.ip.toString(), "10.244.1.10");
+  EXPECT_EQ(ports[0].request.mac.toString(), "02:53:0a:f4:01:0a");
+  EXPECT_EQ(ports[1].port_no, 3);
+  EXPECT_EQ(ports[1].request.attachment.container_id, "beef0123456789ab");
+  EXPECT_EQ(ports[1].socket_path, config_.socket_dir + "/beef01234567-net2.sock");
+  EXPECT_EQ(ports[1].request.vhost_mode, VhostMode::kClient);
+  std::vector<sriov::VfAttachment> held = vfs.attachments();
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].request.attachment.container_id, "feed0123456789ab");
+  EXPECT_EQ(held[0].vf.pci_address, "0000:3b:02.0");
+  EXPECT_EQ(held[0].settings.vlan, 42u);
+  EXPECT_TRUE(pf.calls().empty()) << "the VF is held again without touching the PF";
+  // Rewritten at version 2: the same ports and VF record, an empty "nodes".
+  const nlohmann::json before = nlohmann::json::parse(text);
+  const nlohmann::json after = nlohmann::json::parse(readText(config_.state_dir + "/checkpoint.json"));
+  EXPECT_EQ(after["version"], 2);
+  EXPECT_EQ(after["ports"], before["ports"]);
+  EXPECT_EQ(after["vfs"], before["vfs"]);
+  EXPECT_EQ(after["nodes"], nlohmann::json::array());
+  node.control->removeAllPorts();
+}
+
+// A module's section on a node without that module (no uplink: no overlay
+// module), and a registered module with nothing to restore into (SR-IOV
+// without pools): both sections are written back as they were, by every
+// change, not only by the restore.
+TEST_F(ControlCheckpointTest, SectionsOfModulesThatCannotUseThemAreKeptVerbatim) {
+  CheckpointState s;
+  s.sections["nodes"] = nlohmann::json::parse(R"([{"name": "w2", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24"]}])");
+  s.sections["vfs"] = nlohmann::json::parse(R"([{"pci_address": "0000:3b:02.1", "container_id": "cccc"}])");
+  Node node(config_, 0);
+  SriovModule no_pools(*node.control, nullptr);
+  node.control->restore(s);
+  EXPECT_EQ(onDisk().sections, s.sections);
+  ASSERT_TRUE(node.control->addPort(request("aaaa", "10.244.1.10")).ok());
+  CheckpointState disk = onDisk();
+  EXPECT_EQ(numbers(disk), (std::vector<uint16_t>{0}));
+  EXPECT_EQ(disk.sections, s.sections);
+  node.control->removeAllPorts();
+}
+
+RemoteNodeConfig remoteNode(const std::string& name, const std::string& vtep, const std::string& cidr,
+                            std::optional<std::string> mac = std::nullopt) {
+  RemoteNodeConfig n;
+  n.name = name;
+  n.vtep = *Ipv4Address::parse(vtep);
+  n.pod_cidrs = {*Ipv4Cidr::parse(cidr)};
+  if (mac) n.mac = *MacAddress::parse(*mac);
+  return n;
+}
+
+// One sluiced life with an overlay: the uplink stands in, the config file's
+// remote nodes are `configured`.
+struct OverlayNode {
+  OverlayNode(const SluicedConfig& config, const std::vector<RemoteNodeConfig>& configured)
+      : overlay(overlayConfig(configured), config.pod_cidr, uplink, static_cast<uint16_t>(config.max_ports - 1), 1),
+        node(config, 0) {
+    auto attached = OverlayModule::attach(*node.control, overlay);
+    EXPECT_TRUE(attached.ok()) << attached.status();
+    if (attached.ok()) module = std::move(*attached);
+  }
+  ~OverlayNode() {
+    node.control->removeAllPorts();
+    module.reset();
+  }
+  static OverlayConfig overlayConfig(const std::vector<RemoteNodeConfig>& configured) {
+    OverlayConfig c;
+    c.uplink = UplinkConfig{};
+    c.uplink->devargs = "none";
+    c.uplink->vtep = *Ipv4Address::parse("192.168.77.1");
+    c.uplink->vtep_prefix = 24;
+    c.vni = 42;
+    c.remote_nodes = configured;
+    return c;
+  }
+  std::map<std::string, RemoteNodeConfig> nodes() {
+    std::map<std::string, RemoteNodeConfig> out;
+    for (const RemoteNodeView& v : module->listNodes()) out[v.node.name] = v.node;
+    return out;
+  }
+  NoUplink uplink;
+  OverlayControl overlay;
+  Node node;
+  std::unique_ptr<OverlayModule> module;
+};
+
+TEST_F(ControlCheckpointTest, NodesAddedThroughTheApiAreCheckpointedAndComeBackTheConfigFileWinning) {
+  const RemoteNodeConfig static1 = remoteNode("static-1", "192.168.77.5", "10.244.5.0/24");
+  {
+    OverlayNode first(config_, {static1});
+    ASSERT_TRUE(*first.module->addNode(remoteNode("api-1", "192.168.77.2", "10.244.2.0/24", "02:00:00:00:00:21")));
+    ASSERT_TRUE(*first.module->addNode(remoteNode("api-2", "192.168.77.3", "10.244.3.0/24")));
+    ASSERT_TRUE(*first.module->addNode(remoteNode("api-3", "192.168.77.4", "10.244.4.0/24")));
+    EXPECT_FALSE(*first.module->addNode(remoteNode("api-3", "192.168.77.4", "10.244.4.0/24")));
+    ASSERT_TRUE(*first.module->deleteNode("api-3"));
+    // On disk when the calls return: the API's nodes, never the config file's.
+    EXPECT_EQ(onDisk().sections["nodes"], nlohmann::json::parse(R"([
+      {"name": "api-1", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24"], "mac": "02:00:00:00:00:21"},
+      {"name": "api-2", "vtep": "192.168.77.3", "pod-cidrs": ["10.244.3.0/24"]}])"));
+    EXPECT_EQ(nlohmann::json::parse(readText(config_.state_dir + "/checkpoint.json"))["version"], 2);
+  }
+  // Meanwhile the config file has come to list api-2 itself, elsewhere; and
+  // records that no longer fit are on disk (unreadable; overlapping static-1).
+  CheckpointStore store(config_.state_dir);
+  CheckpointState saved = store.load()->state;
+  saved.sections["nodes"].push_back({{"name", "bad"}, {"vtep", 7}, {"pod-cidrs", {"10.244.7.0/24"}}});
+  saved.sections["nodes"].push_back({{"name", "overlap"}, {"vtep", "192.168.77.8"}, {"pod-cidrs", {"10.244.5.0/25"}}});
+  ASSERT_TRUE(store.save(saved).ok());
+  const RemoteNodeConfig api2_configured = remoteNode("api-2", "192.168.77.6", "10.244.6.0/24");
+  OverlayNode second(config_, {static1, api2_configured});
+  second.node.control->restore(second.node.store.load()->state);
+  std::map<std::string, RemoteNodeConfig> nodes = second.nodes();
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_EQ(nodes["static-1"].vtep, static1.vtep);
+  EXPECT_EQ(nodes["api-1"].vtep.toString(), "192.168.77.2");
+  EXPECT_EQ(nodes["api-1"].pod_cidrs, (std::vector<Ipv4Cidr>{*Ipv4Cidr::parse("10.244.2.0/24")}));
+  EXPECT_EQ(nodes["api-1"].mac->toString(), "02:00:00:00:00:21");
+  EXPECT_EQ(nodes["api-2"].vtep.toString(), "192.168.77.6") << "the config file's api-2, not the checkpoint's";
+  // Rewritten by the restore: the API's node only (api-2 is the file's now,
+  // the two that did not fit are dropped).
+  EXPECT_EQ(onDisk().sections["nodes"], nlohmann::json::parse(R"([
+      {"name": "api-1", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24"], "mac": "02:00:00:00:00:21"}])"));
+}
+
+TEST_F(ControlCheckpointTest, AnAddNodeWhoseCheckpointCannotBeWrittenIsUndone) {
+  OverlayNode node(config_, {});
+  fs::create_directories(config_.state_dir);
+  ASSERT_TRUE(*node.module->addNode(remoteNode("api-1", "192.168.77.2", "10.244.2.0/24")));
+  // The state directory becomes a file: no write can succeed.
+  fs::rename(config_.state_dir, dir_ + "/state-away");
+  writeText(config_.state_dir, "");
+  absl::StatusOr<bool> added = node.module->addNode(remoteNode("api-2", "192.168.77.3", "10.244.3.0/24"));
+  EXPECT_EQ(added.status().code(), absl::StatusCode::kInternal) << added.status();
+  EXPECT_NE(added.status().message().find("state directory " + config_.state_dir + " cannot be written"),
+            std::string::npos)
+      << added.status();
+  EXPECT_EQ(node.nodes().size(), 1u) << "api-2 is not there";
+  // Writable again: the same call succeeds and is on disk.
+  fs::remove(config_.state_dir);
+  fs::rename(dir_ + "/state-away", config_.state_dir);
+  ASSERT_TRUE(*node.module->addNode(remoteNode("api-2", "192.168.77.3", "10.244.3.0/24")));
+  EXPECT_EQ(onDisk().sections["nodes"].size(), 2u);
 }
 
 }  // namespace

@@ -27,7 +27,11 @@ OverlayControl::OverlayControl(const OverlayConfig& config, const Ipv4Cidr& pod_
   for (size_t p = 0; p < n_pmds; ++p) counters_.push_back(std::make_unique<vxlan::OverlayCounters>());
   for (const StaticNeighbor& s : config_.uplink->static_neighbors) neighbors_.setStatic(s.ip, s.mac);
   for (const RemoteNodeConfig& n : config.remote_nodes) {
-    if (auto r = addNode(n); !r.ok()) logWarning("remote node ", n.name, " not added: ", r.status().message());
+    configured_names_.insert(n.name);
+    if (auto r = addNode(n); !r.ok())
+      logWarning("remote node ", n.name, " not added: ", r.status().message());
+    else
+      nodes_[n.name].from_config = true;
   }
   config_.remote_nodes.clear();
   rebuild();
@@ -93,6 +97,13 @@ bool OverlayControl::deleteNode(const std::string& name) {
   logInfo("remote node ", name, " removed");
   rebuild();
   return true;
+}
+
+std::vector<RemoteNodeConfig> OverlayControl::addedNodes() const {
+  std::vector<RemoteNodeConfig> out;
+  for (const auto& [name, n] : nodes_)
+    if (!n.from_config) out.push_back(n.cfg);
+  return out;
 }
 
 void OverlayControl::rebuild() {

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,12 @@ class OverlayControl {
   // name with other settings) / ResourceExhausted (kMaxTunnels nodes).
   absl::StatusOr<bool> addNode(RemoteNodeConfig node);
   bool deleteNode(const std::string& name);
+  // The nodes added by addNode after construction (the API's, or restored
+  // from the checkpoint), by name: what the checkpoint keeps. The config
+  // file's nodes are not among them (the file brings them back).
+  std::vector<RemoteNodeConfig> addedNodes() const;
+  // Whether the config file lists a node of that name (added or not).
+  bool configured(const std::string& name) const { return configured_names_.contains(name); }
   std::vector<RemoteNodeView> listNodes(Clock::time_point now) const;
   std::vector<NeighborTable::View> listNeighbors(Clock::time_point now) const { return neighbors_.list(now); }
   // ARP frames from the uplink that taught nothing, per reason, since start.
@@ -89,6 +96,7 @@ class OverlayControl {
   struct Node {
     RemoteNodeConfig cfg;
     uint16_t tunnel = 0;
+    bool from_config = false;  // added from the config file at construction
   };
   Ipv4Address nextHopFor(Ipv4Address vtep) const;
   void rebuild();
@@ -100,6 +108,7 @@ class OverlayControl {
   uint16_t uplink_port_;
   NeighborTable neighbors_;
   std::map<std::string, Node> nodes_;
+  std::set<std::string> configured_names_;  // the config file's remote-nodes
   std::array<bool, vxlan::kMaxTunnels> tunnel_used_{};
   // Counter values of a tunnel index when its node was added (indices are reused).
   std::array<std::array<uint64_t, 4>, vxlan::kMaxTunnels> baseline_{};

@@ -36,9 +36,22 @@ absl::Status OverlayModule::absent() {
 absl::StatusOr<bool> OverlayModule::addNode(const RemoteNodeConfig& node) {
   DataplaneControl::Change change(core_);
   absl::StatusOr<bool> created = overlay_.addNode(node);
+  if (!created.ok()) return created;
+  if (*created || core_.checkpointDirtyLocked()) {
+    // On disk before anyone is told (a restart brings the node back), and
+    // before the PMDs route to it: a failed write undoes it unseen.
+    const bool was_dirty = core_.checkpointDirtyLocked();
+    if (absl::Status s = core_.writeCheckpointLocked(); !s.ok()) {
+      if (*created) {
+        overlay_.deleteNode(node.name);
+        core_.setCheckpointDirtyLocked(was_dirty);  // the file is as it was
+      }
+      return s;
+    }
+  }
   // The republish revalidates megaflows against the new routes and VTEPs
   // (e.g. flows to the new CIDR that were cached as no_route die).
-  if (created.ok() && *created) core_.republishLocked();
+  if (*created) core_.republishLocked();
   return created;
 }
 
@@ -46,7 +59,55 @@ absl::StatusOr<bool> OverlayModule::deleteNode(const std::string& name) {
   DataplaneControl::Change change(core_);
   const bool deleted = overlay_.deleteNode(name);
   if (deleted) core_.republishLocked();
+  // As a deleted port: gone either way; while the write fails the file still
+  // names it (a restart meanwhile brings it back), and the next change retries.
+  if (deleted || core_.checkpointDirtyLocked())
+    if (absl::Status s = core_.writeCheckpointLocked(); !s.ok()) return s;
   return deleted;
+}
+
+nlohmann::json OverlayModule::checkpointRecords() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const RemoteNodeConfig& n : overlay_.addedNodes()) {
+    nlohmann::json cidrs = nlohmann::json::array();
+    for (const Ipv4Cidr& c : n.pod_cidrs) cidrs.push_back(c.toString());
+    nlohmann::json record = {{"name", n.name}, {"vtep", n.vtep.toString()}, {"pod-cidrs", cidrs}};
+    // Only a MAC the caller gave: the derived one follows the VTEP.
+    if (n.mac) record["mac"] = n.mac->toString();
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+void OverlayModule::restore(const nlohmann::json& records) {
+  unsigned restored = 0, dropped = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const nlohmann::json& record = records[i];
+    const std::string where = absl::StrCat(
+        "checkpointed remote node ", record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    RemoteNodeConfig node;
+    if (absl::Status s = parseRemoteNode(record, absl::StrCat("nodes[", i, "]"), node); !s.ok()) {
+      logError(where, " not restored: ", s.message());
+      ++dropped;
+      continue;
+    }
+    if (overlay_.configured(node.name)) {
+      logWarning(where, " not restored: the config file's remote-nodes lists ", node.name, " now, and wins");
+      ++dropped;
+      continue;
+    }
+    absl::StatusOr<bool> added = overlay_.addNode(node);
+    if (!added.ok() || !*added) {
+      logError(where, " not restored: ", added.ok() ? "listed twice" : added.status().message());
+      ++dropped;
+      continue;
+    }
+    ++restored;
+  }
+  // The core republishes after the restore, and rewrites the checkpoint
+  // without the dropped ones.
+  if (!records.empty())
+    logInfo("checkpoint: ", restored, " remote node(s) restored, ", dropped, " dropped");
 }
 
 std::vector<RemoteNodeView> OverlayModule::listNodes() {

@@ -3,6 +3,17 @@
 // every snapshot and every translation, the neighbor table is kept up on the
 // flow thread's tick, and the remote-node calls of the API are changes of
 // the core like any other (a changed node table revalidates megaflows).
+//
+// Remote nodes in the checkpoint: the section "nodes" holds the nodes the API
+// added, one record each in the config file's remote-node schema
+// ({"name", "vtep", "pod-cidrs": [...], "mac" when one was given}), written
+// within the AddNode/DeleteNode change before it replies. The config file's
+// nodes are never checkpointed: every start takes them from the file. On
+// restore the config file wins: a checkpointed node whose name the file now
+// lists is dropped for the file's, and one that no longer fits (unreadable,
+// or refused by validateRemoteNode now: e.g. its VTEP or a CIDR another
+// node's) is dropped; both are logged with the record. Without an uplink no
+// module is registered and the core keeps the section as it was.
 #pragma once
 
 #include <absl/status/statusor.h>
@@ -38,6 +49,9 @@ class OverlayModule final : public ControlModule {
   void fillSnapshot(PmdSnapshot& snap, size_t pmd) const override;
   void fillRouteTables(RouteTables& tables) const override;
   bool tick(std::chrono::steady_clock::time_point now) override;
+  std::string_view checkpointSection() const override { return "nodes"; }
+  nlohmann::json checkpointRecords() const override;
+  void restore(const nlohmann::json& records) override;
 
  private:
   OverlayModule(DataplaneControl& core, OverlayControl& overlay) : core_(core), overlay_(overlay) {}

@@ -118,7 +118,7 @@ TEST_F(DataplaneControlSriovTest, VfAllocationsAreCheckpointedAndRestored) {
   sriov::VfRequest vf;
   vf.vlan = 42;
   ASSERT_TRUE(module_->addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), vf).ok());
-  CheckpointLoad saved = store.load();
+  CheckpointLoad saved = *store.load();
   ASSERT_EQ(saved.state.sections["vfs"].size(), 1u);
   EXPECT_EQ(saved.state.sections["vfs"][0]["pci_address"], "0000:3b:02.0");
   EXPECT_EQ(saved.state.sections["vfs"][0]["vlan"], 42);
@@ -133,19 +133,19 @@ TEST_F(DataplaneControlSriovTest, VfAllocationsAreCheckpointedAndRestored) {
   DataplaneControl control2(config_, backend_, {&pmd2}, 2'600'000'000);
   control2.setCheckpointStore(&store);
   SriovModule module2(control2, sriov2->get());
-  control2.restore(store.load().state);
+  control2.restore(store.load()->state);
   ASSERT_EQ(module2.listVfs().size(), 1u);
   EXPECT_EQ(module2.listVfs()[0].holder->container_id, "c2");
   EXPECT_TRUE(pf2.calls().empty());
   auto again = module2.addVf(raw("c2", "10.9.0.3", PortKind::kSriovVf), vf);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(again->created);
-  EXPECT_EQ(store.load().state.sections["vfs"].size(), 1u);  // rewritten after restore, still there
+  EXPECT_EQ(store.load()->state.sections["vfs"].size(), 1u);  // rewritten after restore, still there
 
   // Deleting it empties the checkpoint's VF section.
   ASSERT_TRUE(*control2.deletePort({"c2", "net1"}));
   EXPECT_EQ(pf2.calls(), (std::vector<std::string>{"reset pf0 0"}));
-  EXPECT_TRUE(store.load().state.sections["vfs"].empty());
+  EXPECT_TRUE(store.load()->state.sections["vfs"].empty());
 }
 
 TEST_F(DataplaneControlSriovTest, VfOfAVanishedNetnsIsGarbageCollected) {

@@ -1,0 +1,36 @@
+// The checkpoint's schema versions and the steps between them. A file that a
+// sluiced of an older version wrote is brought to the current version one
+// step at a time before it is read, so nothing it promised is discarded; a
+// new version adds one migration (a function and its line in the list in
+// checkpoint_migrations.cc) and raises kCheckpointVersion by one.
+//
+// The versions:
+//   1  "ports" and the modules' sections ("vfs": the SR-IOV VF allocations).
+//   2  adds "nodes": the remote nodes the API added to the VXLAN overlay
+//      (overlay_module.h has the record's schema).
+#pragma once
+
+#include <absl/status/status.h>
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+namespace sluice {
+
+// The version this sluiced writes, and the newest it reads.
+inline constexpr uint64_t kCheckpointVersion = 2;
+// The oldest version it reads (migrating it).
+inline constexpr uint64_t kOldestCheckpointVersion = 1;
+
+// Brings `doc`, a checkpoint document of version `from` (oldest..current),
+// to kCheckpointVersion, "version" included. InvalidArgument, naming the
+// step, when a step cannot make sense of the document (a corrupt file).
+absl::Status migrateCheckpoint(nlohmann::json& doc, uint64_t from);
+
+// Version 1 → 2: an empty "nodes" section (no version-1 sluiced kept remote
+// nodes). A "nodes" key already there was no version-1 module's section and
+// is kept as any unknown section was.
+absl::Status migrateV1ToV2(nlohmann::json& doc);
+
+}  // namespace sluice
