@@ -411,7 +411,7 @@ class NodeRestartTest : public ::testing::Test {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::ListNodesResponse r;
-    grpc::Status s = node_->api().ListNodes(&ctx, {}, &r);
+    grpc::Status s = node_->remoteNodes().ListNodes(&ctx, {}, &r);
     EXPECT_TRUE(s.ok()) << s.error_message();
     std::map<std::string, NodeFacts> out;
     for (const v1::RemoteNode& n : r.nodes()) {
@@ -431,7 +431,7 @@ class NodeRestartTest : public ::testing::Test {
     req.mutable_node()->add_pod_cidrs(cidr);
     req.mutable_node()->set_mac(mac);
     v1::AddNodeResponse resp;
-    grpc::Status s = node_->api().AddNode(&ctx, req, &resp);
+    grpc::Status s = node_->remoteNodes().AddNode(&ctx, req, &resp);
     EXPECT_TRUE(!s.ok() || resp.created()) << name;
     return s;
   }
@@ -441,7 +441,7 @@ class NodeRestartTest : public ::testing::Test {
     v1::DeleteNodeRequest req;
     req.set_name(name);
     v1::DeleteNodeResponse resp;
-    grpc::Status s = node_->api().DeleteNode(&ctx, req, &resp);
+    grpc::Status s = node_->remoteNodes().DeleteNode(&ctx, req, &resp);
     EXPECT_TRUE(!s.ok() || resp.deleted()) << name;
     return s;
   }

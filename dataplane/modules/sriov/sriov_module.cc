@@ -38,12 +38,15 @@ absl::StatusOr<AddVfResult> SriovModule::addVf(const RawPortRequest& raw, const 
         absl::StrCat("attachment ", raw.container_id, "/", raw.ifname, " already has vhost-user port ", *port));
   auto attached = sriov_->attach(raw, vf, watched);
   if (!attached.ok()) return attached.status();
-  if (attached->created || core_.checkpointDirtyLocked()) {
+  const bool write_owed = core_.checkpointDirtyLocked();  // by an earlier change that failed to write
+  if (attached->created || write_owed) {
     // The promise is on disk before anyone is told about it.
     if (absl::Status s = core_.writeCheckpointLocked(); !s.ok()) {
       if (attached->created) {
         sriov_->detach(attached->attachment.request.attachment);
-        core_.setCheckpointDirtyLocked(false);  // the file still holds the state without this VF
+        // The file holds the state without this VF; whatever was owed
+        // before is owed still.
+        core_.setCheckpointDirtyLocked(write_owed);
       }
       return s;
     }

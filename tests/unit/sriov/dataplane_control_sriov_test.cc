@@ -148,6 +148,34 @@ TEST_F(DataplaneControlSriovTest, VfAllocationsAreCheckpointedAndRestored) {
   EXPECT_TRUE(store.load()->state.sections["vfs"].empty());
 }
 
+// A VF whose checkpoint write fails is given back, and the write an earlier
+// failed DeletePort still owes is not forgotten with it.
+TEST_F(DataplaneControlSriovTest, ARefusedVfDoesNotForgetTheWriteAFailedDeleteOwes) {
+  const std::string state = dir_ + "/state";
+  CheckpointStore store(state);
+  control_->setCheckpointStore(&store);
+  module_ = std::make_unique<SriovModule>(*control_, sriov_.get());
+  ASSERT_TRUE(control_->addPort(raw("aaaa", "10.244.1.10", PortKind::kVhostUser)).ok());
+  // The state directory becomes unwritable: the delete removes the port and
+  // reports; the file still names it. The VF's write fails too: refused.
+  std::filesystem::rename(state, dir_ + "/state-away");
+  std::ofstream(state).put('\n');
+  EXPECT_EQ(control_->deletePort({"aaaa", "net1"}).status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(module_->addVf(raw("c2", "10.244.1.11", PortKind::kSriovVf), {}).status().code(),
+            absl::StatusCode::kInternal);
+  EXPECT_TRUE(module_->attachments().empty());
+  // Writable again: the runtime's retried DEL finds nothing and writes the
+  // checkpoint still owed.
+  std::filesystem::remove(state);
+  std::filesystem::rename(dir_ + "/state-away", state);
+  auto retried = control_->deletePort({"aaaa", "net1"});
+  ASSERT_TRUE(retried.ok()) << retried.status();
+  EXPECT_FALSE(*retried);
+  CheckpointLoad on_disk = *store.load();
+  EXPECT_TRUE(on_disk.state.ports.empty());
+  EXPECT_TRUE(on_disk.state.sections["vfs"].empty());
+}
+
 TEST_F(DataplaneControlSriovTest, VfOfAVanishedNetnsIsGarbageCollected) {
   module_ = std::make_unique<SriovModule>(*control_, sriov_.get());
   const std::string netns = dir_ + "/netns-c2";
