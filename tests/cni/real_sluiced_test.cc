@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -72,6 +74,14 @@ class RealSluicedTest : public ::testing::Test {
     int rc = runPlugin({with_node, in, out, err});
     json parsed = out.str().empty() ? json() : json::parse(out.str(), nullptr, false);
     return {rc, parsed};
+  }
+
+  // The plugin's attachment records on disk.
+  size_t recordFiles() const {
+    size_t n = 0;
+    if (fs::exists(dir_ + "/records"))
+      for (const auto& e : fs::recursive_directory_iterator(dir_ + "/records")) n += e.is_regular_file() ? 1 : 0;
+    return n;
   }
 
   std::unique_ptr<test::SluicedProcess> sluiced_;
@@ -136,6 +146,58 @@ TEST_F(RealSluicedTest, DelWhileSluicedIsDownSucceeds) {
   EXPECT_EQ(run(env("DEL"), conf("1.1.0")).first, 0);
   auto [rc, result] = run({{"CNI_COMMAND", "STATUS"}}, conf("1.1.0"));
   EXPECT_EQ(result["code"], 50);
+}
+
+// What the runtime sees while sluiced is down (an upgrade, a crash): DEL
+// succeeds at once (kubelet must be able to delete the pod), the port is gone
+// once sluiced is back (the pod's netns went with the pod, so the restored
+// port is collected at start), and the address is released by the next
+// invocation that reaches sluiced.
+TEST_F(RealSluicedTest, DelWhileSluicedIsDownLeavesNoPortOnceItReturns) {
+  // Stands in for the pod's netns file: sluiced only ever stat()s it.
+  const std::string netns = dir_ + "/netns-web-0";
+  std::ofstream(netns).put('\n');
+  Environment add = env("ADD");
+  add["CNI_NETNS"] = netns;
+  auto [rc, result] = run(add, conf("1.1.0"));
+  ASSERT_EQ(rc, 0) << result.dump();
+  ASSERT_EQ(sluiced_->ports().ports_size(), 1);
+  const std::string address = result["ips"][0]["address"];
+  const std::string ip = address.substr(0, address.find('/'));
+  const fs::path ipam_file = fs::path(dir_) / "ipam" / "real" / ip;
+  ASSERT_TRUE(fs::exists(ipam_file));
+
+  sluiced_->stop();
+  Environment del = env("DEL");
+  del["CNI_NETNS"] = netns;
+  EXPECT_EQ(run(del, conf("1.1.0")).first, 0);
+  EXPECT_TRUE(fs::exists(ipam_file)) << "released before sluiced confirmed the port gone";
+  fs::remove(netns);  // the runtime removes the pod's netns after DEL
+
+  std::string error;
+  ASSERT_TRUE(sluiced_->restart(&error)) << error;
+  EXPECT_EQ(sluiced_->ports().ports_size(), 0) << sluiced_->log();
+  // The next call of this network that reaches sluiced finishes the DEL
+  // (it needs CNI_PATH to run the IPAM plugin's release).
+  EXPECT_EQ(run({{"CNI_COMMAND", "STATUS"}, {"CNI_PATH", "/usr/lib/cni"}}, conf("1.1.0")).first, 0);
+  EXPECT_FALSE(fs::exists(ipam_file));
+  EXPECT_EQ(recordFiles(), 0u);
+}
+
+// ADD while sluiced is down fails with the spec's "try again later" and
+// leaves nothing: no address held, no record, no device-info file.
+TEST_F(RealSluicedTest, AddWhileSluicedIsDownFailsAndLeavesNothing) {
+  sluiced_->stop();
+  auto [rc, result] = run(env("ADD"), conf("1.1.0"));
+  EXPECT_NE(rc, 0);
+  EXPECT_EQ(result["code"], 11) << result.dump();
+  std::vector<std::string> held;
+  if (fs::exists(dir_ + "/ipam/real"))
+    for (const auto& e : fs::directory_iterator(dir_ + "/ipam/real"))
+      if (e.path().filename().string().rfind("10.250.", 0) == 0) held.push_back(e.path().filename());
+  EXPECT_TRUE(held.empty()) << held[0];
+  EXPECT_FALSE(fs::exists(dir_ + "/devinfo.json"));
+  EXPECT_EQ(recordFiles(), 0u);
 }
 
 }  // namespace
