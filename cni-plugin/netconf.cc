@@ -214,10 +214,10 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   }
 
   if (s = getString(doc, "vhostMode", false); !s.ok()) return s.status();
-  if (s->empty() || *s == "server") {
-    conf.vhost_mode = VhostMode::kServer;
-  } else if (*s == "client") {
+  if (s->empty() || *s == "client") {
     conf.vhost_mode = VhostMode::kClient;
+  } else if (*s == "server") {
+    conf.vhost_mode = VhostMode::kServer;
   } else {
     return invalid("vhostMode", cat("must be \"server\" or \"client\", got \"", *s, "\""));
   }

@@ -34,7 +34,10 @@ inline constexpr uint32_t kDefaultTimeoutMs = 5000;
 
 enum class InterfaceType { kVhostUser, kSriov };
 // Who owns the vhost-user socket, seen from sluiced: kServer = sluiced
-// creates it and the pod connects; kClient = the pod's app creates it.
+// creates it and the pod connects; kClient = the pod's app creates it and
+// sluiced connects. kClient is the default because sluiced reconnects after
+// it restarts, while DPDK's virtio_user as a client never reconnects: in
+// server mode a restart or upgrade of sluiced cuts such pods off.
 enum class VhostMode { kServer, kClient };
 // SR-IOV: kKernel = the VF's netdev goes into the pod's netns; kDpdk = the
 // VF stays bound for a DPDK app in the pod, which finds it by PCI address.
@@ -55,7 +58,7 @@ struct NetConf {
   std::string cni_version;  // one of kSupportedVersions
   std::string name;         // network name; a safe file-name component
   InterfaceType interface_type = InterfaceType::kVhostUser;
-  VhostMode vhost_mode = VhostMode::kServer;
+  VhostMode vhost_mode = VhostMode::kClient;
   std::string api_socket{kDefaultApiSocket};  // sluiced's gRPC unix socket
   // Host directory the pods mount; must equal sluiced's --socket-dir.
   std::string socket_dir{kDefaultSocketDir};

@@ -2,9 +2,13 @@
 # The Sluice demo: one node, two pods, real traffic.
 #   - builds sluiced and sluicectl (if needed) and starts sluiced without
 #     hugepages, its PMD on CPU 1;
-#   - plugs in two pods with `sluicectl port add` (the call sluice-cni makes);
-#   - runs each pod as a dpdk-testpmd on a net_virtio_user port: pod B
-#     receives, pod A sends 64-byte UDP to pod B's address for a few seconds;
+#   - plugs in two pods with `sluicectl port add` (the call sluice-cni makes),
+#     in vhost-user client mode as sluice-cni's default: the pods create the
+#     sockets and sluiced connects to them (and would reconnect after its
+#     restart);
+#   - runs each pod as a dpdk-testpmd on a net_virtio_user port listening on
+#     its socket (server=1): pod B receives, pod A sends 64-byte UDP to pod
+#     B's address for a few seconds;
 #   - prints what each pod counted and `sluicectl stats`, then removes every
 #     process, port and socket it made.
 # Both pods share CPU 0 (this machine has two cores and sluiced's PMD owns the
@@ -52,14 +56,18 @@ ctl health
 gateway_mac=$(ctl --json health | sed -n 's/.*"gateway_mac": "\(.*\)".*/\1/p')
 
 echo "== plugging in pod A (10.244.1.10) and pod B (10.244.1.11)"
-ctl port add --container-id demo-pod-a --ifname net1 --ip 10.244.1.10 --namespace demo --pod pod-a --socket-subdir pod-a
-ctl port add --container-id demo-pod-b --ifname net1 --ip 10.244.1.11 --namespace demo --pod pod-b --socket-subdir pod-b
+ctl port add --container-id demo-pod-a --ifname net1 --ip 10.244.1.10 --namespace demo --pod pod-a --socket-subdir pod-a \
+  --mode client
+ctl port add --container-id demo-pod-b --ifname net1 --ip 10.244.1.11 --namespace demo --pod pod-b --socket-subdir pod-b \
+  --mode client
 
 demo_id=$$
-# A pod: dpdk-testpmd on a virtio_user port, both its lcores on CPU 0.
+# A pod: dpdk-testpmd on a virtio_user port, both its lcores on CPU 0. The
+# port creates the socket (server=1) and waits in its probe until sluiced,
+# which retries every second, has connected.
 testpmd_args() {  # name socket
   echo "--lcores 0@0,1@0 --no-huge --no-pci -m 512 --no-shconf --file-prefix=sluice-demo-$1-$demo_id"
-  echo "--vdev net_virtio_user0,path=$2,queues=1,queue_size=1024 --log-level=4"
+  echo "--vdev net_virtio_user0,path=$2,server=1,queues=1,queue_size=1024 --log-level=4"
   echo "-- --no-mlockall --total-num-mbufs=16384 -a --stats-period 1"
 }
 

@@ -306,9 +306,9 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   if [[ $scenario == vhost ]]; then
     # Two vhost-user pod ports (sluiced serves the sockets), then the pods.
     ctl port add --container-id nb-vhost-a --ifname net1 --ip "$vh_ip_a" --mac "$vh_mac_a" --socket-subdir nb-vhost-a \
-      >>"$work/sluicectl.log" 2>&1 || ok=
+      --mode server >>"$work/sluicectl.log" 2>&1 || ok=
     ctl port add --container-id nb-vhost-b --ifname net1 --ip "$vh_ip_b" --mac "$vh_mac_b" --socket-subdir nb-vhost-b \
-      >>"$work/sluicectl.log" 2>&1 || ok=
+      --mode server >>"$work/sluicectl.log" 2>&1 || ok=
     if [[ -n $ok ]]; then
       vh_gen_start "$work/vhost/nb-vhost-a/net1.sock" "$work/vhost/nb-vhost-b/net1.sock" "$pcap" "$gw_mac"
       vh_gen_settle sluiced_sent || { ok= why=no-traffic; }

@@ -33,8 +33,10 @@ pvp_run() {  # flows [extra sluiced flags...]
     --eal "--no-huge --no-pci -m 1024 --no-shconf --file-prefix=pvp-sluiced-$$" 2>>"$work/sluiced.log" &
   dp_pid=$!
   for _ in $(seq 1 300); do ctl health >/dev/null 2>&1 && break; sleep 0.1; done
-  ctl port add --container-id pvp-a --ifname net1 --ip 10.250.0.10 --socket-subdir pvp-a >/dev/null
-  ctl port add --container-id pvp-b --ifname net1 --ip 10.250.0.11 --socket-subdir pvp-b >/dev/null
+  # sluiced serves the sockets (the generator's virtio_user ports connect):
+  # named, not left to sluicectl's default.
+  ctl port add --container-id pvp-a --ifname net1 --ip 10.250.0.10 --socket-subdir pvp-a --mode server >/dev/null
+  ctl port add --container-id pvp-b --ifname net1 --ip 10.250.0.11 --socket-subdir pvp-b --mode server >/dev/null
   local mac result clear_pid
   mac=$(ctl --json health | sed -n 's/.*"gateway_mac": "\(.*\)".*/\1/p')
   (sleep 1.5 && ctl stats clear >/dev/null) &

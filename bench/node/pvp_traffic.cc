@@ -3,6 +3,9 @@
 // this one and the dataplane under test). It owns two net_virtio_user ports:
 // it sends 64-byte IPv4/UDP frames from pod A to pod B's address on port A as
 // fast as the ring accepts them, and counts what arrives on port B.
+// With --server 1 the ports listen on the sockets (virtio_user server=1) and
+// the dataplane connects, as it does for ports in vhost-user client mode
+// (sluice-cni's default); otherwise they connect to the dataplane's sockets.
 // Prints one JSON line: {"sent": N, "received": N, "seconds": S, "rx_mpps": M}.
 // SIGINT or SIGTERM end the run early; the line then covers the measured
 // time until the signal (a script that times its own window stops it then).
@@ -31,6 +34,7 @@ struct Options {
   double warmup_seconds = 1, seconds = 5;
   unsigned flows = 1;
   bool hugepages = false;
+  bool server = false;
   sluice::MacAddress gateway_mac;
 };
 
@@ -43,6 +47,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (k == "--warmup") o.warmup_seconds = std::stod(v);
     else if (k == "--flows") o.flows = static_cast<unsigned>(std::stoul(v));
     else if (k == "--hugepages") o.hugepages = v == "1";
+    else if (k == "--server" && (v == "0" || v == "1")) o.server = v == "1";
     else if (k == "--gateway-mac") {
       auto m = sluice::MacAddress::parse(v);
       if (!m) return false;
@@ -59,13 +64,14 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, o)) {
     std::fprintf(stderr,
                  "usage: pvp_traffic --sock-a PATH --sock-b PATH --gateway-mac MAC [--seconds S] [--warmup S] "
-                 "[--flows N] [--hugepages 0|1]\n");
+                 "[--flows N] [--hugepages 0|1] [--server 0|1]\n");
     return 2;
   }
   if (!sluice::test::initPodEal(argv[0], 0, o.hugepages)) return 1;
   rte_mempool* pool = rte_pktmbuf_pool_create("gen", 32768, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-  auto a = sluice::test::VirtioPod::create(o.sock_a, false, pool);
-  auto b = sluice::test::VirtioPod::create(o.sock_b, false, pool);
+  // As servers, each create() returns once the dataplane has connected.
+  auto a = sluice::test::VirtioPod::create(o.sock_a, o.server, pool);
+  auto b = sluice::test::VirtioPod::create(o.sock_b, o.server, pool);
   if (!a.ok() || !b.ok()) {
     std::fprintf(stderr, "pvp_traffic: %s\n", std::string((a.ok() ? b.status() : a.status()).message()).c_str());
     return 1;

@@ -42,7 +42,7 @@ J
     --eal "--no-huge --no-pci -m 2048 --no-shconf --file-prefix=svxb-$$" 2>>"$work/sluiced.log" &
   dp_pid=$!
   for _ in $(seq 1 300); do ctl health >/dev/null 2>&1 && break; sleep 0.1; done
-  ctl port add --container-id vxb --ifname net1 --ip 10.250.0.10 --socket-subdir vxb >/dev/null
+  ctl port add --container-id vxb --ifname net1 --ip 10.250.0.10 --socket-subdir vxb --mode server >/dev/null
   stdbuf -oL dpdk-testpmd -l 0,1 --main-lcore 1 --no-huge --no-pci -m 1024 --no-shconf --file-prefix="svxb-pod-$$" \
     --vdev "net_virtio_user0,path=$work/vhost/vxb/net1.sock" -- --forward-mode=rxonly --total-num-mbufs=32768 \
     --stats-period 1 >"$work/testpmd.log" 2>&1 &

@@ -1,7 +1,7 @@
 // sluice-cni against the real sluiced (a child process on DPDK vdevs, via the
 // integration harness), pinning the gRPC behaviours the plugin relies on:
-// AddPort creates the vhost-user socket at <socket-dir>/<socket_subdir>/
-// <ifname>.sock and derives the MAC; DeletePort of an unknown attachment
+// AddPort names the vhost-user socket <socket-dir>/<socket_subdir>/
+// <ifname>.sock (and creates it in server mode only) and derives the MAC; DeletePort of an unknown attachment
 // succeeds; ListPorts reports IP and MAC; Health is ready; an IP outside the
 // pod CIDR is FAILED_PRECONDITION; and DEL succeeds while sluiced is down.
 #include <gtest/gtest.h>
@@ -25,6 +25,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+json readJson(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
 
 class RealSluicedTest : public ::testing::Test {
  protected:
@@ -88,9 +93,11 @@ class RealSluicedTest : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(RealSluicedTest, AddCheckStatusDelAgainstSluiced) {
+TEST_F(RealSluicedTest, AddCheckStatusDelAgainstSluicedInServerMode) {
   for (const std::string version : {"1.0.0", "1.1.0"}) {
-    auto [rc, result] = run(env("ADD"), conf(version));
+    json server = conf(version);
+    server["vhostMode"] = "server";
+    auto [rc, result] = run(env("ADD"), server);
     ASSERT_EQ(rc, 0) << result.dump();
     const v1::ListPortsResponse ports = sluiced_->ports();
     ASSERT_EQ(ports.ports_size(), 1);
@@ -107,18 +114,50 @@ TEST_F(RealSluicedTest, AddCheckStatusDelAgainstSluiced) {
       EXPECT_EQ(result["interfaces"][0]["socketPath"], port.socket_path());
     }
 
-    json check = conf(version);
+    EXPECT_EQ(port.vhost_mode(), v1::VHOST_MODE_SERVER);
+    EXPECT_EQ(readJson(dir_ + "/devinfo.json")["vhost-user"],
+              json({{"mode", "client"}, {"path", port.socket_path()}}));
+
+    json check = server;
     check["prevResult"] = result;
     EXPECT_EQ(run(env("CHECK"), check).first, 0);
     if (version == "1.1.0") {
-      EXPECT_EQ(run({{"CNI_COMMAND", "STATUS"}}, conf(version)).first, 0);
+      EXPECT_EQ(run({{"CNI_COMMAND", "STATUS"}}, server).first, 0);
     }
 
-    EXPECT_EQ(run(env("DEL"), conf(version)).first, 0);
+    EXPECT_EQ(run(env("DEL"), server).first, 0);
     EXPECT_EQ(sluiced_->ports().ports_size(), 0);
     EXPECT_FALSE(fs::exists(port.socket_path()));
-    EXPECT_EQ(run(env("DEL"), conf(version)).first, 0) << "repeated DEL";
+    EXPECT_EQ(run(env("DEL"), server).first, 0) << "repeated DEL";
   }
+}
+
+TEST_F(RealSluicedTest, AddCheckDelInTheDefaultClientMode) {
+  // No vhostMode: sluiced's port is a vhost-user client, so no socket exists
+  // until the pod's application (told by the device-info that it serves)
+  // creates it in the pod directory ADD made.
+  auto [rc, result] = run(env("ADD"), conf("1.1.0"));
+  ASSERT_EQ(rc, 0) << result.dump();
+  const v1::ListPortsResponse ports = sluiced_->ports();
+  ASSERT_EQ(ports.ports_size(), 1);
+  const v1::Port& port = ports.ports(0);
+  EXPECT_EQ(port.vhost_mode(), v1::VHOST_MODE_CLIENT);
+  EXPECT_EQ(result["interfaces"][0]["socketPath"], port.socket_path());
+  EXPECT_EQ(fs::path(port.socket_path()).parent_path().parent_path(), fs::path(sluiced_->socketDir()));
+  EXPECT_TRUE(fs::is_directory(fs::path(port.socket_path()).parent_path()));
+  EXPECT_FALSE(fs::exists(port.socket_path())) << "sluiced, the client, made the pod's socket";
+  EXPECT_EQ(readJson(dir_ + "/devinfo.json"),
+            json({{"type", "vhost-user"},
+                  {"version", "1.1.0"},
+                  {"vhost-user", {{"mode", "server"}, {"path", port.socket_path()}}}}));
+
+  json check = conf("1.1.0");
+  check["prevResult"] = result;
+  EXPECT_EQ(run(env("CHECK"), check).first, 0);
+  EXPECT_EQ(run(env("DEL"), conf("1.1.0")).first, 0);
+  EXPECT_EQ(sluiced_->ports().ports_size(), 0);
+  EXPECT_FALSE(fs::exists(fs::path(port.socket_path()).parent_path()));
+  EXPECT_FALSE(fs::exists(dir_ + "/devinfo.json"));
 }
 
 TEST_F(RealSluicedTest, AddressOutsidePodCidrIsInvalidConfigAndUndone) {

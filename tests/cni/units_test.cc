@@ -24,7 +24,8 @@ TEST(NetConf, DefaultsApplyWhenFieldsAreAbsent) {
   absl::StatusOr<NetConf> c = parseNetConf(R"({"cniVersion":"1.1.0","name":"n","type":"sluice-cni"})");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->interface_type, InterfaceType::kVhostUser);
-  EXPECT_EQ(c->vhost_mode, VhostMode::kServer);
+  // sluiced connects to the pod's socket (and reconnects after a restart).
+  EXPECT_EQ(c->vhost_mode, VhostMode::kClient);
   EXPECT_EQ(c->api_socket, "/var/run/sluice/sluice.sock");
   EXPECT_EQ(c->socket_dir, "/var/run/sluice/vhost");
   EXPECT_EQ(c->timeout_ms, 5000u);
@@ -50,6 +51,23 @@ TEST(NetConf, TypedFieldsAndRuntimeConfigAreRead) {
   EXPECT_EQ(c->device_id, "0000:01:00.2");
   // Known-but-unused keys are not reported; foreign ones are.
   EXPECT_EQ(c->unknown_fields, std::vector<std::string>{"multusExtra"});
+}
+
+TEST(NetConf, VhostModeServerIsStillAccepted) {
+  absl::StatusOr<NetConf> c =
+      parseNetConf(R"({"cniVersion":"1.1.0","name":"n","type":"sluice-cni","vhostMode":"server"})");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->vhost_mode, VhostMode::kServer);
+  EXPECT_EQ(vhostModeName(c->vhost_mode), "server");
+}
+
+TEST(NetConf, NullOrEmptyVhostModeMeansTheDefaultClient) {
+  for (const char* value : {"null", "\"\""}) {
+    absl::StatusOr<NetConf> c = parseNetConf(
+        std::string(R"({"cniVersion":"1.1.0","name":"n","type":"sluice-cni","vhostMode":)") + value + "}");
+    ASSERT_TRUE(c.ok()) << value << ": " << c.status();
+    EXPECT_EQ(c->vhost_mode, VhostMode::kClient) << value;
+  }
 }
 
 TEST(NetConf, TopLevelDeviceIdWinsOverRuntimeConfig) {

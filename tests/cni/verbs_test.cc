@@ -3,6 +3,11 @@
 // that DEL / GC / failed ADDs leave nothing behind.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -116,6 +121,44 @@ TEST_F(CniTest, AddInClientModeAsksForClientPortAndTellsPodToServe) {
   ASSERT_EQ(r.rc, 0) << r.stdout_text;
   EXPECT_EQ(fake_->addRequests()[0].vhost_mode(), v1::VHOST_MODE_CLIENT);
   EXPECT_EQ(readJson(devinfo_path_)["vhost-user"]["mode"], "server");
+}
+
+TEST_F(CniTest, AddWithoutVhostModeIsClientModeAndThePodServes) {
+  // The fixture's config names "server"; without the key the plugin asks
+  // sluiced for a client port, and the pod's application, told by the
+  // device-info that it is the vhost-user server, creates the socket at the
+  // path the result names, in the pod directory ADD made for it.
+  json c = conf();
+  c.erase("vhostMode");
+  RunResult r = run(env("ADD"), c);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text << r.stderr_text;
+  ASSERT_EQ(fake_->addRequests().size(), 1u);
+  EXPECT_EQ(fake_->addRequests()[0].vhost_mode(), v1::VHOST_MODE_CLIENT);
+  ASSERT_EQ(fake_->ports().size(), 1u);
+  const v1::Port port = fake_->ports()[0];
+  EXPECT_EQ(port.vhost_mode(), v1::VHOST_MODE_CLIENT);
+  const std::string socket = socket_dir_ + "/" + socketSubdir(kContainerId) + "/net1.sock";
+  EXPECT_EQ(port.socket_path(), socket);
+  EXPECT_EQ(r.out["interfaces"][0]["socketPath"], socket);
+  EXPECT_TRUE(fs::is_directory(fs::path(socket).parent_path()));
+  EXPECT_EQ(readJson(devinfo_path_), json({{"type", "vhost-user"},
+                                           {"version", "1.1.0"},
+                                           {"vhost-user", {{"mode", "server"}, {"path", socket}}}}));
+  // The pod's application listens there; DEL removes its socket with the
+  // pod directory (sluiced, the client, never owned it).
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(socket.size(), sizeof(addr.sun_path));
+  std::memcpy(addr.sun_path, socket.c_str(), socket.size() + 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << socket;
+  ASSERT_TRUE(fs::is_socket(socket));
+  RunResult del = run(env("DEL"), c);
+  ::close(fd);
+  ASSERT_EQ(del.rc, 0) << del.stdout_text << del.stderr_text;
+  EXPECT_FALSE(fs::exists(socket));
+  EXPECT_FALSE(fs::exists(fs::path(socket).parent_path()));
 }
 
 TEST_F(CniTest, AddAppendsToPrevResult) {

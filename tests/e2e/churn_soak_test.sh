@@ -62,8 +62,13 @@ net=se2e-soak-$id
 # every ~240 cycles, as in a busy node.
 write_netconf "$net" 1.0.0 10.250.0.10 10.250.0.250
 # The plugin writes device-info files only when the runtime passes the
-# capability (Multus does); cnitool passes CAP_ARGS.
-jq '.plugins[0].capabilities = {CNIDeviceInfoFile: true}' "$NETCONFPATH/$net.conflist" >"$work/conf.tmp"
+# capability (Multus does); cnitool passes CAP_ARGS. vhostMode "server": the
+# churn pods never listen, and sluiced as the vhost-user client would log
+# DPDK's "failed to connect" warning for each of their ports, which the
+# check of sluiced's log below must not have to excuse; with sluiced serving,
+# each cycle also checks that the socket it made is there.
+jq '.plugins[0].capabilities = {CNIDeviceInfoFile: true} | .plugins[0].vhostMode = "server"' \
+  "$NETCONFPATH/$net.conflist" >"$work/conf.tmp"
 mv "$work/conf.tmp" "$NETCONFPATH/$net.conflist"
 devinfo=$work/devinfo
 mkdir -p "$devinfo"

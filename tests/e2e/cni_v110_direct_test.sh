@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # cniVersion 1.1.0, the plugin executed the way a runtime does (Debian's
 # libcni, and so cnitool, speaks only up to 1.0.0): ADD returns the 1.1
-# `socketPath` of the port sluiced made; CHECK and STATUS pass, CHECK fails
+# `socketPath` of the port sluiced made (in server mode, named explicitly:
+# the e2e test of sluiced as the vhost-user server, the socket its own;
+# the other tests use the default client mode); CHECK and STATUS pass, CHECK fails
 # with 101 once the port is gone; DEL and a
 # repeated DEL leave nothing; STATUS fails with 50 once sluiced is gone.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -13,7 +15,7 @@ mkdir -p "$work/ipam" "$work/records"
 new_netns a netns
 conf=$(jq -n --arg name "$net" --arg api "$work/api.sock" --arg sd "$work/vhost" --arg dd "$work/records" \
   --arg ipam "$work/ipam" '{
-    cniVersion: "1.1.0", name: $name, type: "sluice-cni",
+    cniVersion: "1.1.0", name: $name, type: "sluice-cni", vhostMode: "server",
     apiSocket: $api, socketDir: $sd, dataDir: $dd, mtu: 1500,
     ipam: {type: "host-local", dataDir: $ipam, ranges: [[{subnet: "10.250.0.0/24", rangeStart: "10.250.0.30",
            rangeEnd: "10.250.0.39"}]]}
@@ -37,6 +39,7 @@ socket=$(jq -r '.interfaces[0].socketPath' <<<"$result")
 port=$(port_of "$cid" net1)
 [[ -n $port ]] || fail "no port after ADD: $(ctl ports)"
 assert_jq "$port" ".socket_path == \"$socket\"" "the port's socket is the result's socketPath"
+assert_jq "$port" '.vhost_mode == "VHOST_MODE_SERVER"' "vhostMode \"server\" makes sluiced the vhost-user server"
 assert_jq "$port" ".mac == $(jq '.interfaces[0].mac' <<<"$result")" "port MAC equals the result's"
 ip=$(jq -r '.ips[0].address' <<<"$result")
 [[ $ip =~ ^10\.250\.0\.3[0-9]/24$ ]] || fail "address $ip outside the range"

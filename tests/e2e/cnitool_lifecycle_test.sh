@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Upstream cnitool (libcni, as runtimes use it) drives sluice-cni against the
-# real sluiced, with Debian's host-local IPAM, cniVersion 1.0.0:
+# real sluiced, with Debian's host-local IPAM, cniVersion 1.0.0, in the
+# default vhost-user mode (sluiced is the client: the pod creates the socket):
 # ADD → result and port → CHECK → DEL → nothing left → DEL again succeeds;
 # and CHECK fails once the port has gone behind the plugin's back.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -36,7 +37,11 @@ assert_jq "$port" ".ip == \"$ip\"" "port IP equals the result's"
 assert_jq "$port" ".mac == \"$mac\"" "port MAC equals the result's"
 socket=$(jq -r '.socket_path' <<<"$port")
 [[ $socket == "$work/vhost/"* ]] || fail "socket $socket not under socketDir $work/vhost"
-[[ -S $socket ]] || fail "vhost-user socket $socket does not exist"
+# The network config names no vhostMode: sluiced connects to the pod's socket,
+# which the pod creates in the directory ADD made for it.
+assert_jq "$port" '.vhost_mode == "VHOST_MODE_CLIENT"' "sluiced's port is a vhost-user client by default"
+[[ -d $(dirname "$socket") ]] || fail "pod socket directory $(dirname "$socket") missing"
+[[ ! -e $socket ]] || fail "$socket exists before the pod made it: sluiced is not the client"
 [[ -f $work/ipam/$net/$ip ]] || fail "host-local holds no lease file for $ip"
 
 # --- CHECK (libcni passes the cached ADD result as prevResult)

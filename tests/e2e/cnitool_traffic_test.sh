@@ -3,7 +3,9 @@
 # through sluiced: ADD both → the pods' DPDK side (bench/node/pvp_traffic, one
 # process with a virtio_user port on each returned socket, so only two
 # processes busy-poll on this 2-core machine) sends pod A → pod B → sluiced
-# counts it on both ports → DEL both → no port left.
+# counts it on both ports → DEL both → no port left. The network config
+# names no vhostMode: sluiced is the vhost-user client, so the pods listen on
+# the sockets (virtio_user server=1) and sluiced connects to them.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init
 [[ -x ${CNITOOL:-} ]] || fail "cnitool not found at '${CNITOOL:-}': run scripts/setup-e2e.sh"
@@ -30,6 +32,8 @@ port_b=$(port_of "$(cnitool_container_id "$ns_b")" net1)
 [[ -n $port_a && -n $port_b ]] || fail "ports missing after ADD: $(ctl ports)"
 sock_a=$(jq -r .socket_path <<<"$port_a")
 sock_b=$(jq -r .socket_path <<<"$port_b")
+assert_jq "$port_a" '.vhost_mode == "VHOST_MODE_CLIENT"' "pod A's port is a vhost-user client"
+assert_jq "$port_b" '.vhost_mode == "VHOST_MODE_CLIENT"' "pod B's port is a vhost-user client"
 no_a=$(jq -r .port_no <<<"$port_a")
 no_b=$(jq -r .port_no <<<"$port_b")
 # (`sluicectl --json health` exits 1 even when ready: it takes readiness from
@@ -38,7 +42,9 @@ gw_mac=$( (ctl --json health || true) | jq -r .gateway_mac)
 [[ $gw_mac =~ ^([0-9a-f]{2}:){5}[0-9a-f]{2}$ ]] || fail "no gateway MAC from sluicectl health: '$gw_mac'"
 
 ctl stats clear >/dev/null
-gen=$("$PVP_TRAFFIC" --sock-a "$sock_a" --sock-b "$sock_b" --gateway-mac "$gw_mac" \
+# As servers, pvp_traffic's ports wait in their probe until sluiced (which
+# retries every second) has connected.
+gen=$("$PVP_TRAFFIC" --sock-a "$sock_a" --sock-b "$sock_b" --gateway-mac "$gw_mac" --server 1 \
   --warmup 0.5 --seconds 1 2>"$work/pvp.log" | tail -1) || {
   cat "$work/pvp.log" >&2
   fail "pvp_traffic failed"

@@ -96,7 +96,10 @@ sb=$(cri run pod-a "uid-a-$id" default 2>"$work/cri.err") || {
 port=$(port_of "$sb" eth0)
 [[ -n $port ]] || fail "no sluiced port for sandbox $sb/eth0: $(ctl ports)"
 socket=$(jq -r .socket_path <<<"$port")
-[[ -S $socket ]] || fail "vhost-user socket $socket missing"
+# No vhostMode in the network config: sluiced is the vhost-user client, the
+# pod creates the socket in the directory the plugin made.
+assert_jq "$port" '.vhost_mode == "VHOST_MODE_CLIENT"' "sluiced's port is a vhost-user client by default"
+[[ -d $(dirname "$socket") ]] || fail "pod socket directory $(dirname "$socket") missing"
 ip=$(jq -r .ip <<<"$port")
 [[ $ip == 10.250.0.10 ]] || fail "port address $ip is not host-local's first"
 assert_jq "$port" '.attachment.ifname == "eth0"' "containerd's interface name"
@@ -113,7 +116,8 @@ assert_jq "$info" ".cniResult.Interfaces.eth0.Sandbox == \"$pod_netns\"" "eth0 i
 
 # --- Traffic between two sandboxes' ports through sluiced: the pods' DPDK side
 # is bench/node/pvp_traffic (10.250.0.10 → 10.250.0.11, both pods in one
-# process, so two busy-polling processes at most), on the sockets sluiced made.
+# process, so two busy-polling processes at most), listening on the sockets
+# (virtio_user server=1) for sluiced to connect.
 if [[ -n ${PVP_TRAFFIC:-} ]]; then
   sb_b=$(cri run pod-b "uid-b-$id" default) || fail "RunPodSandbox (pod-b) failed"
   port_b=$(port_of "$sb_b" eth0)
@@ -121,7 +125,7 @@ if [[ -n ${PVP_TRAFFIC:-} ]]; then
   assert_jq "$port_b" '.ip == "10.250.0.11"' "pod-b's address"
   gw_mac=$( (ctl --json health || true) | jq -r .gateway_mac)
   gen=$("$PVP_TRAFFIC" --sock-a "$socket" --sock-b "$(jq -r .socket_path <<<"$port_b")" --gateway-mac "$gw_mac" \
-    --warmup 0.5 --seconds 1 2>"$work/pvp.log" | tail -1) || { cat "$work/pvp.log" >&2; fail "pvp_traffic failed"; }
+    --server 1 --warmup 0.5 --seconds 1 2>"$work/pvp.log" | tail -1) || { cat "$work/pvp.log" >&2; fail "pvp_traffic failed"; }
   note "generator between the sandboxes' ports: $gen"
   assert_jq "$gen" '.received > 0' "pod-b's port received pod-a's traffic"
   stats=$(ctl --json stats)

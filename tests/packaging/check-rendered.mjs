@@ -4,14 +4,15 @@
 // config keys, the network attachments and the least-privilege RBAC. One
 // profile per values file the tests render (see run.sh).
 //
-// Usage: node check-rendered.mjs default|production|node-lookup RENDERED.yaml
+// Usage: node check-rendered.mjs default|production|node-lookup|server-mode RENDERED.yaml
+// (server-mode: the default values with vhostUser.mode=server.)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 
 const [profile, file] = process.argv.slice(2);
-if (!['default', 'production', 'node-lookup'].includes(profile) || !file) {
-  console.error('usage: check-rendered.mjs default|production|node-lookup RENDERED.yaml');
+if (!['default', 'production', 'node-lookup', 'server-mode'].includes(profile) || !file) {
+  console.error('usage: check-rendered.mjs default|production|node-lookup|server-mode RENDERED.yaml');
   process.exit(2);
 }
 const objects = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean);
@@ -147,7 +148,9 @@ check('network attachments: vhost-user and SR-IOV, configs of type sluice-cni', 
   const vhost = cniConfs['cni-sluice-vhost.conf'];
   assert.equal(vhost.interfaceType, 'vhost-user');
   assert.equal(vhost.socketDir, def['socket-dir']);
-  assert.ok(['client', 'server'].includes(vhost.vhostMode));
+  // sluiced is the vhost-user client unless the values choose server: it
+  // reconnects to the pods' sockets after a restart, a server's pods do not.
+  assert.equal(vhost.vhostMode, profile === 'server-mode' ? 'server' : 'client');
   assert.equal(cniConfs['cni-sluice-sriov.conf'].interfaceType, 'sriov');
   for (const n of nads) {
     if (n.spec.config) assert.deepEqual(JSON.parse(n.spec.config), cniConfs[`cni-${n.metadata.name}.conf`], `${n.metadata.name}: config equals the node copy`);
@@ -180,6 +183,10 @@ if (profile === 'default') {
   check('default: no RBAC and no API token (sluiced reads nothing from the API)', () => {
     assert.equal(ofKind('ClusterRole').length + ofKind('Role').length + ofKind('ClusterRoleBinding').length + ofKind('RoleBinding').length, 0);
     assert.equal(pod.automountServiceAccountToken, false);
+  });
+  check('default: the vhost-user NetworkAttachmentDefinition makes sluiced the vhost-user client', () => {
+    const nad = ofKind('NetworkAttachmentDefinition').find((n) => n.metadata.name === 'sluice-vhost');
+    assert.equal(JSON.parse(nad.spec.config).vhostMode, 'client');
   });
   check('default: one pod CIDR, embedded in the attachments', () => {
     assert.equal(def['pod-cidr'], '10.244.0.0/24');
@@ -218,6 +225,14 @@ if (profile === 'production') {
     for (const n of ofKind('NetworkAttachmentDefinition')) assert.deepEqual(n.spec, {});
     for (const c of Object.values(cniConfs)) assert.equal(c.ipam.ranges[0][0].subnet, '@NODE_POD_CIDR@');
     assert.equal(cniConfs['cni-sluice-sriov.conf'].vlan, 100);
+  });
+}
+
+if (profile === 'server-mode') {
+  check('server-mode: vhostUser.mode=server reaches the NetworkAttachmentDefinition, the SR-IOV one unchanged', () => {
+    const nads = Object.fromEntries(ofKind('NetworkAttachmentDefinition').map((n) => [n.metadata.name, JSON.parse(n.spec.config)]));
+    assert.equal(nads['sluice-vhost'].vhostMode, 'server');
+    assert.ok(!('vhostMode' in nads['sluice-sriov']), 'no vhostMode on the SR-IOV network');
   });
 }
 

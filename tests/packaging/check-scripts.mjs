@@ -105,41 +105,57 @@ function runExample(networkStatus, root) {
   const script = pod.spec.containers[0].command.at(-1).replaceAll('/etc/podnetinfo/annotations', join(root, 'annotations'));
   return spawnSync('/bin/sh', ['-ec', script], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
 }
-const status = (path, mode = 'client') => [
+// The network status Multus publishes; `mode` is the device-info's, the pod
+// application's side: "server" when sluiced is the vhost-user client (the
+// chart's default), "client" when sluiced is the server.
+const status = (path, mode) => [
   { name: 'cbr0', interface: 'eth0', ips: ['10.88.0.5'], default: true },
   { name: 'default/sluice-vhost', interface: 'net1', ips: ['10.244.0.9'],
     'device-info': { type: 'vhost-user', version: '1.1.0', 'vhost-user': { mode, path } } },
 ];
 
-await check('example pod: finds its vhost-user socket through the device-info and prints the EAL vdev', async () => {
+await check('example pod: sluiced in client mode (the default), so the pod serves: server=1, no socket yet', () => {
+  const root = mkdtempSync(join(tmpdir(), 'sluice-example-'));
+  try {
+    // sluice-cni made the pod directory; the socket is the application's to create.
+    const sock = join(root, 'pod', 'net1.sock');
+    mkdirSync(join(root, 'pod'));
+    const r = runExample(status(sock, 'server'), root);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`device-info: vhost-user socket ${sock} \\(pod side: server\\)`));
+    assert.match(r.stdout, new RegExp(`--vdev=net_virtio_user0,path=${sock},server=1 `));
+    assert.ok(!existsSync(sock), 'the check creates no socket');
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('example pod: as the server, fails when the socket\'s directory is missing', () => {
+  const root = mkdtempSync(join(tmpdir(), 'sluice-example-'));
+  try {
+    const r = runExample(status(join(root, 'gone', 'net1.sock'), 'server'), root);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /socket directory .*\/gone does not exist/);
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('example pod: sluiced as the server, so the pod connects to its existing socket: server=0', async () => {
   const root = mkdtempSync(join(tmpdir(), 'sluice-example-'));
   const sock = join(root, 'net1.sock');
   const server = createServer();
   await new Promise((res) => server.listen(sock, res));
   try {
-    const r = runExample(status(sock), root);
+    const r = runExample(status(sock, 'client'), root);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`device-info: vhost-user socket ${sock} \\(pod side: client\\)`));
-    assert.match(r.stdout, new RegExp(`--vdev=net_virtio_user0,path=${sock},server=0`));
+    assert.match(r.stdout, new RegExp(`--vdev=net_virtio_user0,path=${sock},server=0 `));
   } finally { server.close(); rmSync(root, { recursive: true }); }
 });
 
-await check('example pod: fails when the socket named in the device-info is missing', () => {
+await check('example pod: as the client, fails when sluiced\'s socket named in the device-info is missing', () => {
   const root = mkdtempSync(join(tmpdir(), 'sluice-example-'));
   try {
-    const r = runExample(status(join(root, 'gone.sock')), root);
+    const r = runExample(status(join(root, 'gone.sock'), 'client'), root);
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /gone\.sock does not exist/);
-  } finally { rmSync(root, { recursive: true }); }
-});
-
-await check('example pod: as vhost-user server it creates the socket itself (server=1, no socket yet)', () => {
-  const root = mkdtempSync(join(tmpdir(), 'sluice-example-'));
-  try {
-    const sock = join(root, 'net1.sock');
-    const r = runExample(status(sock, 'server'), root);
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, new RegExp(`--vdev=net_virtio_user0,path=${sock},server=1`));
   } finally { rmSync(root, { recursive: true }); }
 });
 

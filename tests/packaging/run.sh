@@ -2,7 +2,8 @@
 # Driver of the packaging tests registered with CTest (CMakeLists.txt here).
 # Usage: run.sh CASE [ARGS...]; each case exits non-zero on failure.
 #   lint VALUES              helm lint --strict (VALUES: default or a file in helm/sluice/ci)
-#   render PROFILE VALUES    helm template, strict schema validation, chart assertions
+#   render PROFILE VALUES [HELM-ARGS...]
+#                            helm template, strict schema validation, chart assertions
 #   bad-value EXPECTED ARGS  helm template ARGS must fail and print EXPECTED
 #   validator-selftest       the validator rejects known-bad manifests
 #   scripts                  the chart's init and example-pod scripts, run here
@@ -49,7 +50,8 @@ case $case in
   render)
     profile=$1
     mapfile -t extra < <(values_args "$2")
-    "${template[@]}" "${extra[@]}" >"$tmp/rendered.yaml"
+    shift 2
+    "${template[@]}" "${extra[@]}" "$@" >"$tmp/rendered.yaml"
     node "$here/validate-k8s.mjs" "$tmp/rendered.yaml"
     node "$here/check-rendered.mjs" "$profile" "$tmp/rendered.yaml"
     ;;
