@@ -216,15 +216,15 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
 
   // 6. Result: our interface after any earlier ones, the IPAM addresses
   // pointing at it, IPAM routes and DNS.
+  // The 1.1.0 interface fields go in whatever the version: toJson() leaves
+  // out what the config's version does not have.
   json iface = {{"name", env.ifname}, {"mac", port.mac()}, {"sandbox", env.netns}};
-  if (conf.cni_version != "1.0.0") {  // 1.1.0 interface fields
-    if (!port.socket_path().empty()) iface["socketPath"] = port.socket_path();
-    if (!port.pci_id().empty()) iface["pciID"] = port.pci_id();
-    // The smaller of the configured MTU and the overlay's (if any).
-    std::optional<uint32_t> mtu = conf.mtu;
-    if (port.overlay_mtu() != 0 && (!mtu || *mtu > port.overlay_mtu())) mtu = port.overlay_mtu();
-    if (mtu) iface["mtu"] = *mtu;
-  }
+  if (!port.socket_path().empty()) iface["socketPath"] = port.socket_path();
+  if (!port.pci_id().empty()) iface["pciID"] = port.pci_id();
+  // The smaller of the configured MTU and the overlay's (if any).
+  std::optional<uint32_t> mtu = conf.mtu;
+  if (port.overlay_mtu() != 0 && (!mtu || *mtu > port.overlay_mtu())) mtu = port.overlay_mtu();
+  if (mtu) iface["mtu"] = *mtu;
   const size_t index = out.interfaces.size();
   out.interfaces.push_back(iface);
   for (json ip : ipam->ips) {

@@ -7,6 +7,7 @@
 
 #include "cni-plugin/text.h"
 #include "cni-plugin/cni_error.h"
+#include "cni-plugin/netconf.h"
 
 namespace sluice::cni {
 namespace {
@@ -35,6 +36,10 @@ bool isCidr(std::string_view text) {
 }
 
 bool isIp(std::string_view text) { return Ipv4Address::parse(text).has_value() || isIpv6(text); }
+
+// The spec's "version" of an "ips" entry (before 1.0.0) for a CIDR that
+// isCidr() accepted.
+std::string_view addressFamily(std::string_view cidr) { return parseIpv4Cidr(cidr) ? "4" : "6"; }
 
 std::optional<Ipv4Assignment> assignmentOf(const json& ip) {
   std::optional<Ipv4Assignment> a = parseIpv4Cidr(ip.at("address").get<std::string>());
@@ -86,13 +91,22 @@ absl::StatusOr<Result> parseResult(const json& doc, std::string_view what) {
       if (auto gw = ip.find("gateway"); gw != ip.end() && (!gw->is_string() || !isIp(gw->get<std::string>()))) {
         return bad(what, "\"ips\" entry with an invalid \"gateway\"");
       }
+      json entry = ip;
+      if (auto family = entry.find("version"); family != entry.end()) {
+        const std::string_view want = addressFamily(addr->get<std::string>());
+        if (!family->is_string() || family->get<std::string>() != want) {
+          return bad(what, cat("\"ips\" entry for ", addr->get<std::string>(), " must have \"version\": \"", want,
+                               "\""));
+        }
+        entry.erase("version");
+      }
       if (auto idx = ip.find("interface"); idx != ip.end()) {
         if (!idx->is_number_integer() || idx->get<int64_t>() < 0 ||
             static_cast<size_t>(idx->get<int64_t>()) >= r.interfaces.size()) {
           return bad(what, "\"ips\" entry with an \"interface\" index out of range");
         }
       }
-      r.ips.push_back(ip);
+      r.ips.push_back(std::move(entry));
     }
   }
   if (auto it = doc.find("routes"); it != doc.end() && !it->is_null()) {
@@ -147,10 +161,27 @@ std::optional<size_t> Result::findInterface(std::string_view name, std::string_v
 }
 
 json Result::toJson(std::string_view cni_version) const {
+  const SpecVersion& spec = specVersion(cni_version);
   json out = json::object();
   out["cniVersion"] = std::string(cni_version);
-  if (!interfaces.empty()) out["interfaces"] = interfaces;
+  json ifaces = json::array();
+  for (const json& iface : interfaces) {
+    json shaped = iface;
+    if (spec.ip_family_field) {
+      shaped = json::object();
+      for (const char* key : {"name", "mac", "sandbox"}) {
+        if (auto f = iface.find(key); f != iface.end()) shaped[key] = *f;
+      }
+    } else if (!spec.interface_11_fields) {
+      for (const char* key : {"mtu", "socketPath", "pciID"}) shaped.erase(key);
+    }
+    ifaces.push_back(std::move(shaped));
+  }
+  if (!ifaces.empty()) out["interfaces"] = std::move(ifaces);
   out["ips"] = ips;
+  if (spec.ip_family_field) {
+    for (json& ip : out["ips"]) ip["version"] = std::string(addressFamily(ip.at("address").get<std::string>()));
+  }
   if (!routes.empty()) out["routes"] = routes;
   out["dns"] = dns;
   return out;

@@ -45,9 +45,32 @@ int runVersion(const PluginIo& io, Logger& log) {
     }
   }
   json out = {{"cniVersion", version}, {"supportedVersions", json::array()}};
-  for (std::string_view v : kSupportedVersions) out["supportedVersions"].push_back(std::string(v));
+  for (const SpecVersion& v : kSpecVersions) out["supportedVersions"].push_back(std::string(v.name));
   io.out << out.dump() << '\n';
   return 0;
+}
+
+// A verb the config's spec version does not have is the spec's
+// "incompatible version" (1): the runtime asked for something that version
+// cannot express.
+absl::Status verbInVersion(Command command, std::string_view version) {
+  bool (*has)(const SpecVersion&) = nullptr;
+  switch (command) {
+    case Command::kCheck: has = [](const SpecVersion& v) { return v.has_check; }; break;
+    case Command::kGc:
+    case Command::kStatus: has = [](const SpecVersion& v) { return v.has_gc_and_status; }; break;
+    default: return absl::OkStatus();
+  }
+  if (has(specVersion(version))) return absl::OkStatus();
+  std::string_view first;
+  for (const SpecVersion& v : kSpecVersions) {
+    if (has(v)) {
+      first = v.name;
+      break;
+    }
+  }
+  return cniError(ErrorCode::kIncompatibleVersion, cat(commandName(command), " needs cniVersion ", first,
+                                                       " or later, config says ", version));
 }
 
 int dispatch(const PluginIo& io, Logger& log) {
@@ -93,11 +116,8 @@ int dispatch(const PluginIo& io, Logger& log) {
     return 0;
   }
 
-  if ((env->command == Command::kStatus || env->command == Command::kGc) && conf->cni_version == "1.0.0") {
-    return fail(io, log,
-                cniError(ErrorCode::kIncompatibleVersion,
-                         cat(commandName(env->command), " needs cniVersion 1.1.0, config says 1.0.0")),
-                conf->cni_version);
+  if (absl::Status s = verbInVersion(env->command, conf->cni_version); !s.ok()) {
+    return fail(io, log, s, conf->cni_version);
   }
 
   absl::StatusOr<ConfinedPath> data_dir = confineDataDir(*conf, *node);

@@ -30,7 +30,9 @@ class IpamDelegate {
   // code is kDeadlineExceeded: then it was killed and may have allocated.
   absl::StatusOr<std::string> addRaw(std::string_view conf);
   // Validates addRaw()'s output: a result with at least one IP and no
-  // interface indexes (they are ours to fill in).
+  // interface indexes (they are ours to fill in). The delegate answers in
+  // the config's own version (or 1.0.0, see execNegotiated); the Result
+  // holds it in the one form every version is made from.
   absl::StatusOr<Result> parseAddResult(std::string_view output) const;
   // DEL for the invocation's attachment, or for `attachment` (GC).
   absl::Status del(std::string_view conf, const std::optional<std::pair<std::string, std::string>>& attachment = {});

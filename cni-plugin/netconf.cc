@@ -149,9 +149,26 @@ absl::Status parseValidAttachments(const json& doc, NetConf& conf) {
 
 }  // namespace
 
-bool isSupportedVersion(std::string_view version) {
-  return std::find(std::begin(kSupportedVersions), std::end(kSupportedVersions), version) !=
-         std::end(kSupportedVersions);
+const SpecVersion* findSpecVersion(std::string_view version) {
+  for (const SpecVersion& v : kSpecVersions) {
+    if (v.name == version) return &v;
+  }
+  return nullptr;
+}
+
+bool isSupportedVersion(std::string_view version) { return findSpecVersion(version) != nullptr; }
+
+const SpecVersion& specVersion(std::string_view supported_version) {
+  const SpecVersion* v = findSpecVersion(supported_version);
+  // Only a version that passed parseNetConf gets here; the latest is the
+  // safe reading should that ever not hold.
+  return v != nullptr ? *v : kSpecVersions[std::size(kSpecVersions) - 1];
+}
+
+std::string supportedVersionList() {
+  std::string out;
+  for (const SpecVersion& v : kSpecVersions) out.append(out.empty() ? "" : ", ").append(v.name);
+  return out;
 }
 
 std::string_view vhostModeName(VhostMode mode) {
@@ -191,7 +208,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   if (!s.ok()) return s.status();
   if (!isSupportedVersion(*s)) {
     return cniError(ErrorCode::kIncompatibleVersion,
-                    cat("incompatible CNI version \"", *s, "\"; sluice-cni supports 1.0.0, 1.1.0"));
+                    cat("incompatible CNI version \"", *s, "\"; sluice-cni supports ", supportedVersionList()));
   }
   conf.cni_version = *s;
 

@@ -1,12 +1,13 @@
 // The typed network configuration sluice-cni reads from stdin: every field it
 // understands is type- and range-checked (an error names the field, code 7;
-// undecodable JSON is code 6; an unsupported cniVersion code 1), and fields it
+// undecodable JSON is code 6; a cniVersion not in kSpecVersions code 1), and fields it
 // does not know are collected for logging rather than rejected, because
 // runtimes and Multus add their own. Used by the single thread of the
 // sluice-cni process, and by the netconf fuzz target.
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,11 +19,36 @@
 
 namespace sluice::cni {
 
-// The spec versions this plugin speaks, oldest first. Results of 1.0.0 and
-// 1.1.0 differ only in the 1.1 interface fields (mtu, socketPath, pciID).
-inline constexpr std::string_view kSupportedVersions[] = {"1.0.0", "1.1.0"};
-inline constexpr std::string_view kLatestVersion = "1.1.0";
+// A spec version this plugin speaks and what sets it apart. 0.3.0, 0.3.1
+// and 0.4.0 results have the same form: each "ips" entry names its address
+// family ("version": "4" | "6") and interfaces have only name, mac and
+// sandbox; 1.0.0 dropped the family; 1.1.0 added the interface fields mtu,
+// socketPath and pciID. Verbs: CHECK came with 0.4.0, GC and STATUS with
+// 1.1.0; ADD, DEL and VERSION are in all of them.
+struct SpecVersion {
+  std::string_view name;
+  bool ip_family_field;      // "ips" entries carry "version"
+  bool interface_11_fields;  // interfaces may carry mtu, socketPath, pciID
+  bool has_check;
+  bool has_gc_and_status;
+};
+
+// The one list of the versions this plugin speaks, oldest first: what a
+// config may name, what VERSION answers, how each result is shaped.
+inline constexpr SpecVersion kSpecVersions[] = {
+    {"0.3.0", true, false, false, false}, {"0.3.1", true, false, false, false},
+    {"0.4.0", true, false, true, false},  {"1.0.0", false, false, true, false},
+    {"1.1.0", false, true, true, true},
+};
+inline constexpr std::string_view kLatestVersion = kSpecVersions[std::size(kSpecVersions) - 1].name;
+
+// The entry named `version`; nullptr when this plugin does not speak it.
+const SpecVersion* findSpecVersion(std::string_view version);
 bool isSupportedVersion(std::string_view version);
+// The entry of a version already known to be supported (a parsed config's).
+const SpecVersion& specVersion(std::string_view supported_version);
+// "0.3.0, 0.3.1, ..." for messages.
+std::string supportedVersionList();
 
 inline constexpr std::string_view kPluginType = "sluice-cni";
 inline constexpr std::string_view kDefaultApiSocket = "/var/run/sluice/sluice.sock";
@@ -55,7 +81,7 @@ struct AttachmentId {
 };
 
 struct NetConf {
-  std::string cni_version;  // one of kSupportedVersions
+  std::string cni_version;  // the name of one of kSpecVersions
   std::string name;         // network name; a safe file-name component
   InterfaceType interface_type = InterfaceType::kVhostUser;
   VhostMode vhost_mode = VhostMode::kClient;

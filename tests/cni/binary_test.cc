@@ -21,7 +21,8 @@ TEST(SluiceCniBinary, AnswersVersion) {
   absl::StatusOr<ProcessOutput> out = runBinary({{"CNI_COMMAND", "VERSION"}}, R"({"cniVersion":"1.1.0"})");
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->exit_code, 0);
-  EXPECT_EQ(json::parse(out->out), json({{"cniVersion", "1.1.0"}, {"supportedVersions", {"1.0.0", "1.1.0"}}}));
+  EXPECT_EQ(json::parse(out->out),
+            json({{"cniVersion", "1.1.0"}, {"supportedVersions", {"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"}}}));
   EXPECT_TRUE(out->err.empty());
 }
 

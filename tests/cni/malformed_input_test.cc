@@ -63,7 +63,7 @@ const BadInput kBadInputs[] = {
     {"IfnameWithNoBreakSpace", [](Environment& e, json&) { e["CNI_IFNAME"] = "net\xa0" "1"; }, 4, "CNI_IFNAME"},
     {"MalformedCniArgs", [](Environment& e, json&) { e["CNI_ARGS"] = "K8S_POD_NAME"; }, 4, "CNI_ARGS"},
     {"MissingCniPath", [](Environment& e, json&) { e.erase("CNI_PATH"); }, 4, "CNI_PATH"},
-    {"UnsupportedVersion", [](Environment&, json& c) { c["cniVersion"] = "0.4.0"; }, 1, "0.4.0"},
+    {"UnsupportedVersion", [](Environment&, json& c) { c["cniVersion"] = "0.2.0"; }, 1, "0.2.0"},
     {"MissingVersion", [](Environment&, json& c) { c.erase("cniVersion"); }, 7, "cniVersion"},
     {"WrongType", [](Environment&, json& c) { c["type"] = "bridge"; }, 7, "type"},
     {"UnsafeNetworkName", [](Environment&, json& c) { c["name"] = "../x"; }, 7, "name"},

@@ -98,8 +98,26 @@ TEST(NetConf, HugeInputIsRefusedUndecoded) {
 
 TEST(NetConf, PeekVersionFallsBackToLatest) {
   EXPECT_EQ(peekCniVersion(R"({"cniVersion":"1.0.0","type":5})"), "1.0.0");
-  EXPECT_EQ(peekCniVersion(R"({"cniVersion":"0.3.1"})"), "1.1.0");
+  EXPECT_EQ(peekCniVersion(R"({"cniVersion":"0.3.1","type":5})"), "0.3.1");
+  EXPECT_EQ(peekCniVersion(R"({"cniVersion":"0.2.0"})"), "1.1.0");
   EXPECT_EQ(peekCniVersion("garbage"), "1.1.0");
+}
+
+TEST(NetConf, EverySpecVersionFrom030IsAcceptedAndNoOther) {
+  for (const char* version : {"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"}) {
+    absl::StatusOr<NetConf> c = parseNetConf(
+        std::string(R"({"cniVersion":")") + version + R"(","name":"n","type":"sluice-cni"})");
+    ASSERT_TRUE(c.ok()) << version << ": " << c.status();
+    EXPECT_EQ(c->cni_version, version);
+  }
+  for (const char* version : {"0.1.0", "0.2.0", "0.3", "1.2.0", "", "v1.0.0"}) {
+    absl::StatusOr<NetConf> c = parseNetConf(
+        std::string(R"({"cniVersion":")") + version + R"(","name":"n","type":"sluice-cni"})");
+    ASSERT_FALSE(c.ok()) << version;
+    EXPECT_EQ(cniCodeOf(c.status()), ErrorCode::kIncompatibleVersion) << version;
+    EXPECT_NE(c.status().message().find("supports 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0"), std::string::npos)
+        << c.status().message();
+  }
 }
 
 TEST(CniEnvTest, ArgsAreParsedInOrder) {
@@ -150,6 +168,71 @@ TEST(ResultTest, ValidResultParsesAndFindsInterfaceAddress) {
   EXPECT_EQ(ip->gateway->toString(), "10.0.0.1");
   // Unknown route fields pass through.
   EXPECT_EQ(r->toJson("1.1.0")["routes"][0]["table"], 100);
+}
+
+// A result as a 0.4.0 plugin writes it (0.3.0 and 0.3.1 look the same),
+// with an IPv6 address beside the IPv4 one and interface fields that 0.4.0
+// does not have (as a newer plugin's prevResult may carry them).
+constexpr const char* k040Result = R"({"cniVersion":"0.4.0",
+    "interfaces":[{"name":"net1","mac":"02:00:00:00:00:01","sandbox":"/ns/a","mtu":1450,"socketPath":"/s"}],
+    "ips":[{"version":"4","address":"10.0.0.5/24","gateway":"10.0.0.1","interface":0},
+           {"version":"6","address":"fd00::5/64","interface":0}],
+    "routes":[{"dst":"0.0.0.0/0","gw":"10.0.0.1"}],"dns":{"nameservers":["10.0.0.53"]}})";
+
+TEST(ResultTest, ResultsConvertBetweenVersionsAsTheSpecSays) {
+  absl::StatusOr<Result> r = parseResult(json::parse(k040Result), "test");
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Read in: the address family is dropped (1.0.0 has none).
+  EXPECT_EQ(r->ips, json::parse(R"([{"address":"10.0.0.5/24","gateway":"10.0.0.1","interface":0},
+                                    {"address":"fd00::5/64","interface":0}])"));
+  ASSERT_TRUE(r->ipv4ForInterface(0).has_value());
+  EXPECT_EQ(r->ipv4ForInterface(0)->address.toString(), "10.0.0.5");
+
+  const json routes = json::parse(R"([{"dst":"0.0.0.0/0","gw":"10.0.0.1"}])");
+  const json dns = json::parse(R"({"nameservers":["10.0.0.53"]})");
+  const json ips_04x = json::parse(R"([{"version":"4","address":"10.0.0.5/24","gateway":"10.0.0.1","interface":0},
+                                       {"version":"6","address":"fd00::5/64","interface":0}])");
+  for (const char* version : {"0.3.0", "0.3.1", "0.4.0"}) {
+    EXPECT_EQ(r->toJson(version),
+              json({{"cniVersion", version},
+                    {"interfaces", json::parse(R"([{"name":"net1","mac":"02:00:00:00:00:01","sandbox":"/ns/a"}])")},
+                    {"ips", ips_04x},
+                    {"routes", routes},
+                    {"dns", dns}}))
+        << version;
+  }
+  EXPECT_EQ(r->toJson("1.0.0"),
+            json({{"cniVersion", "1.0.0"},
+                  {"interfaces", json::parse(R"([{"name":"net1","mac":"02:00:00:00:00:01","sandbox":"/ns/a"}])")},
+                  {"ips", r->ips},
+                  {"routes", routes},
+                  {"dns", dns}}));
+  EXPECT_EQ(r->toJson("1.1.0"),
+            json({{"cniVersion", "1.1.0"},
+                  {"interfaces", json::parse(R"([{"name":"net1","mac":"02:00:00:00:00:01","sandbox":"/ns/a",
+                                                  "mtu":1450,"socketPath":"/s"}])")},
+                  {"ips", r->ips},
+                  {"routes", routes},
+                  {"dns", dns}}));
+  // And back: a 0.4.0 result read again is the same result.
+  absl::StatusOr<Result> again = parseResult(r->toJson("0.4.0"), "test");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->ips, r->ips);
+}
+
+TEST(ResultTest, AnAddressFamilyThatIsWrongIsRejected) {
+  for (const char* family : {R"("6")", R"("5")", R"(4)", R"("")", R"(null)"}) {
+    json doc = json::parse(k040Result);
+    doc["ips"][0]["version"] = json::parse(family);
+    absl::StatusOr<Result> r = parseResult(doc, "prevResult");
+    ASSERT_FALSE(r.ok()) << family;
+    EXPECT_EQ(cniCodeOf(r.status()), ErrorCode::kDecodeFailure);
+    EXPECT_NE(r.status().message().find(R"(entry for 10.0.0.5/24 must have "version": "4")"), std::string::npos)
+        << r.status().message();
+  }
+  json doc = json::parse(k040Result);
+  doc["ips"][1]["version"] = "4";
+  EXPECT_EQ(cniCodeOf(parseResult(doc, "prevResult").status()), ErrorCode::kDecodeFailure);
 }
 
 TEST(ResultTest, MalformedResultsAreRejected) {

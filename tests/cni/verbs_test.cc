@@ -28,11 +28,17 @@ json readJson(const std::string& path) {
   return json::parse(f, nullptr, false);
 }
 
-TEST_F(CniTest, VersionReportsBothSpecVersions) {
-  RunResult r = run({{"CNI_COMMAND", "VERSION"}}, std::string(R"({"cniVersion":"1.0.0"})"));
+TEST_F(CniTest, VersionListsEverySupportedVersionInTheAskedOne) {
+  for (const std::string version : {"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"}) {
+    RunResult r = run({{"CNI_COMMAND", "VERSION"}}, json{{"cniVersion", version}});
+    ASSERT_EQ(r.rc, 0) << r.stdout_text;
+    EXPECT_EQ(r.out, json({{"cniVersion", version},
+                           {"supportedVersions", {"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"}}}));
+  }
+  // One we do not speak: answered in the latest, the list unchanged.
+  RunResult r = run({{"CNI_COMMAND", "VERSION"}}, std::string(R"({"cniVersion":"0.2.0"})"));
   ASSERT_EQ(r.rc, 0) << r.stdout_text;
-  EXPECT_EQ(r.out["cniVersion"], "1.0.0");
-  EXPECT_EQ(r.out["supportedVersions"], json({"1.0.0", "1.1.0"}));
+  EXPECT_EQ(r.out["cniVersion"], "1.1.0");
 }
 
 TEST_F(CniTest, VersionWithoutStdinAnswersInLatestVersion) {
@@ -308,12 +314,23 @@ TEST_F(CniTest, StatusChecksIpamDelegateWhenCniPathIsGiven) {
 }
 
 TEST_F(CniTest, StatusAndGcNeedSpec110) {
-  Environment e = {{"CNI_COMMAND", "STATUS"}};
-  EXPECT_EQ(run(e, conf("1.0.0")).code(), 1);
-  Environment g = {{"CNI_COMMAND", "GC"}, {"CNI_PATH", kSystemCniPath}};
-  json c = conf("1.0.0");
-  c["cni.dev/valid-attachments"] = json::array();
-  EXPECT_EQ(run(g, c).code(), 1);
+  ASSERT_EQ(run(env("ADD"), conf("1.0.0")).rc, 0);
+  for (const std::string version : {"0.3.0", "0.3.1", "0.4.0", "1.0.0"}) {
+    Environment e = {{"CNI_COMMAND", "STATUS"}};
+    RunResult status = run(e, conf(version));
+    EXPECT_EQ(status.code(), 1) << status.stdout_text;
+    EXPECT_EQ(status.msg(), "STATUS needs cniVersion 1.1.0 or later, config says " + version);
+    EXPECT_EQ(status.out["cniVersion"], version);
+    Environment g = {{"CNI_COMMAND", "GC"}, {"CNI_PATH", kSystemCniPath}};
+    json c = conf(version);
+    c["cni.dev/valid-attachments"] = json::array();
+    RunResult gc = run(g, c);
+    EXPECT_EQ(gc.code(), 1) << gc.stdout_text;
+    EXPECT_EQ(gc.msg(), "GC needs cniVersion 1.1.0 or later, config says " + version);
+  }
+  // The refused GC collected nothing.
+  EXPECT_EQ(fake_->ports().size(), 1u);
+  EXPECT_EQ(records().size(), 1u);
 }
 
 TEST_F(CniTest, GcRemovesOnlyStaleAttachmentsOfThisNetwork) {
