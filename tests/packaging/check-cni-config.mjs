@@ -6,7 +6,7 @@
 // then only asks sluiced for its health: pointed at a socket nobody listens
 // on, an accepted config ends in code 50 ("sluiced is not available"), a
 // rejected one in code 7 (invalid config) before that. STATUS needs
-// cniVersion 1.1.0, so the test raises the chart's 1.0.0 for the call. The
+// cniVersion 1.1.0, which is what the chart writes (check-rendered.mjs). The
 // VF caps are checked by ADD only, before anything else: an SR-IOV config is
 // also sent as an ADD whose IPAM plugin does not exist, so an allowed config
 // fails only there (nothing is allocated or written).
@@ -48,7 +48,6 @@ for (const f of files) {
   for (const [key, text] of Object.entries(cm.data).filter(([k]) => k.startsWith('cni-'))) {
     // What node-config does on the node, then the test's own changes.
     const conf = JSON.parse(text.replaceAll('@NODE_POD_CIDR@', '10.244.9.0/24'));
-    conf.cniVersion = '1.1.0';
     conf.apiSocket = join(tmp, 'nobody-listens.sock');
     cases.push([`${basename(f)} ${key}`, conf, nodeConfig]);
   }

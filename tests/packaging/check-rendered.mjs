@@ -140,7 +140,8 @@ check('network attachments: vhost-user and SR-IOV, configs of type sluice-cni', 
   for (const [name, c] of Object.entries(cniConfs)) {
     for (const k of Object.keys(c)) assert.ok(kCniKeys.has(k), `${name}: unknown key ${k}`);
     assert.equal(c.type, 'sluice-cni');
-    assert.equal(c.cniVersion, '1.0.0');
+    // 1.1.0: Multus passes the result's socketPath / pciID on only from it.
+    assert.equal(c.cniVersion, '1.1.0');
     assert.equal(c.apiSocket, def['api-socket']);
     assert.equal(c.ipam.type, 'host-local');
     assert.deepEqual(c.capabilities, { CNIDeviceInfoFile: true }, `${name}: Multus passes a device-info path`);

@@ -123,12 +123,14 @@ CNI network configuration of one Sluice network, as JSON; called with dict
 "root" (the chart context), "name" and "interfaceType". The same text is the
 NetworkAttachmentDefinition's spec.config and the node's copy for Multus. The
 CNIDeviceInfoFile capability makes Multus pass sluice-cni a device-info path
-and publish the file in the pod's network-status annotation.
+and publish the file in the pod's network-status annotation. cniVersion
+1.1.0: only then does the result carry the interface's socketPath (vhost-user)
+or pciID (sriov) and mtu for Multus to pass on.
 */}}
 {{- define "sluice.netconf" -}}
 {{- $v := .root.Values -}}
 {{- $c := dict
-      "cniVersion" "1.0.0"
+      "cniVersion" "1.1.0"
       "name" .name
       "type" "sluice-cni"
       "interfaceType" .interfaceType
