@@ -1,8 +1,8 @@
 // The typed network configuration sluice-cni reads from stdin: every field it
 // understands is type- and range-checked (an error names the field, code 7;
-// undecodable JSON is code 6; a cniVersion not in kSpecVersions code 1), and fields it
-// does not know are collected for logging rather than rejected, because
-// runtimes and Multus add their own. Used by the single thread of the
+// undecodable JSON is code 6; a cniVersion not in kSpecVersions code 1), and
+// fields it does not know are collected for logging rather than rejected,
+// because runtimes and Multus add their own. Used by the single thread of the
 // sluice-cni process, and by the netconf fuzz target.
 #pragma once
 
