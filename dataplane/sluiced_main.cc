@@ -261,6 +261,10 @@ int run(int argc, char** argv) {
     logInfo("signal ", sig, " received, shutting down");
     // In-flight calls get a moment to finish; then they are cancelled.
     (*server)->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    // Destroyed, not only shut down: that joins its threads, so no handler
+    // touches the core or a feature (their services and extensions) once
+    // they start going away below.
+    server->reset();
   }
 
   control.stopGarbageCollector();
