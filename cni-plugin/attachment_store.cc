@@ -25,6 +25,8 @@ std::optional<AttachmentRecord> decode(const std::string& text) {
   r.ip = str("ip");
   r.socket_subdir = str("socketSubdir");
   r.device_info_file = str("deviceInfoFile");
+  r.socket_link = str("socketLink");
+  r.pod_socket_path = str("podSocketPath");
   r.netns = str("netns");
   r.vf_host_name = str("vfHostName");
   r.vf_host_mac = str("vfHostMac");
@@ -51,6 +53,10 @@ ConfinedPath AttachmentStore::pathOf(const std::string& container_id, const std:
 absl::Status AttachmentStore::put(const AttachmentRecord& r) {
   json doc = {{"containerID", r.container_id}, {"ifname", r.ifname},
               {"ip", r.ip}, {"socketSubdir", r.socket_subdir}, {"deviceInfoFile", r.device_info_file}};
+  if (!r.socket_link.empty()) {
+    doc["socketLink"] = r.socket_link;
+    doc["podSocketPath"] = r.pod_socket_path;
+  }
   if (!r.vf_host_name.empty()) {
     doc["netns"] = r.netns;
     doc["vfHostName"] = r.vf_host_name;

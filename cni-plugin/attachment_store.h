@@ -28,7 +28,7 @@ struct AttachmentRecord {
   std::string container_id;
   std::string ifname;
   std::string ip;                // the IPv4 given to sluiced
-  std::string socket_subdir;     // per-pod directory under socketDir
+  std::string socket_subdir;     // per-pod directory (or, with socket_link, link) under socketDir
   std::string device_info_file;  // empty when the runtime gave none
   // SR-IOV kernel mode only (empty otherwise): the pod's netns and what the
   // VF's netdev was in the host, so DEL and GC can send it back.
@@ -40,6 +40,11 @@ struct AttachmentRecord {
   // release the address: a later invocation must finish the teardown.
   bool pending_delete = false;
   uint32_t delete_attempts = 0;  // teardowns tried since; fewest go first
+  // perPodSockets: where <socketDir>/<socket_subdir> links to (the pod's
+  // emptyDir on the host) and the socket's path as the pod sees it; empty
+  // when the socket lives below socketDir itself.
+  std::string socket_link = {};
+  std::string pod_socket_path = {};
 };
 
 class AttachmentStore {

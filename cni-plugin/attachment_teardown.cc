@@ -64,8 +64,11 @@ TeardownResult teardownAttachment(CommandContext& c, AttachmentRecord record, st
   }
 
   // 3. The socket and the pod's socket directory (sluiced's socket is
-  // closed, or the pod that used it is going away).
+  // closed, or the pod that used it is going away); with perPodSockets the
+  // link to the pod's emptyDir instead (each call leaves the other's kind
+  // of entry alone).
   removePodSocket(c, record.socket_subdir, record.ifname);
+  removePodSocketLink(c, record.socket_subdir, record.socket_link);
   if (!port_gone) return keepPending();
 
   // 4. The address, now that no port can route it.

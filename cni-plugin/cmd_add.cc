@@ -16,6 +16,7 @@
 #include "cni-plugin/file_util.h"
 #include "cni-plugin/node_policy.h"
 #include "cni-plugin/pod_paths.h"
+#include "cni-plugin/pod_socket_volume.h"
 #include "cni-plugin/scope_guard.h"
 #include "cni-plugin/sriov_netdev.h"
 #include "cni-plugin/text.h"
@@ -27,6 +28,41 @@ namespace {
 using nlohmann::json;
 
 absl::Status invalid(std::string_view msg) { return cniError(ErrorCode::kInvalidConfig, msg); }
+
+// perPodSockets: the pod's emptyDir and the socket's path inside the pod, or
+// no volume when the runtime names no pod (plain cnitool, no kubelet).
+struct PodSocketPlace {
+  std::optional<ConfinedPath> volume;
+  std::string pod_path;
+};
+
+absl::StatusOr<PodSocketPlace> podSocketPlace(const CommandContext& c) {
+  const NetConf& conf = c.conf;
+  std::optional<std::string> uid = c.env.arg(kPodUidArg);
+  if (!uid) {
+    c.log.info(cat("perPodSockets: no ", kPodUidArg, " in CNI_ARGS; the socket goes below socketDir"));
+    return PodSocketPlace{};
+  }
+  if (absl::Status s = validatePodUid(*uid); !s.ok()) {
+    return cniError(ErrorCode::kInvalidEnvironment, cat("CNI_ARGS: ", sv(s.message())));
+  }
+  absl::StatusOr<ConfinedPath> volume = emptyDirHostPath(c.node.kubelet_dir, *uid, conf.socket_volume);
+  if (!volume.ok()) return invalid(cat("node config \"kubeletDir\": ", sv(volume.status().message())));
+  // The kubelet sets a pod's volumes up before its sandbox, so by ADD the
+  // emptyDir exists if the pod declares it. Every directory below the
+  // kubelet's root is opened without following a symlink.
+  if (absl::Status s = checkDirectory(*volume); !s.ok()) {
+    if (s.code() == absl::StatusCode::kNotFound) {
+      return invalid(cat("network config: \"socketVolume\": the pod declares no emptyDir volume \"",
+                         conf.socket_volume, "\" (", volume->str(),
+                         " does not exist); declare one, or set \"perPodSockets\" false"));
+    }
+    return withPrefix(s, "socketVolume");
+  }
+  absl::StatusOr<std::string> pod_path = podSideSocketPath(conf.pod_socket_dir, c.env.ifname);
+  if (!pod_path.ok()) return invalid(cat("network config: \"podSocketDir\": ", sv(pod_path.status().message())));
+  return PodSocketPlace{std::move(*volume), std::move(*pod_path)};
+}
 
 }  // namespace
 
@@ -88,11 +124,30 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   std::optional<Ipv4Assignment> ipv4 = ipam->firstIpv4();
   if (!ipv4) return invalid(cat("ipam ", conf.ipam->type, " returned no IPv4 address; sluiced needs one"));
 
+  // Where the socket lives: the pod's own emptyDir when the config asks for
+  // it and the runtime says which pod this is (pod_socket_volume.h); else a
+  // directory below socketDir, which such pods mount.
+  std::string subdir = socketSubdir(env.container_id);
+  std::optional<ConfinedPath> pod_volume;  // the pod's emptyDir on the host
+  std::string pod_socket_path;             // as the pod sees it (empty: the host path)
+  if (conf.interface_type == InterfaceType::kVhostUser && conf.per_pod_sockets) {
+    absl::StatusOr<PodSocketPlace> place = podSocketPlace(c);
+    if (!place.ok()) return place.status();
+    if (place->volume) {
+      pod_volume = std::move(place->volume);
+      subdir = podSocketLinkName(env.container_id, env.ifname);
+      pod_socket_path = std::move(place->pod_path);
+    }
+  }
+
   // 2. Record, before the port exists, so every port of ours has a record
   // that DEL, GC and the pending deletes can find.
-  const std::string subdir = socketSubdir(env.container_id);
   record = AttachmentRecord{env.container_id, env.ifname, ipv4->address.toString(), subdir,
                             conf.device_info_file, "", "", "", 0};
+  if (pod_volume) {
+    record.socket_link = pod_volume->str();
+    record.pod_socket_path = pod_socket_path;
+  }
   if (absl::Status s = c.store.put(record); !s.ok()) return withPrefix(s, "attachment record");
   undo.push([&c, &env, &record, &port_fate_unknown] {
     absl::Status s;
@@ -109,11 +164,25 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   // 3. The pod's socket directory (the pod mounts it; in client mode the
   // pod's application creates its socket there, so it must exist first),
   // made only below the node's socketDirRoot.
-  if (conf.interface_type == InterfaceType::kVhostUser) {
+  // With perPodSockets that directory is a link to the pod's emptyDir: the
+  // pod sees it at podSocketDir, sluiced through the link by a short path.
+  if (conf.interface_type == InterfaceType::kVhostUser && pod_volume) {
+    const std::string target = pod_volume->str();
+    absl::StatusOr<bool> made = makeSymlink(c.socket_dir->child(subdir), target);
+    if (!made.ok()) return withPrefix(made.status(), "socketDir");
+    if (*made) undo.push([&c, subdir, target] { removePodSocketLink(c, subdir, target); });
+  } else if (conf.interface_type == InterfaceType::kVhostUser) {
     absl::StatusOr<bool> made = makeDirsBelowRoot(c.socket_dir->child(subdir));
     if (!made.ok()) return withPrefix(made.status(), "socketDir");
     // Only a directory this ADD made is this ADD's to remove.
     if (*made) undo.push([&c, &env, subdir] { removePodSocket(c, subdir, env.ifname); });
+    // A non-root application (client mode) creates its socket here: the
+    // group may write, and what is made inside inherits the group.
+    if (conf.socket_group) {
+      if (absl::Status s = setGroupAndMode(c.socket_dir->child(subdir), *conf.socket_group, 02770, false); !s.ok()) {
+        return withPrefix(s, "socketGroup");
+      }
+    }
   }
 
   // 4. The port (for SR-IOV: a VF from sluiced's pool, programmed through
@@ -168,6 +237,19 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
                                 "\")"));
   }
 
+  // 4a. Server mode: sluiced made the socket as root; a non-root application
+  // of the socket's group may connect. Reached without the link (the
+  // emptyDir directly, or below socketDir), never through a symlink the pod
+  // may have put in its place.
+  if (conf.interface_type == InterfaceType::kVhostUser && conf.vhost_mode == VhostMode::kServer &&
+      conf.socket_group) {
+    const ConfinedPath socket =
+        (pod_volume ? *pod_volume : c.socket_dir->child(subdir)).child(socketFileName(env.ifname));
+    if (absl::Status s = setGroupAndMode(socket, *conf.socket_group, 0660, true); !s.ok()) {
+      return withPrefix(s, "socketGroup");
+    }
+  }
+
   // 4b. SR-IOV kernel mode: the VF's netdev into the pod's namespace, renamed,
   // addressed and up (sriov_netdev.h says why the plugin does this). The
   // record learns first how to send it home, so a DEL after a crash can.
@@ -201,7 +283,7 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   // 5. Device-info for the pod's application (Multus copies it into the
   // pod's network-status annotation).
   if (c.device_info_file) {
-    json info = vhostUserDeviceInfo(conf.vhost_mode, port.socket_path());
+    json info = vhostUserDeviceInfo(conf.vhost_mode, pod_socket_path.empty() ? port.socket_path() : pod_socket_path);
     // The VXLAN overlay's MTU (0: the node has none): larger packets toward
     // other nodes are dropped, so the pod's application sizes its own.
     if (port.overlay_mtu() != 0) info["mtu"] = port.overlay_mtu();
@@ -219,7 +301,12 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   // The 1.1.0 interface fields go in whatever the version: toJson() leaves
   // out what the config's version does not have.
   json iface = {{"name", env.ifname}, {"mac", port.mac()}, {"sandbox", env.netns}};
-  if (!port.socket_path().empty()) iface["socketPath"] = port.socket_path();
+  // The socket as the pod's application finds it.
+  if (!pod_socket_path.empty()) {
+    iface["socketPath"] = pod_socket_path;
+  } else if (!port.socket_path().empty()) {
+    iface["socketPath"] = port.socket_path();
+  }
   if (!port.pci_id().empty()) iface["pciID"] = port.pci_id();
   // The smaller of the configured MTU and the overlay's (if any).
   std::optional<uint32_t> mtu = conf.mtu;

@@ -61,9 +61,14 @@ absl::Status runCheck(CommandContext& c) {
     absl::Status s = mac ? checkInPod(env.netns, env.ifname, *mac) : absl::InternalError("port MAC unreadable");
     if (!s.ok()) return mismatch(cat("VF netdev ", env.ifname, " in ", env.netns, ": ", sv(s.message())));
   }
-  if (auto sock = iface.find("socketPath"); sock != iface.end() && sock->get<std::string>() != port->socket_path()) {
-    return mismatch(cat("port socket is ", port->socket_path(), ", prevResult says ",
-                                 sock->get<std::string>()));
+  // The result gave the socket as the pod sees it: with perPodSockets the
+  // path in the pod's emptyDir that ADD recorded, else sluiced's own.
+  std::string socket = port->socket_path();
+  if (std::optional<AttachmentRecord> r = c.store.get(env.container_id, env.ifname); r && !r->pod_socket_path.empty()) {
+    socket = r->pod_socket_path;
+  }
+  if (auto sock = iface.find("socketPath"); sock != iface.end() && sock->get<std::string>() != socket) {
+    return mismatch(cat("port socket is ", socket, ", prevResult says ", sock->get<std::string>()));
   }
   return absl::OkStatus();
 }

@@ -15,7 +15,9 @@
 //      Unknown attachment, or one sluiced refuses as an invalid id = the
 //      port is gone. sluiced unreachable = logged, not an error: kubelet
 //      must be able to delete the pod.
-//   3. the socket file and the per-pod socket directory.
+//   3. the socket file and the per-pod socket directory, or (perPodSockets)
+//      the link to the pod's emptyDir: after DeletePort, since in server
+//      mode sluiced unlinks its socket through that link.
 //   4. IPAM release, only once sluiced confirmed the port is gone: releasing
 //      earlier would let the next pod be given an address sluiced still
 //      routes to the old port (the reference plugins' bridge/ptp
@@ -33,6 +35,7 @@
 #include "cni-plugin/commands.h"
 #include "cni-plugin/device_info.h"
 #include "cni-plugin/pod_paths.h"
+#include "cni-plugin/pod_socket_volume.h"
 #include "cni-plugin/text.h"
 
 namespace sluice::cni {
@@ -41,9 +44,12 @@ absl::Status runDel(CommandContext& c) {
   const CniEnv& env = c.env;
   // Without a record (lost, or ADD never got that far) DEL still does what
   // it can for the attachment: the port, the socket and the address.
+  // With perPodSockets and the pod's UID, ADD's link has its own name.
+  const bool linked = c.conf.per_pod_sockets && c.conf.interface_type == InterfaceType::kVhostUser &&
+                      env.arg(kPodUidArg).has_value();
+  const std::string subdir = linked ? podSocketLinkName(env.container_id, env.ifname) : socketSubdir(env.container_id);
   AttachmentRecord record = c.store.get(env.container_id, env.ifname)
-                                .value_or(AttachmentRecord{env.container_id, env.ifname, "",
-                                                           socketSubdir(env.container_id), "", "", "", "", 0});
+                                .value_or(AttachmentRecord{env.container_id, env.ifname, "", subdir, "", "", "", "", 0});
 
   // 1. The runtime's path (it passes the same runtimeConfig as at ADD); the
   // one ADD recorded goes in the teardown, should they differ.

@@ -26,6 +26,14 @@ void removePodSocket(const CommandContext& c, const std::string& subdir, const s
   if (absl::Status s = removeDirIfEmpty(dir); !s.ok()) c.log.warn(std::string(s.message()));
 }
 
+void removePodSocketLink(const CommandContext& c, const std::string& subdir, const std::string& target) {
+  if (!c.socket_dir) return;  // removePodSocket has said so
+  if (subdir.empty() || subdir == "." || subdir == ".." || subdir.find('/') != std::string::npos) return;
+  if (absl::Status s = removeSymlinkTo(c.socket_dir->child(subdir), target); !s.ok()) {
+    c.log.warn(std::string(s.message()));
+  }
+}
+
 v1::Attachment toAttachment(const std::string& container_id, const std::string& ifname) {
   v1::Attachment a;
   a.set_container_id(container_id);

@@ -54,6 +54,13 @@ absl::Status runGc(CommandContext& ctx);
 // socket directory and may plant them.
 void removePodSocket(const CommandContext& ctx, const std::string& subdir, const std::string& ifname);
 
+// Shared by ADD's undo, DEL and GC: removes the link <socketDir>/<subdir>
+// (perPodSockets) if it is a symlink to `target`, or to anything when
+// `target` is empty (a record-less DEL; a symlink at one of our names is
+// never followed, only removed). The pod's emptyDir it points to is the
+// kubelet's, and goes with the pod.
+void removePodSocketLink(const CommandContext& ctx, const std::string& subdir, const std::string& target);
+
 v1::Attachment toAttachment(const std::string& container_id, const std::string& ifname);
 
 }  // namespace sluice::cni

@@ -195,6 +195,66 @@ absl::Status removeDirIfEmpty(const ConfinedPath& dir) {
   return ioError("remove", dir.str(), err);
 }
 
+absl::Status checkDirectory(const ConfinedPath& dir) {
+  absl::StatusOr<UniqueFd> fd = openDir(dir, Create::kNothing);
+  return fd.ok() ? absl::OkStatus() : fd.status();
+}
+
+absl::StatusOr<bool> makeSymlink(const ConfinedPath& link, const std::string& target) {
+  if (link.components.empty()) return cniError(ErrorCode::kIoFailure, cat(link.root, " is the root, not a link"));
+  ConfinedPath parent = link;
+  const std::string name = std::move(parent.components.back());
+  parent.components.pop_back();
+  absl::StatusOr<UniqueFd> dir = openDir(parent, Create::kBelowRoot);
+  if (!dir.ok()) return dir.status();
+  if (symlinkat(target.c_str(), dir->get(), name.c_str()) == 0) return true;
+  if (errno != EEXIST) return ioError("symlink", link.str(), errno);
+  // Already there: ours (a repeated ADD) only if it is the same link.
+  char buf[4096];
+  const ssize_t n = readlinkat(dir->get(), name.c_str(), buf, sizeof buf);
+  if (n >= 0 && static_cast<size_t>(n) < sizeof buf && std::string_view(buf, static_cast<size_t>(n)) == target) {
+    return false;
+  }
+  return withStatusCode(cniError(ErrorCode::kIoFailure, cat(link.str(), " exists and is not a link to ", target)),
+                        absl::StatusCode::kFailedPrecondition);
+}
+
+absl::Status removeSymlinkTo(const ConfinedPath& link, std::string_view target) {
+  absl::StatusOr<std::pair<UniqueFd, std::string>> parent = openParent(link, false);
+  if (!parent.ok()) return nothingOfOurs(parent.status()) ? absl::OkStatus() : parent.status();
+  char buf[4096];
+  const ssize_t n = readlinkat(parent->first.get(), parent->second.c_str(), buf, sizeof buf);
+  // EINVAL: not a symlink; ENOENT: nothing there. Neither is ours to remove.
+  if (n < 0) return errno == EINVAL || errno == ENOENT ? absl::OkStatus() : ioError("readlink", link.str(), errno);
+  if (!target.empty() && std::string_view(buf, static_cast<size_t>(n)) != target) return absl::OkStatus();
+  if (unlinkat(parent->first.get(), parent->second.c_str(), 0) == 0 || errno == ENOENT) return absl::OkStatus();
+  return ioError("remove", link.str(), errno);
+}
+
+absl::Status setGroupAndMode(const ConfinedPath& path, unsigned gid, unsigned mode, bool want_socket) {
+  absl::StatusOr<std::pair<UniqueFd, std::string>> parent = openParent(path, false);
+  if (!parent.ok()) return parent.status();
+  UniqueFd fd(openat(parent->first.get(), parent->second.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) return ioError("open", path.str(), errno);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return ioError("stat", path.str(), errno);
+  if (want_socket ? !S_ISSOCK(st.st_mode) : !S_ISDIR(st.st_mode)) {
+    return withStatusCode(
+        cniError(ErrorCode::kIoFailure, cat(path.str(), " is not a ", want_socket ? "socket" : "directory")),
+        absl::StatusCode::kFailedPrecondition);
+  }
+  if (fchownat(fd.get(), "", static_cast<uid_t>(-1), static_cast<gid_t>(gid), AT_EMPTY_PATH) != 0) {
+    return ioError("chown", path.str(), errno);
+  }
+  // An O_PATH descriptor takes no fchmod; its /proc/self/fd entry names the
+  // very inode it holds (no path is resolved again), so chmod through it
+  // cannot be redirected.
+  if (chmod(cat("/proc/self/fd/", fd.get()).c_str(), static_cast<mode_t>(mode)) != 0) {
+    return ioError("chmod", path.str(), errno);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<UniqueFd> openForAppend(const ConfinedPath& path, unsigned mode) {
   absl::StatusOr<std::pair<UniqueFd, std::string>> parent = openParent(path, true);
   if (!parent.ok()) return parent.status();

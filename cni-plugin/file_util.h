@@ -60,6 +60,29 @@ absl::Status removeDirIfEmpty(const ConfinedPath& dir);
 // component was created by this call.
 absl::StatusOr<bool> makeDirsBelowRoot(const ConfinedPath& dir);
 
+// Whether `dir` is a directory reached without a symlink below its root:
+// OK, NotFound when it (or a directory on the way) does not exist,
+// FailedPrecondition when a symlink or a non-directory stands in the way.
+absl::Status checkDirectory(const ConfinedPath& dir);
+
+// Makes `link` a symlink to `target` (directories below the root are made as
+// for makeDirsBelowRoot). True when this call made it; false when `link`
+// already is a symlink to exactly `target`; FailedPrecondition when anything
+// else is there.
+absl::StatusOr<bool> makeSymlink(const ConfinedPath& link, const std::string& target);
+
+// Removes the symlink at `link` if it points to `target` (any target when
+// `target` is empty); anything else there, or nothing, is left alone and is
+// success, as is a path that cannot hold one of ours.
+absl::Status removeSymlinkTo(const ConfinedPath& link, std::string_view target);
+
+// Sets the group (the owner stays) and the mode of the file or directory at
+// `path`, never through a symlink: the object is opened O_PATH|O_NOFOLLOW and
+// changed through that descriptor, so one swapped in meanwhile is not
+// followed either. `want_socket`: the object must be a socket, else a
+// directory (FailedPrecondition otherwise).
+absl::Status setGroupAndMode(const ConfinedPath& path, unsigned gid, unsigned mode, bool want_socket);
+
 // Opens `path` for appending, creating it (and directories below the root).
 absl::StatusOr<UniqueFd> openForAppend(const ConfinedPath& path, unsigned mode);
 

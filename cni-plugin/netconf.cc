@@ -6,6 +6,8 @@
 #include <limits>
 #include <set>
 
+#include "cni-plugin/confined_path.h"
+#include "cni-plugin/pod_socket_volume.h"
 #include "cni-plugin/text.h"
 #include "common/device_names.h"
 #include "cni-plugin/cni_error.h"
@@ -89,6 +91,13 @@ absl::StatusOr<std::string> getAbsolutePath(const json& obj, std::string_view fi
   if (value->size() > max_len) return invalid(field, cat("is longer than ", max_len, " bytes"));
   if (value->find('\0') != std::string::npos) return invalid(field, "must not contain NUL");
   return value;
+}
+
+absl::StatusOr<std::optional<bool>> getBoolean(const json& obj, std::string_view field) {
+  auto it = obj.find(field);
+  if (it == obj.end() || it->is_null()) return std::optional<bool>();
+  if (!it->is_boolean()) return invalid(field, "must be true or false");
+  return std::optional<bool>(it->get<bool>());
 }
 
 // "on" / "off" (sriov-cni's spelling) or a JSON boolean.
@@ -250,8 +259,29 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   if (s = getAbsolutePath(doc, "logFile", "", 4096); !s.ok()) return s.status();
   conf.log_file = *s;
 
-  absl::StatusOr<std::optional<int64_t>> n = getInteger(doc, "mtu", kMinMtu, kMaxMtu);
+  absl::StatusOr<std::optional<bool>> flag = getBoolean(doc, "perPodSockets");
+  if (!flag.ok()) return flag.status();
+  conf.per_pod_sockets = flag->value_or(false);
+  if (s = getString(doc, "socketVolume", false); !s.ok()) return s.status();
+  if (!s->empty()) {
+    if (absl::Status v = validateVolumeName(*s); !v.ok()) return invalid("socketVolume", sv(v.message()));
+    conf.socket_volume = *s;
+  }
+  // The pod's socket, <podSocketDir>/<ifname ≤ 15>.sock, must fit sun_path
+  // like sluiced's: the same 44 bytes are left for the tail.
+  if (s = getAbsolutePath(doc, "podSocketDir", kDefaultPodSocketDir, kMaxSocketPathLen - 44); !s.ok()) {
+    return s.status();
+  }
+  std::optional<std::string> pod_dir = normaliseAbsolutePath(*s);
+  if (!pod_dir || *pod_dir == "/") return invalid("podSocketDir", "must be an absolute path below / without \"..\"");
+  conf.pod_socket_dir = *pod_dir;
+
+  // uid_t's largest value, (uid_t)-1, means "unchanged" to chown: not a group.
+  absl::StatusOr<std::optional<int64_t>> n = getInteger(doc, "socketGroup", 0, 4294967294LL);
   if (!n.ok()) return n.status();
+  if (*n) conf.socket_group = static_cast<uint32_t>(**n);
+
+  if (n = getInteger(doc, "mtu", kMinMtu, kMaxMtu); !n.ok()) return n.status();
   if (*n) conf.mtu = static_cast<uint32_t>(**n);
   if (n = getInteger(doc, "vlan", 0, kMaxVlan); !n.ok()) return n.status();
   if (*n) conf.vlan = static_cast<uint16_t>(**n);
@@ -292,6 +322,10 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
     for (std::string_view key : {"sriovMode", "trust", "spoofchk"}) {
       if (doc.contains(key)) return invalid(key, "applies to interfaceType \"sriov\" only");
     }
+  } else {
+    for (std::string_view key : {"perPodSockets", "socketVolume", "podSocketDir", "socketGroup"}) {
+      if (doc.contains(key)) return invalid(key, "applies to interfaceType \"vhost-user\" only");
+    }
   }
 
   if (auto it = doc.find("prevResult"); it != doc.end() && !it->is_null()) {
@@ -303,7 +337,8 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   static const std::set<std::string, std::less<>> kKnown = {
       "cniVersion", "name", "type", "interfaceType", "vhostMode", "apiSocket", "socketDir",
       "dataDir", "logFile", "mtu", "vlan", "timeoutMs", "ipam", "deviceID", "runtimeConfig",
-      "prevResult", "cni.dev/valid-attachments", "sriovMode", "trust", "spoofchk"};
+      "prevResult", "cni.dev/valid-attachments", "sriovMode", "trust", "spoofchk", "perPodSockets",
+      "socketVolume", "podSocketDir", "socketGroup"};
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
     if (!kKnown.contains(key) && !kKnownIgnored.contains(key)) conf.unknown_fields.push_back(key);

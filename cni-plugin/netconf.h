@@ -53,6 +53,10 @@ std::string supportedVersionList();
 inline constexpr std::string_view kPluginType = "sluice-cni";
 inline constexpr std::string_view kDefaultApiSocket = "/var/run/sluice/sluice.sock";
 inline constexpr std::string_view kDefaultSocketDir = "/var/run/sluice/vhost";
+// perPodSockets: the emptyDir volume a pod declares for its sockets, and
+// where its containers mount it (pod_socket_volume.h).
+inline constexpr std::string_view kDefaultSocketVolume = "sluice-sockets";
+inline constexpr std::string_view kDefaultPodSocketDir = "/var/run/sluice";
 // Per-network attachment records (see attachment_store.h); under /var/lib/cni
 // beside libcni's own cache.
 inline constexpr std::string_view kDefaultDataDir = "/var/lib/cni/sluice";
@@ -89,6 +93,19 @@ struct NetConf {
   // Host directory the pods mount; must equal sluiced's --socket-dir.
   std::string socket_dir{kDefaultSocketDir};
   std::string data_dir{kDefaultDataDir};
+  // vhost-user only. true: each pod's sockets go to its own emptyDir volume
+  // `socket_volume`, mounted in the pod at `pod_socket_dir`, through a link
+  // under socket_dir (pod_socket_volume.h); used when the runtime passes
+  // K8S_POD_UID, else the sockets go below socket_dir as with false. false:
+  // below socket_dir, which the pods mount.
+  bool per_pod_sockets = false;
+  std::string socket_volume{kDefaultSocketVolume};  // a Kubernetes volume name
+  std::string pod_socket_dir{kDefaultPodSocketDir};  // normalised absolute path
+  // The group that non-root pods share with the socket (server mode: the
+  // socket sluiced makes is set to it, mode 0660) and, without per-pod
+  // sockets, with the per-pod directory (mode 02770, so the application in
+  // client mode may create its socket there). Unset: root's, as made.
+  std::optional<uint32_t> socket_group;
   std::optional<uint32_t> mtu;  // reported to the pod (1.1 interface "mtu")
   uint16_t vlan = 0;            // 0 = untagged
   std::optional<IpamConfig> ipam;

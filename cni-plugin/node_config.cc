@@ -55,7 +55,8 @@ absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_vi
   static constexpr DirKey kDirs[] = {{"deviceInfoDir", &NodeConfig::device_info_dir},
                                      {"logDir", &NodeConfig::log_dir},
                                      {"dataDirRoot", &NodeConfig::data_dir_root},
-                                     {"socketDirRoot", &NodeConfig::socket_dir_root}};
+                                     {"socketDirRoot", &NodeConfig::socket_dir_root},
+                                     {"kubeletDir", &NodeConfig::kubelet_dir}};
   struct BoolKey {
     std::string_view key;
     bool NodeConfig::*field;

@@ -35,6 +35,12 @@ struct NodeConfig {
   // per-pod socket directories there (and the socketDir itself if missing)
   // and DEL removes them, so a network config must not point them elsewhere.
   std::string socket_dir_root{"/var/run/sluice"};
+  // The kubelet's root directory (its --root-dir): a network config with
+  // perPodSockets links a pod's socket directory to that pod's emptyDir
+  // below it, and sluiced (as root) then makes, unlinks or connects to the
+  // socket there. Only the node's administrator names it: from a network
+  // config it would point that link, and sluiced, at any host directory.
+  std::string kubelet_dir{"/var/lib/kubelet"};
   // Whether a network config may ask for a VF with trust on (the VF may then
   // change its own MAC, enter promiscuous mode) or with spoof checking off
   // (it may send with any source MAC). Both widen what a pod can do on the

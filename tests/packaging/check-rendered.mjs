@@ -26,6 +26,7 @@ const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
   'state-dir']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
+  'perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup',
   'mtu', 'vlan', 'trust', 'spoofchk', 'ipam', 'capabilities']);
 
 let passed = 0, failed = 0;
@@ -83,6 +84,10 @@ check('host paths: run dir, vhost sockets, /sys, /var/run/netns (HostToContainer
   assert.equal(hostPathOf(sluiced, '/var/run/netns'), '/var/run/netns');
   assert.equal(sluiced.volumeMounts.find((m) => m.mountPath === '/var/run/netns').mountPropagation, 'HostToContainer');
   assert.ok(def['api-socket'].startsWith('/var/run/sluice/'), 'API socket lives in the shared run dir');
+  // The links in the socket directory point into the pods' emptyDirs, at the
+  // same path as on the host; a Memory emptyDir is a mount made after sluiced starts.
+  assert.equal(hostPathOf(sluiced, '/var/lib/kubelet/pods'), '/var/lib/kubelet/pods');
+  assert.equal(sluiced.volumeMounts.find((m) => m.mountPath === '/var/lib/kubelet/pods').mountPropagation, 'HostToContainer');
 });
 
 check('install-cni copies sluice-cni into the host CNI bin dir, atomically', () => {
@@ -110,7 +115,7 @@ check('install-cni writes sluice-cni\'s node config to the host\'s /etc/sluice/c
 
 check('sluice-cni\'s node config: the plugin\'s keys only, socketDirRoot is sluiced\'s socket dir, and it allows what the chart\'s SR-IOV network asks for', () => {
   const node = JSON.parse(cm.data['cni.json']);
-  const kNodeKeys = ['deviceInfoDir', 'logDir', 'dataDirRoot', 'socketDirRoot', 'allowVfTrust', 'allowVfSpoofchkOff'];
+  const kNodeKeys = ['deviceInfoDir', 'logDir', 'dataDirRoot', 'socketDirRoot', 'kubeletDir', 'allowVfTrust', 'allowVfSpoofchkOff'];
   for (const k of Object.keys(node)) assert.ok(kNodeKeys.includes(k), `unknown node config key ${k}`);
   assert.equal(node.socketDirRoot, def['socket-dir']);
   assert.equal(typeof node.allowVfTrust, 'boolean');
@@ -152,7 +157,14 @@ check('network attachments: vhost-user and SR-IOV, configs of type sluice-cni', 
   // sluiced is the vhost-user client unless the values choose server: it
   // reconnects to the pods' sockets after a restart, a server's pods do not.
   assert.equal(vhost.vhostMode, profile === 'server-mode' ? 'server' : 'client');
+  // Each pod's sockets in an emptyDir of its own, not in the host's directory.
+  assert.equal(vhost.perPodSockets, true);
+  assert.equal(vhost.socketVolume, 'sluice-sockets');
+  assert.equal(vhost.podSocketDir, '/var/run/sluice');
   assert.equal(cniConfs['cni-sluice-sriov.conf'].interfaceType, 'sriov');
+  for (const k of ['perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup']) {
+    assert.ok(!(k in cniConfs['cni-sluice-sriov.conf']), `no ${k} on the SR-IOV network`);
+  }
   for (const n of nads) {
     if (n.spec.config) assert.deepEqual(JSON.parse(n.spec.config), cniConfs[`cni-${n.metadata.name}.conf`], `${n.metadata.name}: config equals the node copy`);
   }
@@ -164,8 +176,11 @@ check('example DPDK pod: a helm test on the vhost-user network, reading its devi
   assert.equal(ex.metadata.annotations['k8s.v1.cni.cncf.io/networks'], `${ds.metadata.namespace}/sluice-vhost`);
   const c = ex.spec.containers[0];
   const exVolumes = Object.fromEntries(ex.spec.volumes.map((v) => [v.name, v]));
-  const sock = c.volumeMounts.find((m) => m.mountPath === def['socket-dir']);
-  assert.equal(exVolumes[sock.name].hostPath.path, def['socket-dir'], 'socket dir at the host path');
+  const vhost = cniConfs['cni-sluice-vhost.conf'];
+  const sock = c.volumeMounts.find((m) => m.mountPath === vhost.podSocketDir);
+  assert.equal(sock?.name, vhost.socketVolume, 'the network\'s socket volume at its podSocketDir');
+  assert.deepEqual(exVolumes[sock.name], { name: vhost.socketVolume, emptyDir: {} }, 'an emptyDir, no host path');
+  assert.ok(!ex.spec.volumes.some((v) => v.hostPath), 'no hostPath volume at all');
   const info = c.volumeMounts.find((m) => m.mountPath === '/etc/podnetinfo');
   assert.equal(exVolumes[info.name].downwardAPI.items[0].fieldRef.fieldPath, 'metadata.annotations');
 });

@@ -7,6 +7,7 @@
 #   bad-value EXPECTED ARGS  helm template ARGS must fail and print EXPECTED
 #   validator-selftest       the validator rejects known-bad manifests
 #   scripts                  the chart's init and example-pod scripts, run here
+#   pod-security [HELM-ARGS...]  the example pod and its network pass Pod Security "baseline"
 #   manifests                committed manifests/ match the chart and validate
 #   dockerfile               the Dockerfile builds the way CI does
 #   notes                    NOTES.txt tells how to reach sluicectl
@@ -77,6 +78,12 @@ case $case in
     "${template[@]}" -f "$chart/ci/production-values.yaml" >"$tmp/production.yaml"
     "${template[@]}" -f "$chart/ci/node-lookup-values.yaml" >"$tmp/node-lookup.yaml"
     node "$here/check-scripts.mjs" "$tmp/production.yaml" "$tmp/node-lookup.yaml" "$tmp/default.yaml"
+    ;;
+  pod-security)
+    # The workload pods the chart renders (helm test's example pod) and the
+    # networks they use, as rendered by the values given.
+    "${template[@]}" "$@" >"$tmp/rendered.yaml"
+    node "$here/check-pod-security.mjs" "$tmp/rendered.yaml"
     ;;
   manifests)
     bash "$root/scripts/render-manifests.sh" --check

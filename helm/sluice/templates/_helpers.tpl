@@ -142,6 +142,14 @@ or pciID (sriov) and mtu for Multus to pass on.
 {{- if eq .interfaceType "vhost-user" -}}
 {{- $_ := set $c "vhostMode" $v.vhostUser.mode -}}
 {{- $_ := set $c "socketDir" $v.vhostUser.socketDir -}}
+{{- $_ := set $c "perPodSockets" $v.vhostUser.perPodSockets -}}
+{{- if $v.vhostUser.perPodSockets -}}
+{{- $_ := set $c "socketVolume" $v.vhostUser.socketVolume -}}
+{{- $_ := set $c "podSocketDir" $v.vhostUser.podSocketDir -}}
+{{- end -}}
+{{- if not (kindIs "invalid" $v.vhostUser.socketGroup) -}}
+{{- $_ := set $c "socketGroup" (int64 $v.vhostUser.socketGroup) -}}
+{{- end -}}
 {{- else -}}
 {{- $_ := set $c "trust" $v.networks.sriov.trust -}}
 {{- $_ := set $c "spoofchk" $v.networks.sriov.spoofchk -}}
@@ -167,6 +175,11 @@ it anyway, and the plugin then makes and removes pod directories nowhere else.
 {{- end -}}
 {{- end -}}
 {{- toJson $n -}}
+{{- end -}}
+
+{{/* The kubelet's root directory: sluice-cni links pods' socket emptyDirs below it, sluiced follows the links. */}}
+{{- define "sluice.kubeletDir" -}}
+{{- .Values.cni.nodePolicy.kubeletDir | default "/var/lib/kubelet" -}}
 {{- end -}}
 
 {{/* The enabled networks as a list of dicts: name, interfaceType. */}}
