@@ -148,3 +148,27 @@ assert_jq() {
     fail "$what ($expr)"
   }
 }
+
+# Writes a pcap of 32 64-byte UDP frames (60 bytes without the FCS) from
+# 10.250.0.10 to 10.250.0.11, from MAC $3 to MAC $2 (the gateway's, as a
+# pod's IP stack addresses them), UDP source ports 1000..1031. Built as hex
+# and turned into bytes by xxd.
+write_udp_pcap() {  # file gateway-mac source-mac
+  local i sum src dst gw=${2//:/} mac=${3//:/}
+  le32() { printf '%02x%02x%02x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+  src=$(printf '%02x' 10 250 0 10)
+  dst=$(printf '%02x' 10 250 0 11)
+  # IPv4 header checksum: one's complement of the one's-complement sum of
+  # the header's 16-bit words.
+  sum=$((0x4500 + 46 + 0x4011 + 0x0afa + 0x000a + 0x0afa + 0x000b))
+  sum=$(((sum & 0xffff) + (sum >> 16)))
+  sum=$(((sum & 0xffff) + (sum >> 16)))
+  {
+    echo "$(le32 0xa1b2c3d4)02000400$(le32 0)$(le32 0)$(le32 65535)$(le32 1)"
+    for ((i = 0; i < 32; i++)); do
+      echo "$(le32 0)$(le32 0)$(le32 60)$(le32 60)${gw}${mac}0800"
+      printf '4500%04x000000004011%04x%s%s' 46 $((~sum & 0xffff)) "$src" "$dst"
+      printf '%04x%04x%04x0000%036d\n' $((1000 + i)) 2000 26 0
+    done
+  } | xxd -r -p >"$1"
+}
