@@ -29,15 +29,22 @@ using nlohmann::json;
 constexpr const char* kUid = "0f4e2b8a-6c1d-4e3f-9a7b-5d2c8e1f0a93";
 constexpr const char* kOtherUid = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
 
-void makeSocketFile(const fs::path& path) {
+// Leaves a unix socket file `name` in `dir` (what sluiced or the pod's
+// application leaves there). Bound by a name relative to `dir`: the
+// emptyDir's own path is longer than a socket address holds, which is why
+// the plugin links to it.
+void makeSocketIn(const fs::path& dir, const std::string& name) {
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir);
   const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  ASSERT_LT(path.string().size(), sizeof addr.sun_path);
-  std::strcpy(addr.sun_path, path.c_str());
-  ASSERT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
-  close(fd);
+  std::strcpy(addr.sun_path, name.c_str());
+  const int rc = fd < 0 ? -1 : bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  const int err = errno;
+  if (fd >= 0) close(fd);
+  fs::current_path(cwd);
+  ASSERT_EQ(rc, 0) << std::strerror(err);
 }
 
 TEST(PodSocketVolumeTest, PodUidsAreUuidsOrStaticPodHashesOnly) {
@@ -58,8 +65,8 @@ TEST(PodSocketVolumeTest, VolumeNamesAreKubernetesLabelsOnly) {
   EXPECT_TRUE(validateVolumeName("sluice-sockets").ok());
   EXPECT_TRUE(validateVolumeName("a").ok());
   EXPECT_TRUE(validateVolumeName(std::string(63, 'v')).ok());
-  for (const std::string bad : {"", ".", "..", "a/b", "../x", "-a", "a-", "Sockets", "a_b", "a.b", "a b",
-                                std::string(64, 'v'), std::string("a\0b", 3)}) {
+  for (const std::string& bad : std::vector<std::string>{"", ".", "..", "a/b", "../x", "-a", "a-", "Sockets", "a_b",
+                                                         "a.b", "a b", std::string(64, 'v'), std::string("a\0b", 3)}) {
     EXPECT_FALSE(validateVolumeName(bad).ok()) << bad;
   }
 }
@@ -84,7 +91,8 @@ TEST(PodSocketVolumeTest, LinkNamesAreShortPerAttachmentAndSafe) {
   EXPECT_NE(a, b) << "each attachment has its own link";
   EXPECT_NE(a, socketSubdir(kContainerId)) << "never the name of a pod directory without perPodSockets";
   EXPECT_EQ(a.substr(0, 12), std::string(kContainerId).substr(0, 12));
-  for (const std::string& n : {a, b, podSocketLinkName("../..", "x/y"), podSocketLinkName("a.b.c", "..")}) {
+  for (const std::string& n :
+       std::vector<std::string>{a, b, podSocketLinkName("../..", "x/y"), podSocketLinkName("a.b.c", "..")}) {
     EXPECT_LE(n.size(), 21u) << n;
     EXPECT_EQ(n.find('/'), std::string::npos) << n;
     EXPECT_NE(n, "..");
@@ -94,9 +102,9 @@ TEST(PodSocketVolumeTest, LinkNamesAreShortPerAttachmentAndSafe) {
 TEST(PodSocketVolumeTest, PodSidePathFitsAUnixSocketAddress) {
   EXPECT_EQ(*podSideSocketPath("/var/run/sluice", "net1"), "/var/run/sluice/net1.sock");
   EXPECT_EQ(*podSideSocketPath("/var/run/sluice/", "net@1"), "/var/run/sluice/net%401.sock");
-  const std::string long_dir = "/" + std::string(96, 'd');  // + "/net1.sock" = 107 bytes: too long with the NUL
-  EXPECT_FALSE(podSideSocketPath(long_dir, "net1").ok());
-  EXPECT_TRUE(podSideSocketPath("/" + std::string(95, 'd'), "net1").ok());
+  // "/" + 97 + "/net1.sock" = 108 bytes: no room left for the NUL.
+  EXPECT_FALSE(podSideSocketPath("/" + std::string(97, 'd'), "net1").ok());
+  EXPECT_TRUE(podSideSocketPath("/" + std::string(96, 'd'), "net1").ok());
 }
 
 TEST(PodSocketVolumeTest, NetworkConfigKeysAreTypedAndVhostUserOnly) {
@@ -215,8 +223,10 @@ TEST_F(PodSocketsTest, AddLinksAShortNameToThePodsEmptyDirAndReportsThePodsPath)
   RunResult checked = run(podEnv("CHECK"), check);
   EXPECT_EQ(checked.rc, 0) << checked.stdout_text;
 
-  // DEL removes the link, never the pod's emptyDir or what is in it.
-  makeSocketFile(volume / "net1.sock");
+  // DEL removes the link, never the pod's emptyDir or what is in it. The
+  // application's socket, made as sluiced reaches it: by the short path.
+  makeSocketIn(link(), "net1.sock");
+  EXPECT_TRUE(fs::is_socket(volume / "net1.sock"));
   RunResult del = run(podEnv("DEL"), podConf());
   EXPECT_EQ(del.rc, 0) << del.stdout_text;
   EXPECT_FALSE(fs::exists(fs::symlink_status(link())));
@@ -227,7 +237,7 @@ TEST_F(PodSocketsTest, AddLinksAShortNameToThePodsEmptyDirAndReportsThePodsPath)
 TEST_F(PodSocketsTest, ServerModeTellsThePodToConnectAndSetsTheSocketsGroup) {
   const fs::path volume = makeEmptyDir();
   // What sluiced (the fake does not) makes before AddPort returns.
-  makeSocketFile(volume / "net1.sock");
+  makeSocketIn(volume, "net1.sock");
   ASSERT_EQ(chmod((volume / "net1.sock").c_str(), 0755), 0);
   json c = podConf("server");
   c["socketGroup"] = 2345;
