@@ -17,6 +17,8 @@
 #     (dpdk-testpmd in each pod's namespaces, virtio_user server=1 on the
 #     in-pod path; sluiced connects through the link), counted by sluiced on
 #     both ports and by pod B's testpmd;
+#   - a restarted sluiced restores both ports on the same paths and connects
+#     to the pods again;
 #   - DEL removes the link and the port, and leaves the pod's emptyDir alone.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init
@@ -201,6 +203,28 @@ note "pod B's testpmd: RX-packets $rx_tp_b"
 ((${rx_tp_b:-0} > 0)) || fail "pod B's application received nothing: $(tail -20 "$work/testpmd-b.log")"
 tp b stop
 
+# --- sluiced killed and restarted: its checkpoint brings both ports back on
+# the same short paths, through the links (they live in socketDir on the
+# host), and it connects to the pods' sockets again. testpmd, as a vhost-user
+# server, accepts the new connection once it has seen the link go down: asking
+# it for the port's info reads the link status.
+kill -KILL "$sluiced_pid"
+wait "$sluiced_pid" 2>/dev/null || true
+start_sluiced 10.250.0.0/24
+for p in a b; do
+  ns="ns_$p" sock="sock_$p" link="link_$p"
+  port=$(port_of "$(cnitool_container_id "${!ns}")" net1)
+  [[ -n $port ]] || fail "pod $p: port not restored: $(ctl ports; tail -20 "$work/sluiced.log")"
+  assert_jq "$port" ".socket_path == \"${!sock}\"" "pod $p: restored on the same socket path"
+  [[ -L ${!link} ]] || fail "pod $p: link gone after the restart"
+done
+reconnected() {
+  tp a "show port info all"
+  tp b "show port info all"
+  both_links_up
+}
+wait_until 60 reconnected || fail "sluiced did not reconnect to the pods after its restart: $(ctl ports)"
+
 # --- DEL removes the link (not the pod's volume) and the port
 tp a quit
 tp b quit
@@ -208,7 +232,7 @@ out=$(del_pod a 2>&1) || fail "cnitool del (pod A) failed: $out"
 out=$(del_pod b 2>&1) || fail "cnitool del (pod B) failed: $out"
 for p in a b; do
   link="link_$p" vol="vol_$p"
-  [[ ! -e $(dirname "${!link}")/$(basename "${!link}") && ! -L ${!link} ]] || fail "pod $p: link ${!link} left after DEL"
+  [[ ! -L ${!link} && ! -e ${!link} ]] || fail "pod $p: link ${!link} left after DEL"
   [[ -d ${!vol} ]] || fail "pod $p: DEL removed the pod's emptyDir (the kubelet's to remove)"
 done
 [[ $(port_count) == 0 ]] || fail "ports left after DEL: $(ctl ports)"
