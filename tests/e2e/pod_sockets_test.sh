@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Per-pod vhost-user sockets (perPodSockets) end to end: cnitool with
 # CNI_ARGS K8S_POD_UID against the real sluiced, on a simulated kubelet
-# layout. Each "pod" is a network namespace plus a mount namespace of its own
+# layout (cniVersion 1.0.0, which Debian's libcni speaks). Each "pod" is a network namespace plus a mount namespace of its own
 # in which, as a kubelet and runtime would arrange, the pod's emptyDir
 # (<kubeletDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/sluice-sockets)
 # is mounted at the in-pod path /var/run/sluice, /run is the pod's own and
@@ -9,7 +9,7 @@
 # hidden. Asserted:
 #   - ADD links a short name under socketDir to the pod's emptyDir: sluiced's
 #     socket path fits sun_path while the emptyDir's own would not; the
-#     result and the device-info give the pod's path and its side (server);
+#     device-info gives the pod's path and its side (server);
 #   - each pod's mount namespace holds its own socket and no other; from pod B
 #     neither pod A's socket nor its host path nor the link is reachable, and
 #     connecting to any of them fails;
@@ -33,7 +33,9 @@ pod_dir=/var/run/sluice  # podSocketDir's default
 
 start_sluiced 10.250.0.0/24
 net=se2e-podsock-$id
-write_netconf "$net" 1.1.0 10.250.0.10 10.250.0.11
+# 1.0.0: Debian's libcni (cnitool) stops there; the 1.1.0 result's socketPath
+# is the unit tests' (tests/cni/pod_sockets_test.cc), the device-info is here.
+write_netconf "$net" 1.0.0 10.250.0.10 10.250.0.11
 jq '.plugins[0].perPodSockets = true | .plugins[0].capabilities = {CNIDeviceInfoFile: true}' \
   "$NETCONFPATH/$net.conflist" >"$work/conf.tmp"
 mv "$work/conf.tmp" "$NETCONFPATH/$net.conflist"
@@ -117,7 +119,7 @@ for p in a b; do
   ((${#sock} <= 107)) || fail "pod $p: sluiced's socket path ${#sock} bytes long"
   long="${!vol}/net1.sock"
   ((${#long} > 107)) || fail "the test's emptyDir path ($long) should not fit sun_path, or it proves nothing"
-  assert_jq "${!res}" ".interfaces[0].socketPath == \"$pod_dir/net1.sock\"" "pod $p: result gives the in-pod path"
+  assert_jq "${!res}" '.interfaces[0].name == "net1"' "pod $p: result names the interface"
   info=$(cat "$work/devinfo/$cid-net1.json")
   assert_jq "$info" ".\"vhost-user\".path == \"$pod_dir/net1.sock\" and .\"vhost-user\".mode == \"server\"" \
     "pod $p: device-info gives the in-pod path and that the pod listens"
