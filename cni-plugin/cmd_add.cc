@@ -1,5 +1,6 @@
-// ADD: IPAM address → attachment record → per-pod socket directory →
-// sluiced port → device-info file → result. All or nothing: each step pushes
+// ADD: IPAM address → attachment record → per-pod socket directory (or,
+// with perPodSockets, the link to the pod's emptyDir) → sluiced port →
+// socket group → device-info file → result. All or nothing: each step pushes
 // its undo onto an UndoStack that is dismissed only once the result is built.
 // One exception, for the address: when the port's undo cannot confirm that
 // sluiced has no port (it timed out, or sluiced went away), the address is
