@@ -176,6 +176,7 @@ int run(int argc, char** argv) {
     ctx.gate.tsc_hz = rte_get_tsc_hz();
     ctx.gate.rate_per_sec = config->upcall_rate;
     ctx.gate.burst = config->upcall_burst;
+    ctx.mailbox.max_sleep_us.store(config->pmd_max_sleep_us, std::memory_order_relaxed);
   }
   std::vector<PmdContext*> pmd_contexts;
   for (auto& ctx : contexts) pmd_contexts.push_back(ctx.get());

@@ -27,7 +27,7 @@ std::string formatStats(const v1::GetStatsResponse& s) {
   std::string out = fmt("Statistics over the last %.1f s (tx-flush-interval %u us)\n", s.seconds_since_clear(),
                         s.tx_flush_interval_us());
   for (const v1::PmdStats& p : s.pmds()) {
-    uint64_t total = p.busy_cycles() + p.idle_cycles();
+    uint64_t total = p.busy_cycles() + p.idle_cycles() + p.sleep_cycles();
     double seconds = s.tsc_hz() ? static_cast<double>(total) / static_cast<double>(s.tsc_hz()) : 0;
     out += fmt("\nPMD %u (lcore %u)\n", p.index(), p.lcore());
     out += fmt("  packets received:       %14llu  (%.3f Mpps)\n", static_cast<unsigned long long>(p.packets()),
@@ -35,6 +35,10 @@ std::string formatStats(const v1::GetStatsResponse& s) {
     out += fmt("  cycles per packet:      %14.1f  (busy cycles / packets)\n", ratio(p.busy_cycles(), p.packets()));
     out += fmt("  busy cycles:            %14llu  (%.1f %% of %llu)\n", static_cast<unsigned long long>(p.busy_cycles()),
                100.0 * ratio(p.busy_cycles(), total), static_cast<unsigned long long>(total));
+    if (p.sleeps() != 0)
+      out += fmt("  asleep:                 %14llu  (%.1f %% of cycles, %llu sleeps)\n",
+                 static_cast<unsigned long long>(p.sleep_cycles()), 100.0 * ratio(p.sleep_cycles(), total),
+                 static_cast<unsigned long long>(p.sleeps()));
     out += fmt("  rx bursts:              %14llu  (%.1f packets/burst)\n", static_cast<unsigned long long>(p.rx_bursts()),
                ratio(p.packets(), p.rx_bursts()));
     out += fmt("  output batches:         %14llu  (%.1f packets/batch)\n",

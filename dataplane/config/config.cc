@@ -91,6 +91,10 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto v = number(1'000'000);  // 1 s: anything longer is surely a unit mistake
     if (!v.ok()) return v.status();
     c.tx_flush_interval_us = static_cast<uint32_t>(*v);
+  } else if (key == "pmd-max-sleep-us") {
+    auto v = number(kPmdMaxSleepLimitUs);
+    if (!v.ok()) return v.status();
+    c.pmd_max_sleep_us = static_cast<uint32_t>(*v);
   } else if (key == "max-ports") {
     auto v = number(kMaxPorts, 1);
     if (!v.ok()) return v.status();

@@ -24,6 +24,11 @@ inline constexpr uint16_t kBurstSize = 32;
 // per-PMD counter blocks stay small).
 inline constexpr size_t kMaxPmds = 16;
 
+// The longest a PMD may sleep while its queues run light (pmd-max-sleep-us):
+// 10 ms, past which an idle PMD saves nothing measurable but the first
+// packets after a quiet spell wait longer than a retransmission timer cares for.
+inline constexpr uint32_t kPmdMaxSleepLimitUs = 10'000;
+
 // "No port": marks an empty slot in port-number-indexed arrays.
 inline constexpr uint16_t kInvalidPort = 0xffff;
 

@@ -11,10 +11,14 @@ OverlayTables::OverlayTables(std::vector<Tunnel> tunnels, std::vector<RemoteRout
   std::stable_sort(routes_.begin(), routes_.end(), [](const RemoteRoute& a, const RemoteRoute& b) {
     return std::popcount(a.mask_be) > std::popcount(b.mask_be);
   });
-  for (size_t t = 0; t < tunnels_.size() && t < kMaxTunnels; ++t) {
+  if (tunnels_.size() > kMaxTunnels) tunnels_.resize(kMaxTunnels);
+  const size_t slots = std::bit_ceil(std::max<size_t>(16, 2 * tunnels_.size()));
+  vtep_slots_.assign(slots, VtepSlot{});
+  vtep_slot_mask_ = static_cast<uint32_t>(slots - 1);
+  for (size_t t = 0; t < tunnels_.size(); ++t) {
     if (tunnels_[t].vtep_be == 0) continue;  // a free tunnel index
     uint32_t i = slotFor(tunnels_[t].vtep_be);
-    while (vtep_slots_[i].tunnel != kNoTunnel) i = (i + 1) & kVtepSlotMask;
+    while (vtep_slots_[i].tunnel != kNoTunnel) i = (i + 1) & vtep_slot_mask_;
     vtep_slots_[i] = {tunnels_[t].vtep_be, static_cast<uint16_t>(t)};
   }
 }

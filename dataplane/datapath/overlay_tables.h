@@ -13,8 +13,11 @@
 
 namespace sluice::vxlan {
 
-// Remote nodes (tunnels) a node can have: sizes the per-PMD tunnel counters.
-inline constexpr uint16_t kMaxTunnels = 64;
+// Remote nodes (tunnels) a node can have: sizes the per-PMD tunnel counters
+// (32 bytes a tunnel, 256 KiB per PMD) and control's tunnel indices. Above
+// the 5,000 nodes a Kubernetes cluster is tested up to; the tables a PMD
+// reads grow with the nodes there are, not with this.
+inline constexpr uint16_t kMaxTunnels = 8192;
 inline constexpr uint16_t kNoTunnel = 0xffff;
 
 struct RemoteRoute {
@@ -59,7 +62,7 @@ class OverlayTables {
       const VtepSlot& s = vtep_slots_[i];
       if (s.tunnel == kNoTunnel) return kNoTunnel;
       if (s.vtep_be == vtep_be) return s.tunnel;
-      i = (i + 1) & kVtepSlotMask;
+      i = (i + 1) & vtep_slot_mask_;
     }
   }
   const EncapTemplate& tunnel(uint16_t id) const { return tunnels_[id].tmpl; }
@@ -70,15 +73,17 @@ class OverlayTables {
     uint32_t vtep_be = 0;
     uint16_t tunnel = kNoTunnel;
   };
-  static constexpr uint32_t kVtepSlots = 2 * kMaxTunnels;
-  static constexpr uint32_t kVtepSlotMask = kVtepSlots - 1;
-  static uint32_t slotFor(uint32_t ip_be) {
-    return static_cast<uint32_t>((uint64_t{ip_be} * 0x9E3779B97F4A7C15ull) >> 32) & kVtepSlotMask;
+  uint32_t slotFor(uint32_t ip_be) const {
+    return static_cast<uint32_t>((uint64_t{ip_be} * 0x9E3779B97F4A7C15ull) >> 32) & vtep_slot_mask_;
   }
 
   std::vector<Tunnel> tunnels_;
   std::vector<RemoteRoute> routes_;
-  VtepSlot vtep_slots_[kVtepSlots];
+  // Sized for the tunnels there are (a power of two, at least twice their
+  // count, so a probe ends at an empty slot soon): a node with a few peers
+  // keeps its VTEP lookups in a cache line or two.
+  std::vector<VtepSlot> vtep_slots_;
+  uint32_t vtep_slot_mask_ = 0;
 };
 
 }  // namespace sluice::vxlan

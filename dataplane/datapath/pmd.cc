@@ -2,9 +2,11 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 #include "common/thread_sanitizer.h"
 #include "dataplane/datapath/l3_forward.h"
@@ -51,6 +53,10 @@ void Pmd::run() {
   // `running`): otherwise control could see us not running while we read a
   // stale snapshot pointer (the store→load pattern needs a full fence).
   mailbox_.running.store(true, std::memory_order_seq_cst);
+  // The kernel may end a sleep up to the thread's timer slack late (50 µs by
+  // default), which would turn the short sleeps of restWhileLight into long
+  // ones; 1 ns keeps them as asked.
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   rte_mbuf* pkts[kBurstSize];
   // One TSC read per iteration: it ends one iteration and starts the next,
   // and it is the time stamp of every packet received in the next (batching,
@@ -66,14 +72,16 @@ void Pmd::run() {
       mailbox_.classifier_acked.store(c, std::memory_order_release);
     }
     if (snap_ == nullptr) {
-      now = rte_rdtsc();
+      now = restWhileLight(rte_rdtsc());
       continue;
     }
 
     const uint64_t start = now;
     uint32_t received = 0;
+    bool light = true;  // every queue returned under half a burst
     for (const RxQueueRef& rxq : snap_->rx_queues) {
       uint16_t n = rte_eth_rx_burst(rxq.dpdk_port, rxq.queue, pkts, kBurstSize);
+      light &= n < kBurstSize / 2;
       if (n == 0) continue;
       received += n;
       processBurst(rxq.port_no, pkts, n, start);
@@ -88,9 +96,30 @@ void Pmd::run() {
     } else {
       counters_.idle_cycles.add(now - start);
     }
+    if (light) {
+      now = restWhileLight(now);
+    } else {
+      sleep_us_ = 0;
+    }
   }
   flushAll();
   mailbox_.running.store(false, std::memory_order_release);
+}
+
+uint64_t Pmd::restWhileLight(uint64_t now) {
+  const uint32_t max_us = mailbox_.max_sleep_us.load(std::memory_order_relaxed);
+  if (max_us == 0) return now;
+  // A little longer each light iteration in a row: a brief lull costs a
+  // few µs of latency, a quiet spell gives the core back almost entirely.
+  sleep_us_ = std::min(sleep_us_ + 1, max_us);
+  // Nothing waits out a sleep in an output batch.
+  flushAll();
+  const timespec length{0, static_cast<long>(sleep_us_) * 1000};
+  ::nanosleep(&length, nullptr);
+  const uint64_t woke = rte_rdtsc();
+  counters_.sleep_cycles.add(woke - now);
+  counters_.sleeps.inc();
+  return woke;
 }
 
 void Pmd::pickUpSnapshot() {

@@ -3,7 +3,8 @@
 // Runs on one dedicated lcore; everything it touches is either its own (this
 // object, its counters, its flow caches) or an immutable snapshot (see
 // pmd_snapshot.h). No heap, locks (except a shared tx queue's, see
-// TxPortSlot), exceptions or syscalls.
+// TxPortSlot), exceptions or syscalls (except the sleep of a PMD whose
+// queues run light, when pmd-max-sleep-us allows one).
 //
 // The pipeline, per rx burst (each stage a function over the burst that
 // writes one next-step per packet):
@@ -67,6 +68,11 @@ class Pmd {
     rte_mbuf* pkts[kBurstSize];
   };
 
+  // After an iteration whose queues all ran light: sleeps a little longer
+  // than after the previous one, up to the mailbox's max_sleep_us (Open
+  // vSwitch's pmd-maxsleep), flushing the output batches first; returns the
+  // TSC on waking (`now` unchanged when sleeping is off).
+  uint64_t restWhileLight(uint64_t now);
   void pickUpSnapshot();
   void processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
   // The stages of a burst. Extraction groups consecutive packets with one
@@ -114,6 +120,7 @@ class Pmd {
   const offload::MarkTable* marks_;
   uint32_t pmd_index_;
   const PmdSnapshot* snap_ = nullptr;
+  uint32_t sleep_us_ = 0;  // length of the last sleep; 0 after a full burst
   const flow::Classifier* classifier_ = nullptr;
   // The tier counters already copied into counters_ (FlowLookup keeps running
   // totals; the PMD publishes their growth once per burst).

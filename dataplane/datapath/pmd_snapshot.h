@@ -92,6 +92,10 @@ struct PmdMailbox {
   std::atomic<const flow::Classifier*> classifier_acked{nullptr};
   alignas(64) std::atomic<bool> stop{false};
   std::atomic<bool> running{false};
+  // The longest the PMD may sleep while its queues run light, in µs (0:
+  // never). Control may change it at any time; the PMD reads it (relaxed)
+  // only in iterations that may sleep.
+  std::atomic<uint32_t> max_sleep_us{0};
 };
 
 }  // namespace sluice

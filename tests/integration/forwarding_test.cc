@@ -102,6 +102,51 @@ TEST_F(TwoPodsTest, PacketsArriveRewrittenAndCountersMoveByExactlyTheNumberSent)
   EXPECT_EQ(portStats(s, port_b_)->tx_dropped(), 0u);
   for (const v1::DropCounter& d : s.drops()) EXPECT_EQ(d.packets(), 0u) << d.reason();
   EXPECT_GT(s.pmds(0).busy_cycles(), 0u);
+  // pmd-max-sleep-us is 0 by default: the PMD busy-polls, never sleeps.
+  EXPECT_EQ(s.pmds(0).sleeps(), 0u);
+  EXPECT_EQ(s.pmds(0).sleep_cycles(), 0u);
+}
+
+// A PMD allowed to sleep while its queues run light.
+class SleepingPmdTest : public TwoPodsTest {
+ protected:
+  void SetUp() override {
+    SluicedOptions o;
+    o.extra_flags = {"--pmd-max-sleep-us", "500"};
+    startNode(o);
+  }
+};
+
+TEST_F(SleepingPmdTest, AQuietPmdSleepsAndStillForwardsEveryPacketWhenTrafficReturns) {
+  // Quiet node (links up, no traffic): the PMD sleeps.
+  uint64_t sleeps = 0;
+  for (int i = 0; i < 2000 && sleeps == 0; ++i) {
+    sleeps = node_->stats().pmds(0).sleeps();
+    if (sleeps == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GT(sleeps, 0u) << node_->log();
+  // Traffic after the quiet spell: every packet arrives, rewritten and in order.
+  constexpr size_t kCount = 1000;
+  std::vector<Frame> sent = aToB(kCount);
+  std::vector<Frame> got;
+  for (size_t at = 0; at < kCount; at += 250) {
+    std::vector<Frame> round(sent.begin() + static_cast<long>(at), sent.begin() + static_cast<long>(at + 250));
+    ASSERT_EQ(pod_a_->send(round), round.size());
+    std::vector<Frame> part = pod_b_->receive(round.size());
+    ASSERT_EQ(part.size(), round.size()) << node_->stats().DebugString();
+    got.insert(got.end(), part.begin(), part.end());
+  }
+  for (size_t i = 0; i < kCount; ++i) {
+    EXPECT_EQ(udpSequence(got[i]), i);
+    EXPECT_EQ(ipv4Ttl(got[i]), 63);
+    ASSERT_TRUE(std::equal(got[i].begin() + 26, got[i].end(), sent[i].begin() + 26)) << i;
+  }
+  v1::GetStatsResponse s = node_->stats();
+  EXPECT_EQ(s.pmds(0).packets(), kCount);
+  EXPECT_EQ(portStats(s, port_b_)->tx_packets(), kCount);
+  EXPECT_EQ(portStats(s, port_b_)->tx_dropped(), 0u);
+  EXPECT_GT(s.pmds(0).sleep_cycles(), 0u);
+  EXPECT_GE(s.pmds(0).sleeps(), sleeps);
 }
 
 TEST_F(TwoPodsTest, ArpForTheGatewayIsAnswered) {

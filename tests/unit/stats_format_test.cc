@@ -43,6 +43,23 @@ TEST(StatsFormatTest, ZeroPacketsDoNotDivideByZero) {
   EXPECT_NE(text.find("(no ports)"), std::string::npos);
 }
 
+TEST(StatsFormatTest, SleepIsShownAsAShareOfThePmdsWholeTime) {
+  v1::GetStatsResponse s;
+  s.set_tsc_hz(1'000'000'000);
+  v1::PmdStats* p = s.add_pmds();
+  p->set_busy_cycles(100);
+  p->set_idle_cycles(100);
+  p->set_sleep_cycles(800);
+  p->set_sleeps(40);
+  std::string text = formatStats(s);
+  EXPECT_NE(text.find("(80.0 % of cycles, 40 sleeps)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(10.0 % of 1000)"), std::string::npos) << text;
+  // A PMD that never slept does not show the line.
+  p->set_sleeps(0);
+  p->set_sleep_cycles(0);
+  EXPECT_EQ(formatStats(s).find("asleep"), std::string::npos);
+}
+
 TEST(StatsFormatTest, HealthSaysWhetherReady) {
   v1::HealthResponse h;
   h.set_ready(false);

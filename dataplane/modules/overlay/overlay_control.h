@@ -109,9 +109,9 @@ class OverlayControl {
   NeighborTable neighbors_;
   std::map<std::string, Node> nodes_;
   std::set<std::string> configured_names_;  // the config file's remote-nodes
-  std::array<bool, vxlan::kMaxTunnels> tunnel_used_{};
+  std::vector<bool> tunnel_used_ = std::vector<bool>(vxlan::kMaxTunnels);
   // Counter values of a tunnel index when its node was added (indices are reused).
-  std::array<std::array<uint64_t, 4>, vxlan::kMaxTunnels> baseline_{};
+  std::vector<std::array<uint64_t, 4>> baseline_ = std::vector<std::array<uint64_t, 4>>(vxlan::kMaxTunnels);
   std::vector<std::unique_ptr<vxlan::OverlayCounters>> counters_;  // one per PMD
   std::shared_ptr<const vxlan::OverlayTables> tables_;
   ArpRefusalCounts arp_refused_{};

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 
 #include "dataplane/modules/overlay/arp_frames.h"
@@ -90,6 +91,30 @@ TEST(OverlayControl, NodesGetTunnelsAndRoutes) {
   EXPECT_EQ(o.tables()->routeFor(Ipv4Address::parse("10.244.2.7")->networkOrder()), vxlan::kNoTunnel);
   EXPECT_TRUE(*o.addNode(node("e", "192.168.77.5", "10.244.5.0/24")));
   EXPECT_EQ(o.tables()->routeFor(Ipv4Address::parse("10.244.5.7")->networkOrder()), 0) << "index reused";
+}
+
+TEST(OverlayControl, HundredsOfNodesEachGetTheirTunnelAndRoute) {
+  Fixture f;
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  constexpr int kNodes = 600;  // well past the 64 nodes of the first tables
+  for (int i = 0; i < kNodes; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    const std::string vtep = "10.1." + std::to_string(i / 200) + "." + std::to_string(i % 200 + 1);
+    const std::string cidr = "10." + std::to_string(100 + i / 250) + "." + std::to_string(i % 250) + ".0/24";
+    ASSERT_TRUE(*o.addNode(node(name.c_str(), vtep.c_str(), cidr.c_str()))) << name;
+  }
+  auto t = o.tables();
+  EXPECT_EQ(t->routes().size(), static_cast<size_t>(kNodes));
+  std::set<uint16_t> tunnels;
+  for (int i = 0; i < kNodes; ++i) {
+    const std::string vtep = "10.1." + std::to_string(i / 200) + "." + std::to_string(i % 200 + 1);
+    const std::string pod = "10." + std::to_string(100 + i / 250) + "." + std::to_string(i % 250) + ".9";
+    const uint16_t tunnel = t->tunnelForVtep(Ipv4Address::parse(vtep)->networkOrder());
+    ASSERT_NE(tunnel, vxlan::kNoTunnel) << vtep;
+    EXPECT_EQ(t->routeFor(Ipv4Address::parse(pod)->networkOrder()), tunnel) << pod;
+    tunnels.insert(tunnel);
+  }
+  EXPECT_EQ(tunnels.size(), static_cast<size_t>(kNodes)) << "one tunnel each";
 }
 
 TEST(OverlayControl, TemplatesFollowArpResolution) {

@@ -1,6 +1,8 @@
 // Translation with the overlay: what each decision masks and decides.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+
 #include <bit>
 
 #include "dataplane/datapath/flow_translate.h"
@@ -42,6 +44,18 @@ TEST(OverlayTables, LongestPrefixAndVtepLookup) {
   EXPECT_EQ(f.overlay.tunnelForVtep(be("192.168.77.3")), 2);
   EXPECT_EQ(f.overlay.tunnelForVtep(0), vxlan::kNoTunnel) << "a free index matches nothing";
   EXPECT_EQ(f.overlay.tunnelForVtep(be("192.168.77.4")), vxlan::kNoTunnel);
+}
+
+TEST(OverlayTables, EveryVtepOfAFullTableIsFound) {
+  // As many tunnels as a node may have, VTEPs in one /16 and beyond (probe
+  // chains cross the table's end), every other index free.
+  std::vector<vxlan::OverlayTables::Tunnel> tunnels(vxlan::kMaxTunnels);
+  auto vtepOf = [](size_t t) { return htonl(static_cast<uint32_t>(0x0a000000 + t * 3 + 1)); };
+  for (size_t t = 0; t < tunnels.size(); t += 2) tunnels[t].vtep_be = vtepOf(t);
+  vxlan::OverlayTables tables(std::move(tunnels), {});
+  for (size_t t = 0; t < vxlan::kMaxTunnels; ++t)
+    ASSERT_EQ(tables.tunnelForVtep(vtepOf(t)), t % 2 == 0 ? t : vxlan::kNoTunnel) << t;
+  EXPECT_EQ(tables.tunnelForVtep(0), vxlan::kNoTunnel);
 }
 
 TEST(OverlayTranslate, LocalPodFromAPodMatchesNotTunnelled) {
