@@ -98,9 +98,18 @@ void Pmd::pickUpSnapshot() {
   // still open until control sees our acknowledgement below.
   flushAll();
   snap_ = mailbox_.published.load(std::memory_order_seq_cst);
-  if (snap_ != nullptr) gate_.setPortCount(static_cast<uint32_t>(snap_->rx_queues.size()));
+  if (snap_ != nullptr) {
+    gate_.setPortCount(static_cast<uint32_t>(snap_->rx_queues.size()));
+    if (snap_->settings.generation != settings_generation_) applySettings(snap_->settings);
+  }
   counters_.reloads.inc();
   mailbox_.acked_version.store(snap_ != nullptr ? snap_->version : 0, std::memory_order_release);
+}
+
+void Pmd::applySettings(const PmdSettings& settings) {
+  settings_generation_ = settings.generation;
+  lookup_.setCacheTiers(settings.emc_insert_inv_prob, settings.smc_enable);
+  gate_.setRate(settings.upcall_rate, settings.upcall_burst);
 }
 
 void Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now) {

@@ -68,6 +68,8 @@ class Pmd {
   };
 
   void pickUpSnapshot();
+  // The snapshot's live settings, when control changed them (quiescent point).
+  void applySettings(const PmdSettings& settings);
   void processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
   // The stages of a burst. Extraction groups consecutive packets with one
   // key into runs (keys_[r], runs_[r]); decisions are made once per run
@@ -114,6 +116,7 @@ class Pmd {
   const offload::MarkTable* marks_;
   uint32_t pmd_index_;
   const PmdSnapshot* snap_ = nullptr;
+  uint64_t settings_generation_ = 0;  // of the live settings applied last (0: as made)
   const flow::Classifier* classifier_ = nullptr;
   // The tier counters already copied into counters_ (FlowLookup keeps running
   // totals; the PMD publishes their growth once per burst).

@@ -55,6 +55,15 @@ struct TxPortSlot {
   rte_spinlock_t* lock = nullptr;
 };
 
+// Settings control may change while a PMD runs; see PmdSnapshot::settings.
+struct PmdSettings {
+  uint64_t generation = 0;
+  uint32_t emc_insert_inv_prob = 100;  // 0: EMC off
+  bool smc_enable = true;
+  uint32_t upcall_rate = 20000;  // per second
+  uint32_t upcall_burst = 1024;
+};
+
 struct PmdSnapshot {
   uint64_t version = 0;
   std::vector<RxQueueRef> rx_queues;
@@ -73,6 +82,11 @@ struct PmdSnapshot {
   std::array<rte_ether_addr, kMaxPorts> port_macs{};
   // Output batches wait at most this many TSC cycles (0: flush after every rx burst).
   uint64_t tx_flush_cycles = 0;
+  // The PMD's live settings (flow-cache tiers, upcall budget). The PMD
+  // applies them at its quiescent point when `generation` differs from the
+  // one it applied last, so the fast path reads none of them per packet. 0:
+  // keep what the PMD was made with (snapshots built by tests).
+  PmdSettings settings;
   // The VXLAN overlay: uplink, decap parameters, tunnels (disabled without an uplink).
   vxlan::OverlaySnapshot overlay;
 };
