@@ -92,7 +92,8 @@ absl::StatusOr<ReloadResult> RuntimeConfig::reloadFiles() {
   if (sameTexts(*files, last_files_)) return result;
   result.changed_files = true;
   // Checked as a start would check them (flags included), before anything changes.
-  if (auto whole = composeSluicedConfig(*files, flags_); !whole.ok()) return whole.status();
+  std::set<std::string> file_keys;
+  if (auto whole = composeSluicedConfig(*files, flags_, &file_keys); !whole.ok()) return whole.status();
   auto layer = fileLayer(*files);
   if (!layer.ok()) return layer.status();
 
@@ -125,7 +126,9 @@ absl::StatusOr<ReloadResult> RuntimeConfig::reloadFiles() {
   if (!result.applied.empty()) {
     apply_(next);
     current_ = std::move(next);
-    for (const std::string& key : result.applied) sources_[key] = ConfigSource::kFile;
+    // A key the files no longer give is back at its default.
+    for (const std::string& key : result.applied)
+      sources_[key] = file_keys.contains(key) ? ConfigSource::kFile : ConfigSource::kDefault;
   }
   last_files_ = *std::move(files);
   last_layer_ = *std::move(layer);

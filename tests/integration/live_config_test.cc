@@ -65,7 +65,9 @@ class LiveConfigTest : public ::testing::Test {
   void TearDown() override {
     pod_a_.reset();
     pod_b_.reset();
-    if (node_) EXPECT_EQ(node_->stop(), 0) << node_->log();
+    if (node_) {
+      EXPECT_EQ(node_->stop(), 0) << node_->log();
+    }
   }
 
   grpc::Status set(const std::string& key, const std::string& value, v1::SetConfigResponse* resp = nullptr) {

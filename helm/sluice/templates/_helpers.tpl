@@ -289,9 +289,9 @@ for the value at `key` (JSON Schema checks only its shape and prefix 8..30).
 {{/*
 sluiced's live settings (the keys its config_keys.def marks live) that the
 values set, as JSON: the ConfigMap's live.json. Only keys sluiced applies
-while running belong here (the sluiced_config_check packaging test holds
-this to sluiced's own list); everything else goes in the per-node configs,
-which the DaemonSet's checksum/config covers.
+while running belong here (the config_checksum packaging test holds this to
+sluiced's own list); everything else goes in the per-node configs, which the
+DaemonSet's checksum/config covers.
 */}}
 {{- define "sluice.liveSettings" -}}
 {{- $d := .Values.dataplane -}}
