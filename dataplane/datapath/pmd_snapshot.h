@@ -55,13 +55,15 @@ struct TxPortSlot {
   rte_spinlock_t* lock = nullptr;
 };
 
-// Settings control may change while a PMD runs; see PmdSnapshot::settings.
+// Settings control may change while a PMD runs (config keys of the same
+// names); see PmdSnapshot::settings. The values mean something only with a
+// generation other than 0.
 struct PmdSettings {
-  uint64_t generation = 0;
-  uint32_t emc_insert_inv_prob = 100;  // 0: EMC off
-  bool smc_enable = true;
-  uint32_t upcall_rate = 20000;  // per second
-  uint32_t upcall_burst = 1024;
+  uint64_t generation = 0;           // bumped by control on every change; 0: none made
+  uint32_t emc_insert_inv_prob = 0;  // EMC insertion 1 in N; 0: EMC off
+  bool smc_enable = false;           // whether the SMC is searched and filled
+  uint32_t upcall_rate = 0;          // upcalls per second
+  uint32_t upcall_burst = 0;         // upcalls at once
 };
 
 struct PmdSnapshot {
