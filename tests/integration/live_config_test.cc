@@ -195,9 +195,14 @@ TEST_F(LiveConfigTest, ConfigMapUpdateChangesLiveKeysOnlyAndAnInvalidOneNothing)
   EXPECT_EQ(get("upcall-rate").value(), "700");
   EXPECT_EQ(get("log-level").value(), "info");
 
-  // Fixed again: applied.
+  // Fixed again: applied; the restart-only change was reported once.
   config_.update(R"({"upcall-rate": 900, "log-level": "info", "flow-limit": 50000})");
   ASSERT_TRUE(waitFor([&] { return get("upcall-rate").value() == "900"; })) << node_->log();
+  const std::string log = node_->log();
+  size_t reports = 0;
+  for (size_t at = log.find("flow-limit changed"); at != std::string::npos; at = log.find("flow-limit changed", at + 1))
+    ++reports;
+  EXPECT_EQ(reports, 1u) << log;
 }
 
 TEST_F(LiveConfigTest, TurningTheEmcOffTakesEffectInTheDatapath) {
