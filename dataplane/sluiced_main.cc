@@ -29,6 +29,8 @@
 #include "dataplane/api/feature.h"
 #include "dataplane/api/grpc_service.h"
 #include "dataplane/config/config.h"
+#include "dataplane/config/runtime_config.h"
+#include "dataplane/core/config_file_watcher.h"
 #include "dataplane/core/checkpoint.h"
 #include "dataplane/core/crash_points.h"
 #include "dataplane/core/dataplane_control.h"
@@ -75,15 +77,18 @@ int run(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  auto config = parseSluicedConfig(argc, argv);
-  if (!config.ok()) {
-    if (config.status().code() == absl::StatusCode::kCancelled) {
-      std::fputs(std::string(config.status().message()).c_str(), stdout);
+  auto args = parseSluicedArgs(argc, argv);
+  if (!args.ok()) {
+    if (args.status().code() == absl::StatusCode::kCancelled) {
+      std::fputs(std::string(args.status().message()).c_str(), stdout);
       return 0;
     }
-    std::fprintf(stderr, "sluiced: %s\n", std::string(config.status().message()).c_str());
+    std::fprintf(stderr, "sluiced: %s\n", std::string(args.status().message()).c_str());
     return 2;
   }
+  // What sluiced starts with; restart-only keys keep these values for the
+  // whole run (live ones may change: `settings` below).
+  const SluicedConfig* config = &args->config;
   setLogLevel(config->log_level);
   for (const std::string& key : config->ignored_keys)
     logWarning("config key '", key, "' is for a feature this sluiced does not have yet; ignored");
@@ -176,7 +181,7 @@ int run(int argc, char** argv) {
     ctx.gate.tsc_hz = rte_get_tsc_hz();
     ctx.gate.rate_per_sec = config->upcall_rate;
     ctx.gate.burst = config->upcall_burst;
-    ctx.mailbox.max_sleep_us.store(config->pmd_max_sleep_us, std::memory_order_relaxed);
+    ctx.max_sleep_us = config->pmd_max_sleep_us;
   }
   std::vector<PmdContext*> pmd_contexts;
   for (auto& ctx : contexts) pmd_contexts.push_back(ctx.get());
@@ -244,8 +249,29 @@ int run(int argc, char** argv) {
     if (grpc::Service* s = f->service()) services.push_back(s);
     f->forwardDeprecated(forwards);
   }
-  DataplaneService service(control, kVersion, std::move(extensions), std::move(forwards));
+  // The live settings: changed through the API or by a re-read of the
+  // --config files; each change reaches the logger and the core (which
+  // hands the PMDs theirs in a snapshot) before the call returns.
+  RuntimeConfig settings(*args, [&control](const SluicedConfig& next) {
+    setLogLevel(next.log_level);
+    control.applyLiveSettings(next);
+  });
+  DataplaneService service(control, kVersion, std::move(extensions), std::move(forwards), &settings);
   services.insert(services.begin(), &service);
+  // The config files, watched (on a control thread of the watcher's own)
+  // from before the API serves; a change made since they were read at
+  // start is picked up by the first re-read here.
+  auto reload = [&settings] {
+    absl::StatusOr<ReloadResult> reloaded = settings.reloadFiles();
+    if (!reloaded.ok()) logError("config file not applied (nothing changed): ", reloaded.status().message());
+  };
+  std::unique_ptr<ConfigFileWatcher> watcher;
+  if (!settings.files().empty()) {
+    auto started = ConfigFileWatcher::start(settings.files(), reload);
+    if (started.ok()) watcher = *std::move(started);
+    else logWarning("config files will not be re-read when they change: ", started.status().message());
+    reload();
+  }
   // Only root (the CNI plugin, sluicectl via kubectl exec) may drive the
   // dataplane: the socket is born mode 0600.
   auto server = startApiServer(config->api_socket, services);
@@ -268,6 +294,8 @@ int run(int argc, char** argv) {
     server->reset();
   }
 
+  // No re-read from here on: the core is about to go.
+  watcher.reset();
   control.stopGarbageCollector();
   // Closes the ports but leaves the checkpoint: a restarted sluiced (e.g. a
   // DaemonSet upgrade) restores them for the pods that are still running.

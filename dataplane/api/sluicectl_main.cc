@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/api/config_format.h"
 #include "dataplane/api/nodes_format.h"
 #include "dataplane/api/stats_format.h"
 #include "sluice/v1/dataplane.grpc.pb.h"
@@ -37,7 +38,9 @@ constexpr char kUsage[] =
     "  port del --container-id ID --ifname NAME\n"
     "  nodes              list the VXLAN overlay's remote nodes (VTEP, CIDRs, next hop, counters)\n"
     "  node add --name N --vtep A.B.C.D --pod-cidr CIDR [--pod-cidr CIDR...] [--mac M]\n"
-    "  node del --name N\n";
+    "  node del --name N\n"
+    "  config get [KEY]   settings: value, live (changes now) or restart (at sluiced's next start), source\n"
+    "  config set KEY VALUE  change a live setting while sluiced runs\n";
 
 struct Globals {
   std::string socket = "/var/run/sluice/sluice.sock";
@@ -260,6 +263,19 @@ int dispatch(Client& client, const std::vector<std::string>& words) {
     return nodeAdd(client, std::vector<std::string>(rest.begin() + 1, rest.end()));
   if (cmd == "node" && !rest.empty() && rest[0] == "del")
     return nodeDel(client, std::vector<std::string>(rest.begin() + 1, rest.end()));
+  if (cmd == "config" && (rest.size() == 1 || rest.size() == 2) && rest[0] == "get") {
+    v1::GetConfigRequest req;
+    if (rest.size() == 2) req.set_key(rest[1]);
+    return call(client, &v1::Dataplane::Stub::GetConfig, req,
+                [](const v1::GetConfigResponse& r) { return sluice::formatConfig(r); });
+  }
+  if (cmd == "config" && rest.size() == 3 && rest[0] == "set") {
+    v1::SetConfigRequest req;
+    req.set_key(rest[1]);
+    req.set_value(rest[2]);
+    return call(client, &v1::Dataplane::Stub::SetConfig, req,
+                [](const v1::SetConfigResponse& r) { return sluice::formatConfigSet(r); });
+  }
   if (cmd == "port" && !rest.empty() && rest[0] == "add")
     return portAdd(client, std::vector<std::string>(rest.begin() + 1, rest.end()));
   if (cmd == "port" && !rest.empty() && rest[0] == "del")

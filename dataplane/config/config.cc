@@ -49,7 +49,9 @@ absl::StatusOr<std::vector<unsigned>> parseCoreList(const std::string& key, cons
   return cores;
 }
 
-// Applies one setting given as text (flags and string-valued JSON keys share this).
+}  // namespace
+
+// Flags, JSON values and run-time changes all come through here.
 absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::string& value) {
   auto number = [&](uint64_t max, uint64_t min = 0) -> absl::StatusOr<uint64_t> {
     uint64_t v = 0;
@@ -175,6 +177,8 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
   return absl::OkStatus();
 }
 
+namespace {
+
 // Cross-field checks, after every source has been applied.
 absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_given) {
   if (!gateway_given) c.gateway = Ipv4Address{c.pod_cidr.network.value + 1};
@@ -283,15 +287,63 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
   return c;
 }
 
-absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* argv) {
-  po::options_description desc("sluiced: the Sluice node dataplane\nOptions");
-  desc.add_options()("help,h", "show this help")("config", po::value<std::string>(),
-                                                 "JSON config file (flags override it)");
+absl::StatusOr<std::vector<ConfigFileText>> readConfigFiles(const std::vector<std::string>& paths) {
+  std::vector<ConfigFileText> files;
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    if (!in) return absl::NotFoundError(absl::StrCat("config: cannot read ", path));
+    std::stringstream text;
+    text << in.rdbuf();
+    files.push_back({path, text.str()});
+  }
+  return files;
+}
+
+absl::StatusOr<SluicedConfig> composeSluicedConfig(const std::vector<ConfigFileText>& files,
+                                                   const std::vector<std::pair<std::string, std::string>>& flags,
+                                                   std::set<std::string>* file_keys) {
+  SluicedConfig c;
+  bool gateway_given = false, gateway_mac_given = false;
+  for (const ConfigFileText& file : files) {
+    auto parsed = applyConfigJson(file.text, c);
+    if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(file.path, ": ", parsed.status().message()));
+    c = *parsed;
+    nlohmann::json doc = nlohmann::json::parse(file.text, nullptr, false);
+    gateway_given |= doc.contains("gateway");
+    gateway_mac_given |= doc.contains("gateway-mac");
+    if (file_keys != nullptr) {
+      for (const auto& [key, value] : doc.items())
+        if (findConfigKey(key) != nullptr) file_keys->insert(key);
+      if (doc.contains("offload") && doc["offload"].is_object())
+        for (const auto& [sub, value] : doc["offload"].items()) file_keys->insert("offload-" + sub);
+      else if (doc.contains("offload"))
+        file_keys->insert("offload-provider");
+    }
+  }
+  for (const auto& [key, value] : flags) {
+    if (absl::Status s = applySetting(c, key, value); !s.ok()) return s;
+    gateway_given |= key == "gateway";
+    gateway_mac_given |= key == "gateway-mac";
+  }
+  if (absl::Status s = validate(c, gateway_given, gateway_mac_given); !s.ok()) return s;
+  return c;
+}
+
+absl::StatusOr<SluicedArgs> parseSluicedArgs(int argc, const char* const* argv) {
+  po::options_description desc(
+      "sluiced: the Sluice node dataplane\n"
+      "Settings marked (live) change while sluiced runs (sluicectl config set KEY VALUE, or an edit of a\n"
+      "--config file, which sluiced watches); those marked (restart) take effect when sluiced starts again.\n"
+      "Options");
+  desc.add_options()("help,h", "show this help")(
+      "config", po::value<std::vector<std::string>>()->composing(),
+      "JSON config file, watched for changes; may be given more than once (later files and flags override)");
   const SluicedConfig defaults;
   for (const ConfigKey& key : configKeys()) {
     if (key.kind == ConfigKeyKind::kFileOnly) continue;
     std::string help = key.help;
     if (key.kind != ConfigKeyKind::kDerivedDefault) help += absl::StrCat(" [", key.value_text(defaults), "]");
+    help += isLive(key) ? " (live)" : " (restart)";
     desc.add_options()(key.name, po::value<std::string>(), help.c_str());
   }
   po::variables_map vm;
@@ -305,30 +357,24 @@ absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* ar
     usage << desc;
     return absl::CancelledError(usage.str());
   }
-  SluicedConfig c;
-  bool gateway_given = false, gateway_mac_given = false;
-  if (vm.count("config")) {
-    std::string path = vm["config"].as<std::string>();
-    std::ifstream in(path);
-    if (!in) return absl::NotFoundError(absl::StrCat("config: cannot read ", path));
-    std::stringstream text;
-    text << in.rdbuf();
-    auto parsed = applyConfigJson(text.str(), c);
-    if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", parsed.status().message()));
-    c = *parsed;
-    nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
-    gateway_given = doc.contains("gateway");
-    gateway_mac_given = doc.contains("gateway-mac");
-  }
-  for (const ConfigKey& flag : configKeys()) {
-    const std::string key = flag.name;
-    if (flag.kind == ConfigKeyKind::kFileOnly || !vm.count(key)) continue;
-    if (absl::Status s = applySetting(c, key, vm[key].as<std::string>()); !s.ok()) return s;
-    gateway_given |= key == "gateway";
-    gateway_mac_given |= key == "gateway-mac";
-  }
-  if (absl::Status s = validate(c, gateway_given, gateway_mac_given); !s.ok()) return s;
-  return c;
+  SluicedArgs args;
+  if (vm.count("config")) args.config_files = vm["config"].as<std::vector<std::string>>();
+  for (const ConfigKey& flag : configKeys())
+    if (flag.kind != ConfigKeyKind::kFileOnly && vm.count(flag.name))
+      args.flags.emplace_back(flag.name, vm[flag.name].as<std::string>());
+  auto files = readConfigFiles(args.config_files);
+  if (!files.ok()) return files.status();
+  args.file_texts = *files;
+  auto config = composeSluicedConfig(*files, args.flags, &args.file_keys);
+  if (!config.ok()) return config.status();
+  args.config = *std::move(config);
+  return args;
+}
+
+absl::StatusOr<SluicedConfig> parseSluicedConfig(int argc, const char* const* argv) {
+  auto args = parseSluicedArgs(argc, argv);
+  if (!args.ok()) return args.status();
+  return std::move(args->config);
 }
 
 }  // namespace sluice

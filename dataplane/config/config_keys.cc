@@ -24,8 +24,8 @@ std::string valueText(const T& value) {
 }
 
 constexpr ConfigKey kConfigKeys[] = {
-#define SLUICE_CONFIG_KEY(key, Type, field, default_value, kind, help) \
-  {key, ConfigKeyKind::kind, help, [](const SluicedConfig& c) { return valueText(c.field); }},
+#define SLUICE_CONFIG_KEY(key, Type, field, default_value, kind, reload, help) \
+  {key, ConfigKeyKind::kind, ConfigReload::reload, help, [](const SluicedConfig& c) { return valueText(c.field); }},
 #include "dataplane/config/config_keys.def"
 #undef SLUICE_CONFIG_KEY
 };

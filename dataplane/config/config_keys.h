@@ -18,9 +18,16 @@ enum class ConfigKeyKind {
   kFileOnly,        // a JSON key only: no flag, not in --help
 };
 
+// When a new value takes effect.
+enum class ConfigReload {
+  kLive,     // while sluiced runs: sluicectl config set, or a changed --config file
+  kRestart,  // at sluiced's next start (it sizes or opens something at start)
+};
+
 struct ConfigKey {
   const char* name;
   ConfigKeyKind kind;
+  ConfigReload reload;
   const char* help;
   // The key's value in `config` as it would be written on the command line
   // (for --help to show the default).
@@ -32,5 +39,8 @@ std::span<const ConfigKey> configKeys();
 
 // The key named `name`, or null when config_keys.def has none.
 const ConfigKey* findConfigKey(std::string_view name);
+
+// Whether `key` changes while sluiced runs.
+inline bool isLive(const ConfigKey& key) { return key.reload == ConfigReload::kLive; }
 
 }  // namespace sluice

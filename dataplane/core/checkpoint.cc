@@ -249,7 +249,7 @@ absl::Status CheckpointStore::save(const CheckpointState& state) {
   }
   // Data on disk before the rename makes it visible (else a crash could
   // leave an empty file under the real name).
-  if (fsync_ && ::fdatasync(fd) != 0) {
+  if (fsync_.load(std::memory_order_relaxed) && ::fdatasync(fd) != 0) {
     absl::Status s = errnoStatus(absl::StrCat("fsync ", tmp));
     ::close(fd);
     ::unlink(tmp.c_str());
@@ -262,7 +262,7 @@ absl::Status CheckpointStore::save(const CheckpointState& state) {
     ::unlink(tmp.c_str());
     return s;
   }
-  absl::Status synced = fsync_ ? syncDir(dir_) : absl::OkStatus();
+  absl::Status synced = fsync_.load(std::memory_order_relaxed) ? syncDir(dir_) : absl::OkStatus();
   crashPoint(CrashPoint::kCheckpointRenamed);
   return synced;
 }

@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <map>
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,8 @@ class CheckpointStore {
   // checkpoint-fsync); without it a save is still atomic for readers and
   // against sluiced's own death.
   explicit CheckpointStore(std::string dir, bool fsync = true);
+  // checkpoint-fsync changed while running: the next save follows it.
+  void setFsync(bool fsync) { fsync_.store(fsync, std::memory_order_relaxed); }
 
   // A missing file is an empty state; an unreadable or corrupt one is logged
   // as an error, moved aside and treated as empty; an older version is
@@ -107,7 +110,7 @@ class CheckpointStore {
  private:
   std::string dir_;
   std::string path_;
-  bool fsync_;
+  std::atomic<bool> fsync_;  // changes while sluiced runs (setFsync)
 };
 
 }  // namespace sluice

@@ -36,6 +36,9 @@ rte_ether_addr toEther(const MacAddress& mac) {
 DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
                                    std::vector<PmdContext*> pmds, uint64_t tsc_hz)
     : config_(config), backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
+      tx_flush_interval_us_(config.tx_flush_interval_us), flow_idle_timeout_ms_(config.flow_idle_timeout_ms),
+      pmd_settings_{0, config.emc_insert_inv_prob, config.smc_enable, config.upcall_rate, config.upcall_burst,
+                    config.pmd_max_sleep_us},
       flows_(pmds_, tsc_hz, config.flow_idle_timeout_ms, &flow::readTsc) {
   live_.resize(pmds_.size());
   baseline_ = readTotals();
@@ -76,12 +79,25 @@ void DataplaneControl::stopFlowThread() {
   if (flow_thread_.joinable()) flow_thread_.join();
 }
 
+void DataplaneControl::applyLiveSettings(const SluicedConfig& live) {
+  Change change(*this);
+  tx_flush_interval_us_ = live.tx_flush_interval_us;
+  flow_idle_timeout_ms_ = live.flow_idle_timeout_ms;
+  flows_.setIdleTimeout(live.flow_idle_timeout_ms);
+  pmd_settings_ = {pmd_settings_.generation + 1, live.emc_insert_inv_prob, live.smc_enable, live.upcall_rate,
+                   live.upcall_burst, live.pmd_max_sleep_us};
+  if (checkpoint_ != nullptr) checkpoint_->setFsync(live.checkpoint_fsync);
+  if (gc_interval_ != std::chrono::milliseconds(live.gc_interval_ms)) {
+    gc_interval_ = std::chrono::milliseconds(live.gc_interval_ms);
+    ++gc_interval_changes_;
+    gc_cv_.notify_all();
+  }
+  // The same tables under a new version, carrying the new settings.
+  if (started_) quiesceLocked();
+}
+
 void DataplaneControl::flowThreadMain() {
-  // Idle megaflows are looked for four times per timeout (so one expires
-  // within 1.25 timeouts), at most once a second.
-  const auto expiry_period = std::chrono::milliseconds(
-      std::clamp<uint32_t>(config_.flow_idle_timeout_ms / 4, 1, 1000));
-  auto next_expiry = std::chrono::steady_clock::now() + expiry_period;
+  auto last_expiry = std::chrono::steady_clock::now();
   for (;;) {
     {
       // Upcalls wait at most this long (their packets are forwarded meanwhile).
@@ -96,9 +112,13 @@ void DataplaneControl::flowThreadMain() {
     for (ControlModule* m : modules_) changed |= m->tick(std::chrono::steady_clock::now());
     if (changed) republishLocked();
     flows_.handleUpcalls(routeTablesLocked(), change_tables_lock_);
-    if (auto now = std::chrono::steady_clock::now(); now >= next_expiry) {
+    // Idle megaflows are looked for four times per timeout (so one expires
+    // within 1.25 timeouts), at most once a second; the timeout is live.
+    const auto expiry_period =
+        std::chrono::milliseconds(std::clamp<uint32_t>(flow_idle_timeout_ms_ / 4, 1, 1000));
+    if (auto now = std::chrono::steady_clock::now(); now - last_expiry >= expiry_period) {
       flows_.expireIdle();
-      next_expiry = now + expiry_period;
+      last_expiry = now;
     }
     flows_.commit(change_tables_lock_);
   }
@@ -448,11 +468,21 @@ size_t DataplaneControl::collectGarbage() {
 
 void DataplaneControl::startGarbageCollector(std::chrono::milliseconds interval) {
   std::lock_guard lock(mu_);
-  if (gc_thread_.joinable() || interval.count() == 0) return;
+  if (gc_thread_.joinable()) return;
+  gc_interval_ = interval;
   gc_stop_ = false;
-  gc_thread_ = std::thread([this, interval] {
+  // Runs even while the interval is 0 (off): gc-interval-ms is live, and a
+  // new interval wakes it.
+  gc_thread_ = std::thread([this] {
     std::unique_lock gc_lock(mu_);
-    while (!gc_cv_.wait_for(gc_lock, interval, [this] { return gc_stop_; })) {
+    while (!gc_stop_) {
+      const uint64_t seen = gc_interval_changes_;
+      auto woken = [this, seen] { return gc_stop_ || gc_interval_changes_ != seen; };
+      if (gc_interval_.count() == 0) {
+        gc_cv_.wait(gc_lock, woken);
+        continue;
+      }
+      if (gc_cv_.wait_for(gc_lock, gc_interval_, woken)) continue;
       gc_lock.unlock();
       collectGarbage();
       gc_lock.lock();
@@ -571,7 +601,8 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
     snap->gateway_mac = toEther(config_.gateway_mac);
     snap->pod_net_be = config_.pod_cidr.network.networkOrder();
     snap->pod_mask_be = Ipv4Address{config_.pod_cidr.mask()}.networkOrder();
-    snap->tx_flush_cycles = tsc_hz_ / 1'000'000 * config_.tx_flush_interval_us;
+    snap->tx_flush_cycles = tsc_hz_ / 1'000'000 * tx_flush_interval_us_;
+    snap->settings = pmd_settings_;
     for (uint16_t n = 0; n < kMaxPorts; ++n) {
       if (!ports_[n]) continue;
       const PortEntry& e = *ports_[n];
@@ -643,7 +674,7 @@ StatsView DataplaneControl::stats() {
   std::vector<FlowControlCounters> flow_counters = flows_.counters();
   StatsView v;
   v.tsc_hz = tsc_hz_;
-  v.tx_flush_interval_us = config_.tx_flush_interval_us;
+  v.tx_flush_interval_us = tx_flush_interval_us_;
   v.seconds_since_clear = std::chrono::duration<double>(std::chrono::steady_clock::now() - cleared_at_).count();
   for (size_t p = 0; p < now.pmds.size(); ++p) {
     PmdStatsView s = subtract(now.pmds[p], baseline_.pmds[p]);

@@ -171,7 +171,15 @@ class DataplaneControl {
   // A read: the table lock only (never waits for PMDs).
   [[nodiscard]] std::unique_lock<std::mutex> read() { return std::unique_lock(mu_); }
 
+  // The configuration sluiced started with (its restart-only keys hold for
+  // the whole run; live ones may have changed since: applyLiveSettings).
   const SluicedConfig& config() const { return config_; }
+  // The keys config_keys.def marks live, from `live`: the PMDs' settings
+  // (tx-flush-interval, EMC, SMC, upcall budget) reach them in a snapshot of
+  // the same tables, the idle timeout the flow thread, the interval the
+  // garbage collector, checkpoint-fsync the next checkpoint write. Returns
+  // once every running PMD runs the new settings.
+  void applyLiveSettings(const SluicedConfig& live);
   // New tables for the PMDs: routes rebuilt, megaflows revalidated, rx
   // queues reassigned, a snapshot published and acknowledged by every PMD.
   void republishLocked();
@@ -243,6 +251,11 @@ class DataplaneControl {
   const std::vector<PmdContext*> pmds_;
   const uint64_t tsc_hz_;
   const std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
+  // The live settings now in force (applyLiveSettings; guarded by mu_, and
+  // changed only within a change). The PMDs get theirs in every snapshot.
+  uint32_t tx_flush_interval_us_;
+  uint32_t flow_idle_timeout_ms_;
+  PmdSettings pmd_settings_;
 
   std::mutex change_mu_;  // the writer lock (see Change)
   // The current change's table lock (guarded by change_mu_).
@@ -276,6 +289,8 @@ class DataplaneControl {
   std::thread gc_thread_;
   std::condition_variable gc_cv_;
   bool gc_stop_ = false;
+  std::chrono::milliseconds gc_interval_{0};  // 0: no periodic collection
+  uint64_t gc_interval_changes_ = 0;          // wakes the collector to take a new interval
 };
 
 }  // namespace sluice

@@ -71,6 +71,10 @@ class FlowControl {
   FlowControl(const FlowControl&) = delete;
   FlowControl& operator=(const FlowControl&) = delete;
 
+  // A new idle timeout (flow-idle-timeout-ms changed while running): the
+  // next expireIdle() uses it.
+  void setIdleTimeout(uint32_t idle_timeout_ms) { idle_cycles_ = tsc_hz_ / 1000 * idle_timeout_ms; }
+
   // Drains every PMD's upcall queue: translates each key with `tables` (the
   // current ones), installs the megaflow unless it exists. A table that is
   // (nearly) full first loses its least recently used megaflows, so that new

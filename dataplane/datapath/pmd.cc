@@ -107,11 +107,10 @@ void Pmd::run() {
 }
 
 uint64_t Pmd::restWhileLight(uint64_t now) {
-  const uint32_t max_us = mailbox_.max_sleep_us.load(std::memory_order_relaxed);
-  if (max_us == 0) return now;
+  if (max_sleep_us_ == 0) return now;
   // A little longer each light iteration in a row: a brief lull costs a
   // few µs of latency, a quiet spell gives the core back almost entirely.
-  sleep_us_ = std::min(sleep_us_ + 1, max_us);
+  sleep_us_ = std::min(sleep_us_ + 1, max_sleep_us_);
   // Nothing waits out a sleep in an output batch.
   flushAll();
   const timespec length{0, static_cast<long>(sleep_us_) * 1000};
@@ -127,9 +126,19 @@ void Pmd::pickUpSnapshot() {
   // still open until control sees our acknowledgement below.
   flushAll();
   snap_ = mailbox_.published.load(std::memory_order_seq_cst);
-  if (snap_ != nullptr) gate_.setPortCount(static_cast<uint32_t>(snap_->rx_queues.size()));
+  if (snap_ != nullptr) {
+    gate_.setPortCount(static_cast<uint32_t>(snap_->rx_queues.size()));
+    if (snap_->settings.generation != settings_generation_) applySettings(snap_->settings);
+  }
   counters_.reloads.inc();
   mailbox_.acked_version.store(snap_ != nullptr ? snap_->version : 0, std::memory_order_release);
+}
+
+void Pmd::applySettings(const PmdSettings& settings) {
+  settings_generation_ = settings.generation;
+  lookup_.setCacheTiers(settings.emc_insert_inv_prob, settings.smc_enable);
+  gate_.setRate(settings.upcall_rate, settings.upcall_burst);
+  max_sleep_us_ = settings.max_sleep_us;
 }
 
 void Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now) {

@@ -53,7 +53,7 @@ class Pmd {
   explicit Pmd(PmdContext& context)
       : mailbox_(context.mailbox), counters_(context.counters), lookup_(*context.lookup),
         megaflows_(*context.megaflows), upcalls_(context.upcalls), gate_(context.gate), marks_(context.marks),
-        pmd_index_(context.index) {}
+        pmd_index_(context.index), max_sleep_us_(context.max_sleep_us) {}
 
   // The poll loop; returns when the mailbox's stop flag is set, after
   // flushing every batch. Suitable for rte_eal_remote_launch via launch().
@@ -69,11 +69,13 @@ class Pmd {
   };
 
   // After an iteration whose queues all ran light: sleeps a little longer
-  // than after the previous one, up to the mailbox's max_sleep_us (Open
-  // vSwitch's pmd-maxsleep), flushing the output batches first; returns the
+  // than after the previous one, up to max_sleep_us_ (Open vSwitch's
+  // pmd-maxsleep), flushing the output batches first; returns the
   // TSC on waking (`now` unchanged when sleeping is off).
   uint64_t restWhileLight(uint64_t now);
   void pickUpSnapshot();
+  // The snapshot's live settings, when control changed them (quiescent point).
+  void applySettings(const PmdSettings& settings);
   void processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
   // The stages of a burst. Extraction groups consecutive packets with one
   // key into runs (keys_[r], runs_[r]); decisions are made once per run
@@ -120,7 +122,9 @@ class Pmd {
   const offload::MarkTable* marks_;
   uint32_t pmd_index_;
   const PmdSnapshot* snap_ = nullptr;
+  uint32_t max_sleep_us_;  // pmd-max-sleep-us (0: never sleep)
   uint32_t sleep_us_ = 0;  // length of the last sleep; 0 after a full burst
+  uint64_t settings_generation_ = 0;  // of the live settings applied last (0: as made)
   const flow::Classifier* classifier_ = nullptr;
   // The tier counters already copied into counters_ (FlowLookup keeps running
   // totals; the PMD publishes their growth once per burst).

@@ -32,6 +32,9 @@ struct PmdContext {
   std::unique_ptr<flow::FlowLookup> lookup;
   UpcallQueue upcalls;
   UpcallGateConfig gate;
+  // The longest the PMD sleeps while its queues run light, in µs (0: never),
+  // until control's live settings say otherwise.
+  uint32_t max_sleep_us = 0;
   // Partial offload: the mark -> megaflow array (null: offload off).
   const offload::MarkTable* marks = nullptr;
 };

@@ -55,6 +55,18 @@ struct TxPortSlot {
   rte_spinlock_t* lock = nullptr;
 };
 
+// Settings control may change while a PMD runs (config keys of the same
+// names); see PmdSnapshot::settings. The values mean something only with a
+// generation other than 0.
+struct PmdSettings {
+  uint64_t generation = 0;           // bumped by control on every change; 0: none made
+  uint32_t emc_insert_inv_prob = 0;  // EMC insertion 1 in N; 0: EMC off
+  bool smc_enable = false;           // whether the SMC is searched and filled
+  uint32_t upcall_rate = 0;          // upcalls per second
+  uint32_t upcall_burst = 0;         // upcalls at once
+  uint32_t max_sleep_us = 0;         // longest sleep while the queues run light; 0: never
+};
+
 struct PmdSnapshot {
   uint64_t version = 0;
   std::vector<RxQueueRef> rx_queues;
@@ -73,6 +85,11 @@ struct PmdSnapshot {
   std::array<rte_ether_addr, kMaxPorts> port_macs{};
   // Output batches wait at most this many TSC cycles (0: flush after every rx burst).
   uint64_t tx_flush_cycles = 0;
+  // The PMD's live settings (flow-cache tiers, upcall budget). The PMD
+  // applies them at its quiescent point when `generation` differs from the
+  // one it applied last, so the fast path reads none of them per packet. 0:
+  // keep what the PMD was made with (snapshots built by tests).
+  PmdSettings settings;
   // The VXLAN overlay: uplink, decap parameters, tunnels (disabled without an uplink).
   vxlan::OverlaySnapshot overlay;
 };
@@ -92,10 +109,6 @@ struct PmdMailbox {
   std::atomic<const flow::Classifier*> classifier_acked{nullptr};
   alignas(64) std::atomic<bool> stop{false};
   std::atomic<bool> running{false};
-  // The longest the PMD may sleep while its queues run light, in µs (0:
-  // never). Control may change it at any time; the PMD reads it (relaxed)
-  // only in iterations that may sleep.
-  std::atomic<uint32_t> max_sleep_us{0};
 };
 
 }  // namespace sluice

@@ -43,7 +43,8 @@ class UpcallGate {
   enum class Verdict : uint8_t { kSend, kCoalesced, kLost };
 
   explicit UpcallGate(const UpcallGateConfig& c)
-      : cycles_per_token_(c.rate_per_sec == 0 ? 0 : c.tsc_hz / c.rate_per_sec),
+      : tsc_hz_(c.tsc_hz),
+        cycles_per_token_(c.rate_per_sec == 0 ? 0 : c.tsc_hz / c.rate_per_sec),
         burst_(std::max<uint32_t>(c.burst, 1)),
         retry_cycles_(c.tsc_hz / 1000 * c.retry_ms) {
     setPortCount(1);
@@ -52,10 +53,20 @@ class UpcallGate {
   // The number of ports this PMD polls (at its quiescent point, when its
   // snapshot changes): each port's share is 1/n of the rate and burst.
   void setPortCount(uint32_t n) {
-    n = std::max<uint32_t>(n, 1);
-    port_cycles_per_token_ = cycles_per_token_ * n;
-    port_burst_ = std::max<uint32_t>(burst_ / n, 1);
+    port_count_ = std::max<uint32_t>(n, 1);
+    port_cycles_per_token_ = cycles_per_token_ * port_count_;
+    port_burst_ = std::max<uint32_t>(burst_ / port_count_, 1);
+    pmd_.tokens = std::min(pmd_.tokens, burst_);
     for (Bucket& b : ports_) b.tokens = std::min(b.tokens, port_burst_);
+  }
+
+  // A new rate and burst (at the PMD's quiescent point, when control changed
+  // them): tokens already earned are kept up to the new burst, and the
+  // ports' shares follow.
+  void setRate(uint32_t rate_per_sec, uint32_t burst) {
+    cycles_per_token_ = rate_per_sec == 0 ? 0 : tsc_hz_ / rate_per_sec;
+    burst_ = std::max<uint32_t>(burst, 1);
+    setPortCount(port_count_);
   }
 
   // A miss from in_port (< kMaxPorts) whose megaflow hashes to `flow_hash`,
@@ -104,8 +115,10 @@ class UpcallGate {
     b.tokens = add >= burst - std::min(b.tokens, burst) ? burst : b.tokens + static_cast<uint32_t>(add);
   }
 
+  uint64_t tsc_hz_;
   uint64_t cycles_per_token_;
   uint32_t burst_;
+  uint32_t port_count_ = 1;
   uint64_t retry_cycles_;
   uint64_t port_cycles_per_token_ = 0;
   uint32_t port_burst_ = 1;

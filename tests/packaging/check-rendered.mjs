@@ -54,7 +54,8 @@ check('sluiced runs privileged on the host network with its rendered config', ()
   assert.ok(sluiced, 'container sluiced');
   assert.equal(pod.hostNetwork, true);
   assert.equal(sluiced.securityContext.privileged, true);
-  assert.deepEqual([...sluiced.command, ...sluiced.args], ['sluiced', '--config', '/run/sluice-boot/sluiced.json']);
+  assert.deepEqual([...sluiced.command, ...sluiced.args],
+    ['sluiced', '--config', '/run/sluice-boot/sluiced.json', '--config', '/etc/sluice/live.json']);
 });
 
 check('every container has requests == limits for cpu and memory (Guaranteed QoS)', () => {
@@ -133,7 +134,7 @@ check('node-config writes network configs into the host Multus conf dir', () => 
 });
 
 check('sluiced config files use only known keys', () => {
-  for (const [name, c] of Object.entries(configs)) {
+  for (const [name, c] of Object.entries({ ...configs, 'live.json': JSON.parse(cm.data['live.json']) })) {
     for (const k of Object.keys(c)) assert.ok(kSluicedKeys.has(k), `${name}: unknown key ${k}`);
   }
 });

@@ -15,6 +15,7 @@
 #   node-policy              sluice-cni's node config (cni.json) follows the values
 #   cni-config PLUGIN        the real sluice-cni accepts every rendered network config
 #   sluiced-config CHECKER   sluiced's parser accepts every rendered sluiced config
+#   config-checksum CHECKER  checksum/config covers restart-only settings, live.json the live ones
 #   sluiced-start D CTL      sluiced starts with the manifests' config; the probe passes
 #   runtime-closure          the image's collected runtime tree runs a DPDK program
 # Tools: the pinned helm and npm packages from scripts/setup-packaging.sh.
@@ -114,6 +115,9 @@ case $case in
     ;;
   node-policy)
     node "$here/check-node-policy.mjs" "$chart"
+    ;;
+  config-checksum)
+    node "$here/check-config-checksum.mjs" "$chart" "$1"
     ;;
   runtime-closure)
     bash "$here/check-runtime-closure.sh" "$root"

@@ -4,15 +4,24 @@
 // sluiced would start with it, which keys it would ignore as not yet known,
 // and the settings that matter to the chart (cores, ports, CIDR).
 // Usage: sluiced_config_check FILE...; exit 1 if any file is rejected.
+//        sluiced_config_check --keys: every key, "KEY live" or "KEY restart"
+//        (config_keys.def), for the chart's split of live and restart-only
+//        settings.
 #include <cstdio>
 #include <string>
 
 #include "dataplane/config/config.h"
+#include "dataplane/config/config_keys.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s FILE...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FILE... | --keys\n", argv[0]);
     return 2;
+  }
+  if (std::string(argv[1]) == "--keys") {
+    for (const sluice::ConfigKey& key : sluice::configKeys())
+      std::printf("%s %s\n", key.name, sluice::isLive(key) ? "live" : "restart");
+    return 0;
   }
   int rejected = 0;
   for (int i = 1; i < argc; ++i) {

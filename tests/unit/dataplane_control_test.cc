@@ -214,6 +214,36 @@ TEST_P(DataplaneControlTest, HealthIsReadyOnceEveryPmdRuns) {
   EXPECT_FALSE(control_->health().ready);
 }
 
+// Live settings reach every PMD in a snapshot that carries them (a new
+// settings generation, which makes the PMD apply them at its quiescent
+// point), acknowledged before applyLiveSettings returns; the first
+// snapshots carry generation 0 (the PMD keeps what it was made with).
+TEST_P(DataplaneControlTest, LiveSettingsReachEveryPmdBeforeTheCallReturns) {
+  for (PmdMailbox* m : mailboxes_) EXPECT_EQ(m->published.load()->settings.generation, 0u);
+  SluicedConfig live = config_;
+  live.tx_flush_interval_us = 50;
+  live.emc_insert_inv_prob = 0;
+  live.smc_enable = false;
+  live.upcall_rate = 300;
+  live.upcall_burst = 7;
+  control_->applyLiveSettings(live);
+  for (size_t p = 0; p < mailboxes_.size(); ++p) {
+    const PmdSnapshot* snap = mailboxes_[p]->published.load();
+    EXPECT_EQ(snap->settings.generation, 1u);
+    EXPECT_EQ(snap->settings.emc_insert_inv_prob, 0u);
+    EXPECT_FALSE(snap->settings.smc_enable);
+    EXPECT_EQ(snap->settings.upcall_rate, 300u);
+    EXPECT_EQ(snap->settings.upcall_burst, 7u);
+    EXPECT_EQ(snap->tx_flush_cycles, 2'600u * 50u);
+    EXPECT_TRUE(pmds_[p]->caughtUp()) << "acknowledged before the call returned";
+  }
+  EXPECT_EQ(control_->stats().tx_flush_interval_us, 50u);
+  // Later snapshots (any change) carry them on.
+  ASSERT_TRUE(control_->addPort(request("aaaa", "10.244.1.10")).ok());
+  EXPECT_EQ(mailboxes_[0]->published.load()->settings.upcall_rate, 300u);
+  EXPECT_EQ(mailboxes_[0]->published.load()->settings.generation, 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Pmds, DataplaneControlTest, ::testing::Values(1u, 2u));
 
 }  // namespace

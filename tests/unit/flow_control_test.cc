@@ -432,6 +432,48 @@ TEST(UpcallGateTest, ZeroRateMeansNoLimit) {
   for (uint32_t f = 0; f < 10'000; ++f) ASSERT_EQ(g.admit(f, 1, 5), UpcallGate::Verdict::kSend) << f;
 }
 
+// upcall-rate and upcall-burst are live: a new rate and burst apply from
+// the next admission; tokens earned are kept up to the new burst.
+TEST(UpcallGateTest, RateAndBurstChangeWhileRunning) {
+  UpcallGateConfig c;
+  c.tsc_hz = 1'000'000;
+  c.rate_per_sec = 1000;
+  c.burst = 4;
+  c.retry_ms = 1;
+  UpcallGate g(c);
+  uint64_t now = 10;
+  uint32_t sent = 0;
+  for (uint32_t f = 0; f < 10; ++f) sent += g.admit(f, 0, now) == UpcallGate::Verdict::kSend;
+  EXPECT_EQ(sent, 4u);
+  g.setRate(1000, 1);  // a burst of one
+  now += 10'000;       // ten tokens' time: capped at the new burst
+  sent = 0;
+  for (uint32_t f = 100; f < 110; ++f) sent += g.admit(f, 0, now) == UpcallGate::Verdict::kSend;
+  EXPECT_EQ(sent, 1u);
+  g.setRate(100'000, 8);  // one token per 10 cycles
+  now += 80;
+  sent = 0;
+  for (uint32_t f = 200; f < 220; ++f) sent += g.admit(f, 0, now) == UpcallGate::Verdict::kSend;
+  EXPECT_EQ(sent, 8u);
+}
+
+// flow-idle-timeout-ms is live: the next expiry uses the new timeout.
+TEST_F(FlowControlTest, IdleTimeoutChangesWhileRunning) {
+  FlowControl fc = make(/*idle_ms=*/1000);  // 1'000'000 cycles
+  ForwardingTable fib = tableWith({{kB, 1}});
+  ASSERT_TRUE(queue_.push(keyOf(kB)));
+  fc.handleUpcalls({&fib, kGw.networkOrder()});
+  fc.commit();
+  g_now += 6'000;  // 6 ms idle: within 1 s
+  fc.expireIdle();
+  fc.commit();
+  EXPECT_EQ(fc.list().size(), 1u);
+  fc.setIdleTimeout(5);  // 5 ms
+  fc.expireIdle();
+  fc.commit();
+  EXPECT_TRUE(fc.list().empty());
+}
+
 TEST(UpcallQueueTest, FifoUpToCapacity) {
   UpcallQueue q;
   FlowKey k = flow::zeroKey();

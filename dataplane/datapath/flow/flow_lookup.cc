@@ -78,6 +78,13 @@ uint32_t FlowLookup::lookupBurst(const FlowKey* keys, uint32_t n, MegaflowIndex*
   return pending;
 }
 
+void FlowLookup::setCacheTiers(uint32_t emc_insert_inv_prob, bool smc_enable) {
+  const uint8_t before = allowedTiers();
+  emc_->setInsertInvProb(emc_insert_inv_prob);
+  smc_->setEnabled(smc_enable);
+  if (allowedTiers() != before) policy_ = TierPolicy(policy_config_, allowedTiers());
+}
+
 void FlowLookup::learn(const FlowKey& key, MegaflowIndex m) {
   cacheInUpperTiers(key, m, smc_->enabled());
 }

@@ -96,6 +96,12 @@ class FlowLookup {
   // with its usual probability) so the next packet of the flow hits early.
   void learn(const FlowKey& key, MegaflowIndex m);
 
+  // PMD, at a quiescent point: the EMC's insertion probability (0: off) and
+  // whether the SMC runs. Entries cached before stay; every hit is verified
+  // against its megaflow anyway. The tier policy starts over when the set of
+  // tiers it may choose from changed.
+  void setCacheTiers(uint32_t emc_insert_inv_prob, bool smc_enable);
+
   const TierCounters& counters() const { return counters_; }
   const TierPolicy& policy() const { return policy_; }
   Emc& emc() { return *emc_; }
@@ -111,9 +117,13 @@ class FlowLookup {
         shadow_threshold_(config.smc_shadow_inv_prob == 0
                               ? 0
                               : 0xffffffffU / config.smc_shadow_inv_prob),
-        prng_(config.emc.seed ^ 0x5a5a5a5a5a5a5a5aULL),
-        policy_(config.policy, static_cast<uint8_t>((emc_->enabled() ? kTierEmc : 0) |
-                                                    (smc_->enabled() ? kTierSmc : 0))) {}
+        prng_(config.emc.seed ^ 0x5a5a5a5a5a5a5a5aULL), policy_config_(config.policy),
+        policy_(config.policy, allowedTiers()) {}
+
+  // The tiers that are switched on.
+  uint8_t allowedTiers() const {
+    return static_cast<uint8_t>((emc_->enabled() ? kTierEmc : 0) | (smc_->enabled() ? kTierSmc : 0));
+  }
 
   void cacheInUpperTiers(const FlowKey& key, MegaflowIndex m, bool smc_active);
 
@@ -126,6 +136,7 @@ class FlowLookup {
   uint32_t bursts_to_rank_ = 0;  // bursts since the last ranking
   uint32_t shadow_threshold_;    // SMC refill while off when prng <= this (0: never)
   Prng prng_;
+  TierPolicyConfig policy_config_;
   TierPolicy policy_;
   TierCounters counters_;
 };

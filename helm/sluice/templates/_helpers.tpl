@@ -237,7 +237,8 @@ no-huge mode DPDK's memory (EAL -m noHugeMemoryMB), which is ordinary memory.
 {{- define "sluice.memoryNeededMiB" -}}
 {{- $c := .Values.dataplane.cache -}}
 {{- $mib := 1048576 -}}
-{{- $perPmd := add (mul (int $c.flowLimit) 384) (mul (int $c.emcEntries) 128) (ternary (mul 8 $mib) 0 $c.smcEnable) -}}
+{{- /* The SMC is allocated whether or not it runs: smc-enable switches it while sluiced runs. */ -}}
+{{- $perPmd := add (mul (int $c.flowLimit) 384) (mul (int $c.emcEntries) 128) (mul 8 $mib) -}}
 {{- $pmds := len (splitList "," .Values.dataplane.pmdCores) -}}
 {{- $bytes := add (mul 256 $mib) (mul $pmds $perPmd) (ternary 0 (mul (int .Values.hugepages.noHugeMemoryMB) $mib) .Values.hugepages.enabled) -}}
 {{- div (add $bytes (sub $mib 1)) $mib -}}
@@ -296,4 +297,22 @@ for the value at `key` (JSON Schema checks only its shape and prefix 8..30).
 {{- if ne (mod $ip $block) 0 -}}
 {{- fail (printf "%s %s has host bits set: sluiced needs the network address (e.g. %s)" .key .cidr "10.244.1.0/24") -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+sluiced's live settings (the keys its config_keys.def marks live) that the
+values set, as JSON: the ConfigMap's live.json. Only keys sluiced applies
+while running belong here (the config_checksum packaging test holds this to
+sluiced's own list); everything else goes in the per-node configs, which the
+DaemonSet's checksum/config covers.
+*/}}
+{{- define "sluice.liveSettings" -}}
+{{- $d := .Values.dataplane -}}
+{{- dict
+      "log-level" $d.logLevel
+      "tx-flush-interval" (int $d.txFlushInterval)
+      "emc-insert-inv-prob" (int $d.cache.emcInsertInvProb)
+      "smc-enable" $d.cache.smcEnable
+      "pmd-max-sleep-us" (int $d.pmdMaxSleepUs)
+    | toJson -}}
 {{- end -}}

@@ -101,6 +101,48 @@ TEST_F(FlowLookupTest, WithoutEmcLaterPacketsHitTheSmc) {
   EXPECT_EQ(fl->counters().megaflow_hits, 17U);
 }
 
+// The tiers switched while running (emc-insert-inv-prob, smc-enable are
+// live): off, the tier resolves nothing; on again, even one that was off
+// when the lookup was made (the tier policy starts over with it).
+TEST_F(FlowLookupTest, CacheTiersSwitchWhileRunning) {
+  auto fl = make(1);
+  installDestinations(4);
+  const auto keys = burst(16, 4);
+  std::vector<MegaflowIndex> out;
+  run(*fl, keys, out);
+  run(*fl, keys, out);
+  EXPECT_EQ(fl->counters().emc_hits, 16U);
+
+  fl->setCacheTiers(0, false);  // EMC and SMC off: the classifier answers all
+  run(*fl, keys, out);
+  for (uint32_t i = 0; i < 16; ++i) EXPECT_EQ(out[i], by_dst_[i % 4]);
+  EXPECT_EQ(fl->counters().emc_hits, 16U);
+  EXPECT_EQ(fl->counters().smc_hits, 0U);
+  EXPECT_EQ(fl->counters().megaflow_hits, 32U);
+
+  // The SMC on again: its entries from before were kept (each hit is
+  // verified against its megaflow), so it answers at once.
+  fl->setCacheTiers(0, true);
+  run(*fl, keys, out);
+  for (uint32_t i = 0; i < 16; ++i) EXPECT_EQ(out[i], by_dst_[i % 4]);
+  EXPECT_EQ(fl->counters().smc_hits, 16U);
+  EXPECT_EQ(fl->counters().megaflow_hits, 32U);
+  EXPECT_EQ(fl->counters().emc_hits, 16U);
+}
+
+TEST_F(FlowLookupTest, EmcSwitchedOnThatStartedOff) {
+  auto fl = make(0, false);
+  installDestinations(4);
+  const auto keys = burst(16, 4);
+  std::vector<MegaflowIndex> out;
+  run(*fl, keys, out);
+  fl->setCacheTiers(1, false);
+  run(*fl, keys, out);  // classifier hits, now cached in the EMC
+  run(*fl, keys, out);
+  EXPECT_EQ(fl->counters().emc_hits, 16U);
+  EXPECT_EQ(fl->counters().megaflow_hits, 32U);
+}
+
 TEST_F(FlowLookupTest, EveryPacketIsCountedAtExactlyOneTier) {
   auto fl = make(2);  // EMC inserts half the time: a mix of tiers
   installDestinations(16);
