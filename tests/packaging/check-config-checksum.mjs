@@ -65,7 +65,7 @@ check('sluiced reads live.json from the ConfigMap volume, mounted whole (updates
 });
 
 const liveChanges = [['dataplane.logLevel=debug'], ['dataplane.txFlushInterval=50'],
-  ['dataplane.cache.emcInsertInvProb=0'], ['dataplane.cache.smcEnable=false']];
+  ['dataplane.pmdMaxSleepUs=500'], ['dataplane.cache.emcInsertInvProb=0'], ['dataplane.cache.smcEnable=false']];
 for (const sets of liveChanges) {
   check(`${sets.join(' ')}: live.json changes, the DaemonSet does not`, () => {
     const r = render(sets);
