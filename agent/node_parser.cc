@@ -29,8 +29,11 @@ void addCidr(KubeNode& node, const std::string& text) {
     node.pod_cidrs.push_back(*c);
     return;
   }
-  const NodeProblem p = text.find(':') != std::string::npos ? NodeProblem::kCidrWrongFamily : NodeProblem::kBadCidr;
-  node.problems.emplace_back(p, absl::StrCat("pod CIDR '", text, "'"));
+  if (text.find(':') != std::string::npos)
+    node.problems.emplace_back(NodeProblem::kCidrWrongFamily,
+                               absl::StrCat("pod CIDR '", text, "' is IPv6 (the overlay carries IPv4): ignored"));
+  else
+    node.problems.emplace_back(NodeProblem::kBadCidr, absl::StrCat("pod CIDR '", text, "' is no IPv4 CIDR: ignored"));
 }
 
 std::string dumped(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }

@@ -1,11 +1,21 @@
 #include "agent/sluiced_client.h"
 
 namespace sluice::agent {
+namespace {
+
+std::shared_ptr<grpc::Channel> channelTo(const std::string& socket) {
+  grpc::ChannelArguments args;
+  // gRPC's own reconnect backoff grows to two minutes; a sluiced restart
+  // takes seconds, and the table should be reconciled soon after it.
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  return grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace
 
 SluicedClient::SluicedClient(const std::string& socket, std::chrono::milliseconds deadline)
-    : deadline_(deadline),
-      channel_(grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials())),
-      stub_(v1::RemoteNodes::NewStub(channel_)) {}
+    : deadline_(deadline), channel_(channelTo(socket)), stub_(v1::RemoteNodes::NewStub(channel_)) {}
 
 std::unique_ptr<grpc::ClientContext> SluicedClient::context() const {
   auto c = std::make_unique<grpc::ClientContext>();
