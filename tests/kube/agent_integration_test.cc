@@ -326,5 +326,24 @@ TEST_F(AgentTest, ReconcilesAgainAfterSluicedRestarts) {
   EXPECT_GE(counter("sluiced_resyncs"), 2u);
 }
 
+TEST_F(AgentTest, AWrongTokenIsRefusedUntilTheTokenFileChanges) {
+  // The kubeconfig's tokenFile holds a token the server does not accept.
+  const std::string token_file = dir_ + "/api/token";
+  std::ofstream(token_file, std::ios::trunc) << "expired-token\n";
+  startAgent();
+  ASSERT_TRUE(waitFor([&] { return list().controller().last_error().find("HTTP 401") != std::string::npos; },
+                      std::chrono::seconds(30)))
+      << agent_->log();
+  EXPECT_FALSE(list().controller().synced());
+  EXPECT_EQ(table(), (std::map<std::string, std::string>{{"static-1", kStatic}}));
+  EXPECT_GE(api_->stats()["unauthorized"].get<int>(), 1);
+  // Rotated, as the kubelet replaces a projected token: read again, in sync.
+  const std::string fresh = token_file + ".new";
+  std::ofstream(fresh) << kToken << "\n";
+  fs::rename(fresh, token_file);
+  ASSERT_TRUE(tableIs({{"static-1", kStatic}, {"node-b", kube("192.168.77.2", "10.250.2.0/24")}})) << agent_->log();
+  EXPECT_TRUE(waitFor([&] { return list().controller().synced(); }));
+}
+
 }  // namespace
 }  // namespace sluice::test

@@ -403,9 +403,21 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
 def main():
     global TOKEN, API
     p = argparse.ArgumentParser()
-    p.add_argument("--dir", required=True)
-    p.add_argument("--token", required=True)
+    p.add_argument("--dir")
+    p.add_argument("--token")
+    p.add_argument("--sample-node", action="store_true",
+                   help="print one Node object as the server makes them (for schema validation) and exit")
     a = p.parse_args()
+    if a.sample_node:
+        node = STORE.node_object({"name": "worker-1", "pod_cidrs": ["10.244.1.0/24", "fd00:1::/64"],
+                                  "internal_ip": "192.0.2.11", "ready": False,
+                                  "annotations": {"sluice.dev/vtep": '{"version":1,"vtep":"192.0.2.11",'
+                                                  '"mac":"02:00:00:00:00:11","vni":42}'}}, None)
+        node["metadata"]["resourceVersion"] = "101"
+        print(json.dumps(node, indent=1))
+        return
+    if not a.dir or not a.token:
+        p.error("--dir and --token are required")
     TOKEN = a.token
     os.makedirs(a.dir, exist_ok=True)
     make_certs(a.dir)
