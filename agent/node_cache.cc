@@ -75,9 +75,11 @@ void NodeCache::noteProblems(const KubeNode& node) {
   std::lock_guard lock(mutex_);
   for (const auto& [problem, detail] : node.problems) {
     const std::string key = absl::StrCat("node\x1f", node.name, "\x1f", nodeProblemName(problem), "\x1f", detail);
-    if (!logged_.insert(key).second) continue;
+    if (logged_.contains(key)) continue;
     ++counters_[static_cast<size_t>(AgentCounter::k_node_problems)];
     ++problem_counts_[absl::StrCat("node_", nodeProblemName(problem))];
+    if (logged_.size() >= kMaxLogged) continue;
+    logged_.insert(key);
     // A Node without the annotation is normal (it does not run Sluice).
     if (problem == NodeProblem::kNoAnnotation) logInfo("node ", node.name, ": ", detail, " (skipped)");
     else logWarning("node ", node.name, ": ", detail);
@@ -86,6 +88,7 @@ void NodeCache::noteProblems(const KubeNode& node) {
 
 bool NodeCache::firstTime(const std::string& key) {
   std::lock_guard lock(mutex_);
+  if (logged_.size() >= kMaxLogged) return false;
   return logged_.insert(key).second;
 }
 

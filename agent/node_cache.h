@@ -69,6 +69,9 @@ class NodeCache {
   std::string last_error_;
   std::array<uint64_t, static_cast<size_t>(AgentCounter::kCount)> counters_{};
   std::map<std::string, uint64_t> problem_counts_;
+  // Bounded: a server sending ever new garbage must not grow it without end
+  // (past the bound, new problems are counted but no longer logged).
+  static constexpr size_t kMaxLogged = 65536;
   std::set<std::string> logged_;
   uint64_t generation_ = 0;
 };

@@ -137,7 +137,11 @@ void Reconciler::publishOwnVtep(const NodeCache::Snapshot& snap, const v1::Overl
     logOnce(absl::StrCat("own-ip\x1f", want.vtep.toString()),
             absl::StrCat("this node's InternalIP ", own->second.internal_ip->toString(), " is not its VTEP ",
                          want.vtep.toString(), " (the VTEP is published)"));
-  if (own->second.vtep && *own->second.vtep == want) return;
+  if (own->second.vtep && *own->second.vtep == want) {
+    // Seen on the Node: should it be changed or removed later, write it again.
+    patched_value_.clear();
+    return;
+  }
   const std::string value = formatVtepAnnotation(want);
   if (value == patched_value_) return;  // written; the watch has not shown it yet
   // A merge patch of this one annotation: the Node's other annotations,
