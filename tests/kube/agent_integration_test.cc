@@ -217,7 +217,8 @@ TEST_F(AgentTest, FollowsNodesAddedModifiedDeleted) {
       EXPECT_EQ(n.tunnel(), tunnel);
       EXPECT_EQ(n.mac(), "02:00:00:00:00:12");
     }
-  EXPECT_EQ(counter("nodes_updated"), 1u);
+  // The counters arrive with the report that follows the change.
+  EXPECT_TRUE(waitFor([&] { return counter("nodes_updated") == 1; }));
 
   // A Node whose pod CIDR overlaps node-b's is refused (logged once, counted).
   putNode({{"name", "node-e"},
@@ -229,7 +230,7 @@ TEST_F(AgentTest, FollowsNodesAddedModifiedDeleted) {
   // DELETED: node-b goes; node-e's CIDR is free now and it comes in.
   ASSERT_FALSE(api_->control({{"op", "delete"}, {"name", "node-b"}}).is_null());
   ASSERT_TRUE(tableIs({{"static-1", kStatic}, {"node-e", kube("192.168.77.14", "10.250.12.128/25")}}));
-  EXPECT_EQ(counter("nodes_removed"), 1u);
+  EXPECT_TRUE(waitFor([&] { return counter("nodes_removed") == 1; }));
 
   // Bad input disturbs nothing: a line that is no JSON, a Node whose
   // annotation is not ours.
