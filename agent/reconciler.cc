@@ -3,7 +3,6 @@
 #include <absl/strings/str_cat.h>
 
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "common/log.h"
 
