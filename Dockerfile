@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# Sluice container image: sluiced, sluicectl and sluice-cni with their runtime
+# Sluice container image: sluiced, sluicectl, sluice-cni and sluice-agent (the
+# node controller, run as a second container of the DaemonSet) with their runtime
 # libraries and DPDK's PMD plugins, nothing else. Build from the repository root:
 #   docker build -t sluice:0.1.0 .
 # The build stage installs dependencies and builds with the same commands as CI
@@ -21,7 +22,7 @@ RUN cmake -S . -B build \
 # Programs plus what they load at run time (shared libraries, the DPDK PMD
 # plugin directory and its libraries), laid out under /runtime.
 RUN bash scripts/collect-runtime.sh /runtime \
-      /usr/local/bin/sluiced /usr/local/bin/sluicectl /usr/local/bin/sluice-cni
+      /usr/local/bin/sluiced /usr/local/bin/sluicectl /usr/local/bin/sluice-cni /usr/local/bin/sluice-agent
 
 FROM debian:12-slim
 COPY --from=build /runtime/ /

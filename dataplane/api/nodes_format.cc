@@ -1,18 +1,44 @@
 #include "dataplane/api/nodes_format.h"
 
+#include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
 #include <absl/strings/str_join.h>
 
+#include <map>
+
 namespace sluice {
 
-std::string formatNode(const v1::RemoteNode& n) {
-  const std::string cidrs = absl::StrJoin(n.pod_cidrs(), ",");
-  const std::string hop = n.next_hop_mac().empty() ? n.next_hop() : n.next_hop() + " (" + n.next_hop_mac() + ")";
-  return absl::StrFormat("  %-16s %-15s %-3u %-24s %-17s %-36s %-10s\n", n.name(), n.vtep(), n.tunnel(), cidrs,
-                         n.mac(), hop, n.neighbor_state());
+namespace {
+
+const char* sourceName(v1::NodeSource s) {
+  switch (s) {
+    case v1::NODE_SOURCE_STATIC: return "static";
+    case v1::NODE_SOURCE_API: return "api";
+    case v1::NODE_SOURCE_KUBERNETES: return "kubernetes";
+    default: return "-";
+  }
 }
 
-std::string formatNodes(const v1::ListNodesResponse& r) {
+}  // namespace
+
+std::string formatAge(int64_t since_unix, int64_t now_unix) {
+  if (since_unix <= 0) return "-";
+  const int64_t s = now_unix > since_unix ? now_unix - since_unix : 0;
+  if (s < 120) return absl::StrCat(s, "s");
+  if (s < 120 * 60) return absl::StrCat(s / 60, "m");
+  if (s < 48 * 3600) return absl::StrCat(s / 3600, "h");
+  return absl::StrCat(s / 86400, "d");
+}
+
+std::string formatNode(const v1::RemoteNode& n, int64_t now_unix) {
+  const std::string cidrs = absl::StrJoin(n.pod_cidrs(), ",");
+  const std::string hop = n.next_hop_mac().empty() ? n.next_hop() : n.next_hop() + " (" + n.next_hop_mac() + ")";
+  return absl::StrFormat("  %-16s %-10s %-15s %-3u %-24s %-17s %-36s %-10s %s\n", n.name(), sourceName(n.source()),
+                         n.vtep(), n.tunnel(), cidrs, n.mac(), hop, n.neighbor_state(),
+                         formatAge(n.added_unix_seconds(), now_unix));
+}
+
+std::string formatNodes(const v1::ListNodesResponse& r, int64_t now_unix) {
   std::string out;
   if (r.has_overlay()) {
     const v1::Overlay& o = r.overlay();
@@ -20,9 +46,24 @@ std::string formatNodes(const v1::ListNodesResponse& r) {
                            o.vtep(), o.vtep_mac(), o.vni(), o.overlay_mtu(), o.uplink_port(),
                            o.link_up() ? "up" : "down", o.ip_checksum_offload() ? "offloaded" : "in software");
   }
-  out += absl::StrFormat("  %-16s %-15s %-3s %-24s %-17s %-36s %-10s\n", "NODE", "VTEP", "TUN", "POD CIDRS", "INNER MAC",
-                         "NEXT HOP", "NEIGHBOR");
-  for (const v1::RemoteNode& n : r.nodes()) out += formatNode(n);
+  if (r.has_controller()) {
+    const v1::ControllerState& c = r.controller();
+    out += absl::StrFormat("node controller (node %s): %s, resourceVersion %s, reported %s ago\n", c.node_name(),
+                           c.synced() ? "synced" : "NOT synced",
+                           c.resource_version().empty() ? "-" : c.resource_version(),
+                           formatAge(c.reported_unix_seconds(), now_unix));
+    if (!c.last_error().empty()) out += absl::StrFormat("  last error: %s\n", c.last_error());
+    // Sorted by name: a protobuf map has no order.
+    std::map<std::string, uint64_t> counters(c.counters().begin(), c.counters().end());
+    std::string line;
+    for (const auto& [name, value] : counters) absl::StrAppend(&line, line.empty() ? "" : ", ", name, " ", value);
+    if (!line.empty()) out += absl::StrFormat("  %s\n", line);
+  } else {
+    out += "node controller: none reported\n";
+  }
+  out += absl::StrFormat("  %-16s %-10s %-15s %-3s %-24s %-17s %-36s %-10s %s\n", "NODE", "SOURCE", "VTEP", "TUN",
+                         "POD CIDRS", "INNER MAC", "NEXT HOP", "NEIGHBOR", "AGE");
+  for (const v1::RemoteNode& n : r.nodes()) out += formatNode(n, now_unix);
   if (r.nodes().empty()) out += "  (no remote nodes)\n";
   return out;
 }

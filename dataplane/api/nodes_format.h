@@ -4,14 +4,18 @@
 
 #include <google/protobuf/repeated_ptr_field.h>
 
+#include <cstdint>
 #include <string>
 
 #include "sluice/v1/dataplane.pb.h"
 
 namespace sluice {
 
-std::string formatNodes(const v1::ListNodesResponse& nodes);
-std::string formatNode(const v1::RemoteNode& node);
+// `now_unix`: the current time in Unix seconds, for the nodes' ages.
+std::string formatNodes(const v1::ListNodesResponse& nodes, int64_t now_unix);
+std::string formatNode(const v1::RemoteNode& node, int64_t now_unix);
+// "45s", "12m", "3h", "2d" (as kubectl prints ages); "-" for an unknown time.
+std::string formatAge(int64_t since_unix, int64_t now_unix);
 std::string formatTunnelCounters(const google::protobuf::RepeatedPtrField<v1::RemoteNode>& tunnels);
 
 }  // namespace sluice

@@ -24,6 +24,10 @@ namespace v1 = sluice::v1;
 
 namespace {
 
+int64_t nowUnix() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 constexpr char kUsage[] =
     "usage: sluicectl [--socket PATH] [--json] [--timeout MS] COMMAND\n"
     "commands:\n"
@@ -36,7 +40,7 @@ constexpr char kUsage[] =
     "           [--namespace NS] [--pod NAME] [--socket-subdir DIR] [--devargs net_null,no-rx=1]\n"
     "  vfs                SR-IOV VFs of the pools: PF, index, PCI address, netdev, holder\n"
     "  port del --container-id ID --ifname NAME\n"
-    "  nodes              list the VXLAN overlay's remote nodes (VTEP, CIDRs, next hop, counters)\n"
+    "  nodes              remote nodes (source, VTEP, CIDRs, next hop, age), node controller state\n"
     "  node add --name N --vtep A.B.C.D --pod-cidr CIDR [--pod-cidr CIDR...] [--mac M]\n"
     "  node del --name N\n"
     "  config get [KEY]   settings: value, live (changes now) or restart (at sluiced's next start), source\n"
@@ -205,7 +209,7 @@ int nodeAdd(Client& client, const std::vector<std::string>& args) {
   for (const std::string& c : vm["pod-cidr"].as<std::vector<std::string>>()) req.mutable_node()->add_pod_cidrs(c);
   req.mutable_node()->set_mac(vm["mac"].as<std::string>());
   return call(client, &v1::RemoteNodes::Stub::AddNode, req, [](const v1::AddNodeResponse& r) {
-    return std::string(r.created() ? "created\n" : "exists\n") + sluice::formatNode(r.node());
+    return std::string(r.created() ? "created\n" : "exists\n") + sluice::formatNode(r.node(), nowUnix());
   });
 }
 
@@ -258,7 +262,7 @@ int dispatch(Client& client, const std::vector<std::string>& words) {
   }
   if (cmd == "nodes" && rest.empty())
     return call(client, &v1::RemoteNodes::Stub::ListNodes, v1::ListNodesRequest{},
-                [](const v1::ListNodesResponse& r) { return sluice::formatNodes(r); });
+                [](const v1::ListNodesResponse& r) { return sluice::formatNodes(r, nowUnix()); });
   if (cmd == "node" && !rest.empty() && rest[0] == "add")
     return nodeAdd(client, std::vector<std::string>(rest.begin() + 1, rest.end()));
   if (cmd == "node" && !rest.empty() && rest[0] == "del")

@@ -23,6 +23,8 @@ declare -A allowed=(
   [dataplane/stand_ins/software_offload]="dataplane/stand_ins/software_offload dataplane/modules/offload $below_modules"
   [dataplane/api]="dataplane/api $below_modules sluice/v1"
   [cni-plugin]="cni-plugin common common/rtnetlink sluice/v1"
+  # The node controller talks to sluiced only through the API (sluice/v1).
+  [agent]="agent common sluice/v1"
 )
 # Every module folder, found as sluiced's build finds them: its control side
 # sees only what is below modules; its api/ folder also the core's API

@@ -5,7 +5,7 @@
 #    configure/build/install, and CI (.ci/run, once it exists) runs the same
 #    set-up script and configures with the same -D options (build directory
 #    names may differ);
-#  - the runtime stage only receives the collected tree of the three programs
+#  - the runtime stage only receives the collected tree of the four programs
 #    (scripts/collect-runtime.sh) and installs nothing else;
 #  - the health check runs `sluicectl health` on the socket the chart uses.
 set -euo pipefail
@@ -35,8 +35,8 @@ cmake_run=$(grep '^RUN cmake ' <<<"$build_stage" || true)
   || fail "build stage cmake commands are: ${cmake_run:-none}"
 
 collect=$(grep '^RUN bash scripts/collect-runtime.sh' <<<"$build_stage" || true)
-[[ $collect == 'RUN bash scripts/collect-runtime.sh /runtime /usr/local/bin/sluiced /usr/local/bin/sluicectl /usr/local/bin/sluice-cni' ]] \
-  && ok "runtime tree collected for sluiced, sluicectl, sluice-cni" || fail "collect step is: ${collect:-none}"
+[[ $collect == 'RUN bash scripts/collect-runtime.sh /runtime /usr/local/bin/sluiced /usr/local/bin/sluicectl /usr/local/bin/sluice-cni /usr/local/bin/sluice-agent' ]] \
+  && ok "runtime tree collected for sluiced, sluicectl, sluice-cni, sluice-agent" || fail "collect step is: ${collect:-none}"
 
 copies=$(grep -E '^(COPY|ADD|RUN) ' <<<"$runtime_stage" || true)
 [[ $copies == 'COPY --from=build /runtime/ /' ]] \

@@ -4,15 +4,15 @@
 // config keys, the network attachments and the least-privilege RBAC. One
 // profile per values file the tests render (see run.sh).
 //
-// Usage: node check-rendered.mjs default|production|node-lookup|server-mode RENDERED.yaml
+// Usage: node check-rendered.mjs default|production|node-lookup|server-mode|kubernetes RENDERED.yaml
 // (server-mode: the default values with vhostUser.mode=server.)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 
 const [profile, file] = process.argv.slice(2);
-if (!['default', 'production', 'node-lookup', 'server-mode'].includes(profile) || !file) {
-  console.error('usage: check-rendered.mjs default|production|node-lookup|server-mode RENDERED.yaml');
+if (!['default', 'production', 'node-lookup', 'server-mode', 'kubernetes'].includes(profile) || !file) {
+  console.error('usage: check-rendered.mjs default|production|node-lookup|server-mode|kubernetes RENDERED.yaml');
   process.exit(2);
 }
 const objects = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean);
@@ -242,6 +242,45 @@ if (profile === 'production') {
     for (const n of ofKind('NetworkAttachmentDefinition')) assert.deepEqual(n.spec, {});
     for (const c of Object.values(cniConfs)) assert.equal(c.ipam.ranges[0][0].subnet, '@NODE_POD_CIDR@');
     assert.equal(cniConfs['cni-sluice-sriov.conf'].vlan, 100);
+  });
+}
+
+if (profile === 'default' || profile === 'production' || profile === 'node-lookup') {
+  check(`${profile}: no sluice-agent (no uplink, or the static node table)`, () => {
+    assert.deepEqual(pod.containers.map((c) => c.name), ['sluiced']);
+    assert.ok(!pod.volumes.some((v) => v.name === 'kube-api-access'));
+  });
+}
+
+if (profile === 'kubernetes') {
+  const agent = pod.containers.find((c) => c.name === 'sluice-agent');
+  check('kubernetes: sluice-agent beside sluiced, on its API socket, NODE_NAME from spec.nodeName', () => {
+    assert.deepEqual(pod.containers.map((c) => c.name), ['sluiced', 'sluice-agent']);
+    assert.equal(agent.image, sluiced.image);
+    assert.deepEqual(agent.command, ['sluice-agent']);
+    assert.ok(agent.args.includes('--api-socket=/var/run/sluice/sluice.sock'));
+    assert.ok(agent.args.includes('--not-ready-grace=120'));
+    assert.equal(hostPathOf(agent, '/var/run/sluice'), hostPathOf(sluiced, '/var/run/sluice'));
+    const env = agent.env.find((e) => e.name === 'NODE_NAME');
+    assert.equal(env.valueFrom.fieldRef.fieldPath, 'spec.nodeName');
+    assert.ok(!agent.securityContext?.privileged, 'the agent is not privileged');
+  });
+  check('kubernetes: the API token is mounted into sluice-agent only', () => {
+    const tokenPath = '/var/run/secrets/kubernetes.io/serviceaccount';
+    const m = agent.volumeMounts.find((vm) => vm.mountPath === tokenPath);
+    assert.ok(m, 'token mount');
+    assert.ok(volumes[m.name].projected.sources.some((s) => s.serviceAccountToken?.path === 'token'));
+    assert.ok(!sluiced.volumeMounts.some((vm) => vm.mountPath === tokenPath));
+  });
+  check('kubernetes: a ClusterRole with get/list/watch/patch on nodes, bound to the service account', () => {
+    const role = ofKind('ClusterRole').find((r) => r.metadata.name.endsWith('-node-controller'));
+    assert.deepEqual(role.rules, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] }]);
+    const b = ofKind('ClusterRoleBinding').find((x) => x.roleRef.name === role.metadata.name);
+    assert.deepEqual(b.subjects, [{ kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: ds.metadata.namespace }]);
+  });
+  check('kubernetes: no static remote nodes in the configs', () => {
+    for (const c of Object.values(configs)) assert.deepEqual(c['remote-nodes'] ?? [], []);
+    assert.equal(def.vni, 42);
   });
 }
 

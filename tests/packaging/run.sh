@@ -11,6 +11,7 @@
 #   manifests                committed manifests/ match the chart and validate
 #   dockerfile               the Dockerfile builds the way CI does
 #   notes                    NOTES.txt tells how to reach sluicectl
+#   fake-node                the fake API server's Node objects are valid Nodes (strict schema)
 #   memory                   sluiced's memory follows flowLimit, PMDs and DPDK memory
 #   node-policy              sluice-cni's node config (cni.json) follows the values
 #   cni-config PLUGIN        the real sluice-cni accepts every rendered network config
@@ -98,6 +99,10 @@ case $case in
     ;;
   notes)
     bash "$here/check-notes.sh" "$root"
+    ;;
+  fake-node)
+    python3 "$root/tests/kube/fake_apiserver.py" --sample-node >"$tmp/node.json"
+    node "$here/validate-k8s.mjs" "$tmp/node.json"
     ;;
   memory)
     node "$here/check-memory.mjs" "$chart"

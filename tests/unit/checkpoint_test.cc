@@ -791,8 +791,9 @@ TEST_F(ControlCheckpointTest, NodesAddedThroughTheApiAreCheckpointedAndComeBackT
     ASSERT_TRUE(*first.module->deleteNode("api-3"));
     // On disk when the calls return: the API's nodes, never the config file's.
     EXPECT_EQ(onDisk().sections["nodes"], nlohmann::json::parse(R"([
-      {"name": "api-1", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24"], "mac": "02:00:00:00:00:21"},
-      {"name": "api-2", "vtep": "192.168.77.3", "pod-cidrs": ["10.244.3.0/24"]}])"));
+      {"name": "api-1", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24"], "mac": "02:00:00:00:00:21",
+       "source": "api"},
+      {"name": "api-2", "vtep": "192.168.77.3", "pod-cidrs": ["10.244.3.0/24"], "source": "api"}])"));
     EXPECT_EQ(nlohmann::json::parse(readText(config_.state_dir + "/checkpoint.json"))["version"], 2);
   }
   // Meanwhile the config file has come to list api-2 itself, elsewhere; and
@@ -815,7 +816,48 @@ TEST_F(ControlCheckpointTest, NodesAddedThroughTheApiAreCheckpointedAndComeBackT
   // Rewritten by the restore: the API's node only (api-2 is the file's now,
   // the two that did not fit are dropped).
   EXPECT_EQ(onDisk().sections["nodes"], nlohmann::json::parse(R"([
-      {"name": "api-1", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24"], "mac": "02:00:00:00:00:21"}])"));
+      {"name": "api-1", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24"], "mac": "02:00:00:00:00:21",
+       "source": "api"}])"));
+}
+
+TEST_F(ControlCheckpointTest, TheNodeControllersNodesKeepTheirSourceAndAreChangedInPlace) {
+  {
+    OverlayNode first(config_, {remoteNode("static-1", "192.168.77.5", "10.244.5.0/24")});
+    ASSERT_EQ(*first.module->putNode(remoteNode("k-1", "192.168.77.2", "10.244.2.0/24"), NodeSource::kKubernetes, true),
+              NodeChange::kCreated);
+    const uint16_t tunnel = first.module->listNodes()[0].tunnel;
+    // Changed in place: same tunnel index, new VTEP and CIDR, on disk.
+    ASSERT_EQ(*first.module->putNode(remoteNode("k-1", "192.168.77.12", "10.244.12.0/24"), NodeSource::kKubernetes,
+                                     true),
+              NodeChange::kUpdated);
+    for (const RemoteNodeView& v : first.module->listNodes())
+      if (v.node.name == "k-1") {
+        EXPECT_EQ(v.tunnel, tunnel);
+        EXPECT_EQ(v.source, NodeSource::kKubernetes);
+        EXPECT_EQ(v.node.vtep.toString(), "192.168.77.12");
+      }
+    // Never a node of another source, replace or not.
+    absl::StatusOr<NodeChange> foreign =
+        first.module->putNode(remoteNode("static-1", "192.168.77.6", "10.244.5.0/24"), NodeSource::kKubernetes, true);
+    EXPECT_EQ(foreign.status().code(), absl::StatusCode::kAlreadyExists) << foreign.status();
+    absl::StatusOr<NodeChange> without =
+        first.module->putNode(remoteNode("k-1", "192.168.77.13", "10.244.12.0/24"), NodeSource::kKubernetes, false);
+    EXPECT_EQ(without.status().code(), absl::StatusCode::kAlreadyExists) << without.status();
+    EXPECT_EQ(onDisk().sections["nodes"], nlohmann::json::parse(R"([
+      {"name": "k-1", "vtep": "192.168.77.12", "pod-cidrs": ["10.244.12.0/24"], "source": "kubernetes"}])"));
+  }
+  // A record of an unknown source is dropped; one without a source is the API's.
+  CheckpointStore store(config_.state_dir);
+  CheckpointState saved = store.load()->state;
+  saved.sections["nodes"].push_back(
+      {{"name", "odd"}, {"vtep", "192.168.77.8"}, {"pod-cidrs", {"10.244.8.0/24"}}, {"source", "static"}});
+  saved.sections["nodes"].push_back({{"name", "old"}, {"vtep", "192.168.77.9"}, {"pod-cidrs", {"10.244.9.0/24"}}});
+  ASSERT_TRUE(store.save(saved).ok());
+  OverlayNode second(config_, {});
+  second.node.control->restore(second.node.store.load()->state);
+  std::map<std::string, NodeSource> sources;
+  for (const RemoteNodeView& v : second.module->listNodes()) sources[v.node.name] = v.source;
+  EXPECT_EQ(sources, (std::map<std::string, NodeSource>{{"k-1", NodeSource::kKubernetes}, {"old", NodeSource::kApi}}));
 }
 
 TEST_F(ControlCheckpointTest, AnAddNodeWhoseCheckpointCannotBeWrittenIsUndone) {

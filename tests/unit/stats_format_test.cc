@@ -1,5 +1,7 @@
 #include "dataplane/api/stats_format.h"
 
+#include "dataplane/api/nodes_format.h"
+
 #include <gtest/gtest.h>
 
 namespace sluice {
@@ -97,6 +99,47 @@ TEST(StatsFormatTest, TierBreakdownAndFlows) {
   std::string ft = formatFlows(flows);
   EXPECT_NE(ft.find("eth_type=0x0800,ipv4_dst=10.0.0.2 -> drop:no_route"), std::string::npos) << ft;
   EXPECT_NE(ft.find("mask: eth_type=0xffff,ipv4_dst=255.255.255.255"), std::string::npos) << ft;
+}
+
+TEST(NodesFormatTest, ShowsEachNodesSourceAndAgeAndTheController) {
+  v1::ListNodesResponse r;
+  v1::RemoteNode* n = r.add_nodes();
+  n->set_name("w2");
+  n->set_vtep("192.168.77.2");
+  n->add_pod_cidrs("10.244.2.0/24");
+  n->set_source(v1::NODE_SOURCE_KUBERNETES);
+  n->set_added_unix_seconds(1000);
+  v1::RemoteNode* s = r.add_nodes();
+  s->set_name("w3");
+  s->set_source(v1::NODE_SOURCE_STATIC);
+  v1::ControllerState* c = r.mutable_controller();
+  c->set_node_name("w1");
+  c->set_synced(true);
+  c->set_resource_version("4711");
+  c->set_reported_unix_seconds(1000 + 3 * 3600);
+  (*c->mutable_counters())["relists_gone"] = 2;
+  (*c->mutable_counters())["lists"] = 3;
+  const std::string out = formatNodes(r, 1000 + 3 * 3600 + 5);
+  EXPECT_NE(out.find("node controller (node w1): synced, resourceVersion 4711, reported 5s ago\n"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  lists 3, relists_gone 2\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("SOURCE"), std::string::npos) << out;
+  EXPECT_NE(out.find("  w2               kubernetes 192.168.77.2"), std::string::npos) << out;
+  EXPECT_NE(out.find("  w3               static"), std::string::npos) << out;
+  EXPECT_EQ(out.substr(out.find("  w2 ")).find(" 3h\n"), out.substr(out.find("  w2 ")).find('\n') - 3) << out;
+  r.clear_controller();
+  EXPECT_NE(formatNodes(r, 0).find("node controller: none reported\n"), std::string::npos);
+}
+
+TEST(NodesFormatTest, AgesAsKubectlPrintsThem) {
+  EXPECT_EQ(formatAge(0, 100), "-");
+  EXPECT_EQ(formatAge(100, 100), "0s");
+  EXPECT_EQ(formatAge(100, 219), "119s");
+  EXPECT_EQ(formatAge(100, 220), "2m");
+  EXPECT_EQ(formatAge(100, 100 + 7199), "119m");
+  EXPECT_EQ(formatAge(100, 100 + 7200), "2h");
+  EXPECT_EQ(formatAge(100, 100 + 48 * 3600), "2d");
+  EXPECT_EQ(formatAge(200, 100), "0s");  // a clock that went back
 }
 
 }  // namespace

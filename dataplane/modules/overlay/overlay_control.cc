@@ -21,6 +21,21 @@ bool sameNode(const RemoteNodeConfig& a, const RemoteNodeConfig& b) {
 
 }  // namespace
 
+const char* nodeSourceName(NodeSource s) {
+  switch (s) {
+    case NodeSource::kStatic: return "static";
+    case NodeSource::kApi: return "api";
+    case NodeSource::kKubernetes: return "kubernetes";
+  }
+  return "api";
+}
+
+std::optional<NodeSource> parseNodeSource(std::string_view name) {
+  for (NodeSource s : {NodeSource::kStatic, NodeSource::kApi, NodeSource::kKubernetes})
+    if (std::string_view(nodeSourceName(s)) == name) return s;
+  return std::nullopt;
+}
+
 OverlayControl::OverlayControl(const OverlayConfig& config, const Ipv4Cidr& pod_cidr, UplinkIo& uplink,
                                uint16_t uplink_port, size_t n_pmds, NeighborTiming timing)
     : config_(config), pod_cidr_(pod_cidr), uplink_(uplink), uplink_port_(uplink_port), neighbors_(timing) {
@@ -28,10 +43,8 @@ OverlayControl::OverlayControl(const OverlayConfig& config, const Ipv4Cidr& pod_
   for (const StaticNeighbor& s : config_.uplink->static_neighbors) neighbors_.setStatic(s.ip, s.mac);
   for (const RemoteNodeConfig& n : config.remote_nodes) {
     configured_names_.insert(n.name);
-    if (auto r = addNode(n); !r.ok())
+    if (auto r = putNode(n, NodeSource::kStatic, false); !r.ok())
       logWarning("remote node ", n.name, " not added: ", r.status().message());
-    else
-      nodes_[n.name].from_config = true;
   }
   config_.remote_nodes.clear();
   rebuild();
@@ -63,13 +76,29 @@ Ipv4Address OverlayControl::nextHopFor(Ipv4Address vtep) const {
   return *u.next_hop;
 }
 
-absl::StatusOr<bool> OverlayControl::addNode(RemoteNodeConfig node) {
+absl::StatusOr<NodeChange> OverlayControl::putNode(RemoteNodeConfig node, NodeSource source, bool replace) {
   std::vector<RemoteNodeConfig> others;
   for (const auto& [name, n] : nodes_) others.push_back(n.cfg);
   if (absl::Status s = validateRemoteNode(node, pod_cidr_, config_.uplink->vtep, others); !s.ok()) return s;
   if (auto it = nodes_.find(node.name); it != nodes_.end()) {
-    if (sameNode(it->second.cfg, node)) return false;
-    return absl::AlreadyExistsError(absl::StrCat("node ", node.name, " exists with other settings (delete it first)"));
+    Node& existing = it->second;
+    if (sameNode(existing.cfg, node)) return NodeChange::kUnchanged;
+    if (!replace)
+      return absl::AlreadyExistsError(
+          absl::StrCat("node ", node.name, " exists with other settings (delete it first)"));
+    if (existing.source != source)
+      return absl::AlreadyExistsError(absl::StrCat("node ", node.name, " exists from source ",
+                                                   nodeSourceName(existing.source), ", not replaced by one from ",
+                                                   nodeSourceName(source)));
+    // In place: the tunnel index stays, so megaflows that encapsulate toward
+    // it pick up the new header template with the next snapshot; routes and
+    // decap matches change with the tables, and the caller's republish
+    // revalidates the megaflows that no longer fit.
+    logInfo("remote node ", node.name, " changed: VTEP ", existing.cfg.vtep.toString(), " -> ",
+            node.vtep.toString());
+    existing.cfg = std::move(node);
+    rebuild();
+    return NodeChange::kUpdated;
   }
   uint16_t tunnel = vxlan::kNoTunnel;
   for (uint16_t t = 0; t < vxlan::kMaxTunnels; ++t) {
@@ -84,9 +113,15 @@ absl::StatusOr<bool> OverlayControl::addNode(RemoteNodeConfig node) {
   baseline_[tunnel] = rawCounters(tunnel);
   logInfo("remote node ", node.name, " added: VTEP ", node.vtep.toString(), ", tunnel ", tunnel);
   const std::string name = node.name;  // not node.name below: node is moved from
-  nodes_[name] = Node{std::move(node), tunnel};
+  nodes_[name] = Node{std::move(node), tunnel, source, std::chrono::system_clock::now()};
   rebuild();
-  return true;
+  return NodeChange::kCreated;
+}
+
+std::optional<std::pair<RemoteNodeConfig, NodeSource>> OverlayControl::node(const std::string& name) const {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return std::nullopt;
+  return std::make_pair(it->second.cfg, it->second.source);
 }
 
 bool OverlayControl::deleteNode(const std::string& name) {
@@ -99,10 +134,10 @@ bool OverlayControl::deleteNode(const std::string& name) {
   return true;
 }
 
-std::vector<RemoteNodeConfig> OverlayControl::addedNodes() const {
-  std::vector<RemoteNodeConfig> out;
+std::vector<std::pair<RemoteNodeConfig, NodeSource>> OverlayControl::addedNodes() const {
+  std::vector<std::pair<RemoteNodeConfig, NodeSource>> out;
   for (const auto& [name, n] : nodes_)
-    if (!n.from_config) out.push_back(n.cfg);
+    if (n.source != NodeSource::kStatic) out.emplace_back(n.cfg, n.source);
   return out;
 }
 
@@ -210,6 +245,8 @@ std::vector<RemoteNodeView> OverlayControl::listNodes(Clock::time_point now) con
     RemoteNodeView v;
     v.node = n.cfg;
     v.node.mac = innerMacOf(n.cfg);
+    v.source = n.source;
+    v.added = n.added;
     v.tunnel = n.tunnel;
     v.next_hop = nextHopFor(n.cfg.vtep);
     v.next_hop_mac = neighbors_.lookup(v.next_hop);

@@ -17,11 +17,14 @@
 #include <absl/status/statusor.h>
 
 #include <array>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dataplane/modules/overlay/neighbor_table.h"
@@ -31,8 +34,20 @@
 
 namespace sluice {
 
+// Where a remote node came from: the config file, the API (sluicectl), or
+// the node controller that follows the Kubernetes API. The controller only
+// changes and removes its own.
+enum class NodeSource { kStatic, kApi, kKubernetes };
+const char* nodeSourceName(NodeSource s);  // "static" | "api" | "kubernetes"
+std::optional<NodeSource> parseNodeSource(std::string_view name);
+
+// What putNode did.
+enum class NodeChange { kUnchanged, kCreated, kUpdated };
+
 struct RemoteNodeView {
   RemoteNodeConfig node;  // mac filled (configured or derived)
+  NodeSource source = NodeSource::kApi;
+  std::chrono::system_clock::time_point added;  // by this process (restored ones: at restore)
   uint16_t tunnel = 0;
   Ipv4Address next_hop;
   std::optional<MacAddress> next_hop_mac;
@@ -71,12 +86,25 @@ class OverlayControl {
   // Adds a node: true if created, false if it exists with the same settings;
   // InvalidArgument / AlreadyExists (conflict with another node or the same
   // name with other settings) / ResourceExhausted (kMaxTunnels nodes).
-  absl::StatusOr<bool> addNode(RemoteNodeConfig node);
+  absl::StatusOr<bool> addNode(RemoteNodeConfig node) {
+    absl::StatusOr<NodeChange> c = putNode(std::move(node), NodeSource::kApi, false);
+    if (!c.ok()) return c.status();
+    return *c == NodeChange::kCreated;
+  }
+  // addNode with a source, and with `replace` a node of the same name and
+  // source but other settings is changed in place: its tunnel index and
+  // counters kept, the tables rebuilt (kUpdated). A node of another source is
+  // never replaced (AlreadyExists). Same settings: kUnchanged, whatever the
+  // source.
+  absl::StatusOr<NodeChange> putNode(RemoteNodeConfig node, NodeSource source, bool replace);
   bool deleteNode(const std::string& name);
-  // The nodes added by addNode after construction (the API's, or restored
-  // from the checkpoint), by name: what the checkpoint keeps. The config
-  // file's nodes are not among them (the file brings them back).
-  std::vector<RemoteNodeConfig> addedNodes() const;
+  // A node's settings and source, if there is one of that name.
+  std::optional<std::pair<RemoteNodeConfig, NodeSource>> node(const std::string& name) const;
+  // The nodes added by addNode after construction (the API's and the node
+  // controller's, or restored from the checkpoint), by name, with their
+  // source: what the checkpoint keeps. The config file's nodes are not among
+  // them (the file brings them back).
+  std::vector<std::pair<RemoteNodeConfig, NodeSource>> addedNodes() const;
   // Whether the config file lists a node of that name (added or not).
   bool configured(const std::string& name) const { return configured_names_.contains(name); }
   std::vector<RemoteNodeView> listNodes(Clock::time_point now) const;
@@ -96,7 +124,8 @@ class OverlayControl {
   struct Node {
     RemoteNodeConfig cfg;
     uint16_t tunnel = 0;
-    bool from_config = false;  // added from the config file at construction
+    NodeSource source = NodeSource::kApi;  // kStatic: from the config file at construction
+    std::chrono::system_clock::time_point added;
   };
   Ipv4Address nextHopFor(Ipv4Address vtep) const;
   void rebuild();

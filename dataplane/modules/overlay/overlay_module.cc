@@ -33,26 +33,28 @@ absl::Status OverlayModule::absent() {
   return absl::FailedPreconditionError("this node has no uplink (config key \"uplink\"): no VXLAN overlay");
 }
 
-absl::StatusOr<bool> OverlayModule::addNode(const RemoteNodeConfig& node) {
+absl::StatusOr<NodeChange> OverlayModule::putNode(const RemoteNodeConfig& node, NodeSource source, bool replace) {
   DataplaneControl::Change change(core_);
-  absl::StatusOr<bool> created = overlay_.addNode(node);
-  if (!created.ok()) return created;
-  if (*created || core_.checkpointDirtyLocked()) {
+  const auto before = overlay_.node(node.name);
+  absl::StatusOr<NodeChange> result = overlay_.putNode(node, source, replace);
+  if (!result.ok()) return result;
+  const bool changed = *result != NodeChange::kUnchanged;
+  if (changed || core_.checkpointDirtyLocked()) {
     // On disk before anyone is told (a restart brings the node back), and
     // before the PMDs route to it: a failed write undoes it unseen.
     const bool was_dirty = core_.checkpointDirtyLocked();
     if (absl::Status s = core_.writeCheckpointLocked(); !s.ok()) {
-      if (*created) {
-        overlay_.deleteNode(node.name);
-        core_.setCheckpointDirtyLocked(was_dirty);  // the file is as it was
-      }
+      if (*result == NodeChange::kCreated) overlay_.deleteNode(node.name);
+      if (*result == NodeChange::kUpdated) (void)overlay_.putNode(before->first, before->second, true);
+      if (changed) core_.setCheckpointDirtyLocked(was_dirty);  // the file is as it was
       return s;
     }
   }
   // The republish revalidates megaflows against the new routes and VTEPs
-  // (e.g. flows to the new CIDR that were cached as no_route die).
-  if (*created) core_.republishLocked();
-  return created;
+  // (e.g. flows to the new CIDR that were cached as no_route die, decap
+  // flows from a VTEP the node no longer has).
+  if (changed) core_.republishLocked();
+  return result;
 }
 
 absl::StatusOr<bool> OverlayModule::deleteNode(const std::string& name) {
@@ -68,10 +70,13 @@ absl::StatusOr<bool> OverlayModule::deleteNode(const std::string& name) {
 
 nlohmann::json OverlayModule::checkpointRecords() const {
   nlohmann::json out = nlohmann::json::array();
-  for (const RemoteNodeConfig& n : overlay_.addedNodes()) {
+  for (const auto& [n, source] : overlay_.addedNodes()) {
     nlohmann::json cidrs = nlohmann::json::array();
     for (const Ipv4Cidr& c : n.pod_cidrs) cidrs.push_back(c.toString());
-    nlohmann::json record = {{"name", n.name}, {"vtep", n.vtep.toString()}, {"pod-cidrs", cidrs}};
+    nlohmann::json record = {{"name", n.name},
+                             {"vtep", n.vtep.toString()},
+                             {"pod-cidrs", cidrs},
+                             {"source", std::string(nodeSourceName(source))}};
     // Only a MAC the caller gave: the derived one follows the VTEP.
     if (n.mac) record["mac"] = n.mac->toString();
     out.push_back(std::move(record));
@@ -85,8 +90,22 @@ void OverlayModule::restore(const nlohmann::json& records) {
     const nlohmann::json& record = records[i];
     const std::string where = absl::StrCat(
         "checkpointed remote node ", record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    // "source" is the checkpoint's own key, not the config file's schema.
+    NodeSource source = NodeSource::kApi;
+    nlohmann::json settings = record;
+    if (settings.is_object() && settings.contains("source")) {
+      const nlohmann::json& s = settings["source"];
+      std::optional<NodeSource> parsed = s.is_string() ? parseNodeSource(s.get<std::string>()) : std::nullopt;
+      if (!parsed || *parsed == NodeSource::kStatic) {
+        logError(where, " not restored: source must be \"api\" or \"kubernetes\"");
+        ++dropped;
+        continue;
+      }
+      source = *parsed;
+      settings.erase("source");
+    }
     RemoteNodeConfig node;
-    if (absl::Status s = parseRemoteNode(record, absl::StrCat("nodes[", i, "]"), node); !s.ok()) {
+    if (absl::Status s = parseRemoteNode(settings, absl::StrCat("nodes[", i, "]"), node); !s.ok()) {
       logError(where, " not restored: ", s.message());
       ++dropped;
       continue;
@@ -96,8 +115,8 @@ void OverlayModule::restore(const nlohmann::json& records) {
       ++dropped;
       continue;
     }
-    absl::StatusOr<bool> added = overlay_.addNode(node);
-    if (!added.ok() || !*added) {
+    absl::StatusOr<NodeChange> added = overlay_.putNode(node, source, false);
+    if (!added.ok() || *added != NodeChange::kCreated) {
       logError(where, " not restored: ", added.ok() ? "listed twice" : added.status().message());
       ++dropped;
       continue;

@@ -6,7 +6,9 @@
 //
 // Remote nodes in the checkpoint: the section "nodes" holds the nodes the API
 // added, one record each in the config file's remote-node schema
-// ({"name", "vtep", "pod-cidrs": [...], "mac" when one was given}), written
+// ({"name", "vtep", "pod-cidrs": [...], "mac" when one was given}, plus
+// "source": "api" | "kubernetes", which the config file does not take and
+// restore reads apart; a record without one is the API's), written
 // within the AddNode/DeleteNode change before it replies. The config file's
 // nodes are never checkpointed: every start takes them from the file. On
 // restore the config file wins: a checkpointed node whose name the file now
@@ -40,7 +42,15 @@ class OverlayModule final : public ControlModule {
   // What a node call answers on a node without an uplink.
   static absl::Status absent();
 
-  absl::StatusOr<bool> addNode(const RemoteNodeConfig& node);
+  absl::StatusOr<bool> addNode(const RemoteNodeConfig& node) {
+    absl::StatusOr<NodeChange> c = putNode(node, NodeSource::kApi, false);
+    if (!c.ok()) return c.status();
+    return *c == NodeChange::kCreated;
+  }
+  // OverlayControl::putNode as a change: checkpointed before the reply (a
+  // failed write undoes it), republished (megaflows revalidated) when created
+  // or updated.
+  absl::StatusOr<NodeChange> putNode(const RemoteNodeConfig& node, NodeSource source, bool replace);
   absl::StatusOr<bool> deleteNode(const std::string& name);
   std::vector<RemoteNodeView> listNodes();
   OverlayView view();

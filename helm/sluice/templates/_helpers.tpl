@@ -198,6 +198,14 @@ it anyway, and the plugin then makes and removes pod directories nowhere else.
 Checks across values that JSON Schema cannot express; fails the render with
 a message naming the values.
 */}}
+{{/*
+Whether sluice-agent (the node controller) runs: network.mode kubernetes on a
+node with an uplink (without one sluiced has no overlay and no node table).
+*/}}
+{{- define "sluice.agentEnabled" -}}
+{{- if and (eq .Values.network.mode "kubernetes") .Values.uplink.devargs -}}true{{- end -}}
+{{- end -}}
+
 {{- define "sluice.validate" -}}
 {{- $pmds := splitList "," .Values.dataplane.pmdCores -}}
 {{- if ne (len $pmds) (len (uniq $pmds)) -}}
@@ -215,6 +223,9 @@ a message naming the values.
 {{- include "sluice.validateCidr" (dict "key" (printf "network.nodes.%s.podCIDR" $name) "cidr" $n.podCIDR) -}}
 {{- end -}}
 {{- include "sluice.validateCidr" (dict "key" "network.podCIDR" "cidr" .Values.network.podCIDR) -}}
+{{- if and (eq .Values.network.mode "kubernetes") .Values.network.nodes -}}
+{{- fail "network.nodes is the static node table: set network.mode: static to use it (network.mode: kubernetes takes the nodes from the Kubernetes API)" -}}
+{{- end -}}
 {{- /* The chart's own SR-IOV network must get what it asks for from the node config it installs. */ -}}
 {{- $sriov := .Values.networks.sriov -}}
 {{- if and $sriov.enabled (eq $sriov.trust "on") (not .Values.cni.nodePolicy.allowVfTrust) -}}

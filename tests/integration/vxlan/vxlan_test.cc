@@ -246,7 +246,8 @@ TEST_F(VxlanKernelTest, ListNodesShowsTheOverlay) {
   EXPECT_EQ(r.nodes(0).next_hop_mac() + "\n", mac) << "learned by ARP from the kernel";
   CommandResult out = sluicectl(node_->apiSocket(), "nodes");
   EXPECT_EQ(out.exit_code, 0);
-  EXPECT_NE(out.output.find("kernel           192.168.77.2"), std::string::npos) << out.output;
+  // The config file's node: source static.
+  EXPECT_NE(out.output.find("kernel           static     192.168.77.2"), std::string::npos) << out.output;
 }
 
 // The node table through the overlay's own service (sluice.v1.RemoteNodes),

@@ -10,6 +10,19 @@ namespace {
 
 grpc::Status invalid(const std::string& why) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why); }
 
+v1::NodeSource toProto(NodeSource s) {
+  switch (s) {
+    case NodeSource::kStatic: return v1::NODE_SOURCE_STATIC;
+    case NodeSource::kApi: return v1::NODE_SOURCE_API;
+    case NodeSource::kKubernetes: return v1::NODE_SOURCE_KUBERNETES;
+  }
+  return v1::NODE_SOURCE_UNSPECIFIED;
+}
+
+int64_t unixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
 }  // namespace
 
 void fillRemoteNode(const RemoteNodeView& n, v1::RemoteNode* out) {
@@ -25,6 +38,8 @@ void fillRemoteNode(const RemoteNodeView& n, v1::RemoteNode* out) {
   out->set_rx_bytes(n.rx_bytes);
   out->set_tx_packets(n.tx_packets);
   out->set_tx_bytes(n.tx_bytes);
+  out->set_source(toProto(n.source));
+  out->set_added_unix_seconds(unixSeconds(n.added));
 }
 
 void fillOverlay(const OverlayView& o, v1::Overlay* out) {
@@ -57,10 +72,14 @@ grpc::Status RemoteNodesService::AddNode(grpc::ServerContext*, const v1::AddNode
         return invalid(absl::StrCat("mac: '", in.mac(), "' is not a unicast MAC"));
       node.mac = *mac;
     }
+    // A caller names only the controller's source; the config file's is
+    // sluiced's to give.
+    const NodeSource source = in.source() == v1::NODE_SOURCE_KUBERNETES ? NodeSource::kKubernetes : NodeSource::kApi;
     if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
-    auto created = overlay_->addNode(node);
-    if (!created.ok()) return toGrpcStatus(created.status());
-    resp->set_created(*created);
+    auto change = overlay_->putNode(node, source, req->replace());
+    if (!change.ok()) return toGrpcStatus(change.status());
+    resp->set_created(*change == NodeChange::kCreated);
+    resp->set_updated(*change == NodeChange::kUpdated);
     for (const RemoteNodeView& n : overlay_->listNodes())
       if (n.node.name == node.name) fillRemoteNode(n, resp->mutable_node());
     return grpc::Status::OK;
@@ -84,6 +103,20 @@ grpc::Status RemoteNodesService::ListNodes(grpc::ServerContext*, const v1::ListN
     if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
     for (const RemoteNodeView& n : overlay_->listNodes()) fillRemoteNode(n, resp->add_nodes());
     fillOverlay(overlay_->view(), resp->mutable_overlay());
+    std::lock_guard lock(controller_mutex_);
+    if (controller_) *resp->mutable_controller() = *controller_;
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status RemoteNodesService::ReportController(grpc::ServerContext*, const v1::ReportControllerRequest* req,
+                                                  v1::ReportControllerResponse*) {
+  return guarded([&] {
+    if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
+    v1::ControllerState state = req->state();
+    state.set_reported_unix_seconds(unixSeconds(std::chrono::system_clock::now()));
+    std::lock_guard lock(controller_mutex_);
+    controller_ = std::move(state);
     return grpc::Status::OK;
   });
 }

@@ -1,0 +1,82 @@
+// What the node controller should change in sluiced's remote-node table:
+// the Nodes it knows from the API (desired) against the table sluiced lists
+// (current) → nodes to add or change, nodes to remove, and why every other
+// Node is left out. Pure (the caller passes the time), so that the rules are
+// tested without an API server or a sluiced:
+//   - only nodes whose source is kubernetes are changed or removed; a Node
+//     whose name a static or API node holds is left out (kForeignName);
+//   - this node itself is never a remote node;
+//   - a Node without the Sluice annotation, with another VNI, without an
+//     IPv4 pod CIDR is left out;
+//   - a Node NotReady for longer than the grace period is left out (and so
+//     removed); within it, it stays;
+//   - a Node whose pod CIDR overlaps one already taken (our own, a static
+//     or API node's, or another Node's) or whose VTEP another node has is
+//     refused. Who keeps a CIDR is stable: nodes already in the table first,
+//     then the others by name.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/node_parser.h"
+#include "common/net_address.h"
+
+namespace sluice::agent {
+
+// A remote node as sluiced's table holds it, or as the controller wants it.
+struct TableNode {
+  std::string name;
+  Ipv4Address vtep;
+  std::optional<MacAddress> mac;
+  std::vector<Ipv4Cidr> pod_cidrs;
+  bool kubernetes = true;  // its source is kubernetes (else static or API: never touched)
+  bool operator==(const TableNode&) const = default;
+};
+
+enum class LeftOut {
+  kOwnNode,
+  kNoAnnotation,
+  kBadAnnotation,
+  kNoPodCidr,
+  kVniMismatch,
+  kNotReady,      // NotReady longer than the grace period
+  kOverlap,       // a pod CIDR overlaps one already taken
+  kVtepConflict,  // its VTEP is another node's
+  kForeignName,   // a static or API node has its name
+};
+const char* leftOutName(LeftOut r);
+
+struct PlanInput {
+  std::string own_name;
+  uint32_t vni = 0;  // this node's (nodes of another VNI cannot be reached)
+  std::map<std::string, KubeNode> nodes;
+  std::vector<TableNode> current;
+  std::chrono::system_clock::time_point now;
+  std::chrono::seconds not_ready_grace{0};
+};
+
+struct Plan {
+  std::vector<TableNode> add;     // not in the table
+  std::vector<TableNode> update;  // in the table (kubernetes) with other settings
+  std::vector<std::string> remove;
+  // Every Node left out, with why and a detail for the log.
+  struct Skip {
+    std::string name;
+    LeftOut reason;
+    std::string detail;
+  };
+  std::vector<Skip> skipped;
+  size_t desired = 0;  // Nodes that should be in the table
+  // When the next NotReady Node's grace period ends (the plan changes then).
+  std::optional<std::chrono::system_clock::time_point> next_expiry;
+};
+
+Plan planReconcile(const PlanInput& in);
+
+bool cidrsOverlap(const Ipv4Cidr& a, const Ipv4Cidr& b);
+
+}  // namespace sluice::agent

@@ -1,0 +1,51 @@
+#include "agent/sluiced_client.h"
+
+namespace sluice::agent {
+namespace {
+
+std::shared_ptr<grpc::Channel> channelTo(const std::string& socket) {
+  grpc::ChannelArguments args;
+  // gRPC's own reconnect backoff grows to two minutes; a sluiced restart
+  // takes seconds, and the table should be reconciled soon after it.
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  return grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace
+
+SluicedClient::SluicedClient(const std::string& socket, std::chrono::milliseconds deadline)
+    : deadline_(deadline), channel_(channelTo(socket)), stub_(v1::RemoteNodes::NewStub(channel_)) {}
+
+std::unique_ptr<grpc::ClientContext> SluicedClient::context() const {
+  auto c = std::make_unique<grpc::ClientContext>();
+  c->set_deadline(std::chrono::system_clock::now() + deadline_);
+  return c;
+}
+
+grpc::Status SluicedClient::listNodes(v1::ListNodesResponse* out) {
+  return stub_->ListNodes(context().get(), v1::ListNodesRequest{}, out);
+}
+
+grpc::Status SluicedClient::putNode(const v1::RemoteNode& node, v1::AddNodeResponse* out) {
+  v1::AddNodeRequest req;
+  *req.mutable_node() = node;
+  req.mutable_node()->set_source(v1::NODE_SOURCE_KUBERNETES);
+  req.set_replace(true);
+  return stub_->AddNode(context().get(), req, out);
+}
+
+grpc::Status SluicedClient::deleteNode(const std::string& name, v1::DeleteNodeResponse* out) {
+  v1::DeleteNodeRequest req;
+  req.set_name(name);
+  return stub_->DeleteNode(context().get(), req, out);
+}
+
+grpc::Status SluicedClient::report(const v1::ControllerState& state) {
+  v1::ReportControllerRequest req;
+  *req.mutable_state() = state;
+  v1::ReportControllerResponse resp;
+  return stub_->ReportController(context().get(), req, &resp);
+}
+
+}  // namespace sluice::agent

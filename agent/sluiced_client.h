@@ -1,0 +1,32 @@
+// The node controller's side of sluiced's API socket: sluice.v1.RemoteNodes
+// (the node table, the overlay block, the controller report). Calls carry a
+// deadline; a sluiced that is down or restarting is an error value, and gRPC
+// reconnects the channel by itself. Used by the reconcile loop only.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "sluice/v1/overlay.grpc.pb.h"
+
+namespace sluice::agent {
+
+class SluicedClient {
+ public:
+  SluicedClient(const std::string& socket, std::chrono::milliseconds deadline);
+  grpc::Status listNodes(v1::ListNodesResponse* out);
+  grpc::Status putNode(const v1::RemoteNode& node, v1::AddNodeResponse* out);  // source kubernetes, replace
+  grpc::Status deleteNode(const std::string& name, v1::DeleteNodeResponse* out);
+  grpc::Status report(const v1::ControllerState& state);
+
+ private:
+  std::unique_ptr<grpc::ClientContext> context() const;
+  std::chrono::milliseconds deadline_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::RemoteNodes::Stub> stub_;
+};
+
+}  // namespace sluice::agent

@@ -1,0 +1,139 @@
+#include "agent/node_parser.h"
+
+#include <gtest/gtest.h>
+
+#include "agent/line_splitter.h"
+
+namespace sluice::agent {
+namespace {
+
+using nlohmann::json;
+
+json node(const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata",
+           {{"name", name},
+            {"resourceVersion", "42"},
+            {"annotations",
+             {{"sluice.dev/vtep", R"({"version":1,"vtep":"192.168.77.2","mac":"02:00:00:00:00:02","vni":7})"}}}}},
+          {"spec", {{"podCIDR", "10.244.2.0/24"}, {"podCIDRs", {"10.244.2.0/24", "fd00:2::/64"}}}},
+          {"status",
+           {{"addresses", {{{"type", "Hostname"}, {"address", name}}, {{"type", "InternalIP"}, {"address", "192.168.77.2"}}}},
+            {"conditions",
+             {{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", "2026-12-02T03:04:05Z"}}}}}}};
+}
+
+TEST(NodeParser, ReadsADualStackNode) {
+  ParsedNode p = parseNode(node("w2"));
+  ASSERT_TRUE(p.node) << p.error;
+  const KubeNode& n = *p.node;
+  EXPECT_EQ(n.name, "w2");
+  EXPECT_EQ(n.resource_version, "42");
+  ASSERT_EQ(n.pod_cidrs.size(), 1u);
+  EXPECT_EQ(n.pod_cidrs[0].toString(), "10.244.2.0/24");
+  ASSERT_TRUE(n.internal_ip);
+  EXPECT_EQ(n.internal_ip->toString(), "192.168.77.2");
+  EXPECT_TRUE(n.ready);
+  ASSERT_TRUE(n.ready_since);
+  EXPECT_EQ(std::chrono::system_clock::to_time_t(*n.ready_since), 1796180645);
+  ASSERT_TRUE(n.vtep);
+  EXPECT_EQ(n.vtep->vtep.toString(), "192.168.77.2");
+  EXPECT_EQ(n.vtep->mac.toString(), "02:00:00:00:00:02");
+  EXPECT_EQ(n.vtep->vni, 7u);
+  // The IPv6 CIDR is the one problem: counted, the rest of the Node used.
+  ASSERT_EQ(n.problems.size(), 1u);
+  EXPECT_EQ(n.problems[0].first, NodeProblem::kCidrWrongFamily);
+}
+
+TEST(NodeParser, NamesEachProblem) {
+  json j = node("w3");
+  j["metadata"]["annotations"].erase("sluice.dev/vtep");
+  j["metadata"]["annotations"]["flannel.alpha.coreos.com/backend-data"] = "{}";
+  EXPECT_EQ(parseNode(j).node->problems.back().first, NodeProblem::kNoAnnotation);
+  j["metadata"]["annotations"]["sluice.dev/vtep"] = "nonsense";
+  EXPECT_EQ(parseNode(j).node->problems.back().first, NodeProblem::kBadAnnotation);
+  j["metadata"]["annotations"]["sluice.dev/vtep"] = 17;
+  EXPECT_EQ(parseNode(j).node->problems.back().first, NodeProblem::kBadAnnotation);
+  j["metadata"]["annotations"]["sluice.dev/vtep"] = R"({"version":2,"vtep":"1.2.3.4"})";
+  EXPECT_EQ(parseNode(j).node->problems.back().first, NodeProblem::kUnknownAnnotation);
+  j["metadata"]["annotations"]["sluice.dev/vtep"] = R"({"version":1,"vtep":"1.2.3.4","mac":"01:00:5e:00:00:01","vni":7})";
+  EXPECT_EQ(parseNode(j).node->problems.back().first, NodeProblem::kBadAnnotation);  // multicast MAC
+  json k = node("w4");
+  k["spec"] = {{"podCIDRs", {"fd00::/64", "10.1.2.3/24", 5}}};
+  auto p = parseNode(k).node;
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->pod_cidrs.empty());
+  std::vector<NodeProblem> kinds;
+  for (const auto& [kind, detail] : p->problems) kinds.push_back(kind);
+  EXPECT_EQ(kinds, (std::vector<NodeProblem>{NodeProblem::kCidrWrongFamily, NodeProblem::kBadCidr,
+                                             NodeProblem::kBadCidr, NodeProblem::kNoPodCidr}));
+}
+
+TEST(NodeParser, RefusesWhatIsNoNode) {
+  EXPECT_FALSE(parseNode(json::array()).node);
+  EXPECT_FALSE(parseNode(json{{"metadata", {{"name", 3}}}}).node);
+  EXPECT_FALSE(parseNode(json{{"metadata", {{"name", ""}}}}).node);
+  // A Node with nothing else: not ready, no CIDR, no annotation.
+  auto n = parseNode(json{{"metadata", {{"name", "bare"}}}}).node;
+  ASSERT_TRUE(n);
+  EXPECT_FALSE(n->ready);
+  EXPECT_FALSE(n->vtep);
+}
+
+TEST(NodeParser, ReadsWatchEvents) {
+  std::string error;
+  auto e = parseWatchEvent(json{{"type", "MODIFIED"}, {"object", node("w2")}}.dump(), &error);
+  ASSERT_TRUE(e) << error;
+  EXPECT_EQ(e->type, WatchEvent::Type::kModified);
+  EXPECT_EQ(e->resource_version, "42");
+  EXPECT_EQ(e->node->name, "w2");
+  e = parseWatchEvent(R"({"type":"BOOKMARK","object":{"kind":"Node","metadata":{"resourceVersion":"77"}}})", &error);
+  ASSERT_TRUE(e) << error;
+  EXPECT_EQ(e->type, WatchEvent::Type::kBookmark);
+  EXPECT_EQ(e->resource_version, "77");
+  e = parseWatchEvent(R"({"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old"}})", &error);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, 410);
+  EXPECT_FALSE(parseWatchEvent("{", &error));
+  EXPECT_FALSE(parseWatchEvent(R"({"type":"SURPRISE","object":{}})", &error));
+  EXPECT_FALSE(parseWatchEvent(R"({"type":"ADDED","object":{"metadata":{}}})", &error));
+  EXPECT_FALSE(parseWatchEvent(R"({"type":"BOOKMARK","object":{}})", &error));
+}
+
+TEST(NodeParser, AnnotationRoundTrips) {
+  VtepInfo v{*Ipv4Address::parse("10.0.0.9"), *MacAddress::parse("02:aa:bb:cc:dd:ee"), 4096};
+  ParsedVtep p = parseVtepAnnotation(formatVtepAnnotation(v));
+  ASSERT_TRUE(p.vtep) << p.error;
+  EXPECT_EQ(*p.vtep, v);
+}
+
+TEST(NodeParser, Rfc3339) {
+  EXPECT_EQ(std::chrono::system_clock::to_time_t(*parseRfc3339("1970-01-02T00:00:00Z")), 86400);
+  EXPECT_EQ(std::chrono::system_clock::to_time_t(*parseRfc3339("1970-01-02T01:00:00.123+01:00")), 86400);
+  EXPECT_FALSE(parseRfc3339("1970-01-02 00:00:00Z"));
+  EXPECT_FALSE(parseRfc3339("1970-13-02T00:00:00Z"));
+  EXPECT_FALSE(parseRfc3339("1970-01-02T00:00:00"));
+}
+
+TEST(LineSplitter, SplitsLinesAcrossPieces) {
+  LineSplitter s(16);
+  std::vector<std::string> lines;
+  auto take = [&](std::string_view l) {
+    lines.emplace_back(l);
+    return true;
+  };
+  EXPECT_TRUE(s.feed("{\"a\":1}\n{\"b\"", take));
+  EXPECT_TRUE(s.feed(":2}\r\n\n{\"c\":3}", take));
+  EXPECT_EQ(lines, (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"}));
+  EXPECT_EQ(s.pending(), "{\"c\":3}");
+  EXPECT_FALSE(s.feed("xxxxxxxxxxxxxxxxxxxxxxxx", take));  // beyond the limit
+  // The callback stops the feed.
+  LineSplitter t;
+  int seen = 0;
+  EXPECT_FALSE(t.feed("a\nb\nc\n", [&](std::string_view) { return ++seen < 2; }));
+  EXPECT_EQ(seen, 2);
+}
+
+}  // namespace
+}  // namespace sluice::agent

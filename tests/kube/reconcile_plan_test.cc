@@ -1,0 +1,140 @@
+#include "agent/reconcile_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+const auto kNow = std::chrono::system_clock::from_time_t(1'800'000'000);
+
+KubeNode kubeNode(const std::string& name, const std::string& vtep, const std::string& cidr, uint32_t vni = 7) {
+  KubeNode n;
+  n.name = name;
+  n.pod_cidrs = {*Ipv4Cidr::parse(cidr)};
+  n.ready = true;
+  n.vtep = VtepInfo{*Ipv4Address::parse(vtep), MacAddress::fromIpv4(*Ipv4Address::parse(vtep)), vni};
+  return n;
+}
+
+TableNode tableNode(const std::string& name, const std::string& vtep, const std::string& cidr, bool kube = true) {
+  return TableNode{name, *Ipv4Address::parse(vtep), MacAddress::fromIpv4(*Ipv4Address::parse(vtep)),
+                   {*Ipv4Cidr::parse(cidr)}, kube};
+}
+
+PlanInput input(std::vector<KubeNode> nodes, std::vector<TableNode> current) {
+  PlanInput in;
+  in.own_name = "self";
+  in.vni = 7;
+  for (KubeNode& n : nodes) in.nodes[n.name] = n;
+  in.current = std::move(current);
+  in.now = kNow;
+  in.not_ready_grace = 300s;
+  return in;
+}
+
+std::vector<std::string> names(const std::vector<TableNode>& v) {
+  std::vector<std::string> out;
+  for (const TableNode& t : v) out.push_back(t.name);
+  return out;
+}
+
+std::map<std::string, LeftOut> skips(const Plan& p) {
+  std::map<std::string, LeftOut> out;
+  for (const Plan::Skip& s : p.skipped) out[s.name] = s.reason;
+  return out;
+}
+
+TEST(ReconcilePlan, AddsUpdatesRemoves) {
+  PlanInput in = input({kubeNode("a", "192.168.1.1", "10.1.1.0/24"), kubeNode("b", "192.168.1.2", "10.1.2.0/24"),
+                        kubeNode("c", "192.168.1.33", "10.1.3.0/24")},
+                       {tableNode("b", "192.168.1.2", "10.1.2.0/24"), tableNode("c", "192.168.1.3", "10.1.3.0/24"),
+                        tableNode("gone", "192.168.1.9", "10.1.9.0/24")});
+  Plan p = planReconcile(in);
+  EXPECT_EQ(names(p.add), std::vector<std::string>{"a"});
+  EXPECT_EQ(names(p.update), std::vector<std::string>{"c"});
+  EXPECT_EQ(p.update[0].vtep.toString(), "192.168.1.33");
+  EXPECT_EQ(p.remove, std::vector<std::string>{"gone"});
+  EXPECT_EQ(p.desired, 3u);
+  EXPECT_TRUE(p.skipped.empty());
+}
+
+TEST(ReconcilePlan, NeverTouchesOtherSourcesNorItself) {
+  KubeNode self = kubeNode("self", "192.168.1.100", "10.1.100.0/24");
+  PlanInput in = input({self, kubeNode("static-1", "192.168.1.5", "10.1.5.0/24"),
+                        kubeNode("x", "192.168.1.6", "10.1.5.128/25")},
+                       {tableNode("static-1", "192.168.1.50", "10.1.5.0/24", false),
+                        tableNode("api-1", "192.168.1.51", "10.1.51.0/24", false)});
+  Plan p = planReconcile(in);
+  EXPECT_TRUE(p.add.empty());
+  EXPECT_TRUE(p.update.empty());
+  EXPECT_TRUE(p.remove.empty());  // api-1 is not the controller's to remove
+  EXPECT_EQ(skips(p), (std::map<std::string, LeftOut>{
+                          {"self", LeftOut::kOwnNode}, {"static-1", LeftOut::kForeignName}, {"x", LeftOut::kOverlap}}));
+}
+
+TEST(ReconcilePlan, RefusesOverlapsStably) {
+  // "b" is in the table already: it keeps its CIDR although "a" sorts first.
+  PlanInput in = input({kubeNode("a", "192.168.1.1", "10.1.0.0/16"), kubeNode("b", "192.168.1.2", "10.1.2.0/24"),
+                        kubeNode("c", "192.168.1.3", "10.1.3.0/24"), kubeNode("d", "192.168.1.3", "10.1.4.0/24")},
+                       {tableNode("b", "192.168.1.2", "10.1.2.0/24")});
+  Plan p = planReconcile(in);
+  EXPECT_EQ(names(p.add), (std::vector<std::string>{"c"}));
+  EXPECT_EQ(skips(p), (std::map<std::string, LeftOut>{{"a", LeftOut::kOverlap}, {"d", LeftOut::kVtepConflict}}));
+  // Our own pod CIDR is taken before any other.
+  KubeNode self = kubeNode("self", "192.168.1.100", "10.1.3.0/24");
+  self.vtep.reset();
+  in.nodes["self"] = self;
+  p = planReconcile(in);
+  // "c" loses its CIDR to us, which frees its VTEP for "d".
+  EXPECT_EQ(names(p.add), (std::vector<std::string>{"d"}));
+  EXPECT_EQ(skips(p), (std::map<std::string, LeftOut>{
+                          {"a", LeftOut::kOverlap}, {"c", LeftOut::kOverlap}, {"self", LeftOut::kOwnNode}}));
+}
+
+TEST(ReconcilePlan, NotReadyGrace) {
+  KubeNode fresh = kubeNode("fresh", "192.168.1.1", "10.1.1.0/24");
+  fresh.ready = false;
+  fresh.ready_since = kNow - 299s;
+  KubeNode stale = kubeNode("stale", "192.168.1.2", "10.1.2.0/24");
+  stale.ready = false;
+  stale.ready_since = kNow - 300s;
+  KubeNode unknown = kubeNode("unknown", "192.168.1.3", "10.1.3.0/24");
+  unknown.ready = false;
+  PlanInput in = input({fresh, stale, unknown}, {tableNode("stale", "192.168.1.2", "10.1.2.0/24")});
+  Plan p = planReconcile(in);
+  EXPECT_EQ(names(p.add), (std::vector<std::string>{"fresh", "unknown"}));
+  EXPECT_EQ(p.remove, std::vector<std::string>{"stale"});
+  EXPECT_EQ(skips(p), (std::map<std::string, LeftOut>{{"stale", LeftOut::kNotReady}}));
+  ASSERT_TRUE(p.next_expiry);
+  EXPECT_EQ(*p.next_expiry, kNow + 1s);
+  // A second later "fresh" goes too.
+  in.now = kNow + 1s;
+  in.current.push_back(tableNode("fresh", "192.168.1.1", "10.1.1.0/24"));
+  p = planReconcile(in);
+  EXPECT_EQ(p.remove, (std::vector<std::string>{"stale", "fresh"}));
+}
+
+TEST(ReconcilePlan, SkipsNodesNotRunningSluiceOrOnAnotherVni) {
+  KubeNode bare = kubeNode("bare", "192.168.1.1", "10.1.1.0/24");
+  bare.vtep.reset();
+  bare.problems.emplace_back(NodeProblem::kNoAnnotation, "");
+  KubeNode bad = kubeNode("bad", "192.168.1.2", "10.1.2.0/24");
+  bad.vtep.reset();
+  bad.problems.emplace_back(NodeProblem::kBadAnnotation, "");
+  KubeNode v6 = kubeNode("v6", "192.168.1.3", "10.1.3.0/24");
+  v6.pod_cidrs.clear();
+  PlanInput in = input({bare, bad, v6, kubeNode("other-vni", "192.168.1.4", "10.1.4.0/24", 8)},
+                       {tableNode("bare", "192.168.1.1", "10.1.1.0/24")});
+  Plan p = planReconcile(in);
+  EXPECT_TRUE(p.add.empty());
+  EXPECT_EQ(p.remove, std::vector<std::string>{"bare"});  // its annotation went away
+  EXPECT_EQ(skips(p), (std::map<std::string, LeftOut>{{"bare", LeftOut::kNoAnnotation},
+                                                      {"bad", LeftOut::kBadAnnotation},
+                                                      {"v6", LeftOut::kNoPodCidr},
+                                                      {"other-vni", LeftOut::kVniMismatch}}));
+}
+
+}  // namespace
+}  // namespace sluice::agent
