@@ -76,6 +76,7 @@ std::unique_ptr<SluicedProcess> SluicedProcess::start(const SluicedOptions& o, s
       "--tx-flush-interval", std::to_string(o.tx_flush_interval_us),
       "--state-dir", p->stateDir()};
   args.insert(args.end(), o.extra_flags.begin(), o.extra_flags.end());
+  if (!o.netns.empty()) args.insert(args.begin(), {"/usr/bin/ip", "netns", "exec", o.netns});
   p->args_ = args;
   p->environment_ = o.environment;
   if (!p->launch(error)) return nullptr;

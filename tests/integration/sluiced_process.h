@@ -23,6 +23,9 @@ struct SluicedOptions {
   unsigned max_ports = 32;
   unsigned tx_flush_interval_us = 0;
   std::vector<std::string> extra_flags;
+  // Run inside this network namespace (ip netns exec, which execs sluiced in
+  // place: the child's pid is sluiced's); empty: this process's.
+  std::string netns;
   // Added to (or, with an empty value, removed from) sluiced's environment,
   // e.g. SLUICE_CRASH_AT.
   std::map<std::string, std::string> environment;
