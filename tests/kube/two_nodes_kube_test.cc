@@ -12,6 +12,7 @@
 // light (pmd-max-sleep-us), as a quiet node's would. Every wait is on a
 // condition with a deadline.
 #include <gtest/gtest.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
 #include <filesystem>
@@ -71,9 +72,13 @@ class TwoKubeNodesTest : public ::testing::Test {
 
   void TearDown() override {
     for (Node* n : {&a_, &b_}) {
-      if (n->agent) EXPECT_EQ(n->agent->stop(), 0) << n->agent->log();
+      if (n->agent) {
+        EXPECT_EQ(n->agent->stop(), 0) << n->agent->log();
+      }
       n->pod.reset();
-      if (n->sluiced) EXPECT_EQ(n->sluiced->stop(), 0) << n->sluiced->log();
+      if (n->sluiced) {
+        EXPECT_EQ(n->sluiced->stop(), 0) << n->sluiced->log();
+      }
     }
     if (HasFailure()) {
       for (Node* n : {&a_, &b_})
@@ -132,7 +137,8 @@ class TwoKubeNodesTest : public ::testing::Test {
   }
   // The remote node `name` in n's table as "vtep cidrs source"; "" if absent.
   static std::string entry(Node& n, const std::string& name) {
-    for (const v1::RemoteNode& r : list(n).nodes()) {
+    const v1::ListNodesResponse table = list(n);
+    for (const v1::RemoteNode& r : table.nodes()) {
       if (r.name() != name) continue;
       std::string cidrs;
       for (const std::string& c : r.pod_cidrs()) cidrs += (cidrs.empty() ? "" : ",") + c;
@@ -148,7 +154,8 @@ class TwoKubeNodesTest : public ::testing::Test {
     return tunnelOf(s) != nullptr && tunnelOf(s)->neighbor_state() == "reachable";
   }
   static uint64_t drops(Node& n, const std::string& reason) {
-    for (const v1::DropCounter& d : n.sluiced->stats().drops())
+    const v1::GetStatsResponse s = n.sluiced->stats();
+    for (const v1::DropCounter& d : s.drops())
       if (d.reason() == reason) return d.packets();
     return 0;
   }
@@ -225,7 +232,14 @@ TEST_F(TwoKubeNodesTest, NodesFindEachOtherAndTrafficFollowsTheCluster) {
   writeConfig(b_, "192.168.88.12");
   std::string error;
   ASSERT_TRUE(b_.sluiced->restart(&error)) << error;
-  ASSERT_TRUE(b_.sluiced->waitLinkUp(b_.port_no)) << b_.sluiced->log();
+  // The pod's virtio_user takes the new connection once it has seen the
+  // old one drop, which it notices when its link status is read.
+  ASSERT_TRUE(waitFor([&] {
+    rte_eth_link link{};
+    rte_eth_link_get_nowait(b_.pod->portId(), &link);
+    const v1::ListPortsResponse ports = b_.sluiced->ports();
+    return link.link_status == RTE_ETH_LINK_UP && ports.ports_size() == 1 && ports.ports(0).link_up();
+  })) << b_.sluiced->log();
   const std::string moved = "192.168.88.12 10.244.1.0/24 NODE_SOURCE_KUBERNETES";
   ASSERT_TRUE(waitFor([&] { return entry(a_, "node-b") == moved; }, std::chrono::seconds(60)))
       << a_.agent->log() << b_.agent->log();
