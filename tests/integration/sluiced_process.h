@@ -60,6 +60,8 @@ class SluicedProcess {
   v1::RemoteNodes::Stub& remoteNodes() { return *remote_nodes_; }
   v1::Sriov::Stub& sriov() { return *sriov_; }
   const std::string& dir() const { return dir_; }
+  // The running daemon's process id (-1 when none runs).
+  pid_t pid() const { return pid_; }
   std::string socketDir() const { return dir_ + "/vhost"; }
   std::string apiSocket() const { return dir_ + "/api.sock"; }
   std::string stateDir() const { return dir_ + "/state"; }

@@ -68,7 +68,7 @@ nlohmann::json FakeApiServer::http(const std::string& method, const std::string&
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, append);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);  // a bulk put of thousands of Nodes takes seconds
   curl_slist* headers = nullptr;
   if (method == "POST") {
     headers = curl_slist_append(headers, "Content-Type: application/json");
@@ -87,5 +87,9 @@ nlohmann::json FakeApiServer::http(const std::string& method, const std::string&
 nlohmann::json FakeApiServer::control(const nlohmann::json& command) { return http("POST", "/control", command.dump()); }
 nlohmann::json FakeApiServer::node(const std::string& name) { return http("GET", "/control/node/" + name, ""); }
 nlohmann::json FakeApiServer::stats() { return http("GET", "/control/stats", ""); }
+nlohmann::json FakeApiServer::emitted(uint64_t since) {
+  nlohmann::json r = http("GET", "/control/emitted?since=" + std::to_string(since), "");
+  return r.is_object() ? r["events"] : nlohmann::json();
+}
 
 }  // namespace sluice::test

@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include <memory>
 #include <string>
 
@@ -25,6 +27,9 @@ class FakeApiServer {
   // The stored Node (null when there is none).
   nlohmann::json node(const std::string& name);
   nlohmann::json stats();
+  // When each event after version `since` was first written to a watch
+  // stream: [[rv, name, CLOCK_MONOTONIC seconds], ...] (null on failure).
+  nlohmann::json emitted(uint64_t since);
   std::string log() const;
 
  private:

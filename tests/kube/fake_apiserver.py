@@ -22,11 +22,17 @@ one JSON command, GET /control/node/NAME (the stored object), GET
   {"op": "put", "name": N, "pod_cidrs": [...], "internal_ip": A, "ready": true,
    "ready_since": "RFC3339", "annotations": {...}}   ADDED or MODIFIED
   {"op": "delete", "name": N}                        DELETED
+  {"op": "put_many", "nodes": [{...}, ...]}          one "put" per element (without
+        "op"), stored and written to open watches together: a burst of events
   {"op": "expire", "as_event": false}                every version so far expires
         and open watches end (with an ERROR 410 event if as_event)
   {"op": "raw", "line": "..."}                       a line as-is to open watches
   {"op": "bookmark"}                                 a BOOKMARK to open watches
   {"op": "stop"} / {"op": "start"}                   the API port goes away / back
+GET /control/emitted?since=RV: for every event after version RV, when a watch
+first wrote it to its stream ({"events": [[rv, name, t], ...]}, t in
+time.monotonic() seconds, which is CLOCK_MONOTONIC on Linux, so a benchmark
+in another process can compare it with its own clock).
 Writes DIR/ca.crt, DIR/kubeconfig and DIR/ports.json ({"api": P, "control": C}).
 """
 import argparse
@@ -86,6 +92,7 @@ class Store:
         self.generation = 0     # bumped by expire (ends open watches)
         self.as_event = False
         self.raw = []           # (index, line) for open watches
+        self.emitted = {}       # rv -> (name, monotonic time it was first written to a watch)
         self.stats = {"list": 0, "watch": 0, "get": 0, "patch": 0, "gone": 0, "unauthorized": 0}
 
     def record(self, kind, obj):
@@ -247,10 +254,17 @@ class ApiHandler(http.server.BaseHTTPRequestHandler):
             return
         deadline = time.monotonic() + timeout
         sent = since
+        # Events are appended in version order: an index into them, so that a
+        # wake does not scan every event since start (thousands of Nodes).
+        with STORE.lock:
+            next_index = 0
+            while next_index < len(STORE.events) and STORE.events[next_index][0] <= sent:
+                next_index += 1
         bookmarks = q.get("allowWatchBookmarks") == "true"
         while True:
             with STORE.lock:
-                pending = [e for e in STORE.events if e[0] > sent]
+                pending = STORE.events[next_index:]
+                next_index = len(STORE.events)
                 raws = STORE.raw[raw_seen:]
                 raw_seen = len(STORE.raw)
                 expired = STORE.generation != generation
@@ -270,6 +284,9 @@ class ApiHandler(http.server.BaseHTTPRequestHandler):
             for rv, kind, obj in pending:
                 self.event(kind, obj)
                 sent = rv
+                written = time.monotonic()
+                with STORE.lock:
+                    STORE.emitted.setdefault(rv, (obj["metadata"]["name"], written))
             for r in raws:
                 if r is None:
                     if bookmarks:
@@ -359,6 +376,12 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
             with STORE.lock:
                 node = STORE.nodes.get(self.path[len("/control/node/"):])
             return self.reply(200 if node else 404, node or {})
+        if self.path.startswith("/control/emitted"):
+            q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+            since = int(q.get("since", "0"))
+            with STORE.lock:
+                events = [[rv, name, t] for rv, (name, t) in sorted(STORE.emitted.items()) if rv > since]
+            return self.reply(200, {"events": events})
         if self.path == "/control/stats":
             with STORE.lock:
                 return self.reply(200, dict(STORE.stats, rv=STORE.rv))
@@ -379,6 +402,12 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
                 node = STORE.node_object(cmd, old)
                 STORE.nodes[cmd["name"]] = node
                 STORE.record("MODIFIED" if old else "ADDED", node)
+            elif op == "put_many":
+                for one in cmd["nodes"]:
+                    old = STORE.nodes.get(one["name"])
+                    node = STORE.node_object(one, old)
+                    STORE.nodes[one["name"]] = node
+                    STORE.record("MODIFIED" if old else "ADDED", node)
             elif op == "delete":
                 node = STORE.nodes.pop(cmd["name"], None)
                 if node is not None:

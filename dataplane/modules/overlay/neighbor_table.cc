@@ -68,6 +68,12 @@ std::optional<MacAddress> NeighborTable::lookup(Ipv4Address ip) const {
   return it->second.mac;
 }
 
+std::optional<NeighborTable::State> NeighborTable::state(Ipv4Address ip, Clock::time_point now) const {
+  auto it = entries_.find(ip);
+  if (it == entries_.end()) return std::nullopt;
+  return stateOf(it->second, now);
+}
+
 std::vector<NeighborTable::View> NeighborTable::list(Clock::time_point now) const {
   std::vector<View> out;
   for (const auto& [ip, e] : entries_) {

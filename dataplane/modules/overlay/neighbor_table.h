@@ -85,6 +85,9 @@ class NeighborTable {
   std::vector<Ipv4Address> due(Clock::time_point now, bool* changed);
   // The usable MAC (reachable, stale or static).
   std::optional<MacAddress> lookup(Ipv4Address ip) const;
+  // The state of one address (nullopt when it is no entry): what list()
+  // says of it, without listing every entry.
+  std::optional<State> state(Ipv4Address ip, Clock::time_point now) const;
   std::vector<View> list(Clock::time_point now) const;
 
  private:

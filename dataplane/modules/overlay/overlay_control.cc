@@ -238,30 +238,39 @@ std::array<uint64_t, 4> OverlayControl::rawCounters(uint16_t tunnel) const {
   return sum;
 }
 
+RemoteNodeView OverlayControl::viewOf(const Node& n, Clock::time_point now) const {
+  RemoteNodeView v;
+  v.node = n.cfg;
+  v.node.mac = innerMacOf(n.cfg);
+  v.source = n.source;
+  v.added = n.added;
+  v.tunnel = n.tunnel;
+  v.next_hop = nextHopFor(n.cfg.vtep);
+  v.next_hop_mac = neighbors_.lookup(v.next_hop);
+  // Looked up by address: every node has a next hop of its own, so scanning
+  // the neighbor list per node made a listing quadratic in the table.
+  const std::optional<NeighborTable::State> state = neighbors_.state(v.next_hop, now);
+  v.neighbor_state = state ? neighborStateName(*state) : "incomplete";
+  const std::array<uint64_t, 4> raw = rawCounters(n.tunnel);
+  const std::array<uint64_t, 4>& base = baseline_[n.tunnel];
+  v.rx_packets = raw[0] - base[0];
+  v.rx_bytes = raw[1] - base[1];
+  v.tx_packets = raw[2] - base[2];
+  v.tx_bytes = raw[3] - base[3];
+  return v;
+}
+
 std::vector<RemoteNodeView> OverlayControl::listNodes(Clock::time_point now) const {
   std::vector<RemoteNodeView> out;
-  const std::vector<NeighborTable::View> neigh = neighbors_.list(now);
-  for (const auto& [name, n] : nodes_) {
-    RemoteNodeView v;
-    v.node = n.cfg;
-    v.node.mac = innerMacOf(n.cfg);
-    v.source = n.source;
-    v.added = n.added;
-    v.tunnel = n.tunnel;
-    v.next_hop = nextHopFor(n.cfg.vtep);
-    v.next_hop_mac = neighbors_.lookup(v.next_hop);
-    v.neighbor_state = "incomplete";
-    for (const NeighborTable::View& nv : neigh)
-      if (nv.ip == v.next_hop) v.neighbor_state = neighborStateName(nv.state);
-    const std::array<uint64_t, 4> raw = rawCounters(n.tunnel);
-    const std::array<uint64_t, 4>& base = baseline_[n.tunnel];
-    v.rx_packets = raw[0] - base[0];
-    v.rx_bytes = raw[1] - base[1];
-    v.tx_packets = raw[2] - base[2];
-    v.tx_bytes = raw[3] - base[3];
-    out.push_back(std::move(v));
-  }
+  out.reserve(nodes_.size());
+  for (const auto& [name, n] : nodes_) out.push_back(viewOf(n, now));
   return out;
+}
+
+std::optional<RemoteNodeView> OverlayControl::nodeView(const std::string& name, Clock::time_point now) const {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return std::nullopt;
+  return viewOf(it->second, now);
 }
 
 }  // namespace sluice

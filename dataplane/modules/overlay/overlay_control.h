@@ -108,6 +108,9 @@ class OverlayControl {
   // Whether the config file lists a node of that name (added or not).
   bool configured(const std::string& name) const { return configured_names_.contains(name); }
   std::vector<RemoteNodeView> listNodes(Clock::time_point now) const;
+  // One node's entry of listNodes (nullopt: no node of that name), at the
+  // cost of one node, not of the table.
+  std::optional<RemoteNodeView> nodeView(const std::string& name, Clock::time_point now) const;
   std::vector<NeighborTable::View> listNeighbors(Clock::time_point now) const { return neighbors_.list(now); }
   // ARP frames from the uplink that taught nothing, per reason, since start.
   const ArpRefusalCounts& arpRefusals() const { return arp_refused_; }
@@ -128,6 +131,7 @@ class OverlayControl {
     std::chrono::system_clock::time_point added;
   };
   Ipv4Address nextHopFor(Ipv4Address vtep) const;
+  RemoteNodeView viewOf(const Node& n, Clock::time_point now) const;
   void rebuild();
   std::array<uint64_t, 4> rawCounters(uint16_t tunnel) const;
 

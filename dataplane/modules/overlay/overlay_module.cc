@@ -134,6 +134,11 @@ std::vector<RemoteNodeView> OverlayModule::listNodes() {
   return overlay_.listNodes(std::chrono::steady_clock::now());
 }
 
+std::optional<RemoteNodeView> OverlayModule::nodeView(const std::string& name) {
+  auto lock = core_.read();
+  return overlay_.nodeView(name, std::chrono::steady_clock::now());
+}
+
 OverlayView OverlayModule::view() {
   auto lock = core_.read();
   return overlay_.view();

@@ -53,6 +53,7 @@ class OverlayModule final : public ControlModule {
   absl::StatusOr<NodeChange> putNode(const RemoteNodeConfig& node, NodeSource source, bool replace);
   absl::StatusOr<bool> deleteNode(const std::string& name);
   std::vector<RemoteNodeView> listNodes();
+  std::optional<RemoteNodeView> nodeView(const std::string& name);
   OverlayView view();
   uint32_t overlayMtu();
 

@@ -149,6 +149,41 @@ TEST(OverlayControl, TemplatesFollowArpResolution) {
   EXPECT_TRUE(o.tables()->tunnel(0).valid);
 }
 
+// One node's view is its entry of the listing: same next hop, MAC, neighbor
+// state and counters, whichever of several next hops is resolved.
+TEST(OverlayControl, OneNodesViewIsItsEntryOfTheListing) {
+  Fixture f;
+  f.config.uplink->next_hop.reset();  // each node its own next hop
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  ASSERT_TRUE(*o.addNode(node("b", "192.168.77.2", "10.244.2.0/24")));
+  ASSERT_TRUE(*o.addNode(node("c", "192.168.77.3", "10.244.3.0/24")));
+  ASSERT_TRUE(*o.addNode(node("d", "192.168.77.4", "10.244.4.0/24")));
+  const NeighborTable::Clock::time_point t0{};
+  o.poll(t0);
+  f.uplink.punted.push_back(arpReply(*MacAddress::parse("02:aa:bb:cc:dd:03"), *Ipv4Address::parse("192.168.77.3"),
+                                     *Ipv4Address::parse("192.168.77.1")));
+  o.poll(t0 + 10ms);
+  const std::vector<RemoteNodeView> all = o.listNodes(t0 + 10ms);
+  ASSERT_EQ(all.size(), 3u);
+  std::map<std::string, std::string> states;
+  for (const RemoteNodeView& v : all) {
+    std::optional<RemoteNodeView> one = o.nodeView(v.node.name, t0 + 10ms);
+    ASSERT_TRUE(one) << v.node.name;
+    EXPECT_EQ(one->node.name, v.node.name);
+    EXPECT_EQ(one->node.vtep, v.node.vtep);
+    EXPECT_EQ(one->node.pod_cidrs, v.node.pod_cidrs);
+    EXPECT_EQ(one->node.mac, v.node.mac);
+    EXPECT_EQ(one->tunnel, v.tunnel);
+    EXPECT_EQ(one->next_hop, v.next_hop);
+    EXPECT_EQ(one->next_hop_mac, v.next_hop_mac);
+    EXPECT_EQ(one->neighbor_state, v.neighbor_state);
+    EXPECT_EQ(one->tx_packets, v.tx_packets);
+    states[v.node.name] = v.neighbor_state;
+  }
+  EXPECT_EQ(states, (std::map<std::string, std::string>{{"b", "incomplete"}, {"c", "reachable"}, {"d", "incomplete"}}));
+  EXPECT_FALSE(o.nodeView("e", t0 + 10ms));
+}
+
 // Forged ARP on the underlay must not redirect a tunnel: the next hop's MAC
 // moves only on a reply unicast to our VTEP MAC that answers a request of
 // ours; everything else is counted under its reason.

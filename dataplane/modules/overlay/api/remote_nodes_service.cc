@@ -80,8 +80,8 @@ grpc::Status RemoteNodesService::AddNode(grpc::ServerContext*, const v1::AddNode
     if (!change.ok()) return toGrpcStatus(change.status());
     resp->set_created(*change == NodeChange::kCreated);
     resp->set_updated(*change == NodeChange::kUpdated);
-    for (const RemoteNodeView& n : overlay_->listNodes())
-      if (n.node.name == node.name) fillRemoteNode(n, resp->mutable_node());
+    // The one node, not a listing of the table: a controller adds thousands.
+    if (std::optional<RemoteNodeView> n = overlay_->nodeView(node.name)) fillRemoteNode(*n, resp->mutable_node());
     return grpc::Status::OK;
   });
 }
