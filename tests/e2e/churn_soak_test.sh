@@ -128,32 +128,7 @@ snapshot_dirs() {
   ip netns list | awk '{print $1}' | grep "^se2e-$id-" | sort
 }
 
-# Writes a pcap of 32 64-byte UDP frames (60 bytes without the FCS) from
-# pod A to pod B, addressed to the gateway's MAC as a pod's IP stack would,
-# UDP source ports 1000..1031 (32 flows that share one megaflow). Built as
-# hex and turned into bytes by xxd.
-write_pcap() {  # file
-  local i sum src dst
-  le32() { printf '%02x%02x%02x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
-  src=$(printf '%02x' 10 250 0 10)
-  dst=$(printf '%02x' 10 250 0 11)
-  # IPv4 header checksum: one's complement of the one's-complement sum of
-  # the header's 16-bit words (4500, total length 46, id, flags, TTL 64 +
-  # UDP, the addresses).
-  sum=$((0x4500 + 46 + 0x4011 + 0x0afa + 0x000a + 0x0afa + 0x000b))
-  sum=$(((sum & 0xffff) + (sum >> 16)))
-  sum=$(((sum & 0xffff) + (sum >> 16)))
-  {
-    # Global header: magic, version 2.4, zone, sigfigs, snaplen, Ethernet.
-    echo "$(le32 0xa1b2c3d4)02000400$(le32 0)$(le32 0)$(le32 65535)$(le32 1)"
-    for ((i = 0; i < 32; i++)); do
-      echo "$(le32 0)$(le32 0)$(le32 60)$(le32 60)${gw_mac//:/}${mac_a//:/}0800"
-      printf '4500%04x000000004011%04x%s%s' 46 $((~sum & 0xffff)) "$src" "$dst"
-      printf '%04x%04x%04x0000%036d\n' $((1000 + i)) 2000 26 0
-    done
-  } | xxd -r -p >"$1"
-}
-write_pcap "$work/a_to_b.pcap"
+write_udp_pcap "$work/a_to_b.pcap" "$gw_mac" "$mac_a"
 
 # --- testpmd, driven through a fifo (its interactive prompt) so the test
 # can stop pod A's sending while pod B still drains its ring.
