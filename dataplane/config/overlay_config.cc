@@ -100,9 +100,11 @@ absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, 
 
 absl::Status validateRemoteNode(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
                                 std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others) {
-  if (node.name.empty() || node.name.size() > 63 ||
+  // A Kubernetes Node's name (a DNS subdomain) fits, so the node controller
+  // can use it as it is.
+  if (node.name.empty() || node.name.size() > 253 ||
       node.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)
-    return absl::InvalidArgumentError(absl::StrCat("name: '", node.name, "' is not 1-63 of [a-z0-9.-]"));
+    return absl::InvalidArgumentError(absl::StrCat("name: '", node.name, "' is not 1-253 of [a-z0-9.-]"));
   if (node.vtep.value == 0 || (node.vtep.value >> 28) >= 14)
     return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is not a unicast address"));
   if (our_vtep && node.vtep == *our_vtep)

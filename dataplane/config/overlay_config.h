@@ -70,7 +70,7 @@ absl::Status applyOverlayJson(const std::string& key, const nlohmann::json& valu
 absl::Status parseRemoteNode(const nlohmann::json& value, const std::string& where, RemoteNodeConfig& out);
 
 // Checks one remote node against this node's settings and the other nodes:
-// a name (1-63 of [a-z0-9.-]), a unicast VTEP that is not ours, at least one
+// a name (1-253 of [a-z0-9.-], as a Kubernetes Node's), a unicast VTEP that is not ours, at least one
 // pod CIDR, none overlapping our pod CIDR or another node's.
 absl::Status validateRemoteNode(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
                                 std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others);

@@ -67,5 +67,20 @@ TEST(OverlayConfig, BadValuesNameTheirKey) {
   }
 }
 
+TEST(OverlayConfig, NodeNamesAsLongAsAKubernetesNodesAreAccepted) {
+  auto withName = [](const std::string& name) {
+    return R"({"uplink": {"devargs": "x", "vtep": "1.2.3.4"}, "remote-nodes": [{"name": ")" + name +
+           R"(", "vtep": "1.2.3.5", "pod-cidr": "10.9.0.0/24"}]})";
+  };
+  const std::string longest = std::string(200, 'n') + ".eu-west-1.compute.internal" + std::string(26, 'x');
+  ASSERT_EQ(longest.size(), 253u);
+  auto ok = parseJson(withName(longest));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->overlay.remote_nodes.at(0).name, longest);
+  auto r = parseJson(withName(longest + "x"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(r.status().message()).find("1-253"), std::string::npos) << r.status();
+}
+
 }  // namespace
 }  // namespace sluice
