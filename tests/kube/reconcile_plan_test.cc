@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace sluice::agent {
 namespace {
 
@@ -91,6 +93,63 @@ TEST(ReconcilePlan, RefusesOverlapsStably) {
   EXPECT_EQ(names(p.add), (std::vector<std::string>{"d"}));
   EXPECT_EQ(skips(p), (std::map<std::string, LeftOut>{
                           {"a", LeftOut::kOverlap}, {"c", LeftOut::kOverlap}, {"self", LeftOut::kOwnNode}}));
+}
+
+// The plan's overlap search against what it took before, over random
+// prefixes of 16 to 28 bits (and nodes with two), checked against comparing
+// with every prefix taken.
+TEST(ReconcilePlan, OverlapSearchAgreesWithComparingAgainstEveryClaim) {
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  auto next = [&] {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+  };
+  for (int round = 0; round < 20; ++round) {
+    std::vector<KubeNode> nodes;
+    for (int i = 0; i < 300; ++i) {
+      // Mostly /24s in one /16 (neighbours, duplicates), some wider ones.
+      const uint32_t len = next() % 5 == 0 ? 16 + next() % 8 : 24 + next() % 5;
+      const uint32_t addr = 0x0a010000u | static_cast<uint32_t>(next() % 0x10000);
+      const uint32_t mask = len == 0 ? 0 : ~0u << (32 - len);
+      KubeNode n = kubeNode("n" + std::to_string(1000 + i), "192.168.0.1", "10.0.0.0/8");
+      n.pod_cidrs = {Ipv4Cidr{Ipv4Address{addr & mask}, static_cast<uint8_t>(len)}};
+      if (next() % 10 == 0) {  // a second prefix, possibly overlapping its first
+        const uint32_t addr2 = 0x0a010000u | static_cast<uint32_t>(next() % 0x10000);
+        n.pod_cidrs.push_back(Ipv4Cidr{Ipv4Address{addr2 & 0xffffff00u}, 24});
+      }
+      n.vtep->vtep = Ipv4Address{0xc0a80000u + static_cast<uint32_t>(i) + 1};
+      nodes.push_back(n);
+    }
+    // A static node holding one prefix, as the API's Nodes are weighed after it.
+    PlanInput in = input(nodes, {tableNode("static", "192.168.200.1", "10.1.128.0/20", false)});
+    const Plan p = planReconcile(in);
+    // The same decision by comparing with everything taken so far.
+    std::vector<Ipv4Cidr> taken = {*Ipv4Cidr::parse("10.1.128.0/20")};
+    std::set<std::string> expect_overlap;
+    for (const auto& [name, n] : in.nodes) {
+      bool clash = false;
+      for (size_t i = 0; i < n.pod_cidrs.size(); ++i) {
+        for (size_t j = 0; j < i; ++j) clash = clash || cidrsOverlap(n.pod_cidrs[i], n.pod_cidrs[j]);
+        for (const Ipv4Cidr& t : taken) clash = clash || cidrsOverlap(n.pod_cidrs[i], t);
+      }
+      if (clash) {
+        expect_overlap.insert(name);
+      } else {
+        taken.insert(taken.end(), n.pod_cidrs.begin(), n.pod_cidrs.end());
+      }
+    }
+    std::set<std::string> got_overlap;
+    for (const Plan::Skip& s : p.skipped) {
+      ASSERT_EQ(s.reason, LeftOut::kOverlap) << s.name;
+      got_overlap.insert(s.name);
+    }
+    EXPECT_EQ(got_overlap, expect_overlap) << "round " << round;
+    EXPECT_EQ(p.add.size() + got_overlap.size(), nodes.size());
+    EXPECT_GT(got_overlap.size(), 0u);
+    EXPECT_GT(p.add.size(), 0u);
+  }
 }
 
 TEST(ReconcilePlan, NotReadyGrace) {
