@@ -143,12 +143,8 @@ def status_object(code, reason, message):
             "message": message, "reason": reason, "code": code}
 
 
-class ApiHandler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "fake-kube-apiserver"
-
-    def log_message(self, fmt, *args):
-        sys.stderr.write("fake-apiserver: " + (fmt % args) + "\n")
+class JsonHandler(http.server.BaseHTTPRequestHandler):
+    """Replies with one JSON body (the API's and the control port's alike)."""
 
     def send_json(self, code, obj):
         body = json.dumps(obj).encode()
@@ -157,6 +153,14 @@ class ApiHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+class ApiHandler(JsonHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-kube-apiserver"
+
+    def log_message(self, fmt, *args):
+        sys.stderr.write("fake-apiserver: " + (fmt % args) + "\n")
 
     def authorized(self):
         if self.headers.get("Authorization", "") == "Bearer " + TOKEN:
@@ -357,45 +361,37 @@ class Api:
 API = None
 
 
-class ControlHandler(http.server.BaseHTTPRequestHandler):
+class ControlHandler(JsonHandler):
     protocol_version = "HTTP/1.1"
 
     def log_message(self, fmt, *args):
         pass
 
-    def reply(self, code, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
     def do_GET(self):
         if self.path.startswith("/control/node/"):
             with STORE.lock:
                 node = STORE.nodes.get(self.path[len("/control/node/"):])
-            return self.reply(200 if node else 404, node or {})
+            return self.send_json(200 if node else 404, node or {})
         if self.path.startswith("/control/emitted"):
             q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
             since = int(q.get("since", "0"))
             with STORE.lock:
                 events = [[rv, name, t] for rv, (name, t) in sorted(STORE.emitted.items()) if rv > since]
-            return self.reply(200, {"events": events})
+            return self.send_json(200, {"events": events})
         if self.path == "/control/stats":
             with STORE.lock:
-                return self.reply(200, dict(STORE.stats, rv=STORE.rv))
-        self.reply(404, {})
+                return self.send_json(200, dict(STORE.stats, rv=STORE.rv))
+        self.send_json(404, {})
 
     def do_POST(self):
         cmd = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
         op = cmd.get("op")
         if op == "stop":
             API.stop()
-            return self.reply(200, {})
+            return self.send_json(200, {})
         if op == "start":
             API.start()
-            return self.reply(200, {})
+            return self.send_json(200, {})
         with STORE.lock:
             if op == "put":
                 old = STORE.nodes.get(cmd["name"])
@@ -424,9 +420,9 @@ class ControlHandler(http.server.BaseHTTPRequestHandler):
                 STORE.raw.append(None)
                 STORE.lock.notify_all()
             else:
-                return self.reply(400, {"error": f"unknown op {op}"})
+                return self.send_json(400, {"error": f"unknown op {op}"})
             rv = STORE.rv
-        self.reply(200, {"rv": rv})
+        self.send_json(200, {"rv": rv})
 
 
 def main():
