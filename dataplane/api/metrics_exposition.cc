@@ -80,9 +80,41 @@ bool isCounter(const pb::FieldDescriptor* f) {
   return f->cpp_type() == pb::FieldDescriptor::CPPTYPE_UINT64 && !f->options().GetExtension(v1::gauge);
 }
 
-void addNumber(PrometheusText& out, const std::string& name, const pb::FieldDescriptor* f,
+// Prometheus wants base units: a field in microseconds or milliseconds
+// (named _us, _ms) is exported in seconds.
+struct UnitScale {
+  std::string_view suffix;
+  double to_seconds;
+};
+constexpr UnitScale kScaledUnits[] = {{"_us", 1e-6}, {"_ms", 1e-3}};
+
+double numberOf(const pb::FieldDescriptor* f, const pb::Message& m) {
+  const pb::Reflection* r = m.GetReflection();
+  switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_UINT64: return double(r->GetUInt64(m, f));
+    case pb::FieldDescriptor::CPPTYPE_UINT32: return double(r->GetUInt32(m, f));
+    case pb::FieldDescriptor::CPPTYPE_INT32: return double(r->GetInt32(m, f));
+    case pb::FieldDescriptor::CPPTYPE_INT64: return double(r->GetInt64(m, f));
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE: return r->GetDouble(m, f);
+    case pb::FieldDescriptor::CPPTYPE_FLOAT: return double(r->GetFloat(m, f));
+    case pb::FieldDescriptor::CPPTYPE_BOOL: return r->GetBool(m, f) ? 1 : 0;
+    default: return 0;
+  }
+}
+
+void addNumber(PrometheusText& out, const std::string& field_name, const pb::FieldDescriptor* f,
                const pb::Message& m, const MetricLabels& labels) {
   const pb::Reflection* r = m.GetReflection();
+  std::string name = field_name;
+  for (const UnitScale& u : kScaledUnits) {
+    if (name.size() > u.suffix.size() && name.compare(name.size() - u.suffix.size(), u.suffix.size(), u.suffix) == 0) {
+      name.replace(name.size() - u.suffix.size(), u.suffix.size(), "_seconds");
+      const std::string family = isCounter(f) ? name + "_total" : name;
+      out.family(family, isCounter(f) ? MetricType::kCounter : MetricType::kGauge, helpOf(f));
+      out.sample(family, "", labels, numberOf(f, m) * u.to_seconds);
+      return;
+    }
+  }
   const std::string family = isCounter(f) ? name + "_total" : name;
   out.family(family, isCounter(f) ? MetricType::kCounter : MetricType::kGauge, helpOf(f));
   switch (f->cpp_type()) {

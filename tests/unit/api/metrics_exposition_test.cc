@@ -60,6 +60,7 @@ MetricsSnapshot sampleSnapshot() {
   MetricsSnapshot s;
   s.stats.set_tsc_hz(2600000000);
   s.stats.set_seconds_since_clear(12.5);
+  s.stats.set_tx_flush_interval_us(250);
   v1::PmdStats* pmd = s.stats.add_pmds();
   pmd->set_index(0);
   pmd->set_lcore(1);
@@ -128,6 +129,10 @@ TEST(MetricsExposition, ExactTextOfTheSnapshotsFamilies) {
             "sluice_tunnel_rx_bytes_total{node=\"node-b\",tunnel=\"1\"} 640\n");
   EXPECT_EQ(familyBlock(page, "sluice_tsc_hz"),
             "# HELP sluice_tsc_hz sluice.v1.GetStatsResponse.tsc_hz\n# TYPE sluice_tsc_hz gauge\nsluice_tsc_hz 2600000000\n");
+  // Microseconds in the API, seconds on the page.
+  EXPECT_EQ(familyBlock(page, "sluice_tx_flush_interval_seconds"),
+            "# HELP sluice_tx_flush_interval_seconds sluice.v1.GetStatsResponse.tx_flush_interval_us\n"
+            "# TYPE sluice_tx_flush_interval_seconds gauge\nsluice_tx_flush_interval_seconds 0.00025\n");
   EXPECT_EQ(familyBlock(page, "sluice_ready"),
             "# HELP sluice_ready sluice.v1.HealthResponse.ready\n# TYPE sluice_ready gauge\nsluice_ready 1\n");
   EXPECT_EQ(familyBlock(page, "sluice_build_info"),
