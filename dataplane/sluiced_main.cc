@@ -3,6 +3,7 @@
 // SIGTERM/SIGINT and shuts down in reverse order (API stops taking calls,
 // ports are closed and their sockets removed, PMDs stop, EAL is released).
 #include <absl/cleanup/cleanup.h>
+#include <absl/strings/str_cat.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_cycles.h>
@@ -15,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -27,7 +29,10 @@
 #include "common/thread_sanitizer.h"
 #include "dataplane/api/api_server.h"
 #include "dataplane/api/feature.h"
+#include "dataplane/api/grpc_call_metrics.h"
 #include "dataplane/api/grpc_service.h"
+#include "dataplane/api/metrics_http.h"
+#include "dataplane/api/metrics_source.h"
 #include "dataplane/config/config.h"
 #include "dataplane/config/runtime_config.h"
 #include "dataplane/core/config_file_watcher.h"
@@ -70,6 +75,8 @@ bool socketIsLive(const std::string& path) {
 int run(int argc, char** argv) {
   // Block the shutdown signals before EAL and gRPC start their threads, so
   // they inherit the mask and only sigwait() below receives them.
+  const double start_time_seconds =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
@@ -274,18 +281,35 @@ int run(int argc, char** argv) {
   }
   // Only root (the CNI plugin, sluicectl via kubectl exec) may drive the
   // dataplane: the socket is born mode 0600.
-  auto server = startApiServer(config->api_socket, services);
+  // Every call served is counted and timed for the metrics endpoint.
+  GrpcCallMetrics call_metrics;
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(makeGrpcCallMetricsInterceptor(call_metrics));
+  auto server = startApiServer(config->api_socket, services, std::move(interceptors));
   int exit_code = 0;
+  // The Prometheus endpoint, when configured: its page is built on its own
+  // threads from the service's answers (the same snapshot sluicectl reads).
+  std::unique_ptr<MetricsHttpServer> metrics;
+  if (server.ok() && config->metrics_port != 0) {
+    auto started = MetricsHttpServer::start(config->metrics_address, config->metrics_port, [&] {
+      return renderMetrics(takeMetricsSnapshot(service, call_metrics, start_time_seconds));
+    });
+    if (started.ok()) metrics = *std::move(started);
+    else server = started.status();
+  }
   if (!server.ok()) {
     logError(server.status().message());
     exit_code = 1;
   } else {
     logInfo("sluiced ", kVersion, " ready: API ", config->api_socket, ", ", pmds.size(), " PMD(s), pod CIDR ",
             config->pod_cidr.toString(), ", gateway ", config->gateway.toString(), " ",
-            config->gateway_mac.toString(), ", features: ", feature_names.empty() ? "none" : feature_names);
+            config->gateway_mac.toString(), ", features: ", feature_names.empty() ? "none" : feature_names,
+            metrics ? absl::StrCat(", metrics http://", config->metrics_address, ":", metrics->port(), "/metrics") : "");
     int sig = 0;
     sigwait(&signals, &sig);
     logInfo("signal ", sig, " received, shutting down");
+    // No scrape reads the core from here on.
+    metrics.reset();
     // In-flight calls get a moment to finish; then they are cancelled.
     (*server)->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
     // Destroyed, not only shut down: that joins its threads, so no handler

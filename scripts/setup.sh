@@ -18,10 +18,14 @@ packages=(
   # control plane and API
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libboost-program-options-dev libabsl-dev
+  # the metrics endpoint's HTTP server
+  libcivetweb-dev
   # the node controller (sluice-agent): HTTPS to the Kubernetes API, kubeconfig (YAML)
   libcurl4-openssl-dev libyaml-cpp-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # a real Prometheus (and promtool) scraping sluiced in the metrics test; curl in the node benchmark
+  prometheus curl
   # networking tools used by the demo and the end-to-end tests
   iproute2 procps containernetworking-plugins
   # the fake Kubernetes API server of the node controller's tests (python3, openssl)

@@ -220,10 +220,31 @@ stop_sluiced() {
   rm -f "$work/sluiced.pid"
 }
 
+# A free TCP port on loopback (the kernel picks it; nothing holds it after).
+free_tcp_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# The metrics scraper: GET /metrics once a second, as Prometheus would with
+# a 1 s scrape interval; each successful scrape adds a line to scrapes.txt.
+scraper_start() {  # port
+  : >"$work/scrapes.txt"
+  setsid bash -c 'while :; do curl -sf -o /dev/null "http://127.0.0.1:$1/metrics" && echo ok >>"$2"; sleep 1; done' \
+    scraper "$1" "$work/scrapes.txt" >/dev/null 2>&1 &
+  echo $! >"$work/scraper.pid"
+}
+scraper_stop() {  # prints how many scrapes succeeded
+  [[ -f $work/scraper.pid ]] || { echo 0; return; }
+  kill -TERM -- "-$(cat "$work/scraper.pid")" 2>/dev/null
+  rm -f "$work/scraper.pid"
+  wc -l <"$work/scrapes.txt"
+}
+
 # For the caller's exit trap: runners run in subshells ($(...)), so what they
 # started is found through the pid files they leave while it runs.
 stop_leftovers() {
   local f p
+  [[ -f $work/scraper.pid ]] && scraper_stop >/dev/null
   for f in "$work/gen.pid" "$work/sluiced.pid" "$work/testpmd.pid"; do
     [[ -f $f ]] || continue
     p=$(cat "$f")
@@ -279,6 +300,14 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
       *) echo "- - - - - - skipped:offload-marks-l3-decap-only"; return ;;
     esac
   fi
+  # $metrics_scrape (the sluice-scraped system): the metrics endpoint on a
+  # loopback port, read once a second by curl for the whole run (a
+  # Prometheus scrape of 1 s), to compare with sluice's unscraped rounds.
+  local metrics_port=
+  if [[ -n ${metrics_scrape:-} ]]; then
+    metrics_port=$(free_tcp_port)
+    extra+=(--metrics-address 127.0.0.1 --metrics-port "$metrics_port")
+  fi
   # The checkpoint goes to the run's directory, never the node's.
   if "$sluiced" --help 2>&1 | grep -q -- --state-dir; then extra+=(--state-dir "$work/state"); fi
   rm -rf "$work/vhost" "$work/state" && mkdir -p "$work/state/vdev"
@@ -301,6 +330,7 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     echo "- - - - - - sluiced-did-not-start"
     return
   fi
+  if [[ -n $metrics_port ]]; then scraper_start "$metrics_port"; fi
   # Pods (null sinks) first, so the input's first packets find their routes.
   local ok=1 why=port-add-refused
   if [[ $scenario == vhost ]]; then
@@ -335,6 +365,8 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   ctl stats >"$work/sluice-stats.txt"
   local pods=
   if [[ $scenario == vhost ]]; then vh_gen_stop; pods=",pods=$vh_gen_mpps"; fi
+  local scrapes=
+  if [[ -n $metrics_port ]]; then scrapes=",scrapes=$(scraper_stop)"; fi
   stop_sluiced
   # Mpps: packets sent over the interval the counters cover (the received
   # rate, timed by the PMD's own cycle count, scaled by sent/received); the
@@ -363,8 +395,9 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
           if (runs != "") note = note ",runs=" runs "%"
           if (marks != "") note = note ",marks=" marks "%"
           if (engine != "") note = note ",engine=" engine
+          note = note scrapes
           if (rx > 0) printf "%.3f %s %s %s %s %s %s\n", rate * sent / rx, cpp, emc, smc, mf, miss, note
-          else print "- - - - - - no-stats" }' pods="$pods" "$work/sluice-stats.txt"
+          else print "- - - - - - no-stats" }' pods="$pods" scrapes="$scrapes" "$work/sluice-stats.txt"
 }
 
 # ---------------------------------------------------------------- Open vSwitch

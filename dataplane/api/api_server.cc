@@ -14,8 +14,11 @@ constexpr mode_t kOwnerOnlyUmask = 0177;
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<grpc::Server>> startApiServer(const std::string& path, const std::vector<grpc::Service*>& services) {
+absl::StatusOr<std::unique_ptr<grpc::Server>> startApiServer(
+    const std::string& path, const std::vector<grpc::Service*>& services,
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors) {
   grpc::ServerBuilder builder;
+  if (!interceptors.empty()) builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
   for (grpc::Service* service : services) builder.RegisterService(service);
   // The umask is the process's: while it is narrowed, a file any other thread

@@ -14,8 +14,11 @@
 namespace sluice {
 
 // Binds, listens and starts serving `services` on the unix socket at `path`
-// (an existing file there must have been removed). Internal if gRPC cannot
+// (an existing file there must have been removed), every call passing
+// through `interceptors` (e.g. the call metrics). Internal if gRPC cannot
 // serve there or the socket is not a 0600 socket once it exists.
-absl::StatusOr<std::unique_ptr<grpc::Server>> startApiServer(const std::string& path, const std::vector<grpc::Service*>& services);
+absl::StatusOr<std::unique_ptr<grpc::Server>> startApiServer(
+    const std::string& path, const std::vector<grpc::Service*>& services,
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors = {});
 
 }  // namespace sluice

@@ -3,6 +3,8 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_split.h>
 #include <absl/strings/numbers.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <boost/program_options.hpp>
 #include <fstream>
@@ -101,6 +103,15 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto v = number(kMaxPorts, 1);
     if (!v.ok()) return v.status();
     c.max_ports = static_cast<uint16_t>(*v);
+  } else if (key == "metrics-address") {
+    in6_addr buf{};
+    if (::inet_pton(AF_INET, value.c_str(), &buf) != 1 && ::inet_pton(AF_INET6, value.c_str(), &buf) != 1)
+      return invalid(key, absl::StrCat("'", value, "' is not an IPv4 or IPv6 address"));
+    c.metrics_address = value;
+  } else if (key == "metrics-port") {
+    auto v = number(65535);
+    if (!v.ok()) return v.status();
+    c.metrics_port = static_cast<uint16_t>(*v);
   } else if (key == "mbufs") {
     auto v = number(4'194'304, 1024);
     if (!v.ok()) return v.status();

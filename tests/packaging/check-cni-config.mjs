@@ -42,7 +42,7 @@ function addUpToIpam(conf, nodeConfig) {
 const cases = [];
 for (const f of files) {
   const objects = parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS()).filter(Boolean);
-  const cm = objects.find((o) => o.kind === 'ConfigMap');
+  const cm = objects.find((o) => o.kind === 'ConfigMap' && !o.metadata?.labels?.grafana_dashboard);
   const nodeConfig = join(tmp, `${basename(f, '.yaml')}-cni.json`);
   writeFileSync(nodeConfig, cm.data['cni.json']);
   for (const [key, text] of Object.entries(cm.data).filter(([k]) => k.startsWith('cni-'))) {

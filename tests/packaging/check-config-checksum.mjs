@@ -30,7 +30,7 @@ function render(sets) {
   if (r.status !== 0) throw new Error(`helm template ${sets.join(' ')}: ${r.stderr}`);
   const objects = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean);
   const ds = objects.find((o) => o.kind === 'DaemonSet');
-  const cm = objects.find((o) => o.kind === 'ConfigMap');
+  const cm = objects.find((o) => o.kind === 'ConfigMap' && !o.metadata?.labels?.grafana_dashboard);
   return { ds, cm, checksum: ds.spec.template.metadata.annotations['checksum/config'] };
 }
 

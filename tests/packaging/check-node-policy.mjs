@@ -18,7 +18,7 @@ function render(sets) {
   for (const s of sets) args.push('--set', s);
   const r = spawnSync(helm, args, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`helm template ${sets.join(' ')}: ${r.stderr}`);
-  const cm = parseAllDocuments(r.stdout).map((d) => d.toJS()).find((o) => o && o.kind === 'ConfigMap');
+  const cm = parseAllDocuments(r.stdout).map((d) => d.toJS()).find((o) => o && o.kind === 'ConfigMap' && !o.metadata?.labels?.grafana_dashboard);
   return { node: JSON.parse(cm.data['cni.json']), sriov: JSON.parse(cm.data['cni-sluice-sriov.conf']) };
 }
 

@@ -4,15 +4,17 @@
 // config keys, the network attachments and the least-privilege RBAC. One
 // profile per values file the tests render (see run.sh).
 //
-// Usage: node check-rendered.mjs default|production|node-lookup|server-mode|kubernetes RENDERED.yaml
-// (server-mode: the default values with vhostUser.mode=server.)
+// Usage: node check-rendered.mjs default|production|node-lookup|server-mode|kubernetes|monitors|metrics-off RENDERED.yaml
+// (server-mode: the default values with vhostUser.mode=server; monitors: with
+// the Prometheus operator's ServiceMonitor and PodMonitor; metrics-off: with
+// metrics.enabled=false.)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 
 const [profile, file] = process.argv.slice(2);
-if (!['default', 'production', 'node-lookup', 'server-mode', 'kubernetes'].includes(profile) || !file) {
-  console.error('usage: check-rendered.mjs default|production|node-lookup|server-mode|kubernetes RENDERED.yaml');
+if (!['default', 'production', 'node-lookup', 'server-mode', 'kubernetes', 'monitors', 'metrics-off'].includes(profile) || !file) {
+  console.error('usage: check-rendered.mjs default|production|node-lookup|server-mode|kubernetes|monitors|metrics-off RENDERED.yaml');
   process.exit(2);
 }
 const objects = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean);
@@ -24,7 +26,7 @@ const one = (kind) => { const l = ofKind(kind); assert.equal(l.length, 1, `exact
 const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores', 'main-core', 'eal', 'pod-cidr',
   'gateway', 'gateway-mac', 'tx-flush-interval', 'pmd-max-sleep-us', 'max-ports', 'mbufs', 'log-level', 'uplink', 'vni',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
-  'state-dir']);
+  'state-dir', 'metrics-address', 'metrics-port']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
   'perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup',
   'mtu', 'vlan', 'trust', 'spoofchk', 'ipam', 'capabilities']);
@@ -38,7 +40,11 @@ const ds = one('DaemonSet');
 const pod = ds.spec.template.spec;
 const sluiced = pod.containers.find((c) => c.name === 'sluiced');
 const inits = pod.initContainers ?? [];
-const cm = one('ConfigMap');
+// The chart's config; the Grafana dashboard's ConfigMap is checked apart.
+const isDashboard = (o) => o.metadata?.labels?.grafana_dashboard === '1';
+const cms = ofKind('ConfigMap').filter((o) => !isDashboard(o));
+assert.equal(cms.length, 1, 'exactly one config ConfigMap');
+const cm = cms[0];
 // sluiced's configs: default.json and node-<name>.json (cni.json is sluice-cni's node config).
 const isSluicedConfig = (k) => k === 'default.json' || /^node-.+\.json$/.test(k);
 const configs = Object.fromEntries(Object.entries(cm.data).filter(([k]) => isSluicedConfig(k)).map(([k, v]) => [k, JSON.parse(v)]));
@@ -307,6 +313,56 @@ if (profile === 'node-lookup') {
     assert.equal(def['pod-cidr'], '@NODE_POD_CIDR@');
   });
 }
+
+// The metrics endpoint: on by default, in sluiced's config, on the container,
+// in the Service and the scrape annotations alike; the dashboard in its
+// ConfigMap for Grafana's sidecar; the operator's objects only when asked for.
+if (profile === 'metrics-off') {
+  check('metrics off: no endpoint, no Service, no dashboard, no annotations', () => {
+    for (const [name, c] of Object.entries(configs)) {
+      assert.equal(c['metrics-port'], undefined, name);
+      assert.equal(c['metrics-address'], undefined, name);
+    }
+    assert.equal(sluiced.ports, undefined);
+    assert.equal(ds.spec.template.metadata.annotations['prometheus.io/scrape'], undefined);
+    assert.equal(ofKind('Service').length, 0);
+    assert.equal(ofKind('ConfigMap').filter(isDashboard).length, 0);
+  });
+} else check('metrics: sluiced serves /metrics on the port the Service and annotations name', () => {
+  const port = def['metrics-port'];
+  assert.equal(port, 9476);
+  assert.equal(def['metrics-address'], '0.0.0.0');
+  for (const [name, c] of Object.entries(configs)) assert.equal(c['metrics-port'], port, name);
+  assert.deepEqual(sluiced.ports, [{ name: 'metrics', containerPort: port, protocol: 'TCP' }]);
+  const ann = ds.spec.template.metadata.annotations;
+  assert.equal(ann['prometheus.io/scrape'], 'true');
+  assert.equal(ann['prometheus.io/port'], String(port));
+  assert.equal(ann['prometheus.io/path'], '/metrics');
+  const svc = one('Service');
+  assert.equal(svc.spec.clusterIP, 'None', 'headless: one endpoint per node');
+  assert.deepEqual(svc.spec.selector, ds.spec.selector.matchLabels);
+  assert.deepEqual(svc.spec.ports, [{ name: 'metrics', port, targetPort: 'metrics', protocol: 'TCP' }]);
+  if (profile === 'monitors') {
+    const sm = one('ServiceMonitor');
+    assert.deepEqual(sm.spec.selector.matchLabels, ds.spec.selector.matchLabels);
+    for (const [k, v] of Object.entries(sm.spec.selector.matchLabels)) assert.equal(svc.metadata.labels[k], v, 'selects the Service');
+    assert.deepEqual(sm.spec.endpoints, [{ port: 'metrics', path: '/metrics', interval: '15s' }]);
+    const pm = one('PodMonitor');
+    assert.deepEqual(pm.spec.selector.matchLabels, ds.spec.selector.matchLabels);
+    assert.deepEqual(pm.spec.podMetricsEndpoints, [{ port: 'metrics', path: '/metrics', interval: '15s' }]);
+    assert.equal(pm.metadata.labels.release, 'prometheus', 'the values\' extra labels');
+  } else {
+    assert.equal(ofKind('ServiceMonitor').length + ofKind('PodMonitor').length, 0, 'operator objects are opt-in');
+  }
+});
+
+if (profile !== 'metrics-off') check('metrics: the Grafana dashboard is a ConfigMap with the sidecar label and valid JSON', () => {
+  const dash = ofKind('ConfigMap').filter(isDashboard);
+  assert.equal(dash.length, 1);
+  const json = JSON.parse(dash[0].data['sluice.json']);
+  assert.equal(json.uid, 'sluice-dataplane');
+  assert.ok(json.panels.length >= 10);
+});
 
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed || passed === 0 ? 1 : 0);

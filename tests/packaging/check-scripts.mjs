@@ -28,7 +28,7 @@ async function check(name, fn) {
 // its script; returns the directory and the shell's result.
 function runNodeConfig(objects, env, lookupResult) {
   const ds = objects.find((o) => o.kind === 'DaemonSet');
-  const cm = objects.find((o) => o.kind === 'ConfigMap');
+  const cm = objects.find((o) => o.kind === 'ConfigMap' && !o.metadata?.labels?.grafana_dashboard);
   const init = ds.spec.template.spec.initContainers.find((c) => c.name === 'node-config');
   const root = mkdtempSync(join(tmpdir(), 'sluice-node-config-'));
   for (const d of ['etc-sluice', 'boot', 'cni-conf']) mkdirSync(join(root, d));
@@ -170,7 +170,7 @@ await check('example pod: fails when the network status has no vhost-user device
 
 await check('install-cni: the host\'s /etc/sluice/cni.json replaced by the ConfigMap\'s, then the binary installed', () => {
   const ds = dflt.find((o) => o.kind === 'DaemonSet');
-  const cm = dflt.find((o) => o.kind === 'ConfigMap');
+  const cm = dflt.find((o) => o.kind === 'ConfigMap' && !o.metadata?.labels?.grafana_dashboard);
   const init = ds.spec.template.spec.initContainers.find((c) => c.name === 'install-cni');
   const root = mkdtempSync(join(tmpdir(), 'sluice-install-cni-'));
   try {

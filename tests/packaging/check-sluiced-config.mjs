@@ -21,7 +21,7 @@ try {
   const paths = [];
   for (const f of files) {
     const objects = parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS()).filter(Boolean);
-    const cm = objects.find((o) => o.kind === 'ConfigMap');
+    const cm = objects.find((o) => o.kind === 'ConfigMap' && !o.metadata?.labels?.grafana_dashboard);
     for (const [key, text] of Object.entries(cm.data).filter(([k]) => k === 'default.json' || /^node-.+\.json$/.test(k))) {
       const p = join(tmp, `${basename(f, '.yaml')}-${key}`);
       writeFileSync(p, text.replaceAll('@HOST_IP@', '198.51.100.7').replaceAll('@NODE_POD_CIDR@', '10.244.9.0/24'));

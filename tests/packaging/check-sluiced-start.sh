@@ -26,7 +26,7 @@ trap cleanup EXIT
   import { parseAllDocuments } from "yaml";
   const [manifest, out] = process.argv.slice(1);
   const objs = parseAllDocuments(readFileSync(manifest, "utf8")).map((d) => d.toJS()).filter(Boolean);
-  writeFileSync(`${out}/sluiced.json`, objs.find((o) => o.kind === "ConfigMap").data["default.json"]);
+  writeFileSync(`${out}/sluiced.json`, objs.find((o) => o.kind === "ConfigMap" && !o.metadata?.labels?.grafana_dashboard).data["default.json"]);
   const c = objs.find((o) => o.kind === "DaemonSet").spec.template.spec.containers.find((x) => x.name === "sluiced");
   writeFileSync(`${out}/probe`, c.readinessProbe.exec.command.join("\n") + "\n");
 ' "$root/manifests/sluice.yaml" "$tmp")
@@ -40,7 +40,11 @@ probe=("${probe[@]/#$chart_sock/$sock}")
 echo "probe: ${probe[*]}"
 
 mkdir -p "$tmp/vhost"
+# The metrics endpoint the config turns on, moved to a free loopback port
+# (the chart's port may be taken on this machine).
+metrics_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$sluiced" --config "$tmp/sluiced.json" --api-socket "$sock" --socket-dir "$tmp/vhost" --state-dir "$tmp/state" \
+  --metrics-address 127.0.0.1 --metrics-port "$metrics_port" \
   --eal "$eal --file-prefix sluice-pkgtest-$$" >"$tmp/log" 2>&1 &
 pid=$!
 
@@ -58,6 +62,11 @@ if [[ $ready != yes ]]; then
   exit 1
 fi
 echo "ok   probe passes: $(cat "$tmp/probe.out")"
+if ! curl -sf "http://127.0.0.1:$metrics_port/metrics" | grep -q '^sluice_ready 1$'; then
+  echo "FAIL: sluiced started with the manifests' config serves no /metrics saying it is ready"
+  exit 1
+fi
+echo "ok   /metrics answers: sluice_ready 1"
 
 kill "$pid"
 wait "$pid" || true
@@ -67,4 +76,4 @@ if "${probe[@]}" >"$tmp/probe.out" 2>&1; then
   exit 1
 fi
 echo "ok   probe fails once sluiced has stopped: $(head -n1 "$tmp/probe.out")"
-echo "2 passed, 0 failed"
+echo "3 passed, 0 failed"

@@ -8,6 +8,7 @@
 #   validator-selftest       the validator rejects known-bad manifests
 #   scripts                  the chart's init and example-pod scripts, run here
 #   pod-security [HELM-ARGS...]  the example pod and its network pass Pod Security "baseline"
+#   dashboard SAMPLER        every Grafana dashboard query names a series sluiced exports
 #   manifests                committed manifests/ match the chart and validate
 #   dockerfile               the Dockerfile builds the way CI does
 #   notes                    NOTES.txt tells how to reach sluicectl
@@ -86,6 +87,10 @@ case $case in
     # networks they use, as rendered by the values given.
     "${template[@]}" "$@" >"$tmp/rendered.yaml"
     node "$here/check-pod-security.mjs" "$tmp/rendered.yaml"
+    ;;
+  dashboard)
+    "$1" >"$tmp/page.txt"
+    node "$here/check-dashboard.mjs" "$chart/dashboards/sluice.json" "$tmp/page.txt"
     ;;
   manifests)
     bash "$root/scripts/render-manifests.sh" --check

@@ -96,9 +96,10 @@ function structuralToAjv(s) {
 
 function loadCrdValidators() {
   const validators = new Map();
-  const text = readFileSync(join(here, 'crds', 'network-attachment-definitions.yaml'), 'utf8');
   const ajv = new Ajv({ allErrors: true, strict: true });
-  for (const doc of parseAllDocuments(text)) {
+  const texts = ['network-attachment-definitions.yaml', 'prometheus-operator-monitors.yaml']
+    .map((f) => readFileSync(join(here, 'crds', f), 'utf8'));
+  for (const doc of texts.flatMap((text) => parseAllDocuments(text))) {
     const crd = doc.toJS();
     for (const v of crd.spec.versions) {
       const schema = structuralToAjv(v.schema.openAPIV3Schema);

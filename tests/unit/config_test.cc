@@ -20,6 +20,14 @@ TEST(ConfigTest, DefaultsDeriveGatewayFromCidr) {
   EXPECT_EQ(c->gateway_mac, MacAddress::fromIpv4(c->gateway));
   EXPECT_EQ(c->pmd_cores, std::vector<unsigned>{1});
   EXPECT_EQ(c->tx_flush_interval_us, 0u);
+  EXPECT_EQ(c->metrics_port, 0u) << "the metrics endpoint is off unless asked for";
+}
+
+TEST(ConfigTest, MetricsEndpointAddressAndPort) {
+  auto c = parse({"--metrics-address", "::1", "--metrics-port", "9476"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->metrics_address, "::1");
+  EXPECT_EQ(c->metrics_port, 9476u);
 }
 
 TEST(ConfigTest, FlagsOverrideTheFile) {
@@ -52,6 +60,9 @@ TEST(ConfigTest, BadValuesNameTheSetting) {
       {{"--log-level", "loud"}, "log-level"},
       {{"--api-socket", "relative.sock"}, "api-socket"},
       {{"--no-such-flag"}, "no-such-flag"},
+      {{"--metrics-address", "localhost"}, "metrics-address"},
+      {{"--metrics-address", "10.0.0.256"}, "metrics-address"},
+      {{"--metrics-port", "65536"}, "metrics-port"},
   };
   for (const Case& c : cases) {
     auto r = parse(c.args);
