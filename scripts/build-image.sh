@@ -53,7 +53,8 @@ storage=(--storage-driver "$driver")
 bah() { buildah "${storage[@]}" "$@"; }
 # Chroot isolation: RUN steps need no OCI runtime set-up inside this
 # sandbox; only the build stage has RUN steps, and it runs as root anyway.
-bud=(bud --pull=never --isolation chroot --layers=false)
+# Docker format: the OCI image config has no HEALTHCHECK, buildah would drop it.
+bud=(bud --pull=never --isolation chroot --layers=false --format docker)
 
 tmp=$(mktemp -d /var/tmp/sluice-image.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

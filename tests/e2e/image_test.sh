@@ -27,13 +27,18 @@ done
 [[ -x ${CRI_CLIENT:-} && -x ${PAUSE_BIN:-} ]] || fail "cri_client / e2e_pause not built"
 [[ -d ${SLUICE_BUILD_DIR:-} ]] || fail "SLUICE_BUILD_DIR not set (run through ctest)"
 
-# --- Build. vfs storage of our own, outside the (size-limited) work dir.
-store=$(mktemp -d /var/tmp/sluice-image-e2e.XXXXXX)
-bah() { buildah --storage-driver vfs --root "$store/root" --runroot "$store/run" "$@"; }
-e2e_cleanups+=("rm -rf '$store'")
-e2e_cleanups+=("bah rm --all")
+# --- Build. vfs storage of our own, outside the work dir, made afresh (base
+# images included) unless SLUICE_IMAGE_STORAGE names one to keep between runs.
 tag=sluice:e2e-$id
 image=docker.io/library/$tag
+if [[ -n ${SLUICE_IMAGE_STORAGE:-} ]]; then
+  store=$SLUICE_IMAGE_STORAGE
+else
+  store=$(mktemp -d /var/tmp/sluice-image-e2e.XXXXXX)
+  e2e_cleanups+=("rm -rf '$store'")
+fi
+bah() { buildah --storage-driver vfs --root "$store/root" --runroot "$store/run" "$@"; }
+e2e_cleanups+=("bah rmi -f '$tag'")
 bash "$repo/scripts/build-image.sh" --root "$store" --tag "$tag" --oci-archive "$work/sluice.tar" \
   --from-build "$SLUICE_BUILD_DIR" >"$work/build.log" 2>&1 || { tail -40 "$work/build.log" >&2; fail "build-image.sh failed"; }
 grep '^build-image.sh: ' "$work/build.log" >&2
@@ -155,7 +160,7 @@ image_cleanup() {
     cri remove "$sb"
   done
   c task kill -s TERM "sluiced-$id"
-  for _ in $(seq 1 200); do [[ $(c task ls -q) == *"sluiced-$id"* ]] && c task ls | grep -q "sluiced-$id.*RUNNING" || break; sleep 0.1; done
+  for _ in $(seq 1 200); do c task ls | grep -q "^sluiced-$id .*RUNNING" || break; sleep 0.1; done
   c task kill -s KILL "sluiced-$id"
   c task delete -f "sluiced-$id"
   c containers rm "sluiced-$id"
@@ -175,7 +180,7 @@ ctd_pid=$!
 e2e_pids+=("$ctd_pid")
 wait_until 60 cri version || { tail -20 "$work/containerd.log" >&2; fail "containerd's CRI not answering within 60 s"; }
 
-c images import --no-unpack=false "$work/sluice.tar" >"$work/import.log" 2>&1 || { cat "$work/import.log" >&2; fail "ctr images import"; }
+c images import --base-name "${image%:*}" "$work/sluice.tar" >"$work/import.log" 2>&1 || { cat "$work/import.log" >&2; fail "ctr images import"; }
 c images ls -q | grep -qx "$image" || fail "the OCI archive did not import as $image: $(c images ls -q)"
 note "imported: $(c images ls | grep -F "$image" | tr -s ' ')"
 
@@ -198,7 +203,6 @@ cmp -s "$(host_dir_of host-etc-sluice)/cni.json" "$work/volumes/config/cni.json"
 mapfile -t opts < <(run_opts_of sluiced)
 mapfile -t argv < <(argv_of sluiced | jq -r '.[]')
 c run -d --net-host "${opts[@]}" "$image" "sluiced-$id" "${argv[@]}" >/dev/null || fail "ctr run sluiced failed"
-exec_n=0
 in_sluiced() { c task exec --exec-id "x$RANDOM$RANDOM" "sluiced-$id" "$@"; }
 mapfile -t probe < <(jq -r '.containers[] | select(.name == "sluiced") | .startupProbe.exec.command[]' <<<"$pod")
 probe_ok() { in_sluiced "${probe[@]}"; }
