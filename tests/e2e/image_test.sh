@@ -90,14 +90,18 @@ host_dir_of() {
 # its mounts, environment (the downward API's node name and host IP), and
 # privileges; printed one per line.
 run_opts_of() {
-  local c m src opt
+  local c m src dst opt
   c=$(jq -c --arg n "$1" '(.initContainers + .containers)[] | select(.name == $n)' <<<"$pod")
   while read -r m; do
     src=$(host_dir_of "$(jq -r .name <<<"$m")")
+    dst=$(jq -r .mountPath <<<"$m")
+    # The pods' socket directories are mounted where they are on the host (the
+    # plugin and sluiced must name the same paths): moved, they stay so.
+    case $(jq -r .name <<<"$m") in vhost-sockets | kubelet-pods) dst=$src ;; esac
     opt=rbind:rw
     [[ $(jq -r '.readOnly // false' <<<"$m") == true ]] && opt=rbind:ro
     [[ $(jq -r '.mountPropagation // ""' <<<"$m") == HostToContainer ]] && opt+=:rslave
-    echo "--mount=type=bind,src=$src,dst=$(jq -r .mountPath <<<"$m"),options=$opt"
+    echo "--mount=type=bind,src=$src,dst=$dst,options=$opt"
   done < <(jq -c '.volumeMounts[]?' <<<"$c")
   while read -r e; do
     case $e in
@@ -110,7 +114,8 @@ run_opts_of() {
   [[ $(jq -r '.securityContext.readOnlyRootFilesystem // false' <<<"$c") == true ]] && echo --read-only
   true
 }
-argv_of() { jq -c --arg n "$1" '(.initContainers + .containers)[] | select(.name == $n) | (.command // []) + (.args // [])' <<<"$pod"; }
+# Its command and args, each ended by a NUL (the scripts span lines).
+argv_of() { jq -j --arg n "$1" '(.initContainers + .containers)[] | select(.name == $n) | ((.command // []) + (.args // []))[] | (., "\u0000")' <<<"$pod"; }
 
 # --- A private containerd: the DaemonSet's containers in a namespace of our
 # own, CRI sandboxes (namespace k8s.io) with the CNI directory install-cni
@@ -123,6 +128,10 @@ ln -s /usr/lib/cni/host-local "$cni_bin/host-local"
 ln -s /usr/lib/cni/loopback "$cni_bin/loopback"
 run_dir=$(host_dir_of run)
 vhost_dir=$(host_dir_of vhost-sockets)
+# sluiced's socket directory follows its volume's move (above); the rest of
+# the ConfigMap stays as rendered.
+jq --arg d "$vhost_dir" '."socket-dir" = $d' "$work/volumes/config/default.json" >"$work/default.json"
+mv "$work/default.json" "$work/volumes/config/default.json"
 pod_cidr=$(jq -r '."pod-cidr"' "$work/volumes/config/default.json")
 net=se2e-image-$id
 jq -n --arg name "$net" --arg api "$run_dir/sluice.sock" --arg sd "$vhost_dir" --arg dd "$work/records" \
@@ -187,7 +196,7 @@ note "imported: $(c images ls | grep -F "$image" | tr -s ' ')"
 # --- The pod's init containers, in order, as the DaemonSet runs them.
 for init in $(jq -r '.initContainers[].name' <<<"$pod"); do
   mapfile -t opts < <(run_opts_of "$init")
-  mapfile -t argv < <(argv_of "$init" | jq -r '.[]')
+  mapfile -t -d '' argv < <(argv_of "$init")
   c run --rm --net-host "${opts[@]}" "$image" "init-$init-$id" "${argv[@]}" >"$work/init-$init.log" 2>&1 ||
     { cat "$work/init-$init.log" >&2; fail "init container $init failed"; }
   note "init container $init: $(tr '\n' ' ' <"$work/init-$init.log")"
@@ -201,7 +210,7 @@ cmp -s "$(host_dir_of host-etc-sluice)/cni.json" "$work/volumes/config/cni.json"
 
 # --- sluiced, with the container's command and args.
 mapfile -t opts < <(run_opts_of sluiced)
-mapfile -t argv < <(argv_of sluiced | jq -r '.[]')
+mapfile -t -d '' argv < <(argv_of sluiced)
 c run -d --net-host "${opts[@]}" "$image" "sluiced-$id" "${argv[@]}" >/dev/null || fail "ctr run sluiced failed"
 in_sluiced() { c task exec --exec-id "x$RANDOM$RANDOM" "sluiced-$id" "$@"; }
 mapfile -t probe < <(jq -r '.containers[] | select(.name == "sluiced") | .startupProbe.exec.command[]' <<<"$pod")
@@ -221,7 +230,7 @@ ip=$(jq -r .ip <<<"$port")
 status=$(cri status "$sb") || fail "PodSandboxStatus failed"
 assert_jq "$status" '.status.state == "SANDBOX_READY"' "sandbox ready"
 assert_jq "$status" ".status.network.ip == \"$ip\"" "the sandbox's IP is the port's ($ip)"
-grep -q " ADD .*$sb" "$work/records/cni.log" || fail "the copied plugin logged no ADD for $sb"
+grep -q " ADD ${sb:0:8}" "$work/records/cni.log" || fail "the copied plugin logged no ADD for $sb: $(cat "$work/records/cni.log")"
 cri stop "$sb" || fail "StopPodSandbox failed"
 [[ -z $(port_of "$sb" eth0) ]] || fail "port still present after StopPodSandbox"
 cri remove "$sb" || fail "RemovePodSandbox failed"
