@@ -17,8 +17,8 @@ COPY scripts/setup.sh scripts/setup.sh
 RUN SLUICE_TEST_TOOLS=0 bash scripts/setup.sh
 COPY . .
 RUN cmake -S . -B build \
- && cmake --build build \
- && cmake --install build
+ && cmake --build build --parallel \
+ && cmake --install build --strip
 # Programs plus what they load at run time (shared libraries, the DPDK PMD
 # plugin directory and its libraries), laid out under /runtime.
 RUN bash scripts/collect-runtime.sh /runtime \

@@ -28,6 +28,9 @@ packages=(
   iproute2 jq containernetworking-plugins libc6-dev gcc
   # the VXLAN interop test pings a pod from a kernel-VXLAN "remote node"
   iputils-ping
+  # the image test (scripts/build-image.sh): base images from Debian's packages,
+  # the Dockerfile built without a Docker engine, the chart's manifest read as YAML
+  mmdebstrap buildah python3-yaml
 )
 missing=()
 for p in "${packages[@]}"; do
