@@ -22,6 +22,8 @@ packages=(
   libcurl4-openssl-dev libyaml-cpp-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # packet capture tests read pcap files back with libpcap
+  libpcap-dev
   # networking tools used by the demo and the end-to-end tests
   iproute2 procps containernetworking-plugins
   # the fake Kubernetes API server of the node controller's tests (python3, openssl)

@@ -18,6 +18,8 @@
 # megaflows as tunnel rules); not a hardware figure: its note carries
 # engine=<cycles/packet> the engine spent inside its rx callback, to subtract
 # from the PMD's cycles/packet for what the PMD costs when a NIC marks).
+# sluice-capture: sluice with `sluicectl capture` of the input port running
+# (rx, to /dev/null), for what packet capture costs the PMD.
 # sluice-base: another sluiced binary (--base-sluiced PATH, e.g. one built
 # from main before a change) run exactly like sluice, for A/B comparisons.
 # Rounds are outermost and the systems interleave within each (scenario, N):
@@ -146,6 +148,7 @@ for ((r = 1; r <= rounds; r++)); do
           sluice) line=$(run_sluice "$scenario" "$pcap" "$packets") ;;
           sluice-swoffload) line=$(run_sluice "$scenario" "$pcap" "$packets" software) ;;
           sluice-base) line=$(sluiced=$base_sluiced run_sluice "$scenario" "$pcap" "$packets") ;;
+          sluice-capture) line=$(capture=1 run_sluice "$scenario" "$pcap" "$packets") ;;
           ovs) line=$(run_ovs "$scenario" "$pcap" "$packets" false) ;;
           ovs-smc) line=$(run_ovs "$scenario" "$pcap" "$packets" true) ;;
           *) echo "node_bench.sh: unknown system $system" >&2; exit 2 ;;
