@@ -50,9 +50,12 @@ absl::Status PacketTaps::trace(const TraceSpec& spec, const TraceEmit& emit, con
   }
   uint32_t got = 0;
   bool done = false;
-  while (!done) {
+  auto dropped_now = [&] {
     uint64_t dropped = 0;
     for (size_t i = 0; i < pmds_.size(); ++i) dropped += pmds_[i]->tap.trace_dropped.read() - dropped_at_start[i];
+    return dropped;
+  };
+  while (!done) {
     bool any = false;
     for (size_t i = 0; i < pmds_.size() && !done; ++i) {
       PmdTap& t = pmds_[i]->tap;
@@ -60,13 +63,13 @@ absl::Status PacketTaps::trace(const TraceSpec& spec, const TraceEmit& emit, con
         any = true;
         if (rec->session == session && got < count) {
           ++got;
-          if (!emit(static_cast<unsigned>(i), *rec, dropped)) done = true;
+          if (!emit(static_cast<unsigned>(i), *rec, dropped_now())) done = true;
         }
         t.traces.pop();
         if (done) break;
       }
     }
-    if (got + dropped >= count || (!any && stop())) done = true;
+    if (got + dropped_now() >= count || (!any && stop())) done = true;
     if (!done && !any) std::this_thread::sleep_for(kPollInterval);
   }
   for (PmdContext* pmd : pmds_) pmd->tap.armed.fetch_and(~kTapTrace, std::memory_order_release);
@@ -104,9 +107,12 @@ absl::Status PacketTaps::capture(const CaptureSpec& spec, const CaptureEmit& emi
   }
   uint64_t got = 0;
   bool done = false;
-  while (!done) {
+  auto dropped_now = [&] {
     uint64_t dropped = 0;
     for (size_t i = 0; i < pmds_.size(); ++i) dropped += pmds_[i]->tap.capture_dropped.read() - dropped_at_start[i];
+    return dropped;
+  };
+  while (!done) {
     bool any = false;
     for (size_t i = 0; i < pmds_.size() && !done; ++i) {
       PmdTap& t = pmds_[i]->tap;
@@ -114,13 +120,13 @@ absl::Status PacketTaps::capture(const CaptureSpec& spec, const CaptureEmit& emi
         any = true;
         if (slot->session == session && got < count) {
           ++got;
-          if (!emit(static_cast<unsigned>(i), *slot, time_ns(slot->tsc), dropped)) done = true;
+          if (!emit(static_cast<unsigned>(i), *slot, time_ns(slot->tsc), dropped_now())) done = true;
         }
         t.captures.pop();
         if (done) break;
       }
     }
-    if (got + dropped >= count || (!any && stop())) done = true;
+    if (got + dropped_now() >= count || (!any && stop())) done = true;
     if (!done && !any) std::this_thread::sleep_for(kPollInterval);
   }
   for (PmdContext* pmd : pmds_) pmd->tap.armed.fetch_and(~(kTapCaptureRx | kTapCaptureTx), std::memory_order_release);
