@@ -30,6 +30,7 @@
 #include "dataplane/api/api_server.h"
 #include "dataplane/api/feature.h"
 #include "dataplane/api/grpc_call_metrics.h"
+#include "dataplane/api/grpc_observe.h"
 #include "dataplane/api/grpc_service.h"
 #include "dataplane/api/metrics_http.h"
 #include "dataplane/api/metrics_source.h"
@@ -265,6 +266,10 @@ int run(int argc, char** argv) {
   });
   DataplaneService service(control, kVersion, std::move(extensions), std::move(forwards), &settings);
   services.insert(services.begin(), &service);
+  // Packet trace and capture: the PMDs' taps, armed only while a session runs.
+  PacketTaps taps(pmd_contexts, rte_get_tsc_hz());
+  ObserveService observe(control, taps);
+  services.push_back(&observe);
   // The config files, watched (on a control thread of the watcher's own)
   // from before the API serves; a change made since they were read at
   // start is picked up by the first re-read here.

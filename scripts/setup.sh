@@ -26,6 +26,8 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   # a real Prometheus (and promtool) scraping sluiced in the metrics test; curl in the node benchmark
   prometheus curl
+  # packet capture tests read pcap files back with libpcap
+  libpcap-dev
   # networking tools used by the demo and the end-to-end tests
   iproute2 procps containernetworking-plugins
   # the fake Kubernetes API server of the node controller's tests (python3, openssl)

@@ -21,6 +21,8 @@
 # sluice-scraped: sluice with its metrics endpoint on and read once a second
 # (curl, as a Prometheus scrape of 1 s would; its note carries scrapes=<n>
 # that succeeded during the run), against sluice unscraped in the same rounds.
+# sluice-capture: sluice with `sluicectl capture` of the input port running
+# (rx, to /dev/null), for what packet capture costs the PMD.
 # sluice-base: another sluiced binary (--base-sluiced PATH, e.g. one built
 # from main before a change) run exactly like sluice, for A/B comparisons.
 # Rounds are outermost and the systems interleave within each (scenario, N):
@@ -150,6 +152,7 @@ for ((r = 1; r <= rounds; r++)); do
           sluice-swoffload) line=$(run_sluice "$scenario" "$pcap" "$packets" software) ;;
           sluice-base) line=$(sluiced=$base_sluiced run_sluice "$scenario" "$pcap" "$packets") ;;
           sluice-scraped) line=$(metrics_scrape=1 run_sluice "$scenario" "$pcap" "$packets") ;;
+          sluice-capture) line=$(capture=1 run_sluice "$scenario" "$pcap" "$packets") ;;
           ovs) line=$(run_ovs "$scenario" "$pcap" "$packets" false) ;;
           ovs-smc) line=$(run_ovs "$scenario" "$pcap" "$packets" true) ;;
           *) echo "node_bench.sh: unknown system $system" >&2; exit 2 ;;

@@ -360,9 +360,24 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     return
   fi
   sleep "$warmup"
+  # capture=1 (system sluice-capture): packet capture of every packet the
+  # source pod's port (decap: the uplink) receives, to /dev/null, while the
+  # counters run; what the capture ring cannot keep is dropped and counted.
+  local capture_pid=
+  if [[ -n ${capture:-} ]]; then
+    local src_port
+    src_port=$(ctl --json stats | python3 -c '
+import json, sys
+ports = json.load(sys.stdin)["ports"]
+want = "nb-src" if sys.argv[1] != "decap" else ""
+print(next(p["port_no"] for p in ports if p.get("attachment", {}).get("container_id", "") == want))' "$scenario")
+    ctl capture "$src_port" --direction rx -w /dev/null 2>>"$work/sluicectl.log" &
+    capture_pid=$!
+  fi
   ctl stats clear >/dev/null
   sleep "$seconds"
   ctl stats >"$work/sluice-stats.txt"
+  if [[ -n $capture_pid ]]; then kill "$capture_pid" 2>/dev/null; wait "$capture_pid" 2>/dev/null; fi
   local pods=
   if [[ $scenario == vhost ]]; then vh_gen_stop; pods=",pods=$vh_gen_mpps"; fi
   local scrapes=

@@ -6,7 +6,11 @@
 #include <grpcpp/grpcpp.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <map>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -14,8 +18,11 @@
 
 #include "dataplane/api/config_format.h"
 #include "dataplane/api/nodes_format.h"
+#include "dataplane/api/observe_format.h"
+#include "dataplane/api/pcap_writer.h"
 #include "dataplane/api/stats_format.h"
 #include "sluice/v1/dataplane.grpc.pb.h"
+#include "sluice/v1/observe.grpc.pb.h"
 #include "sluice/v1/overlay.grpc.pb.h"
 #include "sluice/v1/sriov.grpc.pb.h"
 
@@ -44,7 +51,13 @@ constexpr char kUsage[] =
     "  node add --name N --vtep A.B.C.D --pod-cidr CIDR [--pod-cidr CIDR...] [--mac M]\n"
     "  node del --name N\n"
     "  config get [KEY]   settings: value, live (changes now) or restart (at sluiced's next start), source\n"
-    "  config set KEY VALUE  change a live setting while sluiced runs\n";
+    "  config set KEY VALUE  change a live setting while sluiced runs\n"
+    "  trace PORT [--count N] [--src A] [--dst A] [--proto tcp|udp|icmp|N] [--sport N] [--dport N]\n"
+    "                     the next N packets received on PORT: parse, tier, megaflow, actions, output\n"
+    "  trace --packet 'in_port=P,src=A,dst=A,proto=udp,sport=N,dport=N,ttl=N' (or 'in_port=P,hex=FRAME')\n"
+    "                     what the tables in force would do with that packet (nothing is sent)\n"
+    "  capture PORT [--direction rx|tx|both] [--count N] [--snaplen N] -w FILE|-\n"
+    "                     packets of PORT as pcap (- : stdout, e.g. | tcpdump -r -); Ctrl-C stops\n";
 
 struct Globals {
   std::string socket = "/var/run/sluice/sluice.sock";
@@ -95,7 +108,8 @@ struct Client {
         channel(grpc::CreateChannel("unix:" + g.socket, grpc::InsecureChannelCredentials())),
         stub(v1::Dataplane::NewStub(channel)),
         remote_nodes(v1::RemoteNodes::NewStub(channel)),
-        sriov(v1::Sriov::NewStub(channel)) {}
+        sriov(v1::Sriov::NewStub(channel)),
+        observe(v1::Observe::NewStub(channel)) {}
   std::unique_ptr<grpc::ClientContext> context() const {
     auto ctx = std::make_unique<grpc::ClientContext>();
     ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(globals.timeout_ms));
@@ -105,11 +119,13 @@ struct Client {
   v1::Dataplane::Stub* stubFor(v1::Dataplane::Stub*) const { return stub.get(); }
   v1::RemoteNodes::Stub* stubFor(v1::RemoteNodes::Stub*) const { return remote_nodes.get(); }
   v1::Sriov::Stub* stubFor(v1::Sriov::Stub*) const { return sriov.get(); }
+  v1::Observe::Stub* stubFor(v1::Observe::Stub*) const { return observe.get(); }
   const Globals& globals;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Dataplane::Stub> stub;
   std::unique_ptr<v1::RemoteNodes::Stub> remote_nodes;
   std::unique_ptr<v1::Sriov::Stub> sriov;
+  std::unique_ptr<v1::Observe::Stub> observe;
 };
 
 // One unary call: print the reply as JSON or through `human`, or report the error.
@@ -226,6 +242,96 @@ int nodeDel(Client& client, const std::vector<std::string>& args) {
   });
 }
 
+// "--name VALUE" options after a command's positional words; anything else is bad usage.
+std::map<std::string, std::string> options(const std::vector<std::string>& args, size_t from,
+                                           const std::vector<std::string>& names) {
+  std::map<std::string, std::string> out;
+  for (size_t i = from; i < args.size(); ++i) {
+    if (std::find(names.begin(), names.end(), args[i]) == names.end() || i + 1 >= args.size())
+      throw po::error("unexpected argument " + args[i]);
+    out[args[i]] = args[i + 1];
+    ++i;
+  }
+  return out;
+}
+
+uint32_t number(const std::string& name, const std::string& text) {
+  size_t used = 0;
+  unsigned long v = std::stoul(text, &used);
+  if (used != text.size() || v > 0xffffffffUL) throw po::error(name + ": not a number: " + text);
+  return static_cast<uint32_t>(v);
+}
+
+// `trace PORT ...` streams records until N; `trace --packet SPEC` asks once.
+int trace(Client& client, const std::vector<std::string>& args) {
+  if (args.size() == 2 && args[0] == "--packet") {
+    v1::TracePacketRequest req;
+    req.set_packet(args[1]);
+    return call(client, &v1::Observe::Stub::TracePacket, req,
+                [](const v1::TraceRecord& r) { return sluice::formatTraceRecord(r, 0); });
+  }
+  if (args.empty()) throw po::error("trace needs a PORT or --packet SPEC");
+  v1::TraceRequest req;
+  req.set_port_no(number("PORT", args[0]));
+  auto o = options(args, 1, {"--count", "--src", "--dst", "--proto", "--sport", "--dport"});
+  req.set_count(o.count("--count") ? number("--count", o["--count"]) : 1);
+  req.mutable_filter()->set_src(o["--src"]);
+  req.mutable_filter()->set_dst(o["--dst"]);
+  req.mutable_filter()->set_proto(o["--proto"]);
+  if (o.count("--sport")) req.mutable_filter()->set_sport(number("--sport", o["--sport"]));
+  if (o.count("--dport")) req.mutable_filter()->set_dport(number("--dport", o["--dport"]));
+  grpc::ClientContext ctx;  // no deadline: it waits for packets
+  auto reader = client.observe->Trace(&ctx, req);
+  v1::TraceRecord r;
+  uint32_t n = 0;
+  while (reader->Read(&r)) {
+    if (client.globals.json) printJson(r), std::fputs("\n", stdout);
+    else std::fputs(sluice::formatTraceRecord(r, ++n).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  grpc::Status s = reader->Finish();
+  return s.ok() ? 0 : report(s, client.globals);
+}
+
+// `capture PORT ... -w FILE|-`: pcap, written as packets arrive.
+int capture(Client& client, const std::vector<std::string>& args) {
+  if (args.empty()) throw po::error("capture needs a PORT");
+  v1::CaptureRequest req;
+  req.set_port_no(number("PORT", args[0]));
+  auto o = options(args, 1, {"--direction", "--count", "--snaplen", "-w"});
+  if (!o.count("-w")) throw po::error("capture needs -w FILE (or -w - for stdout)");
+  req.set_direction(o.count("--direction") ? o["--direction"] : "rx");
+  if (o.count("--count")) req.set_count(number("--count", o["--count"]));
+  req.set_snaplen(o.count("--snaplen") ? number("--snaplen", o["--snaplen"]) : 2048);
+  std::FILE* out = o["-w"] == "-" ? stdout : std::fopen(o["-w"].c_str(), "wb");
+  if (out == nullptr) {
+    std::fprintf(stderr, "sluicectl: cannot write %s: %s\n", o["-w"].c_str(), std::strerror(errno));
+    return 1;
+  }
+  sluice::PcapWriter pcap(out, req.snaplen() == 0 || req.snaplen() > 2048 ? 2048 : req.snaplen());
+  grpc::ClientContext ctx;  // no deadline: it waits for packets
+  auto reader = client.observe->Capture(&ctx, req);
+  v1::CapturedPacket p;
+  uint64_t n = 0, dropped = 0;
+  while (reader->Read(&p)) {
+    ++n;
+    dropped = p.dropped();
+    if (!pcap.write(p.time_ns(), p.orig_len(), p.data())) {
+      ctx.TryCancel();
+      break;
+    }
+  }
+  grpc::Status s = reader->Finish();
+  if (out != stdout) std::fclose(out);
+  std::fprintf(stderr, "sluicectl: %llu packets captured, %llu dropped (capture ring full)\n",
+               static_cast<unsigned long long>(n), static_cast<unsigned long long>(dropped));
+  if (!pcap.ok()) {
+    std::fprintf(stderr, "sluicectl: writing the pcap failed\n");
+    return 1;
+  }
+  return s.ok() || s.error_code() == grpc::StatusCode::CANCELLED ? 0 : report(s, client.globals);
+}
+
 int dispatch(Client& client, const std::vector<std::string>& words) {
   const std::string& cmd = words[0];
   std::vector<std::string> rest(words.begin() + 1, words.end());
@@ -236,6 +342,8 @@ int dispatch(Client& client, const std::vector<std::string>& words) {
     return call(client, &v1::Dataplane::Stub::ClearStats, v1::ClearStatsRequest{},
                 [](const v1::ClearStatsResponse&) { return std::string("statistics cleared\n"); });
   if (cmd == "flows" && rest.empty()) return listFlows(client);
+  if (cmd == "trace") return trace(client, rest);
+  if (cmd == "capture") return capture(client, rest);
   if (cmd == "vfs" && rest.empty())
     return call(client, &v1::Sriov::Stub::ListVfs, v1::ListVfsRequest{}, [](const v1::ListVfsResponse& r) {
       std::string out = "  PF               VF  PCI           NETDEV           HOLDER\n";

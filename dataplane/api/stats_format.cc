@@ -39,6 +39,11 @@ std::string formatStats(const v1::GetStatsResponse& s) {
       out += fmt("  asleep:                 %14llu  (%.1f %% of cycles, %llu sleeps)\n",
                  static_cast<unsigned long long>(p.sleep_cycles()), 100.0 * ratio(p.sleep_cycles(), total),
                  static_cast<unsigned long long>(p.sleeps()));
+    // As VPP's runtime view: the busy cycles per packet split by stage.
+    out += fmt("  cycles/packet by stage: rx %.1f, parse %.1f, lookup %.1f, actions %.1f, tx %.1f\n",
+               ratio(p.rx_cycles(), p.packets()), ratio(p.parse_cycles(), p.packets()),
+               ratio(p.lookup_cycles(), p.packets()), ratio(p.action_cycles(), p.packets()),
+               ratio(p.tx_cycles(), p.packets()));
     out += fmt("  rx bursts:              %14llu  (%.1f packets/burst)\n", static_cast<unsigned long long>(p.rx_bursts()),
                ratio(p.packets(), p.rx_bursts()));
     out += fmt("  output batches:         %14llu  (%.1f packets/batch)\n",

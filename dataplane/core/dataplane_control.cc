@@ -140,6 +140,13 @@ RouteTables DataplaneControl::routeTablesLocked() const {
   return tables;
 }
 
+FlowTranslation DataplaneControl::translate(const flow::FlowKey& key) {
+  std::lock_guard lock(mu_);
+  FlowTranslation out;
+  translateFlow(routeTablesLocked(), key, out);
+  return out;
+}
+
 ControlModule* DataplaneControl::holderOfLocked(const AttachmentId& id) const {
   for (ControlModule* m : modules_)
     if (m->holds(id)) return m;

@@ -40,6 +40,7 @@
 #include "dataplane/core/port_backend.h"
 #include "dataplane/core/port_request.h"
 #include "dataplane/datapath/drop_reason.h"
+#include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/pmd_context.h"
 #include "dataplane/datapath/pmd_counters.h"
@@ -128,6 +129,9 @@ class DataplaneControl {
   void removeAllPorts();
   // Every megaflow of every PMD (`sluicectl flows`).
   std::vector<FlowView> listFlows();
+  // What the tables in force decide for a packet with this key (how a miss
+  // is translated: the uncached decision; `sluicectl trace --packet`).
+  FlowTranslation translate(const flow::FlowKey& key);
   // Stops the flow thread (upcalls, expiry, module ticks); before the PMDs stop.
   void stopFlowThread();
 

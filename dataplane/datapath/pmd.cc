@@ -10,6 +10,7 @@
 
 #include "common/thread_sanitizer.h"
 #include "dataplane/datapath/l3_forward.h"
+#include "dataplane/datapath/parse_drop.h"
 #include "dataplane/datapath/pmd_actions.h"
 
 namespace sluice {
@@ -18,27 +19,6 @@ namespace {
 // Marks a key the screen stage decided, so that FlowLookup skips it (it looks
 // up only kOk keys). Not a ParseResult: never reported.
 constexpr uint8_t kScreened = 0xff;
-
-// Why a key could not be extracted, in the drop reasons sluiced has always
-// reported (the flow key's finer ParseResult is one level below them).
-DropReason parseDropReason(flow::ParseResult r) {
-  using flow::ParseResult;
-  switch (r) {
-    case ParseResult::kIpv4BadVersion:
-    case ParseResult::kIpv4BadIhl:
-    case ParseResult::kIpv4BadTotalLength:
-      return DropReason::kBadIpv4Header;
-    case ParseResult::kIpv6BadVersion:
-    case ParseResult::kIpv6TooManyExt:
-      return DropReason::kUnsupportedEthertype;  // IPv6 is not forwarded anyway
-    case ParseResult::kTcpBadOffset:
-      return DropReason::kBadL4Header;
-    case ParseResult::kArpUnsupported:
-      return DropReason::kArpNotAnswered;
-    default:
-      return DropReason::kTruncated;  // every *_truncated result
-  }
-}
 
 }  // namespace
 
@@ -79,15 +59,27 @@ void Pmd::run() {
     const uint64_t start = now;
     uint32_t received = 0;
     bool light = true;  // every queue returned under half a burst
+    // Stage cycles: a TSC read where a stage ends, only in bursts that
+    // brought packets (an idle iteration reads none more than before).
+    uint64_t stage_start = start;
     for (const RxQueueRef& rxq : snap_->rx_queues) {
       uint16_t n = rte_eth_rx_burst(rxq.dpdk_port, rxq.queue, pkts, kBurstSize);
       light &= n < kBurstSize / 2;
       if (n == 0) continue;
       received += n;
-      processBurst(rxq.port_no, pkts, n, start);
-      if (snap_->tx_flush_cycles == 0) flushAll();
+      uint64_t t = rte_rdtsc();
+      counters_.rx_cycles.add(t - stage_start);
+      t = processBurst(rxq.port_no, pkts, n, start, t);
+      if (snap_->tx_flush_cycles == 0) {
+        flushAll();
+        const uint64_t flushed = rte_rdtsc();
+        counters_.tx_cycles.add(flushed - t);
+        t = flushed;
+      }
+      stage_start = t;
     }
     now = rte_rdtsc();
+    if (received != 0) counters_.rx_cycles.add(now - stage_start);  // the polls after the last burst
     // Batches held by tx-flush-interval; the flush's cycles count in the next iteration.
     if (pending_ != 0) flushExpired(now);
     if (received != 0) {
@@ -141,9 +133,20 @@ void Pmd::applySettings(const PmdSettings& settings) {
   max_sleep_us_ = settings.max_sleep_us;
 }
 
-void Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now) {
+uint64_t Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now, uint64_t t) {
   counters_.rx_bursts.inc();
-  if (marks_ != nullptr && (n = takeMarked(in_port, pkts, n, now)) == 0) return;  // partial offload
+  // Trace and capture: one relaxed load per burst, a branch not taken unless armed.
+  const uint32_t tap = tap_.armed.load(std::memory_order_relaxed);
+  if (tap & kTapCaptureRx) [[unlikely]] capturePackets(in_port, pkts, n, false);
+  auto stage_end = [&t](Counter& c) {
+    const uint64_t end = rte_rdtsc();
+    c.add(end - t);
+    t = end;
+  };
+  if (marks_ != nullptr && (n = takeMarked(in_port, pkts, n, now)) == 0) {  // partial offload
+    stage_end(counters_.parse_cycles);
+    return t;
+  }
   PortCounters& in = counters_.ports[in_port];
   in.rx_packets.add(n);
   // Uplink: VXLAN is decapsulated first, so the inner packet is classified
@@ -151,16 +154,27 @@ void Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t n
   const bool from_uplink = snap_->overlay.enabled && in_port == snap_->overlay.uplink_port;
   uint64_t breaks = 0;
   if (from_uplink) {
-    if ((n = uplinkRx(in_port, pkts, n, now)) == 0) return;
+    if ((n = uplinkRx(in_port, pkts, n, now)) == 0) {
+      stage_end(counters_.parse_cycles);
+      return t;
+    }
     breaks = vxlan::tunnelChanges(tun_meta_, n);
   }
   // From here on the stages work on runs (consecutive packets with one key),
   // deciding once per run; only the actions touch every packet.
   const uint16_t n_runs = extractKeys(in_port, pkts, n, breaks);
   if (from_uplink) vxlan::applyTunnelMeta(tun_meta_, runs_, n_runs, keys_);
-  decideRuns(in_port, pkts, n_runs, now);
+  stage_end(counters_.parse_cycles);
+  if (tap & kTapTrace) [[unlikely]] {
+    decideRunsTraced(in_port, pkts, n_runs, now);
+  } else {
+    decideRuns(in_port, pkts, n_runs, now);
+  }
+  stage_end(counters_.lookup_cycles);
   const uint16_t dropped = act(pkts, n_runs, now);
   if (dropped != 0) in.rx_dropped.add(dropped);
+  stage_end(counters_.action_cycles);
+  return t;
 }
 
 uint16_t Pmd::extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint64_t breaks) {
@@ -176,6 +190,10 @@ uint16_t Pmd::extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, u
 }
 
 void Pmd::decideRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
+  if (screen(in_port, pkts, n_runs) != 0) lookUp(in_port, pkts, 0, n_runs, now);
+}
+
+uint16_t Pmd::screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs) {
   uint16_t to_lookup = 0;
   uint16_t screened = 0;  // packets decided here, before any lookup
   for (uint16_t r = 0; r < n_runs; ++r) {
@@ -202,13 +220,14 @@ void Pmd::decideRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, u
     screened = static_cast<uint16_t>(screened + runs_[r].count);
   }
   if (screened != 0) counters_.not_looked_up.add(screened);
-  if (to_lookup != 0) lookUp(in_port, pkts, n_runs, now);
+  return to_lookup;
 }
 
-void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
+void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t first, uint16_t end, uint64_t now) {
+  // Indexed by run number (first..end), as keys_ and decisions_ are.
   flow::MegaflowIndex flows[kBurstSize];
   uint16_t misses[kBurstSize];
-  const uint32_t n_miss = lookup_.lookupBurst(keys_, n_runs, flows, misses);
+  const uint32_t n_miss = lookup_.lookupBurst(keys_ + first, end - first, flows + first, misses);
 
   // Hits: account them on their megaflows (consecutive runs of one megaflow
   // cost one update) and take the megaflow's actions. A run's packets after
@@ -217,7 +236,7 @@ void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint6
   uint32_t acc_packets = 0;
   uint64_t acc_bytes = 0;
   uint32_t followers = 0;
-  for (uint16_t r = 0; r < n_runs; ++r) {
+  for (uint16_t r = first; r < end; ++r) {
     if (flows[r] == flow::kNoMegaflow) continue;
     if (flows[r] != acc) {
       if (acc_packets != 0) megaflows_.at(acc).recordHits(acc_packets, acc_bytes, now);
@@ -230,6 +249,7 @@ void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint6
     followers += run.count - 1U;
     for (uint16_t i = run.first; i < run.first + run.count; ++i) acc_bytes += rte_pktmbuf_pkt_len(pkts[i]);
     decisions_[r].action = &megaflows_.at(flows[r]).actions;
+    decisions_[r].flow = flows[r];
   }
   if (acc_packets != 0) megaflows_.at(acc).recordHits(acc_packets, acc_bytes, now);
   if (followers != 0) counters_.run_hits.add(followers);
@@ -243,13 +263,14 @@ void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint6
                              snap_->overlay.uplink_port};
     uint64_t sent = 0, coalesced = 0, lost = 0, missed_followers = 0;
     for (uint32_t j = 0; j < n_miss; ++j) {
-      const uint16_t r = misses[j];
+      const uint16_t r = static_cast<uint16_t>(first + misses[j]);
       const uint32_t later = runs_[r].count - 1U;
       missed_followers += later;
-      FlowTranslation& t = missed_[j];
+      FlowTranslation& t = missed_[first + j];
       translateFlow(tables, keys_[r], t);
       const uint32_t flow_hash = flow::hashKey(flow::applyMask(keys_[r], t.mask));
       decisions_[r].action = &t.actions;
+      decisions_[r].flow = flow::kNoMegaflow;
       switch (gate_.admit(flow_hash, in_port, now)) {
         case UpcallGate::Verdict::kSend:
           if (upcalls_.push(keys_[r])) {
@@ -348,6 +369,9 @@ void Pmd::flush(uint16_t port_no) {
     out.tx_dropped.add(count);
     rte_pktmbuf_free_bulk(b.pkts, count);
     return;
+  }
+  if (tap_.armed.load(std::memory_order_relaxed) & kTapCaptureTx) [[unlikely]] {
+    capturePackets(port_no, b.pkts, count, true);
   }
   if (slot.lock != nullptr) rte_spinlock_lock(slot.lock);
   uint16_t sent = rte_eth_tx_burst(slot.dpdk_port, slot.queue, b.pkts, count);

@@ -41,6 +41,7 @@
 #include "dataplane/datapath/pmd_context.h"
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"
+#include "dataplane/datapath/pmd_tap.h"
 #include "dataplane/datapath/upcall_gate.h"
 #include "dataplane/datapath/upcall_queue.h"
 #include "dataplane/datapath/uplink_stage.h"
@@ -53,7 +54,7 @@ class Pmd {
   explicit Pmd(PmdContext& context)
       : mailbox_(context.mailbox), counters_(context.counters), lookup_(*context.lookup),
         megaflows_(*context.megaflows), upcalls_(context.upcalls), gate_(context.gate), marks_(context.marks),
-        pmd_index_(context.index), max_sleep_us_(context.max_sleep_us) {}
+        tap_(context.tap), pmd_index_(context.index), max_sleep_us_(context.max_sleep_us) {}
 
   // The poll loop; returns when the mailbox's stop flag is set, after
   // flushing every batch. Suitable for rte_eal_remote_launch via launch().
@@ -76,7 +77,9 @@ class Pmd {
   void pickUpSnapshot();
   // The snapshot's live settings, when control changed them (quiescent point).
   void applySettings(const PmdSettings& settings);
-  void processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
+  // Runs one rx burst through the pipeline; `t` is the TSC when it was
+  // received, the result the TSC at its end (stage cycles in between).
+  uint64_t processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now, uint64_t t);
   // The stages of a burst. Extraction groups consecutive packets with one
   // key into runs (keys_[r], runs_[r]); decisions are made once per run
   // (decisions_[r]): screened before lookup (malformed, ARP, not IPv4), or
@@ -84,7 +87,17 @@ class Pmd {
   // actions then touch each packet and queue it for output (or drop it).
   uint16_t extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, uint64_t breaks);
   void decideRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
-  void lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
+  // Decides the runs before lookup (malformed, ARP, not IPv4: marked
+  // screened); returns how many runs are left to look up.
+  uint16_t screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs);
+  // Looks up runs [first, end).
+  void lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t first, uint16_t end, uint64_t now);
+  // decideRuns for a burst being traced (pmd_trace.cc): the same decisions,
+  // one run at a time so that each run's tier is known, and a record per
+  // packet that passes the trace's filter.
+  void decideRunsTraced(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
+  // Copies packets of the capture's port into the capture ring (pmd_trace.cc).
+  void capturePackets(uint16_t port_no, rte_mbuf* const* pkts, uint16_t n, bool tx);
   // Applies each run's decision to its packets and queues them for output
   // (or frees them, counted by reason); returns how many were dropped.
   uint16_t act(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
@@ -120,6 +133,7 @@ class Pmd {
   UpcallQueue& upcalls_;
   UpcallGate gate_;
   const offload::MarkTable* marks_;
+  PmdTap& tap_;
   uint32_t pmd_index_;
   const PmdSnapshot* snap_ = nullptr;
   uint32_t max_sleep_us_;  // pmd-max-sleep-us (0: never sleep)
@@ -143,6 +157,7 @@ class Pmd {
   // actions, or, when action is null, a decision made before lookup.
   struct RunDecision {
     const flow::MegaflowActions* action;
+    flow::MegaflowIndex flow;  // the megaflow a hit took its action from (for trace)
     uint16_t next;
     DropReason reason;
   };

@@ -15,6 +15,7 @@
 #include "dataplane/datapath/mark_table.h"
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"
+#include "dataplane/datapath/pmd_tap.h"
 #include "dataplane/datapath/upcall_gate.h"
 #include "dataplane/datapath/upcall_queue.h"
 
@@ -37,6 +38,8 @@ struct PmdContext {
   uint32_t max_sleep_us = 0;
   // Partial offload: the mark -> megaflow array (null: offload off).
   const offload::MarkTable* marks = nullptr;
+  // Packet trace and capture (off unless control arms them).
+  PmdTap tap;
 };
 
 }  // namespace sluice

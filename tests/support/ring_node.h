@@ -393,6 +393,7 @@ class Node {
   uint16_t uplinkDpdkPort() const { return uplink_->dpdkPort(); }
   rte_ring* uplinkRx() const { return uplink_->rx(); }
   PmdCounters& counters() { return counters_; }
+  PmdContext& pmdContext() { return pmd_context_; }
   offload::OffloadManager& manager() { return *manager_; }
   DataplaneControl& control() { return *control_; }
   OverlayModule& overlay() { return *overlay_module_; }

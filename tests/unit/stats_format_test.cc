@@ -20,6 +20,11 @@ TEST(StatsFormatTest, ShowsCyclesPerPacketBatchesAndEveryDropReason) {
   p->set_tx_batches(40'000);
   p->set_tx_batched_packets(1'000'000);
   p->set_tx_packets(990'000);
+  p->set_rx_cycles(30'000'000);
+  p->set_parse_cycles(40'000'000);
+  p->set_lookup_cycles(90'500'000);
+  p->set_action_cycles(60'000'000);
+  p->set_tx_cycles(25'000'000);
   v1::PortStats* port = s.add_ports();
   port->set_port_no(3);
   port->mutable_attachment()->set_container_id("0123456789abcdef");
@@ -33,6 +38,9 @@ TEST(StatsFormatTest, ShowsCyclesPerPacketBatchesAndEveryDropReason) {
   EXPECT_NE(text.find("(1.000 Mpps)"), std::string::npos) << text;
   EXPECT_NE(text.find("(25.0 packets/batch)"), std::string::npos) << text;
   EXPECT_NE(text.find("(20.0 packets/burst)"), std::string::npos) << text;
+  EXPECT_NE(text.find("cycles/packet by stage: rx 30.0, parse 40.0, lookup 90.5, actions 60.0, tx 25.0\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("0123456789ab/net1"), std::string::npos) << text;
   EXPECT_NE(text.find("ttl_exceeded"), std::string::npos) << text;
 }
