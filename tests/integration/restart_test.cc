@@ -252,12 +252,12 @@ TEST_F(RestartTest, AServerSocketHasTheSameOwnerGroupAndModeAfterEveryRestart) {
   const uint32_t port_g = add(grouped);
   const uint32_t port_p = add(portRequest("pod-p", kIpB.toString(), v1::VHOST_MODE_SERVER));
   const std::string sock_g = socketOf(port_g), sock_p = socketOf(port_p);
-  auto stat = [](const std::string& path) {
+  auto statOf = [](const std::string& path) {
     struct stat st {};
     EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path << ": " << std::strerror(errno);
     return st;
   };
-  const struct stat g0 = stat(sock_g), p0 = stat(sock_p);
+  const struct stat g0 = statOf(sock_g), p0 = statOf(sock_p);
   EXPECT_EQ(g0.st_uid, 0u);
   EXPECT_EQ(g0.st_gid, 2345u);
   EXPECT_EQ(g0.st_mode, S_IFSOCK | 0660);
@@ -272,7 +272,7 @@ TEST_F(RestartTest, AServerSocketHasTheSameOwnerGroupAndModeAfterEveryRestart) {
     std::string error;
     ASSERT_TRUE(node_->restart(&error)) << error;
     ASSERT_EQ(health().restored_ports(), 2u);
-    const struct stat g = stat(sock_g), p = stat(sock_p);
+    const struct stat g = statOf(sock_g), p = statOf(sock_p);
     EXPECT_NE(g.st_ino, last_g) << "the socket was not made anew";
     EXPECT_NE(p.st_ino, last_p) << "the socket was not made anew";
     EXPECT_EQ(g.st_uid, 0u);

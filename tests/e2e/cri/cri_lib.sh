@@ -59,8 +59,8 @@ cri_cleanup() {
 # Args: image reference, entrypoint (a binary's base name), binaries.
 cri_import_image() {
   local ref=$1 tar
-  tar="$work/image-$(basename "$2").tar"
-  bash "$cri_here/oci_image.sh" "$ref" "$tar" "${@:2}"
+  tar="$work/image-${ref//[^a-z0-9]/_}.tar"
+  bash "$cri_here/oci_image.sh" "$ref" "$tar" "${@:2}" || fail "could not build the image $ref"
   ctr --address "$ctd/containerd.sock" -n k8s.io image import "$tar" >/dev/null ||
     fail "ctr could not import the image $ref"
 }
