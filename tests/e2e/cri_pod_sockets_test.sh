@@ -6,12 +6,13 @@
 # (the kubelet makes it before RunPodSandbox; here the test does). Each pod
 # then runs a container (CRI CreateContainer, an image of static binaries
 # made without a registry) that mounts its emptyDir at podSocketDir as the
-# chart's example pod does. sluiced is the vhost-user server here (vhostMode
+# chart's example pod does, running as uid 1000 with supplementary group 2345. sluiced is the vhost-user server here (vhostMode
 # "server", socketGroup 2345), so the socket in the pod's directory is
 # sluiced's and connectable. Asserted, from inside the containers (CRI
 # ExecSync):
 #   - each container's socket directory lists exactly its own socket, of
-#     group 2345 and mode 0660, and a connect to it succeeds;
+#     group 2345 and mode 0660, and a connect to it succeeds (for uid 1000
+#     only through that group and mode);
 #   - pod B's socket, by sluiced's path (through the link) and by its
 #     emptyDir's host path, does not exist in pod A's mount namespace
 #     (connect: ENOENT) while it is connectable on the host, and the other way
@@ -67,8 +68,10 @@ for pod in a b; do
   [[ ${socket[$pod]} == "$work/vhost/"* ]] || fail "socket ${socket[$pod]} not below socketDir"
   [[ -L ${link[$pod]} && $(readlink "${link[$pod]}") == "${vol[$pod]}" ]] ||
     fail "${link[$pod]} is not a link to the pod's emptyDir ${vol[$pod]} (did containerd pass K8S_POD_UID?): $(ls -la "$work/vhost")"
+  # Not root: uid 1000 in the socket group (as the pod's fsGroup would put
+  # it), so the socket's group and mode decide whether it may connect.
   ctr[$pod]=$(cri create "${sb[$pod]}" "cripod-$pod-$id" "${uid[$pod]}" default app "$image" "${vol[$pod]}:$pod_dir" \
-    2>"$work/cri.err") || { cat "$work/cri.err" >&2; tail -20 "$work/containerd.log" >&2; fail "CreateContainer (pod $pod) failed"; }
+    1000:1000:2345 2>"$work/cri.err") || { cat "$work/cri.err" >&2; tail -20 "$work/containerd.log" >&2; fail "CreateContainer (pod $pod) failed"; }
   cri start "${ctr[$pod]}" || { tail -20 "$work/containerd.log" >&2; fail "StartContainer (pod $pod) failed"; }
 done
 

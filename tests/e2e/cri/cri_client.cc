@@ -7,11 +7,12 @@
 //   cri_client --endpoint SOCK status ID                  PodSandboxStatus (verbose) as JSON
 //   cri_client --endpoint SOCK stop ID | remove ID
 //   cri_client --endpoint SOCK list                       every sandbox id, one a line
-//   cri_client --endpoint SOCK create SANDBOX_ID NAME UID NAMESPACE CONTAINER IMAGE HOST_DIR:CONTAINER_DIR
+//   cri_client --endpoint SOCK create SANDBOX_ID NAME UID NAMESPACE CONTAINER IMAGE HOST_DIR:CONTAINER_DIR [USER:GROUP:SUPPLEMENTARY_GROUP]
 //       a container in the sandbox (NAME UID NAMESPACE: the sandbox's, as
 //       kubelet repeats them) from IMAGE, running its entrypoint, with the
-//       host directory mounted (a pod volume, as kubelet mounts an emptyDir);
-//       prints the container id
+//       host directory mounted (a pod volume, as kubelet mounts an emptyDir),
+//       as root or as the numeric user, group and one supplementary group
+//       given; prints the container id
 //   cri_client --endpoint SOCK start CONTAINER_ID
 //   cri_client --endpoint SOCK exec CONTAINER_ID CMD [ARG...]
 //       ExecSync: the command's stdout and stderr, and its exit code as ours
@@ -74,7 +75,8 @@ cri::PodSandboxConfig sandboxConfig(const char* name, const char* uid, const cha
 int usage() {
   std::fputs(
       "usage: cri_client --endpoint SOCK (version | list | run NAME UID NAMESPACE | status ID | stop ID | remove ID |\n"
-      "  create SANDBOX_ID NAME UID NAMESPACE CONTAINER IMAGE HOST_DIR:CONTAINER_DIR | start ID | exec ID CMD...)\n",
+      "  create SANDBOX_ID NAME UID NAMESPACE CONTAINER IMAGE HOST_DIR:CONTAINER_DIR [USER:GROUP:SUPPLEMENTARY_GROUP] |\n"
+      "  start ID | exec ID CMD...)\n",
       stderr);
   return 2;
 }
@@ -107,10 +109,13 @@ int main(int argc, char** argv) {
     for (const cri::PodSandbox& p : r.items()) std::puts(p.id().c_str());
     return rc;
   }
-  if (cmd == "create" && argc == 11) {
+  if (cmd == "create" && (argc == 11 || argc == 12)) {
     const std::string mount = argv[10];
     const size_t colon = mount.find(':');
     if (colon == std::string::npos) return usage();
+    unsigned user = 0, group = 0, supplementary = 0;
+    char end = 0;
+    if (argc == 12 && std::sscanf(argv[11], "%u:%u:%u%c", &user, &group, &supplementary, &end) != 3) return usage();
     cri::CreateContainerRequest req;
     req.set_pod_sandbox_id(argv[4]);
     *req.mutable_sandbox_config() = sandboxConfig(argv[5], argv[6], argv[7]);
@@ -120,6 +125,12 @@ int main(int argc, char** argv) {
     cri::Mount* m = c->add_mounts();
     m->set_host_path(mount.substr(0, colon));
     m->set_container_path(mount.substr(colon + 1));
+    if (argc == 12) {
+      cri::LinuxContainerSecurityContext* sc = c->mutable_linux()->mutable_security_context();
+      sc->mutable_run_as_user()->set_value(user);
+      sc->mutable_run_as_group()->set_value(group);
+      sc->add_supplemental_groups(supplementary);
+    }
     cri::CreateContainerResponse r;
     int rc = report(stub->CreateContainer(context().get(), req, &r), "CreateContainer");
     if (rc == 0) std::puts(r.container_id().c_str());
