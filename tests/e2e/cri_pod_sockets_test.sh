@@ -14,9 +14,9 @@
 #     group 2345 and mode 0660, and a connect to it succeeds (for uid 1000
 #     only through that group and mode);
 #   - pod B's socket, by sluiced's path (through the link) and by its
-#     emptyDir's host path, does not exist in pod A's mount namespace
-#     (connect: ENOENT) while it is connectable on the host, and the other way
-#     round;
+#     emptyDir's host path, does not exist in pod A's mount namespace (stat
+#     and connect: ENOENT) while the host sees it and connects to it, and the
+#     other way round;
 #   - after sluiced is killed (SIGKILL) and started again, each container
 #     still lists its one socket, with the same group and mode, connectable;
 #   - a sandbox whose pod declares no such volume fails RunPodSandbox (the
@@ -55,7 +55,7 @@ for pod in a b; do
   vol[$pod]=$kubelet/pods/${uid[$pod]}/volumes/kubernetes.io~empty-dir/sluice-sockets
   mkdir -p "${vol[$pod]}"
   chmod 0777 "${vol[$pod]}"
-  sb[$pod]=$(cri run "cripod-$pod-$id" "${uid[$pod]}" default 2>"$work/cri.err") || {
+  sb[$pod]=$(cri run "cripod-$pod" "${uid[$pod]}" default 2>"$work/cri.err") || {
     cat "$work/cri.err" >&2
     tail -20 "$work/containerd.log" >&2
     fail "RunPodSandbox (pod $pod) failed"
@@ -70,7 +70,7 @@ for pod in a b; do
     fail "${link[$pod]} is not a link to the pod's emptyDir ${vol[$pod]} (did containerd pass K8S_POD_UID?): $(ls -la "$work/vhost")"
   # Not root: uid 1000 in the socket group (as the pod's fsGroup would put
   # it), so the socket's group and mode decide whether it may connect.
-  ctr[$pod]=$(cri create "${sb[$pod]}" "cripod-$pod-$id" "${uid[$pod]}" default app "$image" "${vol[$pod]}:$pod_dir" \
+  ctr[$pod]=$(cri create "${sb[$pod]}" "cripod-$pod" "${uid[$pod]}" default app "$image" "${vol[$pod]}:$pod_dir" \
     1000:1000:2345 2>"$work/cri.err") || { cat "$work/cri.err" >&2; tail -20 "$work/containerd.log" >&2; fail "CreateContainer (pod $pod) failed"; }
   cri start "${ctr[$pod]}" || { tail -20 "$work/containerd.log" >&2; fail "StartContainer (pod $pod) failed"; }
 done
@@ -90,10 +90,16 @@ assert_isolated() {  # when
       fail "$1: pod $pod cannot connect to its own socket: $out"
     [[ $out == connected ]] || fail "$1: pod $pod's connect said '$out'"
     for path in "${socket[$other]}" "${vol[$other]}/eth0.sock"; do
-      out=$("$PROBE_BIN" connect "$path") || fail "$1: the host cannot connect to pod $other's $path: $out"
-      if out=$(probe_in "${ctr[$pod]}" connect "$path"); then fail "$1: pod $pod connected to pod $other's $path"; fi
-      [[ $out == ENOENT ]] || fail "$1: pod $pod's connect to $path failed with '$out', not ENOENT"
+      out=$("$PROBE_BIN" stat "$path") || fail "$1: the host cannot stat pod $other's $path: $out"
+      [[ $out == "socket 0 2345 660" ]] || fail "$1: on the host pod $other's $path is '$out'"
+      if out=$(probe_in "${ctr[$pod]}" stat "$path"); then fail "$1: pod $pod sees pod $other's $path: $out"; fi
+      [[ $out == ENOENT ]] || fail "$1: pod $pod's stat of $path failed with '$out', not ENOENT"
     done
+    # The emptyDir's own path is too long for a unix socket address (the
+    # reason for the link): only sluiced's short path can be connected to.
+    out=$("$PROBE_BIN" connect "${socket[$other]}") || fail "$1: the host cannot connect to pod $other's socket: $out"
+    if out=$(probe_in "${ctr[$pod]}" connect "${socket[$other]}"); then fail "$1: pod $pod connected to pod $other's socket"; fi
+    [[ $out == ENOENT ]] || fail "$1: pod $pod's connect to ${socket[$other]} failed with '$out', not ENOENT"
   done
 }
 assert_isolated "after RunPodSandbox"
@@ -110,7 +116,7 @@ assert_isolated "after sluiced's restart"
 
 # --- a pod without the volume: RunPodSandbox fails, nothing is left
 uid_c=$(cat /proc/sys/kernel/random/uuid)
-if cri run "cripod-c-$id" "$uid_c" default >"$work/cri.out" 2>"$work/cri.err"; then
+if cri run "cripod-c" "$uid_c" default >"$work/cri.out" 2>"$work/cri.err"; then
   fail "RunPodSandbox succeeded for a pod without the socket volume"
 fi
 note "runtime error: $(head -c 400 "$work/cri.err")"
