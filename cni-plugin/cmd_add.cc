@@ -204,6 +204,13 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   }
   req.set_vhost_mode(conf.vhost_mode == VhostMode::kServer ? v1::VHOST_MODE_SERVER : v1::VHOST_MODE_CLIENT);
   req.set_socket_subdir(subdir);
+  // sluiced gives its server socket the group itself, again whenever it
+  // re-creates the socket after a restart (step 4a below is for a sluiced
+  // that predates the field).
+  if (conf.interface_type == InterfaceType::kVhostUser && conf.vhost_mode == VhostMode::kServer &&
+      conf.socket_group) {
+    req.set_socket_group(*conf.socket_group);
+  }
   // sluiced collects the port itself once this namespace is gone (only an
   // absolute path can be watched; anything else is the runtime's business).
   if (!env.netns.empty() && env.netns[0] == '/') req.set_netns(env.netns);
@@ -239,7 +246,8 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   }
 
   // 4a. Server mode: sluiced made the socket as root; a non-root application
-  // of the socket's group may connect. Reached without the link (the
+  // of the socket's group may connect (a sluiced that knows socket_group has
+  // done this already; the same group and mode again change nothing). Reached without the link (the
   // emptyDir directly, or below socketDir), never through a symlink the pod
   // may have put in its place.
   if (conf.interface_type == InterfaceType::kVhostUser && conf.vhost_mode == VhostMode::kServer &&

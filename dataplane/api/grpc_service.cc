@@ -56,6 +56,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     raw.mac = req->mac();
     raw.socket_subdir = req->socket_subdir();
     raw.devargs = req->devargs();
+    if (req->has_socket_group()) raw.socket_group = req->socket_group();
     switch (req->type()) {
       case v1::PORT_TYPE_UNSPECIFIED:
       case v1::PORT_TYPE_VHOST_USER: raw.kind = PortKind::kVhostUser; break;

@@ -67,6 +67,12 @@ absl::StatusOr<CheckpointPort> parsePort(const json& p, const std::string& where
   else if (mode == "client") r.vhost_mode = VhostMode::kClient;
   else return bad(absl::StrCat(where, ".vhost_mode"), absl::StrCat("unknown mode '", mode, "'"));
   if (r.container_id.empty() || r.ifname.empty()) return bad(where, "needs container_id and ifname");
+  // Absent in checkpoints of ports without one, and in older ones.
+  if (auto g = p.find("socket_group"); g != p.end()) {
+    if (!g->is_number_unsigned() || g->get<uint64_t>() > 0xfffffffe)
+      return bad(absl::StrCat(where, ".socket_group"), "must be an integer 0..4294967294");
+    r.socket_group = static_cast<uint32_t>(g->get<uint64_t>());
+  }
   return out;
 }
 
@@ -139,6 +145,7 @@ std::string serializeCheckpoint(const CheckpointState& state) {
                      {"socket_subdir", r.socket_subdir},
                      {"socket_path", p.socket_path},
                      {"netns", p.netns}});
+    if (r.socket_group) ports.back()["socket_group"] = *r.socket_group;
   }
   json doc = {{"format", kFormat}, {"version", kCheckpointVersion}, {"ports", ports}};
   for (const auto& [key, records] : state.sections)

@@ -27,7 +27,8 @@
 //               "pod_namespace": "...", "pod_name": "...", "ip": "10.244.0.5",
 //               "mac": "02:..", "type": "vhost-user", "vhost_mode": "server",
 //               "socket_subdir": "...", "socket_path": "/var/run/...",
-//               "netns": "/var/run/netns/..."}],
+//               "netns": "/var/run/netns/...",
+//               "socket_group": 2000 (only when the request named one)}],
 //    "vfs": [ ...records of the SR-IOV module... ],
 //    "nodes": [ ...remote nodes the API added to the VXLAN overlay... ]}
 // Every other top-level key is a module's section (control_module.h), e.g.

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "dataplane/core/crash_points.h"
+#include "dataplane/core/socket_owner.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
 
 namespace sluice {
@@ -303,6 +304,16 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   if (!created.ok()) {
     if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
     return created.status();
+  }
+  // The socket was made just now, as root: the group the request named gets
+  // it again every time (AddPort and restore alike), so that a non-root pod
+  // can connect after sluiced restarted as before.
+  if (!client && !vdev && req.socket_group) {
+    if (absl::Status s = setSocketGroupAndMode(socket_path, *req.socket_group, 0660); !s.ok()) {
+      backend_.destroy(*created);
+      if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
+      return absl::Status(s.code(), absl::StrCat("socket_group: ", s.message()));
+    }
   }
 
   PortEntry entry{req, socket_path, *created, 0, nullptr, raw, netns, {}, nullptr};

@@ -78,7 +78,7 @@ absl::Status checkKubernetesName(const std::string& field, const std::string& va
 bool PortRequest::sameParameters(const PortRequest& o) const {
   return attachment == o.attachment && pod_namespace == o.pod_namespace && pod_name == o.pod_name &&
          ip == o.ip && mac == o.mac && kind == o.kind && vhost_mode == o.vhost_mode &&
-         socket_subdir == o.socket_subdir && devargs == o.devargs;
+         socket_subdir == o.socket_subdir && devargs == o.devargs && socket_group == o.socket_group;
 }
 
 absl::Status validateAttachment(const AttachmentId& id) {
@@ -127,6 +127,14 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
   if (!raw.socket_subdir.empty()) {
     if (absl::Status s = checkPathComponent("socket_subdir", raw.socket_subdir, 64); !s.ok()) return s;
     req.socket_subdir = raw.socket_subdir;
+  }
+  if (raw.socket_group) {
+    // Only a server-mode vhost-user port has a socket sluiced makes.
+    if (raw.kind != PortKind::kVhostUser || raw.vhost_mode != VhostMode::kServer)
+      return invalid("socket_group", "only for server-mode vhost-user ports (sluiced makes no other socket)");
+    // (gid_t)-1 means "leave the group" to chown: not a group.
+    if (*raw.socket_group == static_cast<uint32_t>(-1)) return invalid("socket_group", "4294967295 is not a group");
+    req.socket_group = raw.socket_group;
   }
   return req;
 }

@@ -7,6 +7,8 @@
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/net_address.h"
@@ -36,6 +38,8 @@ struct PortRequest {
   VhostMode vhost_mode = VhostMode::kServer;
   std::string socket_subdir;  // optional single path component
   std::string devargs;        // kDpdkVdev only: "<driver>[,key=value...]", validated (vdev_devargs.h)
+  // Server-mode vhost-user only: the socket's group (mode 0660 with it).
+  std::optional<uint32_t> socket_group;
 
   bool sameParameters(const PortRequest& other) const;
 };
@@ -46,6 +50,7 @@ struct RawPortRequest {
   std::string devargs = {};  // kDpdkVdev only (a default, so positional initialisers may stop before it)
   PortKind kind = PortKind::kVhostUser;
   VhostMode vhost_mode = VhostMode::kServer;
+  std::optional<uint32_t> socket_group = {};
 };
 
 // Parses and validates every field. InvalidArgument names the field and says

@@ -250,6 +250,11 @@ TEST_F(PodSocketsTest, ServerModeTellsThePodToConnectAndSetsTheSocketsGroup) {
   EXPECT_EQ(st.st_gid, 2345u);
   EXPECT_EQ(st.st_uid, 0u);
   EXPECT_EQ(st.st_mode & 07777, 0660u);
+  // sluiced is asked to give the group itself, so that it can again when it
+  // re-creates the socket after a restart.
+  ASSERT_EQ(fake_->addRequests().size(), 1u);
+  ASSERT_TRUE(fake_->addRequests()[0].has_socket_group());
+  EXPECT_EQ(fake_->addRequests()[0].socket_group(), 2345u);
   EXPECT_EQ(run(podEnv("DEL"), c).rc, 0);
   expectNothingLeft();
 }
@@ -376,6 +381,8 @@ TEST_F(PodSocketsTest, WithoutPerPodSocketsAGroupMakesThePodDirectoryGroupWritab
   EXPECT_TRUE(S_ISDIR(st.st_mode));
   EXPECT_EQ(st.st_gid, 3456u);
   EXPECT_EQ(st.st_mode & 07777, 02770u);
+  ASSERT_EQ(fake_->addRequests().size(), 1u);
+  EXPECT_FALSE(fake_->addRequests()[0].has_socket_group()) << "the pod makes its socket in client mode";
   EXPECT_EQ(run(podEnv("DEL"), c).rc, 0);
   expectNothingLeft();
 }

@@ -9,83 +9,12 @@
 # time with an empty CNI_NETNS).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init
-for tool in containerd ctr runc; do
-  command -v "$tool" >/dev/null || fail "$tool missing: run scripts/setup-e2e.sh"
-done
-[[ -x ${CRI_CLIENT:-} && -x ${PAUSE_BIN:-} ]] || fail "cri_client / e2e_pause not built"
-here=$(dirname "${BASH_SOURCE[0]}")
+source "$(dirname "${BASH_SOURCE[0]}")/cri/cri_lib.sh"
 
 start_sluiced 10.250.0.0/24
 net=se2e-cri-$id
-ctd=$work/ctd
-mkdir -p "$ctd" "$work/cni-bin" "$work/cni-conf" "$work/ipam" "$work/records"
-# containerd 1.6 takes one CNI bin dir: ours, with Debian's plugins beside.
-ln -s "$SLUICE_CNI_DIR/sluice-cni" "$work/cni-bin/sluice-cni"
-ln -s /usr/lib/cni/host-local "$work/cni-bin/host-local"
-# The CRI plugin adds a loopback network of its own to every sandbox.
-ln -s /usr/lib/cni/loopback "$work/cni-bin/loopback"
-jq -n --arg name "$net" --arg api "$work/api.sock" --arg sd "$work/vhost" --arg dd "$work/records" \
-  --arg ipam "$work/ipam" '{
-    cniVersion: "1.0.0", name: $name,
-    plugins: [{type: "sluice-cni", apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
-               ipam: {type: "host-local", dataDir: $ipam,
-                      ranges: [[{subnet: "10.250.0.0/24", rangeStart: "10.250.0.10", rangeEnd: "10.250.0.19"}]]}}]
-  }' >"$work/cni-conf/10-sluice.conflist"
-
-# restrict_oom_score_adj: without it runc fails on these machines ("can't get
-# final child's PID from pipe"). Stream server on an ephemeral loopback port so
-# that it never collides with another containerd.
-cat >"$ctd/config.toml" <<EOF
-version = 2
-root = "$ctd/root"
-state = "$ctd/state"
-[grpc]
-  address = "$ctd/containerd.sock"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "docker.io/sluice/pause:e2e"
-  restrict_oom_score_adj = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$work/cni-bin"
-    conf_dir = "$work/cni-conf"
-EOF
-
-cri() { "$CRI_CLIENT" --endpoint "$ctd/containerd.sock" "$@"; }
-# Runs before containerd is killed (cleanups come first): every sandbox of our
-# private containerd (also those a failed RunPodSandbox left in state unknown)
-# is stopped and removed through CRI, which deletes its netns; shims that outlive
-# containerd (they are its children, started for our sandboxes) are ended by
-# pid; mounts under the work directory are lifted before it is deleted.
-cri_cleanup() {
-  local sb pid
-  for sb in $(cri list); do
-    cri stop "$sb"
-    cri remove "$sb"
-  done
-  kill -TERM "$ctd_pid" 2>/dev/null
-  for _ in $(seq 1 200); do kill -0 "$ctd_pid" 2>/dev/null || break; sleep 0.05; done
-  for pid in $(grep -l -s -F -- "$ctd/containerd.sock" /proc/[0-9]*/cmdline | cut -d/ -f3); do
-    kill -KILL "$pid" 2>/dev/null
-  done
-  awk -v w="$work/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
-}
-# containerd's libcni caches results under /var/lib/cni too (removed after
-# cri_cleanup: cleanups run newest first); a failed teardown
-# would leave this network's entries there.
-e2e_cleanups+=("rm -f /var/lib/cni/results/$net-*")
-e2e_cleanups+=("cri_cleanup")
-
-containerd --config "$ctd/config.toml" >"$work/containerd.log" 2>&1 &
-ctd_pid=$!
-e2e_pids+=("$ctd_pid")
-wait_until 60 cri version || {
-  tail -20 "$work/containerd.log" >&2
-  fail "containerd's CRI not answering within 60 s"
-}
-bash "$here/cri/pause_image.sh" "$PAUSE_BIN" docker.io/sluice/pause:e2e "$work/pause.tar"
-ctr --address "$ctd/containerd.sock" -n k8s.io image import "$work/pause.tar" >/dev/null ||
-  fail "ctr could not import the sandbox image"
+cri_write_netconf "$net"
+cri_start_containerd
 
 # --- RunPodSandbox: the CRI plugin runs sluice-cni ADD
 sb=$(cri run pod-a "uid-a-$id" default 2>"$work/cri.err") || {

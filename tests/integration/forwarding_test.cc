@@ -2,9 +2,15 @@
 // net_vhost ports; this process plays the pods with net_virtio_user devices
 // (tests/integration/virtio_pod.h) and checks bytes and counters exactly.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <rte_mbuf.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -298,6 +304,52 @@ TEST(ClientModeTest, SluicedConnectsToThePodsSocket) {
   ASSERT_TRUE(node->deletePort("pod-x", "net1").ok());
   EXPECT_TRUE(std::filesystem::exists(dir + "/net1.sock"));
   server_pod->reset();
+  EXPECT_EQ(node->stop(), 0);
+}
+
+// A pod controls its socket directory (its emptyDir, with per-pod sockets):
+// a symlink it puts in place of its socket must not lead sluiced's client
+// connection to another socket of the node. Here the other socket listens
+// next to the pod's directory; sluiced's connects (at AddPort, then its
+// retries) fail with ELOOP, which DPDK logs, and the other socket never sees
+// a connection. Once the pod listens on a real socket there, sluiced connects.
+TEST(ClientModeTest, ASymlinkInPlaceOfThePodsSocketIsNotFollowed) {
+  std::string error;
+  auto node = SluicedProcess::start({}, &error);
+  ASSERT_NE(node, nullptr) << error;
+  const std::string dir = node->socketDir() + "/pod-y";
+  const std::string other = node->socketDir() + "/other.sock";
+  ASSERT_TRUE(std::filesystem::create_directory(dir));
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(other.size(), sizeof addr.sun_path);
+  std::strcpy(addr.sun_path, other.c_str());
+  ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  std::filesystem::create_symlink(other, dir + "/net1.sock");
+
+  v1::AddPortRequest req = portRequest("pod-y", kIpA.toString(), v1::VHOST_MODE_CLIENT);
+  req.set_socket_subdir("pod-y");
+  v1::AddPortResponse y;
+  ASSERT_TRUE(node->addPort(req, &y).ok());
+  // DPDK's vhost client logs each failed connect with its reason.
+  const std::string refused = dir + "/net1.sock) failed to connect: Too many levels of symbolic links";
+  EXPECT_TRUE(waitFor([&] { return node->log().find(refused) != std::string::npos; }, std::chrono::seconds(20)))
+      << node->log();
+  pollfd pending{listener, POLLIN, 0};
+  EXPECT_EQ(::poll(&pending, 1, 0), 0) << "sluiced connected to the socket the symlink names";
+
+  // The pod's real socket in place of the symlink: sluiced connects to it.
+  ASSERT_TRUE(std::filesystem::remove(dir + "/net1.sock"));
+  auto pod = VirtioPod::create(dir + "/net1.sock", /*server=*/true, podPool());
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  ASSERT_TRUE(node->waitLinkUp(y.port().port_no())) << node->log();
+  EXPECT_EQ(::poll(&pending, 1, 0), 0) << "sluiced connected to the socket the symlink named";
+  ::close(listener);
+  ASSERT_TRUE(node->deletePort("pod-y", "net1").ok());
+  pod->reset();
   EXPECT_EQ(node->stop(), 0);
 }
 

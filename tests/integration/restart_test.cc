@@ -15,11 +15,13 @@
 #include <gtest/gtest.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -239,6 +241,50 @@ TEST_F(RestartTest, KilledSluicedRestoresItsPortsTrafficResumesAndAVanishedPodIs
   ASSERT_TRUE(waitReconnected(*pod_b_, port_b)) << node_->log();
   pod_b_->drainCount();
   EXPECT_EQ(aToB(200, 9000), 200u);
+}
+
+// A server socket with a group: owner, group and mode as AddPort left them
+// after a SIGKILL and after a SIGTERM restart; one without a group has
+// sluiced's own mode again.
+TEST_F(RestartTest, AServerSocketHasTheSameOwnerGroupAndModeAfterEveryRestart) {
+  v1::AddPortRequest grouped = portRequest("pod-g", kIpA.toString(), v1::VHOST_MODE_SERVER);
+  grouped.set_socket_group(2345);
+  const uint32_t port_g = add(grouped);
+  const uint32_t port_p = add(portRequest("pod-p", kIpB.toString(), v1::VHOST_MODE_SERVER));
+  const std::string sock_g = socketOf(port_g), sock_p = socketOf(port_p);
+  auto statOf = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path << ": " << std::strerror(errno);
+    return st;
+  };
+  const struct stat g0 = statOf(sock_g), p0 = statOf(sock_p);
+  EXPECT_EQ(g0.st_uid, 0u);
+  EXPECT_EQ(g0.st_gid, 2345u);
+  EXPECT_EQ(g0.st_mode, S_IFSOCK | 0660);
+  EXPECT_EQ(p0.st_uid, 0u);
+  EXPECT_EQ(p0.st_gid, 0u);
+  ASSERT_TRUE(S_ISSOCK(p0.st_mode));
+
+  for (const bool kill9 : {true, false}) {
+    SCOPED_TRACE(kill9 ? "after SIGKILL" : "after SIGTERM");
+    // Another group and mode on the sockets left behind: what is seen after
+    // the restart is what the restore made, not what survived it.
+    for (const std::string& path : {sock_g, sock_p}) {
+      ASSERT_EQ(::chown(path.c_str(), static_cast<uid_t>(-1), 7), 0) << std::strerror(errno);
+      ASSERT_EQ(::chmod(path.c_str(), 0600), 0) << std::strerror(errno);
+    }
+    if (kill9) node_->kill9();
+    std::string error;
+    ASSERT_TRUE(node_->restart(&error)) << error;
+    ASSERT_EQ(health().restored_ports(), 2u);
+    const struct stat g = statOf(sock_g), p = statOf(sock_p);
+    EXPECT_EQ(g.st_uid, 0u);
+    EXPECT_EQ(g.st_gid, 2345u);
+    EXPECT_EQ(g.st_mode, S_IFSOCK | 0660);
+    EXPECT_EQ(p.st_uid, p0.st_uid);
+    EXPECT_EQ(p.st_gid, p0.st_gid);
+    EXPECT_EQ(p.st_mode, p0.st_mode);
+  }
 }
 
 // Runs the built sluice-cni once with `env` as its environment and `conf` on

@@ -82,6 +82,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
   CheckpointState s;
   s.ports = {port(0, "aaaa", "10.244.1.10"), port(5, "bbbb", "10.244.1.11", VhostMode::kClient)};
   s.ports[1].netns.clear();
+  s.ports[0].request.socket_group = 2345;
   s.sections["vfs"] = nlohmann::json::array({{{"pci", "0000:3b:02.1"}, {"container_id", "cccc"}}});
   CheckpointStore store(dir_ + "/state");
   ASSERT_TRUE(store.save(s).ok());
@@ -105,6 +106,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
     EXPECT_EQ(b.request.vhost_mode, a.request.vhost_mode);
     EXPECT_EQ(b.request.kind, a.request.kind);
     EXPECT_EQ(b.request.socket_subdir, a.request.socket_subdir);
+    EXPECT_EQ(b.request.socket_group, a.request.socket_group);
     EXPECT_EQ(b.socket_path, a.socket_path);
     EXPECT_EQ(b.netns, a.netns);
   }

@@ -53,6 +53,27 @@ TEST(PortRequestTest, NamesThatCouldEscapeTheSocketDirectoryAreRejected) {
   EXPECT_EQ(parsePortRequest(long_ifname, kCidr, kGateway).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(PortRequestTest, ASocketGroupOnlyForServerModeVhostUserAndNeverMinusOne) {
+  RawPortRequest r = good();
+  r.vhost_mode = VhostMode::kServer;
+  r.socket_group = 0;
+  auto ok = parsePortRequest(r, kCidr, kGateway);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->socket_group, 0u);
+  r.socket_group = 4294967294u;
+  EXPECT_EQ(parsePortRequest(r, kCidr, kGateway)->socket_group, 4294967294u);
+  r.socket_group = 4294967295u;  // chown's "leave the group"
+  EXPECT_EQ(parsePortRequest(r, kCidr, kGateway).status().message(),
+            "socket_group: 4294967295 is not a group");
+  r.socket_group = 2000;
+  r.vhost_mode = VhostMode::kClient;  // the pod makes that socket
+  EXPECT_EQ(parsePortRequest(r, kCidr, kGateway).status().message(),
+            "socket_group: only for server-mode vhost-user ports (sluiced makes no other socket)");
+  RawPortRequest same = good(), grouped = good();
+  grouped.socket_group = 2000;
+  EXPECT_FALSE(parsePortRequest(same, kCidr, kGateway)->sameParameters(*parsePortRequest(grouped, kCidr, kGateway)));
+}
+
 TEST(PortRequestTest, AddressErrorsHaveTheirOwnCodes) {
   struct Case {
     const char* ip;
