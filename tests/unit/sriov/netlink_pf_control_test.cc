@@ -120,7 +120,7 @@ TEST(NetlinkPfControl, KernelAnswersForAPfWithoutSriov) {
   const absl::StatusCode want =
       ::geteuid() == 0 ? absl::StatusCode::kUnimplemented : absl::StatusCode::kPermissionDenied;
   EXPECT_EQ(pf.setVfMac("lo", 0, *MacAddress::parse("02:00:00:00:00:01")).code(), want);
-  EXPECT_EQ(pf.setVfVlan("lo", 0, 100).code(), want);
+  EXPECT_EQ(pf.setVfVlan("lo", 0, VfVlan{100}).code(), want);
   EXPECT_EQ(pf.setVfTrust("lo", 0, true).code(), want);
   EXPECT_EQ(pf.setVfSpoofCheck("lo", 0, false).code(), want);
   absl::Status reset = pf.resetVf("lo", 0);

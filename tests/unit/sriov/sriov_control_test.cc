@@ -148,7 +148,7 @@ TEST_F(SriovControlTest, DetachResetsAndFrees) {
   ASSERT_TRUE(control_->attach(raw("c1", "10.9.0.2"), vf).ok());
   EXPECT_TRUE(control_->detach({"c1", "net1"}));
   EXPECT_EQ(pf_.calls().back(), "reset pf1 0");
-  EXPECT_EQ(pf_.state("pf1", 0).vlan, 0);
+  EXPECT_EQ(pf_.state("pf1", 0).vlan.id, 0);
   EXPECT_TRUE(pf_.state("pf1", 0).mac.isZero());
   EXPECT_EQ(control_->pool().freeCount(), 3u);
   EXPECT_FALSE(control_->detach({"c1", "net1"}));  // idempotent
@@ -212,15 +212,15 @@ TEST(SriovControlCreate, PoolErrorsNameThePool) {
 
 TEST(FakePfControl, RecordsStateAndFailsOnDemand) {
   FakePfControl pf;
-  EXPECT_TRUE(pf.setVfVlan("p", 1, 3).ok());
+  EXPECT_TRUE(pf.setVfVlan("p", 1, VfVlan{3}).ok());
   EXPECT_TRUE(pf.setVfTrust("p", 1, true).ok());
-  EXPECT_EQ(pf.state("p", 1).vlan, 3);
+  EXPECT_EQ(pf.state("p", 1).vlan.id, 3);
   EXPECT_TRUE(pf.state("p", 1).trust);
   pf.failOn("trust");
   EXPECT_EQ(pf.setVfTrust("p", 1, false).code(), absl::StatusCode::kInternal);
   EXPECT_TRUE(pf.state("p", 1).trust);  // a failed call changes nothing
   EXPECT_TRUE(pf.resetVf("p", 1).ok());
-  EXPECT_EQ(pf.state("p", 1).vlan, 0);
+  EXPECT_EQ(pf.state("p", 1).vlan.id, 0);
   EXPECT_EQ(pf.calls(), (Calls{"vlan p 1 3", "trust p 1 on", "trust p 1 off", "reset p 1"}));
 }
 
