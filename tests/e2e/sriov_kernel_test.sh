@@ -8,8 +8,12 @@
 #     trust and spoof-check of the config; CHECK passes, and fails once the
 #     netdev is down; DEL moves it back under its own
 #     name and MAC and the VF is free again; DEL again succeeds.
-#   deviceID (cnitool's CAP_ARGS → runtimeConfig) picks the VF; a DEL with
-#     an empty CNI_NETNS (containerd's second DEL) still sends it home.
+#   Multus-style runtime config (cnitool's CAP_ARGS → runtimeConfig):
+#     deviceID picks the VF, mac is the netdev's and the VF's MAC, ips asks
+#     host-local for that address, which lands on the netdev; the VF
+#     settings (vlanQoS, vlanProto, link_state, min/max_tx_rate) reach
+#     sluiced; a DEL with an empty CNI_NETNS (containerd's second DEL) still
+#     sends it home.
 #   refusals leave nothing behind: pool exhausted (11), unknown deviceID (7),
 #     malformed deviceID (7), and a failure inside the pod's netns (an
 #     interface already named CNI_IFNAME) undone back to the host.
@@ -73,7 +77,8 @@ netconf() { # $1 = cniVersion, $2 = sriovMode
   jq -n --arg name "$net" --arg v "$1" --arg mode "$2" --arg api "$work/api.sock" --arg dd "$work/records" \
     --arg ipam "$work/ipam" --arg sd "$work/vhost" '{
       cniVersion: $v, name: $name, type: "sluice-cni", interfaceType: "sriov", sriovMode: $mode,
-      vlan: 100, trust: "on", spoofchk: "off", mtu: 1400, capabilities: {deviceID: true},
+      vlan: 100, vlanQoS: 5, vlanProto: "802.1Q", link_state: "enable", min_tx_rate: 10, max_tx_rate: 1000,
+      trust: "on", spoofchk: "off", mtu: 1400, capabilities: {deviceID: true, mac: true, ips: true},
       apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
       ipam: {type: "host-local", dataDir: $ipam,
              ranges: [[{subnet: "10.252.0.0/24", rangeStart: "10.252.0.20", rangeEnd: "10.252.0.29",
@@ -107,6 +112,8 @@ ip -n "se2e-$id-a" route show 10.254.0.0/16 | grep -q 'via 10.252.0.9 dev net1' 
 port=$(port_of "$cida" net1)
 assert_jq "$port" ".type == \"PORT_TYPE_SRIOV_VF\" and .pci_id == \"$pci0\" and .vf_netdev == \"$vf0\"" "the VF port"
 assert_jq "$port" '.vlan == 100 and .vf_trust == true and (.vf_spoof_check // false) == false' "VF settings"
+assert_jq "$port" '.vlan_qos == 5 and .vlan_proto == "VLAN_PROTO_8021Q" and .vf_link_state == "VF_LINK_STATE_ENABLE"
+  and .min_tx_rate == 10 and .max_tx_rate == 1000' "sriov-cni's VF settings"
 assert_jq "$port" ".mac == \"$mac\" and .ip == \"${addr%/24}\"" "port MAC and IP"
 grep -q "handed to $cida/net1 kernel mac $mac vlan 100 trust on spoofchk off" "$work/sluiced.log" ||
   fail "sluiced did not program the VF as configured"
@@ -118,12 +125,19 @@ if out=$("$CNITOOL" check "$net" "$nsa" 2>&1); then fail "CHECK passed with the 
 grep -q "is down" <<<"$out" || fail "CHECK failed for another reason: $out"
 ip -n "se2e-$id-a" link set net1 up
 
-# --- ADD pod B naming the second VF by deviceID (CAP_ARGS → runtimeConfig)
+# --- ADD pod B as Multus delegates: the second VF by deviceID, a MAC and an
+# address from the runtime (CAP_ARGS → runtimeConfig)
 new_netns b nsb
 cidb=$(cnitool_container_id "$nsb")
-result_b=$(CAP_ARGS="{\"deviceID\":\"$pci1\"}" "$CNITOOL" add "$net" "$nsb") || fail "add with deviceID failed: $result_b"
-ip -n "se2e-$id-b" link show net1 >/dev/null || fail "no net1 in pod B"
+caps=$(jq -nc --arg pci "$pci1" '{deviceID: $pci, mac: "02:5a:00:00:00:b0", ips: ["10.252.0.27/24"]}')
+result_b=$(CAP_ARGS=$caps "$CNITOOL" add "$net" "$nsb") || fail "add with runtime config failed: $result_b"
+assert_jq "$result_b" '.interfaces[0].mac == "02:5a:00:00:00:b0"' "result MAC from runtimeConfig.mac"
+assert_jq "$result_b" '.ips[0].address == "10.252.0.27/24"' "result address from runtimeConfig.ips"
+link_b=$(ip -n "se2e-$id-b" -j link show net1) || fail "no net1 in pod B"
+assert_jq "$link_b" '.[0].address == "02:5a:00:00:00:b0"' "pod B's netdev has the runtime MAC"
+ip -n "se2e-$id-b" -4 -o addr show dev net1 | grep -q "inet 10.252.0.27/24 " || fail "runtime address not on pod B's net1"
 [[ $(vf_holder $pci1) == "$cidb/net1" ]] || fail "deviceID $pci1 not given to pod B: $(ctl vfs)"
+assert_jq "$(port_of "$cidb" net1)" '.mac == "02:5a:00:00:00:b0" and .ip == "10.252.0.27"' "sluiced programmed the runtime MAC"
 
 # --- refusals: nothing may be left behind
 new_netns c nsc
