@@ -73,13 +73,13 @@ std::vector<uint8_t> buildVfSetLinkRequest(uint32_t seq, int pf_ifindex, const V
         break;
       }
       // 802.1ad needs the protocol, which only the list form carries.
-      ifla_vf_vlan_info info{};
-      info.vf = v.vf;
-      info.vlan = v.vlan.id;
-      info.qos = v.vlan.qos;
-      info.vlan_proto = htons(ETH_P_8021AD);
+      ifla_vf_vlan_info vlan_info{};
+      vlan_info.vf = v.vf;
+      vlan_info.vlan = v.vlan.id;
+      vlan_info.qos = v.vlan.qos;
+      vlan_info.vlan_proto = htons(ETH_P_8021AD);
       const size_t vlan_list = req.beginNested(IFLA_VF_VLAN_LIST);
-      req.addAttribute(IFLA_VF_VLAN_INFO, &info, sizeof info);
+      req.addAttribute(IFLA_VF_VLAN_INFO, &vlan_info, sizeof vlan_info);
       req.endNested(vlan_list);
       break;
     }

@@ -35,7 +35,7 @@ struct VfRequest {
   bool spoof_check = true;
   uint32_t vlan_qos = 0;  // 802.1p priority 0..7 (needs a vlan)
   VlanProto vlan_proto = VlanProto::k8021Q;
-  std::optional<VfLinkState> link_state;  // unset: left as the free VF has it
+  std::optional<VfLinkState> link_state = std::nullopt;  // unset: left as the free VF has it
   uint32_t min_tx_rate = 0;  // Mbit/s; both 0: no rate call at all
   uint32_t max_tx_rate = 0;  // Mbit/s; 0 = no limit
   bool operator==(const VfRequest&) const = default;

@@ -37,7 +37,7 @@ absl::StatusOr<std::string> FileSysfs::read(const std::string& path) {
   return out;
 }
 
-absl::Status FileSysfs::write(const std::string& path, std::string_view value) {
+absl::Status FileSysfs::write(const std::string& path, const std::string& value) {
   // O_TRUNC matters only on a fake tree of plain files; sysfs ignores it.
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC);
   if (fd < 0) return errnoStatus(errno, absl::StrCat("writing '", value, "' to ", path));

@@ -10,7 +10,6 @@
 #include <absl/status/statusor.h>
 
 #include <string>
-#include <string_view>
 
 namespace sluice::sriov {
 
@@ -21,7 +20,7 @@ class SysfsAccess {
   virtual absl::StatusOr<std::string> read(const std::string& path) = 0;
   // One write(2) of `value` (sysfs takes an attribute in one write; a short
   // write is an error). The kernel's refusal (EBUSY, EINVAL...) is returned.
-  virtual absl::Status write(const std::string& path, std::string_view value) = 0;
+  virtual absl::Status write(const std::string& path, const std::string& value) = 0;
   // The basename of a symlink's target (virtfn<N> → the VF's PCI address,
   // driver → the driver's name). NotFound if there is no such link.
   virtual absl::StatusOr<std::string> linkTarget(const std::string& path) = 0;
@@ -30,7 +29,7 @@ class SysfsAccess {
 class FileSysfs : public SysfsAccess {
  public:
   absl::StatusOr<std::string> read(const std::string& path) override;
-  absl::Status write(const std::string& path, std::string_view value) override;
+  absl::Status write(const std::string& path, const std::string& value) override;
   absl::StatusOr<std::string> linkTarget(const std::string& path) override;
 };
 

@@ -44,7 +44,7 @@ TEST(VfSetLinkRequest, VlanBytes) {
   VfSettingValue v;
   v.setting = VfSetting::kVlan;
   v.vf = 1;
-  v.vlan = 0x123;
+  v.vlan = VfVlan{0x123};
   Bytes want = cat(header(56), {24, 0, 22, 0, 20, 0, 1, 0,
                                 16, 0, 2, 0,              // IFLA_VF_VLAN (2): struct ifla_vf_vlan
                                 1, 0, 0, 0,               //   vf

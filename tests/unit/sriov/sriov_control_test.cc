@@ -240,10 +240,10 @@ TEST_F(SriovControlTest, SettingsNotAskedForAreNotTouched) {
 }
 
 TEST_F(SriovControlTest, BadVfSettingsAreRefusedBeforeTheVfIsTaken) {
-  auto refuse = [&](VfRequest vf, std::string_view field) {
+  auto refuse = [&](VfRequest vf, const char* field) {
     auto a = control_->attach(raw("c1", "10.9.0.2"), vf);
     EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument) << field;
-    EXPECT_NE(a.status().message().find(field), std::string_view::npos) << a.status();
+    EXPECT_NE(a.status().message().find(field), absl::string_view::npos) << a.status();
   };
   VfRequest qos;
   qos.vlan = 3;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <absl/strings/str_cat.h>
+#include <absl/strings/match.h>
 #include <absl/strings/str_replace.h>
 
 #include <filesystem>
@@ -38,7 +39,7 @@ class KernelSysfs : public FileSysfs {
     put(fs::path(root_) / "bus/pci/drivers_probe", "");
   }
 
-  absl::Status write(const std::string& path, std::string_view value) override {
+  absl::Status write(const std::string& path, const std::string& value) override {
     // Lexically: the links in the path are what the writer named.
     const std::string rel = path.substr(root_.size() + 1);
     writes_.push_back(absl::StrCat(rel, " ", absl::StrReplaceAll(value, {{"\n", "\\n"}})));
@@ -188,7 +189,7 @@ TEST_F(VfProvisionerTest, MoreVfsThanTheTotalOrNoSriovAreRefusedBeforeAnyWrite) 
   fs::remove(sysfs_.pfDev() / "sriov_totalvfs");
   rec = provisionPool(sysfs_, tmp_.root(), pool(2, VfDriverMode::kVfio));
   EXPECT_EQ(rec.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(rec.status().message().starts_with("sriov-pools: pf pf0 has no SR-IOV capability")) << rec.status();
+  EXPECT_TRUE(absl::StartsWith(rec.status().message(), "sriov-pools: pf pf0 has no SR-IOV capability")) << rec.status();
   EXPECT_TRUE(sysfs_.takeWrites().empty());
 }
 
