@@ -136,7 +136,10 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     if (!ipam.ok()) return ipam.status();
   }
   std::optional<Ipv4Assignment> ipv4 = ipam->firstIpv4();
-  if (!ipv4) return invalid(cat("ipam ", conf.ipam->type, " returned no IPv4 address; sluiced needs one"));
+  if (!ipv4) {
+    const std::string source = conf.ipam ? "ipam " + conf.ipam->type : std::string("runtimeConfig.ips");
+    return invalid(cat(source, " returned no IPv4 address; sluiced needs one"));
+  }
 
   // Where the socket lives: the pod's own emptyDir when the config asks for
   // it and the runtime says which pod this is (pod_socket_volume.h); else a

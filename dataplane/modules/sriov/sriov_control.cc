@@ -28,7 +28,8 @@ bool sameSettings(const VfRequest& a, VfRequest b, const VfInfo& held) {
 bool hasRate(const VfRequest& vf) { return vf.min_tx_rate != 0 || vf.max_tx_rate != 0; }
 
 absl::Status validateSettings(const VfRequest& vf) {
-  if (absl::Status s = validateSettings(vf); !s.ok()) return s;
+  if (vf.vlan > kMaxVlan)
+    return absl::InvalidArgumentError(absl::StrCat("vlan: ", vf.vlan, " is not a VLAN id 0..", kMaxVlan));
   if (vf.vlan_qos > kMaxQos)
     return absl::InvalidArgumentError(absl::StrCat("vlanQoS: ", vf.vlan_qos, " is not a priority 0..", kMaxQos));
   if (vf.vlan == 0 && (vf.vlan_qos != 0 || vf.vlan_proto != VlanProto::k8021Q))
