@@ -221,7 +221,8 @@ TEST_F(SriovControlTest, EveryVfSettingReachesThePfAndDetachUndoesIt) {
 
   const size_t before = pf_.calls().size();
   EXPECT_TRUE(control_->detach({"c1", "net1"}));
-  Calls undo(pf_.calls().begin() + static_cast<ptrdiff_t>(before), pf_.calls().end());
+  const Calls all = pf_.calls();
+  Calls undo(all.begin() + static_cast<ptrdiff_t>(before), all.end());
   EXPECT_EQ(undo, (Calls{"link_state pf1 0 auto", "rate pf1 0 min 0 max 0", "reset pf1 0"}));
   const FakePfControl::VfState after = pf_.state("pf1", 0);
   EXPECT_EQ(after.link_state, VfLinkState::kAuto);

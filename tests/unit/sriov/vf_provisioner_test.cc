@@ -65,7 +65,7 @@ class KernelSysfs : public FileSysfs {
   // What the kernel does to a VF's driver, without recording a write.
   void bind(const std::string& pci, const std::string& driver) {
     fs::remove(vfDir(pci) / "driver");
-    fs::create_directory_symlink("../../../bus/pci/drivers/" + driver, vfDir(pci) / "driver");
+    fs::create_directory_symlink("../../drivers/" + driver, vfDir(pci) / "driver");
   }
   void setOverride(const std::string& pci, const std::string& v) { put(vfDir(pci) / "driver_override", v + "\n"); }
   void setVfs(unsigned n) {
