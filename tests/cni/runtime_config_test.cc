@@ -29,13 +29,20 @@ TEST_F(CniTest, RuntimeMacAndIpsWithoutIpamAreTheInterfacesAndNoIpamRuns) {
 }
 
 TEST_F(CniTest, RuntimeIpsWithIpamGoToTheIpamPlugin) {
-  // host-local ignores "ips" unless asked; the IPAM result is what counts.
+  // host-local honours the "ips" capability: it allocates exactly that
+  // address of its range, and refuses one outside it.
   json c = conf();
-  c["runtimeConfig"] = {{"ips", {"10.244.9.7/24"}}};
+  c["runtimeConfig"] = {{"ips", {"10.244.1.77/24"}}};
   RunResult r = run(env("ADD"), c);
   ASSERT_EQ(r.rc, 0) << r.stdout_text << r.stderr_text;
-  EXPECT_EQ(fake_->addRequests()[0].ip().rfind("10.244.1.", 0), 0u) << fake_->addRequests()[0].ip();
+  EXPECT_EQ(fake_->addRequests()[0].ip(), "10.244.1.77");
+  EXPECT_EQ(r.out["ips"][0]["address"], "10.244.1.77/24");
   EXPECT_EQ(run(env("DEL"), c).rc, 0);
+  c["runtimeConfig"] = {{"ips", {"10.244.9.7/24"}}};
+  RunResult outside = run(env("ADD"), c);
+  EXPECT_NE(outside.rc, 0);
+  EXPECT_NE(outside.msg().find("10.244.9.7"), std::string::npos) << outside.stdout_text;
+  EXPECT_EQ(fake_->addRequests().size(), 1u);
   expectNothingLeft();
 }
 
@@ -72,7 +79,7 @@ TEST_F(CniTest, MultusStyleSriovAddCarriesDeviceIdAndEveryVfSetting) {
   // The fake sluiced has no VFs; the request it saw is the point.
   EXPECT_EQ(r.code(), 7) << r.stdout_text;
   ASSERT_EQ(fake_->addRequests().size(), 1u);
-  const v1::AddPortRequest& req = fake_->addRequests()[0];
+  const v1::AddPortRequest req = fake_->addRequests()[0];  // a copy: addRequests() returns one
   EXPECT_EQ(req.type(), v1::PORT_TYPE_SRIOV_VF);
   EXPECT_EQ(req.device_id(), "0000:18:02.5");
   EXPECT_EQ(req.ip(), "10.244.9.8");
