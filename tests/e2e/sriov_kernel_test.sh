@@ -21,6 +21,9 @@
 #     the result carries pciID, the device-info file its PCI address.
 #   kill -9 of sluiced with a VF handed out: the restarted sluiced holds it
 #     again (checkpoint), and DEL then frees it.
+#   the pool's "vfs"/"mode" in sluiced itself: at start it points each VF's
+#     driver_override at vfio-pci, unbinds and probes it (plain files here:
+#     no kernel answers), and on SIGTERM puts back the override it found.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init
 # The network below asks for trust on and spoof checking off, which the node
@@ -42,13 +45,22 @@ for i in 0 1; do
   e2e_cleanups+=("ip link del ${!name}p")
   mkdir -p "$sys/bus/pci/devices/${!pci}/net/${!name}" "$sys/class/net/sepf0/device"
   ln -s "../../../../bus/pci/devices/${!pci}" "$sys/class/net/sepf0/device/virtfn$i"
+  # A kernel VF driver bound, no override: what a fresh VF looks like.
+  mkdir -p "$sys/bus/pci/drivers/sefakevf"
+  ln -s ../../drivers/sefakevf "$sys/bus/pci/devices/${!pci}/driver"
+  echo '(null)' >"$sys/bus/pci/devices/${!pci}/driver_override"
 done
+: >"$sys/bus/pci/drivers/sefakevf/unbind"
+: >"$sys/bus/pci/drivers_probe"
+echo 8 >"$sys/class/net/sepf0/device/sriov_totalvfs"
+echo 2 >"$sys/class/net/sepf0/device/sriov_numvfs"
 ip link set "$vf0" address 02:aa:bb:00:00:10 mtu 1500
 ip link set "$vf1" address 02:aa:bb:00:00:11 mtu 1500
 
 # --- sluiced with that pool and the fake PF control
 jq -n --arg sys "$sys" --arg state "$work/state" \
-  '{"sriov-pools": [{pf: "sepf0", "sysfs-root": $sys}], "sriov-pf-control": "fake", "state-dir": $state}' \
+  '{"sriov-pools": [{pf: "sepf0", "sysfs-root": $sys, vfs: 2, mode: "vfio"}], "sriov-pf-control": "fake",
+    "state-dir": $state}' \
   >"$work/sluiced.json"
 start_sriov_sluiced() {
   "$SLUICED" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
@@ -60,6 +72,13 @@ start_sriov_sluiced() {
 }
 start_sriov_sluiced
 grep -q 'sriov-pf-control is "fake"' "$work/sluiced.log" || fail "sluiced did not warn about the fake PF control"
+# The count was right (no sriov_numvfs write); each VF was pointed at vfio-pci.
+[[ $(cat "$sys/class/net/sepf0/device/sriov_numvfs") == 2 ]] || fail "sriov_numvfs rewritten"
+for p in $pci0 $pci1; do
+  [[ $(cat "$sys/bus/pci/devices/$p/driver_override") == vfio-pci ]] || fail "VF $p not pointed at vfio-pci"
+done
+[[ $(cat "$sys/bus/pci/drivers/sefakevf/unbind") == "$pci1" ]] || fail "VF $pci1 not unbound"
+[[ $(cat "$sys/bus/pci/drivers_probe") == "$pci1" ]] || fail "VF $pci1 not probed"
 
 vfs() { ctl --json vfs; }
 vf_holder() { vfs | jq -r --arg p "$1" '.vfs[] | select(.pci_address == $p) | if .in_use then .attachment.container_id + "/" + .attachment.ifname else "free" end'; }
@@ -222,4 +241,17 @@ ip link show "$vf0" >/dev/null || fail "VF netdev not back after DEL following t
 [[ $(lease_count) == 0 ]] || fail "leases left: $(find "$work/ipam" -type f)"
 [[ $(record_count) == 0 ]] || fail "records left: $(find "$work/records" -type f)"
 ip link show "$vf0" >/dev/null && ip link show "$vf1" >/dev/null || fail "a VF netdev is missing from the host"
+
+# --- SIGTERM with no VF held: sluiced undoes its driver binding, putting
+# back the override it found at its start and re-probing each VF. This one
+# started after a kill -9, so it found its predecessor's vfio-pci (with no
+# kernel here the VFs never left the stand-in driver, so it rebound them):
+# a crash loses the original override.
+kill -TERM "$sluiced_pid"
+wait "$sluiced_pid" 2>/dev/null || true
+for p in $pci0 $pci1; do
+  [[ $(cat "$sys/bus/pci/devices/$p/driver_override") == vfio-pci ]] || fail "VF $p's driver_override not put back"
+done
+[[ $(cat "$sys/bus/pci/drivers_probe") == "$pci0" ]] || fail "VF $pci0 not re-probed at shutdown (undo runs last VF first)"
+grep -q "pf sepf0: VF set-up undone (drivers restored)" "$work/sluiced.log" || fail "sluiced did not say it undid the VF set-up"
 echo "PASS"
