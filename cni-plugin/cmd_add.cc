@@ -65,13 +65,21 @@ absl::StatusOr<PodSocketPlace> podSocketPlace(const CommandContext& c) {
   return PodSocketPlace{std::move(*volume), std::move(*pod_path)};
 }
 
+// runtimeConfig "ips" as an IPAM result: one "ips" entry each, no routes.
+Result runtimeIpsResult(const std::vector<std::string>& ips) {
+  Result r;
+  for (const std::string& ip : ips) r.ips.push_back(json{{"address", ip}});
+  return r;
+}
+
 }  // namespace
 
 absl::StatusOr<json> runAdd(CommandContext& c) {
   const NetConf& conf = c.conf;
   const CniEnv& env = c.env;
-  if (c.ipam == nullptr) {
-    return invalid("network config: \"ipam\" is required (sluiced needs the pod's IPv4 address)");
+  if (c.ipam == nullptr && conf.runtime_ips.empty()) {
+    return invalid("network config: \"ipam\" or runtimeConfig \"ips\" is required (sluiced needs the pod's IPv4 "
+                   "address)");
   }
   if (conf.interface_type == InterfaceType::kVhostUser && conf.vlan != 0) {
     return invalid("network config: \"vlan\" applies to interfaceType \"sriov\" only");
@@ -108,22 +116,30 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   // (releasing then could free the address of an earlier, still valid ADD);
   // one that was killed at the deadline, or that printed a result we reject,
   // may have, so from here on its release is armed.
-  absl::StatusOr<std::string> raw = c.ipam->addRaw(c.stdin_data);
-  if (!raw.ok() && raw.status().code() != absl::StatusCode::kDeadlineExceeded) return raw.status();
-  undo.push([&c, &port_fate_unknown] {
-    if (port_fate_unknown) {
-      c.log.warn("undo: address kept until sluiced confirms the port is gone");
-      return;
-    }
-    if (absl::Status s = c.ipam->del(c.stdin_data); !s.ok()) {
-      c.log.error(cat("undo: IPAM release failed: ", s.message()));
-    }
-  });
-  if (!raw.ok()) return raw.status();
-  absl::StatusOr<Result> ipam = c.ipam->parseAddResult(*raw);
-  if (!ipam.ok()) return ipam.status();
+  // Without an IPAM plugin the runtime's "ips" are the addresses (nothing
+  // to release); with one, it reads them itself from the same stdin.
+  absl::StatusOr<Result> ipam = runtimeIpsResult(conf.runtime_ips);
+  if (c.ipam != nullptr) {
+    absl::StatusOr<std::string> raw = c.ipam->addRaw(c.stdin_data);
+    if (!raw.ok() && raw.status().code() != absl::StatusCode::kDeadlineExceeded) return raw.status();
+    undo.push([&c, &port_fate_unknown] {
+      if (port_fate_unknown) {
+        c.log.warn("undo: address kept until sluiced confirms the port is gone");
+        return;
+      }
+      if (absl::Status s = c.ipam->del(c.stdin_data); !s.ok()) {
+        c.log.error(cat("undo: IPAM release failed: ", s.message()));
+      }
+    });
+    if (!raw.ok()) return raw.status();
+    ipam = c.ipam->parseAddResult(*raw);
+    if (!ipam.ok()) return ipam.status();
+  }
   std::optional<Ipv4Assignment> ipv4 = ipam->firstIpv4();
-  if (!ipv4) return invalid(cat("ipam ", conf.ipam->type, " returned no IPv4 address; sluiced needs one"));
+  if (!ipv4) {
+    const std::string source = conf.ipam ? "ipam " + conf.ipam->type : std::string("runtimeConfig.ips");
+    return invalid(cat(source, " returned no IPv4 address; sluiced needs one"));
+  }
 
   // Where the socket lives: the pod's own emptyDir when the config asks for
   // it and the runtime says which pod this is (pod_socket_volume.h); else a
@@ -201,7 +217,17 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     req.set_sriov_mode(conf.sriov_mode == SriovMode::kKernel ? v1::SRIOV_MODE_KERNEL : v1::SRIOV_MODE_DPDK);
     req.set_vf_trust(conf.trust);
     req.set_vf_spoof_check(conf.spoof_check);
+    req.set_vlan_qos(conf.vlan_qos);
+    req.set_vlan_proto(conf.vlan_proto == VlanProto::k8021AD ? v1::VLAN_PROTO_8021AD : v1::VLAN_PROTO_8021Q);
+    if (conf.link_state) {
+      req.set_vf_link_state(*conf.link_state == VfLinkState::kAuto     ? v1::VF_LINK_STATE_AUTO
+                            : *conf.link_state == VfLinkState::kEnable ? v1::VF_LINK_STATE_ENABLE
+                                                                       : v1::VF_LINK_STATE_DISABLE);
+    }
+    req.set_min_tx_rate(conf.min_tx_rate);
+    req.set_max_tx_rate(conf.max_tx_rate);
   }
+  if (conf.runtime_mac) req.set_mac(conf.runtime_mac->toString());
   req.set_vhost_mode(conf.vhost_mode == VhostMode::kServer ? v1::VHOST_MODE_SERVER : v1::VHOST_MODE_CLIENT);
   req.set_socket_subdir(subdir);
   // sluiced gives its server socket the group itself, again whenever it

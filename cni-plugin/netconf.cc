@@ -6,6 +6,8 @@
 #include <limits>
 #include <set>
 
+#include "absl/strings/match.h"
+#include "cni-plugin/cni_result.h"
 #include "cni-plugin/confined_path.h"
 #include "cni-plugin/pod_socket_volume.h"
 #include "cni-plugin/text.h"
@@ -25,6 +27,10 @@ constexpr size_t kMaxConfigBytes = 1 << 20;
 constexpr int64_t kMinMtu = 68;
 constexpr int64_t kMaxMtu = 9216;
 constexpr int64_t kMaxVlan = 4094;  // 802.1Q: 4095 is reserved
+constexpr int64_t kMaxVlanQos = 7;  // 802.1p priorities are 3 bits
+constexpr int64_t kMaxTxRate = 4294967295LL;  // IFLA_VF_RATE's fields are u32 Mbit/s
+// An interface has a handful of addresses; more is a malformed config.
+constexpr size_t kMaxRuntimeIps = 16;
 // A deadline above two minutes would outlast kubelet's own CNI timeout.
 constexpr int64_t kMaxTimeoutMs = 120000;
 // Unix socket paths must fit sockaddr_un.sun_path (108 bytes with NUL).
@@ -129,6 +135,25 @@ absl::Status parseRuntimeConfig(const json& doc, NetConf& conf) {
   if (auto f = rc.find("deviceID"); f != rc.end() && !f->is_null()) {
     if (!f->is_string()) return invalid("runtimeConfig.deviceID", "must be a string");
     if (conf.device_id.empty()) conf.device_id = f->get<std::string>();
+  }
+  if (auto f = rc.find("mac"); f != rc.end() && !f->is_null()) {
+    std::optional<MacAddress> mac = f->is_string() ? MacAddress::parse(f->get<std::string>()) : std::nullopt;
+    if (!mac || (mac->bytes[0] & 1) != 0 || *mac == MacAddress{}) {
+      return invalid("runtimeConfig.mac", "must be a unicast MAC like 02:00:00:00:00:01");
+    }
+    conf.runtime_mac = *mac;
+  }
+  if (auto f = rc.find("ips"); f != rc.end() && !f->is_null()) {
+    if (!f->is_array() || f->size() > kMaxRuntimeIps) {
+      return invalid("runtimeConfig.ips", cat("must be an array of at most ", kMaxRuntimeIps, " addresses"));
+    }
+    for (const json& ip : *f) {
+      if (!ip.is_string() || !parseIpv4Cidr(ip.get<std::string>())) {
+        return invalid("runtimeConfig.ips", "entries must be IPv4 addresses with a prefix, like 10.1.2.3/24 "
+                                            "(sluice is IPv4-only)");
+      }
+      conf.runtime_ips.push_back(ip.get<std::string>());
+    }
   }
   return absl::OkStatus();
 }
@@ -318,8 +343,37 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   if (*onoff) conf.trust = **onoff;
   if (onoff = getOnOff(doc, "spoofchk"); !onoff.ok()) return onoff.status();
   if (*onoff) conf.spoof_check = **onoff;
+  if (n = getInteger(doc, "vlanQoS", 0, kMaxVlanQos); !n.ok()) return n.status();
+  if (*n) conf.vlan_qos = static_cast<uint8_t>(**n);
+  if (s = getString(doc, "vlanProto", false); !s.ok()) return s.status();
+  if (absl::EqualsIgnoreCase(*s, "802.1ad")) {
+    conf.vlan_proto = VlanProto::k8021AD;
+  } else if (!s->empty() && !absl::EqualsIgnoreCase(*s, "802.1Q")) {
+    return invalid("vlanProto", cat("must be \"802.1Q\" or \"802.1ad\", got \"", *s, "\""));
+  }
+  if (conf.vlan == 0 && (conf.vlan_qos != 0 || conf.vlan_proto != VlanProto::k8021Q)) {
+    return invalid(conf.vlan_qos != 0 ? "vlanQoS" : "vlanProto", "needs a \"vlan\"");
+  }
+  if (s = getString(doc, "link_state", false); !s.ok()) return s.status();
+  if (*s == "auto") {
+    conf.link_state = VfLinkState::kAuto;
+  } else if (*s == "enable") {
+    conf.link_state = VfLinkState::kEnable;
+  } else if (*s == "disable") {
+    conf.link_state = VfLinkState::kDisable;
+  } else if (!s->empty()) {
+    return invalid("link_state", cat("must be \"auto\", \"enable\" or \"disable\", got \"", *s, "\""));
+  }
+  if (n = getInteger(doc, "min_tx_rate", 0, kMaxTxRate); !n.ok()) return n.status();
+  if (*n) conf.min_tx_rate = static_cast<uint32_t>(**n);
+  if (n = getInteger(doc, "max_tx_rate", 0, kMaxTxRate); !n.ok()) return n.status();
+  if (*n) conf.max_tx_rate = static_cast<uint32_t>(**n);
+  if (conf.max_tx_rate != 0 && conf.min_tx_rate > conf.max_tx_rate) {
+    return invalid("min_tx_rate", cat("is above max_tx_rate (", conf.min_tx_rate, " > ", conf.max_tx_rate, ")"));
+  }
   if (conf.interface_type == InterfaceType::kVhostUser) {
-    for (std::string_view key : {"sriovMode", "trust", "spoofchk"}) {
+    for (std::string_view key : {"sriovMode", "trust", "spoofchk", "vlanQoS", "vlanProto", "link_state",
+                                 "min_tx_rate", "max_tx_rate"}) {
       if (doc.contains(key)) return invalid(key, "applies to interfaceType \"sriov\" only");
     }
   } else {
@@ -338,7 +392,8 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
       "cniVersion", "name", "type", "interfaceType", "vhostMode", "apiSocket", "socketDir",
       "dataDir", "logFile", "mtu", "vlan", "timeoutMs", "ipam", "deviceID", "runtimeConfig",
       "prevResult", "cni.dev/valid-attachments", "sriovMode", "trust", "spoofchk", "perPodSockets",
-      "socketVolume", "podSocketDir", "socketGroup"};
+      "socketVolume", "podSocketDir", "socketGroup", "vlanQoS", "vlanProto", "link_state", "min_tx_rate",
+      "max_tx_rate"};
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
     if (!kKnown.contains(key) && !kKnownIgnored.contains(key)) conf.unknown_fields.push_back(key);

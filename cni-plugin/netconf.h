@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/net_address.h"
+
 #include "absl/status/statusor.h"
 
 namespace sluice::cni {
@@ -72,6 +74,9 @@ enum class VhostMode { kServer, kClient };
 // SR-IOV: kKernel = the VF's netdev goes into the pod's netns; kDpdk = the
 // VF stays bound for a DPDK app in the pod, which finds it by PCI address.
 enum class SriovMode { kKernel, kDpdk };
+// sriov-cni's "vlanProto" and "link_state".
+enum class VlanProto { k8021Q, k8021AD };
+enum class VfLinkState { kAuto, kEnable, kDisable };
 
 struct IpamConfig {
   std::string type;  // plugin executable name, a single path component
@@ -119,6 +124,21 @@ struct NetConf {
   SriovMode sriov_mode = SriovMode::kKernel;
   bool trust = false;
   bool spoof_check = true;
+  // SR-IOV only, sriov-cni's names and ranges: "vlanQoS" 0..7 and
+  // "vlanProto" ("802.1Q", "802.1ad") need a "vlan"; "link_state" (unset:
+  // untouched); "min_tx_rate" / "max_tx_rate" in Mbit/s (0: no limit).
+  uint8_t vlan_qos = 0;
+  VlanProto vlan_proto = VlanProto::k8021Q;
+  std::optional<VfLinkState> link_state;
+  uint32_t min_tx_rate = 0;
+  uint32_t max_tx_rate = 0;
+  // runtimeConfig.mac (the "mac" capability): the interface's MAC instead of
+  // one sluiced derives from the address. Unicast only.
+  std::optional<MacAddress> runtime_mac;
+  // runtimeConfig.ips (the "ips" capability): IPv4 "a.b.c.d/len" entries.
+  // Without an "ipam" block they are the interface's addresses; with one,
+  // the IPAM plugin reads them (static IPAM does) from the same stdin.
+  std::vector<std::string> runtime_ips;
   // runtimeConfig.CNIDeviceInfoFile: where Multus wants the NPWG device-info.
   std::string device_info_file;
   std::optional<nlohmann::json> prev_result;  // an object when present

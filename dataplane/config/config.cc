@@ -205,14 +205,18 @@ absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_giv
   return absl::OkStatus();
 }
 
-// "sriov-pools": [{"pf": "ens1f0", "sysfs-root": "/sys"}, ...] (a bare
-// string is a PF with the global sysfs root). Other pool keys (the chart's
-// "vfs" and "mode": VF creation and driver binding, done by the node's
-// SR-IOV set-up, not by sluiced) are reported in `ignored`, not fatal.
+// "sriov-pools": [{"pf": "ens1f0", "sysfs-root": "/sys", "vfs": 8,
+// "mode": "vfio"}, ...] (a bare string is a PF with the global sysfs root).
+// "vfs" and "mode" (the chart's pool keys) make sluiced create the VFs and
+// bind their driver at start (vf_provisioner.h); other keys are reported in
+// `ignored`, not fatal.
 absl::StatusOr<std::vector<sriov::PoolConfig>> parseSriovPools(const nlohmann::json& value,
                                                                 std::vector<std::string>& ignored) {
   const std::string key = "sriov-pools";
-  if (!value.is_array()) return invalid(key, "must be an array of {\"pf\": NAME, \"sysfs-root\": PATH}");
+  // PCIe's TotalVFs is a 16-bit field: no PF has more.
+  constexpr uint64_t kMaxVfs = 65535;
+  if (!value.is_array())
+    return invalid(key, "must be an array of {\"pf\": NAME, \"sysfs-root\": PATH, \"vfs\": N, \"mode\": MODE}");
   std::vector<sriov::PoolConfig> pools;
   for (const nlohmann::json& entry : value) {
     sriov::PoolConfig pool;
@@ -220,6 +224,19 @@ absl::StatusOr<std::vector<sriov::PoolConfig>> parseSriovPools(const nlohmann::j
       pool.pf = entry.get<std::string>();
     } else if (entry.is_object()) {
       for (const auto& [k, v] : entry.items()) {
+        if (k == "vfs") {
+          if (!v.is_number_unsigned() || v.get<uint64_t>() > kMaxVfs)
+            return invalid(key, absl::StrCat("\"vfs\" must be a VF count 0..", kMaxVfs));
+          pool.vfs = v.get<uint32_t>();
+          continue;
+        }
+        if (k == "mode") {
+          const std::string mode = v.is_string() ? v.get<std::string>() : std::string();
+          if (mode == "vfio") pool.mode = sriov::VfDriverMode::kVfio;
+          else if (mode == "kernel") pool.mode = sriov::VfDriverMode::kKernel;
+          else return invalid(key, "\"mode\" must be \"vfio\" or \"kernel\"");
+          continue;
+        }
         if (k != "pf" && k != "sysfs-root") {
           ignored.push_back(absl::StrCat("sriov-pools[].", k));
           continue;

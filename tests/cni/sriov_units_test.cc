@@ -52,6 +52,43 @@ TEST(SriovNetConf, BadFieldsAreCode7NamingTheField) {
   EXPECT_TRUE(parseNetConf(R"({"cniVersion":"1.1.0","name":"n","type":"sluice-cni","deviceID":"x"})").ok());
 }
 
+TEST(SriovNetConf, SriovCniVfSettings) {
+  auto c = parseNetConf(sriovConf(R"(,"vlan":7,"vlanQoS":3,"vlanProto":"802.1AD","link_state":"enable",)"
+                                  R"("min_tx_rate":100,"max_tx_rate":1000)"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->vlan_qos, 3);
+  EXPECT_EQ(c->vlan_proto, VlanProto::k8021AD);
+  EXPECT_EQ(c->link_state, VfLinkState::kEnable);
+  EXPECT_EQ(c->min_tx_rate, 100u);
+  EXPECT_EQ(c->max_tx_rate, 1000u);
+  EXPECT_TRUE(c->unknown_fields.empty());
+  auto d = parseNetConf(sriovConf(R"(,"max_tx_rate":50)"));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->vlan_proto, VlanProto::k8021Q);
+  EXPECT_FALSE(d->link_state.has_value());
+  EXPECT_EQ(d->min_tx_rate, 0u);
+}
+
+TEST(SriovNetConf, BadVfSettingsAreCode7NamingTheField) {
+  for (const auto& [extra, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"(,"vlan":7,"vlanQoS":8)", "vlanQoS"},
+           {R"(,"vlanQoS":1)", "vlanQoS"},
+           {R"(,"vlanProto":"802.1ad")", "vlanProto"},
+           {R"(,"vlan":7,"vlanProto":"qinq")", "vlanProto"},
+           {R"(,"link_state":"up")", "link_state"},
+           {R"(,"min_tx_rate":-1)", "min_tx_rate"},
+           {R"(,"max_tx_rate":4294967296)", "max_tx_rate"},
+           {R"(,"min_tx_rate":200,"max_tx_rate":100)", "min_tx_rate"},
+           {R"(,"runtimeConfig":{"mac":"ff:ff:ff:ff:ff:ff"})", "runtimeConfig.mac"},
+           {R"(,"runtimeConfig":{"ips":["10.0.0.1/24",1]})", "runtimeConfig.ips"}}) {
+    auto c = parseNetConf(sriovConf(extra));
+    ASSERT_FALSE(c.ok()) << extra;
+    EXPECT_NE(c.status().message().find(field), std::string_view::npos) << c.status();
+  }
+  auto v = parseNetConf(R"({"cniVersion":"1.1.0","name":"n","type":"sluice-cni","link_state":"auto"})");
+  EXPECT_FALSE(v.ok());
+}
+
 TEST(SriovNetConf, PciAddressForm) {
   EXPECT_TRUE(sluice::isPciAddress("0000:3b:02.1"));
   EXPECT_TRUE(sluice::isPciAddress("0000:3b:1f.7"));

@@ -8,8 +8,12 @@
 #     trust and spoof-check of the config; CHECK passes, and fails once the
 #     netdev is down; DEL moves it back under its own
 #     name and MAC and the VF is free again; DEL again succeeds.
-#   deviceID (cnitool's CAP_ARGS → runtimeConfig) picks the VF; a DEL with
-#     an empty CNI_NETNS (containerd's second DEL) still sends it home.
+#   Multus-style runtime config (cnitool's CAP_ARGS → runtimeConfig):
+#     deviceID picks the VF, mac is the netdev's and the VF's MAC, ips asks
+#     host-local for that address, which lands on the netdev; the VF
+#     settings (vlanQoS, vlanProto, link_state, min/max_tx_rate) reach
+#     sluiced; a DEL with an empty CNI_NETNS (containerd's second DEL) still
+#     sends it home.
 #   refusals leave nothing behind: pool exhausted (11), unknown deviceID (7),
 #     malformed deviceID (7), and a failure inside the pod's netns (an
 #     interface already named CNI_IFNAME) undone back to the host.
@@ -17,6 +21,9 @@
 #     the result carries pciID, the device-info file its PCI address.
 #   kill -9 of sluiced with a VF handed out: the restarted sluiced holds it
 #     again (checkpoint), and DEL then frees it.
+#   the pool's "vfs"/"mode" in sluiced itself: at start it points each VF's
+#     driver_override at vfio-pci, unbinds and probes it (plain files here:
+#     no kernel answers), and on SIGTERM puts back the override it found.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init
 # The network below asks for trust on and spoof checking off, which the node
@@ -38,13 +45,22 @@ for i in 0 1; do
   e2e_cleanups+=("ip link del ${!name}p")
   mkdir -p "$sys/bus/pci/devices/${!pci}/net/${!name}" "$sys/class/net/sepf0/device"
   ln -s "../../../../bus/pci/devices/${!pci}" "$sys/class/net/sepf0/device/virtfn$i"
+  # A kernel VF driver bound, no override: what a fresh VF looks like.
+  mkdir -p "$sys/bus/pci/drivers/sefakevf"
+  ln -s ../../drivers/sefakevf "$sys/bus/pci/devices/${!pci}/driver"
+  echo '(null)' >"$sys/bus/pci/devices/${!pci}/driver_override"
 done
+: >"$sys/bus/pci/drivers/sefakevf/unbind"
+: >"$sys/bus/pci/drivers_probe"
+echo 8 >"$sys/class/net/sepf0/device/sriov_totalvfs"
+echo 2 >"$sys/class/net/sepf0/device/sriov_numvfs"
 ip link set "$vf0" address 02:aa:bb:00:00:10 mtu 1500
 ip link set "$vf1" address 02:aa:bb:00:00:11 mtu 1500
 
 # --- sluiced with that pool and the fake PF control
 jq -n --arg sys "$sys" --arg state "$work/state" \
-  '{"sriov-pools": [{pf: "sepf0", "sysfs-root": $sys}], "sriov-pf-control": "fake", "state-dir": $state}' \
+  '{"sriov-pools": [{pf: "sepf0", "sysfs-root": $sys, vfs: 2, mode: "vfio"}], "sriov-pf-control": "fake",
+    "state-dir": $state}' \
   >"$work/sluiced.json"
 start_sriov_sluiced() {
   "$SLUICED" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
@@ -56,6 +72,13 @@ start_sriov_sluiced() {
 }
 start_sriov_sluiced
 grep -q 'sriov-pf-control is "fake"' "$work/sluiced.log" || fail "sluiced did not warn about the fake PF control"
+# The count was right (no sriov_numvfs write); each VF was pointed at vfio-pci.
+[[ $(cat "$sys/class/net/sepf0/device/sriov_numvfs") == 2 ]] || fail "sriov_numvfs rewritten"
+for p in $pci0 $pci1; do
+  [[ $(cat "$sys/bus/pci/devices/$p/driver_override") == vfio-pci ]] || fail "VF $p not pointed at vfio-pci"
+done
+[[ $(cat "$sys/bus/pci/drivers/sefakevf/unbind") == "$pci1" ]] || fail "VF $pci1 not unbound"
+[[ $(cat "$sys/bus/pci/drivers_probe") == "$pci1" ]] || fail "VF $pci1 not probed"
 
 vfs() { ctl --json vfs; }
 vf_holder() { vfs | jq -r --arg p "$1" '.vfs[] | select(.pci_address == $p) | if .in_use then .attachment.container_id + "/" + .attachment.ifname else "free" end'; }
@@ -73,7 +96,8 @@ netconf() { # $1 = cniVersion, $2 = sriovMode
   jq -n --arg name "$net" --arg v "$1" --arg mode "$2" --arg api "$work/api.sock" --arg dd "$work/records" \
     --arg ipam "$work/ipam" --arg sd "$work/vhost" '{
       cniVersion: $v, name: $name, type: "sluice-cni", interfaceType: "sriov", sriovMode: $mode,
-      vlan: 100, trust: "on", spoofchk: "off", mtu: 1400, capabilities: {deviceID: true},
+      vlan: 100, vlanQoS: 5, vlanProto: "802.1Q", link_state: "enable", min_tx_rate: 10, max_tx_rate: 1000,
+      trust: "on", spoofchk: "off", mtu: 1400, capabilities: {deviceID: true, mac: true, ips: true},
       apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
       ipam: {type: "host-local", dataDir: $ipam,
              ranges: [[{subnet: "10.252.0.0/24", rangeStart: "10.252.0.20", rangeEnd: "10.252.0.29",
@@ -107,6 +131,8 @@ ip -n "se2e-$id-a" route show 10.254.0.0/16 | grep -q 'via 10.252.0.9 dev net1' 
 port=$(port_of "$cida" net1)
 assert_jq "$port" ".type == \"PORT_TYPE_SRIOV_VF\" and .pci_id == \"$pci0\" and .vf_netdev == \"$vf0\"" "the VF port"
 assert_jq "$port" '.vlan == 100 and .vf_trust == true and (.vf_spoof_check // false) == false' "VF settings"
+assert_jq "$port" '.vlan_qos == 5 and .vlan_proto == "VLAN_PROTO_8021Q" and .vf_link_state == "VF_LINK_STATE_ENABLE"
+  and .min_tx_rate == 10 and .max_tx_rate == 1000' "sriov-cni's VF settings"
 assert_jq "$port" ".mac == \"$mac\" and .ip == \"${addr%/24}\"" "port MAC and IP"
 grep -q "handed to $cida/net1 kernel mac $mac vlan 100 trust on spoofchk off" "$work/sluiced.log" ||
   fail "sluiced did not program the VF as configured"
@@ -118,12 +144,19 @@ if out=$("$CNITOOL" check "$net" "$nsa" 2>&1); then fail "CHECK passed with the 
 grep -q "is down" <<<"$out" || fail "CHECK failed for another reason: $out"
 ip -n "se2e-$id-a" link set net1 up
 
-# --- ADD pod B naming the second VF by deviceID (CAP_ARGS → runtimeConfig)
+# --- ADD pod B as Multus delegates: the second VF by deviceID, a MAC and an
+# address from the runtime (CAP_ARGS → runtimeConfig)
 new_netns b nsb
 cidb=$(cnitool_container_id "$nsb")
-result_b=$(CAP_ARGS="{\"deviceID\":\"$pci1\"}" "$CNITOOL" add "$net" "$nsb") || fail "add with deviceID failed: $result_b"
-ip -n "se2e-$id-b" link show net1 >/dev/null || fail "no net1 in pod B"
+caps=$(jq -nc --arg pci "$pci1" '{deviceID: $pci, mac: "02:5a:00:00:00:b0", ips: ["10.252.0.27/24"]}')
+result_b=$(CAP_ARGS=$caps "$CNITOOL" add "$net" "$nsb") || fail "add with runtime config failed: $result_b"
+assert_jq "$result_b" '.interfaces[0].mac == "02:5a:00:00:00:b0"' "result MAC from runtimeConfig.mac"
+assert_jq "$result_b" '.ips[0].address == "10.252.0.27/24"' "result address from runtimeConfig.ips"
+link_b=$(ip -n "se2e-$id-b" -j link show net1) || fail "no net1 in pod B"
+assert_jq "$link_b" '.[0].address == "02:5a:00:00:00:b0"' "pod B's netdev has the runtime MAC"
+ip -n "se2e-$id-b" -4 -o addr show dev net1 | grep -q "inet 10.252.0.27/24 " || fail "runtime address not on pod B's net1"
 [[ $(vf_holder $pci1) == "$cidb/net1" ]] || fail "deviceID $pci1 not given to pod B: $(ctl vfs)"
+assert_jq "$(port_of "$cidb" net1)" '.mac == "02:5a:00:00:00:b0" and .ip == "10.252.0.27"' "sluiced programmed the runtime MAC"
 
 # --- refusals: nothing may be left behind
 new_netns c nsc
@@ -208,4 +241,17 @@ ip link show "$vf0" >/dev/null || fail "VF netdev not back after DEL following t
 [[ $(lease_count) == 0 ]] || fail "leases left: $(find "$work/ipam" -type f)"
 [[ $(record_count) == 0 ]] || fail "records left: $(find "$work/records" -type f)"
 ip link show "$vf0" >/dev/null && ip link show "$vf1" >/dev/null || fail "a VF netdev is missing from the host"
+
+# --- SIGTERM with no VF held: sluiced undoes its driver binding, putting
+# back the override it found at its start and re-probing each VF. This one
+# started after a kill -9, so it found its predecessor's vfio-pci (with no
+# kernel here the VFs never left the stand-in driver, so it rebound them):
+# a crash loses the original override.
+kill -TERM "$sluiced_pid"
+wait "$sluiced_pid" 2>/dev/null || true
+for p in $pci0 $pci1; do
+  [[ $(cat "$sys/bus/pci/devices/$p/driver_override") == vfio-pci ]] || fail "VF $p's driver_override not put back"
+done
+[[ $(cat "$sys/bus/pci/drivers_probe") == "$pci0" ]] || fail "VF $pci0 not re-probed at shutdown (undo runs last VF first)"
+grep -q "pf sepf0: VF set-up undone (drivers restored)" "$work/sluiced.log" || fail "sluiced did not say it undid the VF set-up"
 echo "PASS"

@@ -29,7 +29,7 @@ const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores',
   'state-dir', 'metrics-address', 'metrics-port']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
   'perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup',
-  'mtu', 'vlan', 'trust', 'spoofchk', 'ipam', 'capabilities']);
+  'mtu', 'vlan', 'trust', 'spoofchk', 'ipam', 'capabilities', 'sriovMode']);
 
 let passed = 0, failed = 0;
 function check(name, fn) {
@@ -127,9 +127,10 @@ check('sluice-cni\'s node config: the plugin\'s keys only, socketDirRoot is slui
   assert.equal(node.socketDirRoot, def['socket-dir']);
   assert.equal(typeof node.allowVfTrust, 'boolean');
   assert.equal(typeof node.allowVfSpoofchkOff, 'boolean');
-  const sriov = cniConfs['cni-sluice-sriov.conf'];
-  if (sriov?.trust === 'on') assert.equal(node.allowVfTrust, true);
-  if (sriov?.spoofchk === 'off') assert.equal(node.allowVfSpoofchkOff, true);
+  for (const sriov of Object.values(cniConfs).filter((c) => c.interfaceType === 'sriov')) {
+    if (sriov.trust === 'on') assert.equal(node.allowVfTrust, true);
+    if (sriov.spoofchk === 'off') assert.equal(node.allowVfSpoofchkOff, true);
+  }
 });
 
 check('node-config writes network configs into the host Multus conf dir', () => {
@@ -147,8 +148,17 @@ check('sluiced config files use only known keys', () => {
 
 check('network attachments: vhost-user and SR-IOV, configs of type sluice-cni', () => {
   const nads = ofKind('NetworkAttachmentDefinition');
-  assert.deepEqual(nads.map((n) => n.metadata.name).sort(), ['sluice-sriov', 'sluice-vhost']);
-  assert.deepEqual(Object.keys(cniConfs).sort(), ['cni-sluice-sriov.conf', 'cni-sluice-vhost.conf']);
+  // With VF pools, one SR-IOV network per pool carrying its device-plugin
+  // resource; without, one carrying networks.sriov.resourceName.
+  const pools = def['sriov-pools'] ?? [];
+  const sriovNames = pools.length ? pools.map((p) => `sluice-sriov-${p.pf}`) : ['sluice-sriov'];
+  assert.deepEqual(nads.map((n) => n.metadata.name).sort(), [...sriovNames, 'sluice-vhost'].sort());
+  assert.deepEqual(Object.keys(cniConfs).sort(), [...sriovNames, 'sluice-vhost'].map((n) => `cni-${n}.conf`).sort());
+  for (const n of nads) {
+    const resource = n.metadata.annotations?.['k8s.v1.cni.cncf.io/resourceName'];
+    if (n.metadata.name === 'sluice-vhost') assert.equal(resource, undefined, 'no device-plugin resource on vhost-user');
+    else assert.match(resource ?? '', /^[a-z0-9.-]+\/[A-Za-z0-9_.-]+$/, `${n.metadata.name}: resourceName annotation`);
+  }
   for (const [name, c] of Object.entries(cniConfs)) {
     for (const k of Object.keys(c)) assert.ok(kCniKeys.has(k), `${name}: unknown key ${k}`);
     assert.equal(c.type, 'sluice-cni');
@@ -156,7 +166,11 @@ check('network attachments: vhost-user and SR-IOV, configs of type sluice-cni', 
     assert.equal(c.cniVersion, '1.1.0');
     assert.equal(c.apiSocket, def['api-socket']);
     assert.equal(c.ipam.type, 'host-local');
-    assert.deepEqual(c.capabilities, { CNIDeviceInfoFile: true }, `${name}: Multus passes a device-info path`);
+    // Multus passes a device-info path; to SR-IOV also the device plugin's
+    // deviceID and the pod's mac and ips.
+    const caps = c.interfaceType === 'sriov' ? { CNIDeviceInfoFile: true, deviceID: true, mac: true, ips: true }
+                                             : { CNIDeviceInfoFile: true };
+    assert.deepEqual(c.capabilities, caps, `${name}: capabilities`);
   }
   const vhost = cniConfs['cni-sluice-vhost.conf'];
   assert.equal(vhost.interfaceType, 'vhost-user');
@@ -168,10 +182,14 @@ check('network attachments: vhost-user and SR-IOV, configs of type sluice-cni', 
   assert.equal(vhost.perPodSockets, true);
   assert.equal(vhost.socketVolume, 'sluice-sockets');
   assert.equal(vhost.podSocketDir, '/var/run/sluice');
-  assert.equal(cniConfs['cni-sluice-sriov.conf'].interfaceType, 'sriov');
-  for (const k of ['perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup']) {
-    assert.ok(!(k in cniConfs['cni-sluice-sriov.conf']), `no ${k} on the SR-IOV network`);
+  for (const sriovName of sriovNames) {
+    const sriov = cniConfs[`cni-${sriovName}.conf`];
+    assert.equal(sriov.interfaceType, 'sriov');
+    for (const k of ['perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup']) {
+      assert.ok(!(k in sriov), `no ${k} on the SR-IOV network`);
+    }
   }
+  pools.forEach((p, i) => assert.equal(cniConfs[`cni-${sriovNames[i]}.conf`].sriovMode, p.mode === 'vfio' ? 'dpdk' : 'kernel'));
   for (const n of nads) {
     if (n.spec.config) assert.deepEqual(JSON.parse(n.spec.config), cniConfs[`cni-${n.metadata.name}.conf`], `${n.metadata.name}: config equals the node copy`);
   }
@@ -247,7 +265,12 @@ if (profile === 'production') {
   check('production: attachments defer to the per-node config (CIDR filled in on the node)', () => {
     for (const n of ofKind('NetworkAttachmentDefinition')) assert.deepEqual(n.spec, {});
     for (const c of Object.values(cniConfs)) assert.equal(c.ipam.ranges[0][0].subnet, '@NODE_POD_CIDR@');
-    assert.equal(cniConfs['cni-sluice-sriov.conf'].vlan, 100);
+    assert.equal(cniConfs['cni-sluice-sriov-ens1f0.conf'].vlan, 100);
+    assert.equal(cniConfs['cni-sluice-sriov-ens1f1.conf'].vlan, 100);
+    const resources = Object.fromEntries(ofKind('NetworkAttachmentDefinition')
+      .map((n) => [n.metadata.name, n.metadata.annotations?.['k8s.v1.cni.cncf.io/resourceName']]));
+    assert.equal(resources['sluice-sriov-ens1f0'], 'intel.com/sluice_dpdk');
+    assert.equal(resources['sluice-sriov-ens1f1'], 'intel.com/sluice_netdev');
   });
 }
 

@@ -56,7 +56,7 @@ await check('node-config on a listed node: own CIDR and VTEP, others remote, CNI
     assert.equal(c['pod-cidr'], '10.244.2.0/24');
     assert.equal(c.uplink.vtep, '192.0.2.12');
     assert.deepEqual(c['remote-nodes'].map((n) => n.name), ['worker-1', 'worker-3']);
-    for (const n of ['sluice-vhost', 'sluice-sriov']) {
+    for (const n of ['sluice-vhost', 'sluice-sriov-ens1f0', 'sluice-sriov-ens1f1']) {  // one SR-IOV network per pool
       const conf = readJson(join(root, 'cni-conf', `${n}.conf`));
       assert.equal(conf.name, n);
       assert.equal(conf.ipam.ranges[0][0].subnet, '10.244.2.0/24');

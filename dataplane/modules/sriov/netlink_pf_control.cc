@@ -2,6 +2,8 @@
 #include "dataplane/modules/sriov/netlink_pf_control.h"
 
 #include <absl/strings/str_cat.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -22,6 +24,8 @@ absl::string_view settingName(VfSetting s) {
     case VfSetting::kVlan: return "vlan";
     case VfSetting::kTrust: return "trust";
     case VfSetting::kSpoofCheck: return "spoofchk";
+    case VfSetting::kLinkState: return "link_state";
+    case VfSetting::kRate: return "rate";
   }
   return "?";
 }
@@ -62,8 +66,31 @@ std::vector<uint8_t> buildVfSetLinkRequest(uint32_t seq, int pf_ifindex, const V
       break;
     }
     case VfSetting::kVlan: {
-      const ifla_vf_vlan vlan{v.vf, v.vlan, 0};
-      req.addAttribute(IFLA_VF_VLAN, &vlan, sizeof vlan);
+      if (v.vlan.proto == VlanProto::k8021Q) {
+        // The older attribute: every PF driver with VF VLANs takes it.
+        const ifla_vf_vlan vlan{v.vf, v.vlan.id, v.vlan.qos};
+        req.addAttribute(IFLA_VF_VLAN, &vlan, sizeof vlan);
+        break;
+      }
+      // 802.1ad needs the protocol, which only the list form carries.
+      ifla_vf_vlan_info vlan_info{};
+      vlan_info.vf = v.vf;
+      vlan_info.vlan = v.vlan.id;
+      vlan_info.qos = v.vlan.qos;
+      vlan_info.vlan_proto = htons(ETH_P_8021AD);
+      const size_t vlan_list = req.beginNested(IFLA_VF_VLAN_LIST);
+      req.addAttribute(IFLA_VF_VLAN_INFO, &vlan_info, sizeof vlan_info);
+      req.endNested(vlan_list);
+      break;
+    }
+    case VfSetting::kLinkState: {
+      const ifla_vf_link_state state{v.vf, static_cast<uint32_t>(v.link_state)};
+      req.addAttribute(IFLA_VF_LINK_STATE, &state, sizeof state);
+      break;
+    }
+    case VfSetting::kRate: {
+      const ifla_vf_rate rate{v.vf, v.min_tx_rate, v.max_tx_rate};
+      req.addAttribute(IFLA_VF_RATE, &rate, sizeof rate);
       break;
     }
     case VfSetting::kTrust: {
@@ -127,7 +154,7 @@ absl::Status NetlinkPfControl::setVfMac(const std::string& pf, uint32_t vf, cons
   return apply(pf, v);
 }
 
-absl::Status NetlinkPfControl::setVfVlan(const std::string& pf, uint32_t vf, uint16_t vlan) {
+absl::Status NetlinkPfControl::setVfVlan(const std::string& pf, uint32_t vf, const VfVlan& vlan) {
   VfSettingValue v;
   v.setting = VfSetting::kVlan;
   v.vf = vf;
@@ -151,9 +178,27 @@ absl::Status NetlinkPfControl::setVfSpoofCheck(const std::string& pf, uint32_t v
   return apply(pf, v);
 }
 
+absl::Status NetlinkPfControl::setVfLinkState(const std::string& pf, uint32_t vf, VfLinkState state) {
+  VfSettingValue v;
+  v.setting = VfSetting::kLinkState;
+  v.vf = vf;
+  v.link_state = state;
+  return apply(pf, v);
+}
+
+absl::Status NetlinkPfControl::setVfRate(const std::string& pf, uint32_t vf, uint32_t min_tx_rate,
+                                         uint32_t max_tx_rate) {
+  VfSettingValue v;
+  v.setting = VfSetting::kRate;
+  v.vf = vf;
+  v.min_tx_rate = min_tx_rate;
+  v.max_tx_rate = max_tx_rate;
+  return apply(pf, v);
+}
+
 absl::Status NetlinkPfControl::resetVf(const std::string& pf, uint32_t vf) {
   absl::Status first;
-  for (absl::Status s : {setVfMac(pf, vf, MacAddress{}), setVfVlan(pf, vf, 0), setVfTrust(pf, vf, false),
+  for (absl::Status s : {setVfMac(pf, vf, MacAddress{}), setVfVlan(pf, vf, VfVlan{}), setVfTrust(pf, vf, false),
                          setVfSpoofCheck(pf, vf, true)})
     if (first.ok()) first = s;
   return first;

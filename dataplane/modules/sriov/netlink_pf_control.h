@@ -1,7 +1,8 @@
 // PfControl over rtnetlink, the way `ip link set <pf> vf N ...` does it: one
 // RTM_SETLINK request on the PF's ifindex carrying IFLA_VFINFO_LIST →
-// IFLA_VF_INFO → one of IFLA_VF_MAC / IFLA_VF_VLAN / IFLA_VF_TRUST /
-// IFLA_VF_SPOOFCHK, then the kernel's NLMSG_ERROR acknowledgement. Raw
+// IFLA_VF_INFO → one of IFLA_VF_MAC / IFLA_VF_VLAN (802.1Q) or
+// IFLA_VF_VLAN_LIST → IFLA_VF_VLAN_INFO (802.1ad) / IFLA_VF_TRUST /
+// IFLA_VF_SPOOFCHK / IFLA_VF_LINK_STATE / IFLA_VF_RATE, then the kernel's NLMSG_ERROR acknowledgement. Raw
 // NETLINK_ROUTE sockets, no libnl. Message building and ack parsing are pure
 // functions, unit-tested to the byte; the socket part needs a PF driver that
 // implements ndo_set_vf_* (none on machines without SR-IOV NICs, where the
@@ -17,14 +18,17 @@
 
 namespace sluice::sriov {
 
-enum class VfSetting { kMac, kVlan, kTrust, kSpoofCheck };
+enum class VfSetting { kMac, kVlan, kTrust, kSpoofCheck, kLinkState, kRate };
 
 struct VfSettingValue {
   VfSetting setting = VfSetting::kMac;
   uint32_t vf = 0;
-  MacAddress mac;     // kMac
-  uint16_t vlan = 0;  // kVlan (QoS priority is always 0)
-  bool on = false;    // kTrust, kSpoofCheck
+  MacAddress mac;                              // kMac
+  VfVlan vlan;                                 // kVlan
+  bool on = false;                             // kTrust, kSpoofCheck
+  VfLinkState link_state = VfLinkState::kAuto;  // kLinkState
+  uint32_t min_tx_rate = 0;                    // kRate, Mbit/s
+  uint32_t max_tx_rate = 0;                    // kRate, Mbit/s
 };
 
 // The complete RTM_SETLINK request (NLM_F_REQUEST | NLM_F_ACK, port id 0 =
@@ -42,9 +46,11 @@ absl::Status parseNetlinkAck(std::span<const uint8_t> reply, uint32_t seq);
 class NetlinkPfControl : public PfControl {
  public:
   absl::Status setVfMac(const std::string& pf, uint32_t vf, const MacAddress& mac) override;
-  absl::Status setVfVlan(const std::string& pf, uint32_t vf, uint16_t vlan) override;
+  absl::Status setVfVlan(const std::string& pf, uint32_t vf, const VfVlan& vlan) override;
   absl::Status setVfTrust(const std::string& pf, uint32_t vf, bool on) override;
   absl::Status setVfSpoofCheck(const std::string& pf, uint32_t vf, bool on) override;
+  absl::Status setVfLinkState(const std::string& pf, uint32_t vf, VfLinkState state) override;
+  absl::Status setVfRate(const std::string& pf, uint32_t vf, uint32_t min_tx_rate, uint32_t max_tx_rate) override;
   absl::Status resetVf(const std::string& pf, uint32_t vf) override;
 
  private:

@@ -17,9 +17,36 @@ constexpr uint32_t kMaxVlan = 4094;  // 802.1Q: 4095 is reserved
 // address: parsePortRequest's pod-CIDR rules are for sluiced-routed ports.
 const Ipv4Cidr kAnyNetwork{Ipv4Address{0}, 0};
 
-bool sameSettings(const VfRequest& a, const VfRequest& b, const VfInfo& held) {
-  bool device_ok = b.device_id.empty() || b.device_id == held.pci_address;
-  return device_ok && a.vlan == b.vlan && a.mode == b.mode && a.trust == b.trust && a.spoof_check == b.spoof_check;
+constexpr uint32_t kMaxQos = 7;  // 802.1p priorities are 3 bits
+
+bool sameSettings(const VfRequest& a, VfRequest b, const VfInfo& held) {
+  if (!b.device_id.empty() && b.device_id != held.pci_address) return false;
+  b.device_id = a.device_id;
+  return a == b;
+}
+
+bool hasRate(const VfRequest& vf) { return vf.min_tx_rate != 0 || vf.max_tx_rate != 0; }
+
+absl::Status validateSettings(const VfRequest& vf) {
+  if (vf.vlan > kMaxVlan)
+    return absl::InvalidArgumentError(absl::StrCat("vlan: ", vf.vlan, " is not a VLAN id 0..", kMaxVlan));
+  if (vf.vlan_qos > kMaxQos)
+    return absl::InvalidArgumentError(absl::StrCat("vlanQoS: ", vf.vlan_qos, " is not a priority 0..", kMaxQos));
+  if (vf.vlan == 0 && (vf.vlan_qos != 0 || vf.vlan_proto != VlanProto::k8021Q))
+    return absl::InvalidArgumentError("vlanQoS, vlanProto: need a vlan");
+  if (vf.max_tx_rate != 0 && vf.min_tx_rate > vf.max_tx_rate)
+    return absl::InvalidArgumentError(
+        absl::StrCat("min_tx_rate: ", vf.min_tx_rate, " is above max_tx_rate ", vf.max_tx_rate));
+  return absl::OkStatus();
+}
+
+// What attach() set beyond resetVf()'s reach, put back as every free VF has it.
+absl::Status undoExtras(PfControl& pf, const VfInfo& held, const VfRequest& vf) {
+  absl::Status first;
+  if (vf.link_state) first = pf.setVfLinkState(held.pf, held.index, VfLinkState::kAuto);
+  if (hasRate(vf))
+    if (absl::Status s = pf.setVfRate(held.pf, held.index, 0, 0); first.ok()) first = s;
+  return first;
 }
 
 }  // namespace
@@ -50,8 +77,7 @@ absl::StatusOr<VfAttachResult> SriovControl::attach(const RawPortRequest& raw, c
   auto parsed = parsePortRequest(r, kAnyNetwork, Ipv4Address{0});
   if (!parsed.ok()) return parsed.status();
   PortRequest& req = *parsed;
-  if (vf.vlan > kMaxVlan)
-    return absl::InvalidArgumentError(absl::StrCat("vlan: ", vf.vlan, " is not a VLAN id 0..", kMaxVlan));
+  if (absl::Status s = validateSettings(vf); !s.ok()) return s;
 
   for (const VfAttachment& a : attachments_) {
     if (a.request.attachment == req.attachment) {
@@ -80,10 +106,16 @@ absl::StatusOr<VfAttachResult> SriovControl::attach(const RawPortRequest& raw, c
   }
 
   absl::Status s = pf_.setVfMac(held.pf, held.index, req.mac);
-  if (s.ok()) s = pf_.setVfVlan(held.pf, held.index, static_cast<uint16_t>(vf.vlan));
+  if (s.ok())
+    s = pf_.setVfVlan(held.pf, held.index,
+                      VfVlan{static_cast<uint16_t>(vf.vlan), static_cast<uint8_t>(vf.vlan_qos), vf.vlan_proto});
   if (s.ok()) s = pf_.setVfSpoofCheck(held.pf, held.index, vf.spoof_check);
   if (s.ok()) s = pf_.setVfTrust(held.pf, held.index, vf.trust);
+  if (s.ok() && vf.link_state) s = pf_.setVfLinkState(held.pf, held.index, *vf.link_state);
+  if (s.ok() && hasRate(vf)) s = pf_.setVfRate(held.pf, held.index, vf.min_tx_rate, vf.max_tx_rate);
   if (!s.ok()) {
+    if (absl::Status extras = undoExtras(pf_, held, vf); !extras.ok())
+      logError("SR-IOV: restoring ", held.pf, " vf ", held.index, " after a failed set-up: ", extras.message());
     if (absl::Status reset = pf_.resetVf(held.pf, held.index); !reset.ok())
       logError("SR-IOV: resetting ", held.pf, " vf ", held.index, " after a failed set-up: ", reset.message());
     pool_.release(req.attachment);
@@ -102,6 +134,8 @@ bool SriovControl::detach(const AttachmentId& id) {
   auto it = std::find_if(attachments_.begin(), attachments_.end(),
                          [&](const VfAttachment& a) { return a.request.attachment == id; });
   if (it == attachments_.end()) return false;
+  if (absl::Status s = undoExtras(pf_, it->vf, it->settings); !s.ok())
+    logError("SR-IOV: restoring ", it->vf.pf, " vf ", it->vf.index, "'s link state and rates: ", s.message());
   if (absl::Status s = pf_.resetVf(it->vf.pf, it->vf.index); !s.ok())
     logError("SR-IOV: resetting ", it->vf.pf, " vf ", it->vf.index, ": ", s.message(),
              "; returned to the pool anyway (the next attachment programs it afresh)");
@@ -129,6 +163,11 @@ nlohmann::json SriovControl::checkpointRecords() const {
                    {"mode", std::string(sriovModeName(a.settings.mode))},
                    {"trust", a.settings.trust},
                    {"spoof_check", a.settings.spoof_check},
+                   {"vlan_qos", a.settings.vlan_qos},
+                   {"vlan_proto", a.settings.vlan_proto == VlanProto::k8021Q ? "802.1Q" : "802.1ad"},
+                   {"link_state", a.settings.link_state ? static_cast<int>(*a.settings.link_state) : -1},
+                   {"min_tx_rate", a.settings.min_tx_rate},
+                   {"max_tx_rate", a.settings.max_tx_rate},
                    {"netns", a.netns}});
   }
   return out;
@@ -175,6 +214,12 @@ void SriovControl::restore(const nlohmann::json& records) {
     vf.netdev = str("netdev");
     VfRequest settings{str("device_id"), num("vlan"), str("mode") == "kernel" ? SriovMode::kKernel : SriovMode::kDpdk,
                        flag("trust", false), flag("spoof_check", true)};
+    settings.vlan_qos = num("vlan_qos");
+    settings.vlan_proto = str("vlan_proto") == "802.1ad" ? VlanProto::k8021AD : VlanProto::k8021Q;
+    if (uint32_t ls = num("link_state"); rec.contains("link_state") && rec["link_state"].is_number_unsigned() && ls <= 2)
+      settings.link_state = static_cast<VfLinkState>(ls);
+    settings.min_tx_rate = num("min_tx_rate");
+    settings.max_tx_rate = num("max_tx_rate");
     attachments_.push_back({*req, vf, settings, str("netns")});
     logInfo("SR-IOV: restored VF ", pci, " of ", raw.container_id, "/", raw.ifname);
   }

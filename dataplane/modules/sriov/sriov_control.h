@@ -11,6 +11,7 @@
 #include <absl/status/statusor.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,13 +26,19 @@ namespace sluice::sriov {
 
 enum class SriovMode { kKernel, kDpdk };
 
-// The SR-IOV part of an AddPort request.
+// The SR-IOV part of an AddPort request (sriov-cni's VF settings).
 struct VfRequest {
   std::string device_id;  // wanted VF's PCI address; empty: any free VF
   uint32_t vlan = 0;      // 0 = untagged
   SriovMode mode = SriovMode::kKernel;
   bool trust = false;
   bool spoof_check = true;
+  uint32_t vlan_qos = 0;  // 802.1p priority 0..7 (needs a vlan)
+  VlanProto vlan_proto = VlanProto::k8021Q;
+  std::optional<VfLinkState> link_state = std::nullopt;  // unset: left as the free VF has it
+  uint32_t min_tx_rate = 0;  // Mbit/s; both 0: no rate call at all
+  uint32_t max_tx_rate = 0;  // Mbit/s; 0 = no limit
+  bool operator==(const VfRequest&) const = default;
 };
 
 struct VfAttachment {
@@ -56,14 +63,18 @@ class SriovControl {
   SriovControl(std::vector<VfInfo> vfs, PfControl& pf);
 
   // Errors (nothing changed by any): the request's own (InvalidArgument,
-  // e.g. vlan > 4094; see parsePortRequest, minus the pod-CIDR rules: a VF's
+  // e.g. vlan > 4094, vlan_qos > 7, a QoS or 802.1ad without a vlan, a
+  // min_tx_rate above max_tx_rate; see parsePortRequest, minus the pod-CIDR rules: a VF's
   // address belongs to its own network), the pool's (see VfPool::allocate),
   // AlreadyExists for an attachment held with other parameters or a MAC of
   // another VF attachment, FailedPrecondition for kernel mode on a VF without
   // a netdev, and the PF's error (VF reset and returned) otherwise.
   absl::StatusOr<VfAttachResult> attach(const RawPortRequest& raw, const VfRequest& vf,
                                         const std::string& netns = {});
-  // Resets the VF through the PF and returns it to the pool. False when the
+  // Undoes the settings attach() made that a reset does not cover (link
+  // state back to auto, rates back to none: what every free VF of the pools
+  // has, since each detach leaves it so), resets the VF through the PF and
+  // returns it to the pool. False when the
   // attachment holds no VF. A failed reset is logged, and the VF is returned
   // anyway: the next attach programs every setting afresh.
   bool detach(const AttachmentId& id);

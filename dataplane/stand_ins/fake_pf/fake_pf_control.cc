@@ -19,9 +19,12 @@ absl::Status FakePfControl::setVfMac(const std::string& pf, uint32_t vf, const M
   return absl::OkStatus();
 }
 
-absl::Status FakePfControl::setVfVlan(const std::string& pf, uint32_t vf, uint16_t vlan) {
+absl::Status FakePfControl::setVfVlan(const std::string& pf, uint32_t vf, const VfVlan& vlan) {
   std::lock_guard lock(mu_);
-  if (absl::Status s = record("vlan", pf, vf, std::to_string(vlan)); !s.ok()) return s;
+  std::string arg = std::to_string(vlan.id);
+  if (vlan.qos != 0 || vlan.proto != VlanProto::k8021Q)
+    absl::StrAppend(&arg, " qos ", vlan.qos, " proto ", vlan.proto == VlanProto::k8021Q ? "802.1Q" : "802.1ad");
+  if (absl::Status s = record("vlan", pf, vf, arg); !s.ok()) return s;
   state_[{pf, vf}].vlan = vlan;
   return absl::OkStatus();
 }
@@ -37,6 +40,24 @@ absl::Status FakePfControl::setVfSpoofCheck(const std::string& pf, uint32_t vf, 
   std::lock_guard lock(mu_);
   if (absl::Status s = record("spoofchk", pf, vf, on ? "on" : "off"); !s.ok()) return s;
   state_[{pf, vf}].spoof_check = on;
+  return absl::OkStatus();
+}
+
+absl::Status FakePfControl::setVfLinkState(const std::string& pf, uint32_t vf, VfLinkState state) {
+  std::lock_guard lock(mu_);
+  const char* name = state == VfLinkState::kAuto ? "auto" : state == VfLinkState::kEnable ? "enable" : "disable";
+  if (absl::Status s = record("link_state", pf, vf, name); !s.ok()) return s;
+  state_[{pf, vf}].link_state = state;
+  return absl::OkStatus();
+}
+
+absl::Status FakePfControl::setVfRate(const std::string& pf, uint32_t vf, uint32_t min_tx_rate,
+                                      uint32_t max_tx_rate) {
+  std::lock_guard lock(mu_);
+  if (absl::Status s = record("rate", pf, vf, absl::StrCat("min ", min_tx_rate, " max ", max_tx_rate)); !s.ok())
+    return s;
+  state_[{pf, vf}].min_tx_rate = min_tx_rate;
+  state_[{pf, vf}].max_tx_rate = max_tx_rate;
   return absl::OkStatus();
 }
 

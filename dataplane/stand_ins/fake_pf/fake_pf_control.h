@@ -20,23 +20,31 @@ class FakePfControl : public PfControl {
  public:
   struct VfState {
     MacAddress mac;
-    uint16_t vlan = 0;
+    VfVlan vlan;
     bool trust = false;
     bool spoof_check = true;
+    VfLinkState link_state = VfLinkState::kAuto;
+    uint32_t min_tx_rate = 0;
+    uint32_t max_tx_rate = 0;
   };
 
   absl::Status setVfMac(const std::string& pf, uint32_t vf, const MacAddress& mac) override;
-  absl::Status setVfVlan(const std::string& pf, uint32_t vf, uint16_t vlan) override;
+  absl::Status setVfVlan(const std::string& pf, uint32_t vf, const VfVlan& vlan) override;
   absl::Status setVfTrust(const std::string& pf, uint32_t vf, bool on) override;
   absl::Status setVfSpoofCheck(const std::string& pf, uint32_t vf, bool on) override;
+  absl::Status setVfLinkState(const std::string& pf, uint32_t vf, VfLinkState state) override;
+  absl::Status setVfRate(const std::string& pf, uint32_t vf, uint32_t min_tx_rate, uint32_t max_tx_rate) override;
   absl::Status resetVf(const std::string& pf, uint32_t vf) override;
 
-  // Every call so far, e.g. "mac pf0 1 02:00:00:00:00:01", "vlan pf0 1 100",
-  // "trust pf0 1 on", "spoofchk pf0 1 off", "reset pf0 1".
+  // Every call so far, e.g. "mac pf0 1 02:00:00:00:00:01", "vlan pf0 1 100"
+  // (with " qos 3 proto 802.1ad" when either is not the default),
+  // "trust pf0 1 on", "spoofchk pf0 1 off", "link_state pf0 1 disable",
+  // "rate pf0 1 min 10 max 100", "reset pf0 1".
   std::vector<std::string> calls() const;
   // The settings a VF has after the calls (defaults when never touched).
   VfState state(const std::string& pf, uint32_t vf) const;
-  // Calls whose kind ("mac", "vlan", "trust", "spoofchk", "reset") equals
+  // Calls whose kind ("mac", "vlan", "trust", "spoofchk", "link_state",
+  // "rate", "reset") equals
   // `kind` fail with Internal from now on (empty: none fail).
   void failOn(std::string kind);
 

@@ -152,6 +152,11 @@ or pciID (sriov) and mtu for Multus to pass on.
 {{- end -}}
 {{- else -}}
 {{- $_ := set $c "trust" $v.networks.sriov.trust -}}
+{{- /* Multus passes deviceID itself; mac and ips come from the pod's network selection. */ -}}
+{{- $_ := set $c "capabilities" (dict "CNIDeviceInfoFile" true "deviceID" true "mac" true "ips" true) -}}
+{{- if .sriovMode -}}
+{{- $_ := set $c "sriovMode" .sriovMode -}}
+{{- end -}}
 {{- $_ := set $c "spoofchk" $v.networks.sriov.spoofchk -}}
 {{- if gt (int $v.networks.sriov.vlan) 0 -}}
 {{- $_ := set $c "vlan" (int $v.networks.sriov.vlan) -}}
@@ -189,7 +194,14 @@ it anyway, and the plugin then makes and removes pod directories nowhere else.
 {{- $l = append $l (dict "name" .Values.networks.vhostUser.name "interfaceType" "vhost-user") -}}
 {{- end -}}
 {{- if .Values.networks.sriov.enabled -}}
-{{- $l = append $l (dict "name" .Values.networks.sriov.name "interfaceType" "sriov") -}}
+{{- if .Values.sriov.pools -}}
+{{- /* One network per pool: the pool's device-plugin resource and its mode. */ -}}
+{{- range .Values.sriov.pools -}}
+{{- $l = append $l (dict "name" (printf "%s-%s" $.Values.networks.sriov.name (.name | default .pf)) "interfaceType" "sriov" "resourceName" (.resourceName | default "") "sriovMode" (ternary "dpdk" "kernel" (eq (.mode | default "") "vfio"))) -}}
+{{- end -}}
+{{- else -}}
+{{- $l = append $l (dict "name" .Values.networks.sriov.name "interfaceType" "sriov" "resourceName" .Values.networks.sriov.resourceName) -}}
+{{- end -}}
 {{- end -}}
 {{- toJson $l -}}
 {{- end -}}

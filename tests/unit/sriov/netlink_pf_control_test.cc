@@ -44,13 +44,61 @@ TEST(VfSetLinkRequest, VlanBytes) {
   VfSettingValue v;
   v.setting = VfSetting::kVlan;
   v.vf = 1;
-  v.vlan = 0x123;
+  v.vlan = VfVlan{0x123};
   Bytes want = cat(header(56), {24, 0, 22, 0, 20, 0, 1, 0,
                                 16, 0, 2, 0,              // IFLA_VF_VLAN (2): struct ifla_vf_vlan
                                 1, 0, 0, 0,               //   vf
                                 0x23, 0x01, 0, 0,         //   vlan
                                 0, 0, 0, 0});             //   qos
   EXPECT_EQ(buildVfSetLinkRequest(7, 5, v), want);
+}
+
+TEST(VfSetLinkRequest, VlanWithQosBytes) {
+  VfSettingValue v;
+  v.setting = VfSetting::kVlan;
+  v.vf = 1;
+  v.vlan = VfVlan{0x123, 5, VlanProto::k8021Q};
+  Bytes want = cat(header(56), {24, 0, 22, 0, 20, 0, 1, 0,
+                                16, 0, 2, 0,              // IFLA_VF_VLAN (2)
+                                1, 0, 0, 0,               //   vf
+                                0x23, 0x01, 0, 0,         //   vlan
+                                5, 0, 0, 0});             //   qos
+  EXPECT_EQ(buildVfSetLinkRequest(7, 5, v), want);
+}
+
+TEST(VfSetLinkRequest, Vlan8021adGoesInTheVlanListBytes) {
+  VfSettingValue v;
+  v.setting = VfSetting::kVlan;
+  v.vf = 1;
+  v.vlan = VfVlan{0x123, 5, VlanProto::k8021AD};
+  Bytes want = cat(header(64), {32, 0, 22, 0,             // IFLA_VFINFO_LIST
+                                28, 0, 1, 0,              // IFLA_VF_INFO
+                                24, 0, 12, 0,             // IFLA_VF_VLAN_LIST (12)
+                                20, 0, 1, 0,              // IFLA_VF_VLAN_INFO (1): struct ifla_vf_vlan_info
+                                1, 0, 0, 0,               //   vf
+                                0x23, 0x01, 0, 0,         //   vlan
+                                5, 0, 0, 0,               //   qos
+                                0x88, 0xa8, 0, 0});       //   vlan_proto, big-endian ETH_P_8021AD, padding
+  EXPECT_EQ(buildVfSetLinkRequest(7, 5, v), want);
+}
+
+TEST(VfSetLinkRequest, LinkStateAndRateBytes) {
+  VfSettingValue v;
+  v.setting = VfSetting::kLinkState;
+  v.vf = 2;
+  v.link_state = VfLinkState::kDisable;
+  EXPECT_EQ(buildVfSetLinkRequest(7, 5, v), cat(header(52), {20, 0, 22, 0, 16, 0, 1, 0,
+                                                             12, 0, 5, 0,  // IFLA_VF_LINK_STATE (5)
+                                                             2, 0, 0, 0,   //   vf
+                                                             2, 0, 0, 0}));  // IFLA_VF_LINK_STATE_DISABLE
+  v.setting = VfSetting::kRate;
+  v.min_tx_rate = 10;
+  v.max_tx_rate = 1000;
+  EXPECT_EQ(buildVfSetLinkRequest(7, 5, v), cat(header(56), {24, 0, 22, 0, 20, 0, 1, 0,
+                                                             16, 0, 6, 0,       // IFLA_VF_RATE (6)
+                                                             2, 0, 0, 0,        //   vf
+                                                             10, 0, 0, 0,       //   min_tx_rate
+                                                             0xe8, 0x03, 0, 0}));  // max_tx_rate 1000
 }
 
 TEST(VfSetLinkRequest, TrustAndSpoofCheckBytes) {
@@ -120,9 +168,12 @@ TEST(NetlinkPfControl, KernelAnswersForAPfWithoutSriov) {
   const absl::StatusCode want =
       ::geteuid() == 0 ? absl::StatusCode::kUnimplemented : absl::StatusCode::kPermissionDenied;
   EXPECT_EQ(pf.setVfMac("lo", 0, *MacAddress::parse("02:00:00:00:00:01")).code(), want);
-  EXPECT_EQ(pf.setVfVlan("lo", 0, 100).code(), want);
+  EXPECT_EQ(pf.setVfVlan("lo", 0, VfVlan{100}).code(), want);
   EXPECT_EQ(pf.setVfTrust("lo", 0, true).code(), want);
   EXPECT_EQ(pf.setVfSpoofCheck("lo", 0, false).code(), want);
+  EXPECT_EQ(pf.setVfVlan("lo", 0, VfVlan{100, 3, VlanProto::k8021AD}).code(), want);
+  EXPECT_EQ(pf.setVfLinkState("lo", 0, VfLinkState::kEnable).code(), want);
+  EXPECT_EQ(pf.setVfRate("lo", 0, 0, 100).code(), want);
   absl::Status reset = pf.resetVf("lo", 0);
   EXPECT_EQ(reset.code(), want);
   EXPECT_NE(reset.message().find("pf lo vf 0 mac"), std::string_view::npos) << reset;

@@ -21,7 +21,16 @@ TEST(SriovConfig, PoolsRootAndPfControl) {
   EXPECT_EQ(c->sriov_pools[1].sysfs_root, "");
   EXPECT_EQ(c->sysfs_root, "/host/sys");
   EXPECT_EQ(c->sriov_pf_control, "fake");
-  EXPECT_EQ(c->ignored_keys, (std::vector<std::string>{"sriov-pools[].mode", "sriov-pools[].vfs"}));
+  EXPECT_EQ(c->sriov_pools[0].vfs, 8u);
+  EXPECT_EQ(c->sriov_pools[0].mode, sriov::VfDriverMode::kVfio);
+  EXPECT_EQ(c->sriov_pools[1].vfs, 0u);
+  EXPECT_EQ(c->sriov_pools[1].mode, sriov::VfDriverMode::kUnchanged);
+  EXPECT_TRUE(c->ignored_keys.empty());
+  auto kernel = applyConfigJson(R"({"sriov-pools": [{"pf": "a", "mode": "kernel", "resourceName": "x/y"}]})",
+                                SluicedConfig{});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->sriov_pools[0].mode, sriov::VfDriverMode::kKernel);
+  EXPECT_EQ(kernel->ignored_keys, (std::vector<std::string>{"sriov-pools[].resourceName"}));
 }
 
 TEST(SriovConfig, Defaults) {
@@ -34,7 +43,9 @@ TEST(SriovConfig, Defaults) {
 TEST(SriovConfig, RefusalsNameTheKey) {
   for (const char* doc : {R"({"sriov-pools": {"pf": "a"}})", R"({"sriov-pools": [{"pf": "../x"}]})",
                           R"({"sriov-pools": [{"pf": 3}]})", R"({"sriov-pools": [{"pf": "a", "sysfs-root": "rel"}]})",
-                          R"({"sriov-pools": ["a", {"pf": "a"}]})", R"({"sriov-pools": [7]})"}) {
+                          R"({"sriov-pools": ["a", {"pf": "a"}]})", R"({"sriov-pools": [7]})",
+                          R"({"sriov-pools": [{"pf": "a", "vfs": -1}]})", R"({"sriov-pools": [{"pf": "a", "vfs": 65536}]})",
+                          R"({"sriov-pools": [{"pf": "a", "vfs": "8"}]})", R"({"sriov-pools": [{"pf": "a", "mode": "dpdk"}]})"}) {
     auto c = applyConfigJson(doc, SluicedConfig{});
     EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << doc;
     EXPECT_NE(c.status().message().find("sriov-pools"), std::string_view::npos) << c.status();

@@ -148,7 +148,7 @@ TEST_F(SriovControlTest, DetachResetsAndFrees) {
   ASSERT_TRUE(control_->attach(raw("c1", "10.9.0.2"), vf).ok());
   EXPECT_TRUE(control_->detach({"c1", "net1"}));
   EXPECT_EQ(pf_.calls().back(), "reset pf1 0");
-  EXPECT_EQ(pf_.state("pf1", 0).vlan, 0);
+  EXPECT_EQ(pf_.state("pf1", 0).vlan.id, 0);
   EXPECT_TRUE(pf_.state("pf1", 0).mac.isZero());
   EXPECT_EQ(control_->pool().freeCount(), 3u);
   EXPECT_FALSE(control_->detach({"c1", "net1"}));  // idempotent
@@ -195,6 +195,86 @@ TEST_F(SriovControlTest, CheckpointRecordsRestoreWithoutTouchingThePf) {
   EXPECT_FALSE(again->created);
 }
 
+TEST_F(SriovControlTest, EveryVfSettingReachesThePfAndDetachUndoesIt) {
+  VfRequest vf;
+  vf.device_id = "0000:5e:02.0";  // as the device plugin allocated it
+  vf.vlan = 100;
+  vf.vlan_qos = 5;
+  vf.vlan_proto = VlanProto::k8021AD;
+  vf.link_state = VfLinkState::kDisable;
+  vf.min_tx_rate = 10;
+  vf.max_tx_rate = 1000;
+  auto a = control_->attach(raw("c1", "10.9.0.2", "02:aa:00:00:00:02"), vf);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->attachment.vf.pci_address, "0000:5e:02.0");
+  EXPECT_EQ(pf_.calls(), (Calls{"mac pf1 0 02:aa:00:00:00:02", "vlan pf1 0 100 qos 5 proto 802.1ad",
+                                "spoofchk pf1 0 on", "trust pf1 0 off", "link_state pf1 0 disable",
+                                "rate pf1 0 min 10 max 1000"}));
+  EXPECT_EQ(pf_.state("pf1", 0).link_state, VfLinkState::kDisable);
+  EXPECT_EQ(pf_.state("pf1", 0).max_tx_rate, 1000u);
+  nlohmann::json rec = control_->checkpointRecords()[0];
+  EXPECT_EQ(rec["vlan_qos"], 5);
+  EXPECT_EQ(rec["vlan_proto"], "802.1ad");
+  EXPECT_EQ(rec["link_state"], 2);
+  EXPECT_EQ(rec["min_tx_rate"], 10);
+  EXPECT_EQ(rec["max_tx_rate"], 1000);
+
+  const size_t before = pf_.calls().size();
+  EXPECT_TRUE(control_->detach({"c1", "net1"}));
+  const Calls all = pf_.calls();
+  Calls undo(all.begin() + static_cast<ptrdiff_t>(before), all.end());
+  EXPECT_EQ(undo, (Calls{"link_state pf1 0 auto", "rate pf1 0 min 0 max 0", "reset pf1 0"}));
+  const FakePfControl::VfState after = pf_.state("pf1", 0);
+  EXPECT_EQ(after.link_state, VfLinkState::kAuto);
+  EXPECT_EQ(after.min_tx_rate, 0u);
+  EXPECT_EQ(after.max_tx_rate, 0u);
+  EXPECT_EQ(after.vlan, VfVlan{});
+}
+
+TEST_F(SriovControlTest, SettingsNotAskedForAreNotTouched) {
+  ASSERT_TRUE(control_->attach(raw("c1", "10.9.0.2"), {}).ok());
+  EXPECT_EQ(pf_.calls(), (Calls{"mac pf0 0 02:53:0a:09:00:02", "vlan pf0 0 0", "spoofchk pf0 0 on",
+                                "trust pf0 0 off"}));
+  EXPECT_TRUE(control_->detach({"c1", "net1"}));
+  EXPECT_EQ(pf_.calls().back(), "reset pf0 0");
+  EXPECT_EQ(pf_.calls().size(), 5u);
+}
+
+TEST_F(SriovControlTest, BadVfSettingsAreRefusedBeforeTheVfIsTaken) {
+  auto refuse = [&](VfRequest vf, const char* field) {
+    auto a = control_->attach(raw("c1", "10.9.0.2"), vf);
+    EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument) << field;
+    EXPECT_NE(a.status().message().find(field), absl::string_view::npos) << a.status();
+  };
+  VfRequest qos;
+  qos.vlan = 3;
+  qos.vlan_qos = 8;
+  refuse(qos, "vlanQoS");
+  VfRequest no_vlan;
+  no_vlan.vlan_proto = VlanProto::k8021AD;
+  refuse(no_vlan, "need a vlan");
+  VfRequest rates;
+  rates.min_tx_rate = 20;
+  rates.max_tx_rate = 10;
+  refuse(rates, "min_tx_rate");
+  EXPECT_TRUE(pf_.calls().empty());
+  EXPECT_EQ(control_->pool().freeCount(), 3u);
+}
+
+TEST_F(SriovControlTest, AFailedRateUndoesTheLinkStateAndResets) {
+  pf_.failOn("rate");
+  VfRequest vf;
+  vf.link_state = VfLinkState::kEnable;
+  vf.max_tx_rate = 100;
+  auto a = control_->attach(raw("c1", "10.9.0.2"), vf);
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(pf_.calls(), (Calls{"mac pf0 0 02:53:0a:09:00:02", "vlan pf0 0 0", "spoofchk pf0 0 on",
+                                "trust pf0 0 off", "link_state pf0 0 enable", "rate pf0 0 min 0 max 100",
+                                "link_state pf0 0 auto", "rate pf0 0 min 0 max 0", "reset pf0 0"}));
+  EXPECT_EQ(pf_.state("pf0", 0).link_state, VfLinkState::kAuto);
+  EXPECT_EQ(control_->pool().freeCount(), 3u);
+}
+
 TEST(SriovControlCreate, PoolErrorsNameThePool) {
   testing::FakeSysfs sys;
   FakePfControl pf;
@@ -212,15 +292,15 @@ TEST(SriovControlCreate, PoolErrorsNameThePool) {
 
 TEST(FakePfControl, RecordsStateAndFailsOnDemand) {
   FakePfControl pf;
-  EXPECT_TRUE(pf.setVfVlan("p", 1, 3).ok());
+  EXPECT_TRUE(pf.setVfVlan("p", 1, VfVlan{3}).ok());
   EXPECT_TRUE(pf.setVfTrust("p", 1, true).ok());
-  EXPECT_EQ(pf.state("p", 1).vlan, 3);
+  EXPECT_EQ(pf.state("p", 1).vlan.id, 3);
   EXPECT_TRUE(pf.state("p", 1).trust);
   pf.failOn("trust");
   EXPECT_EQ(pf.setVfTrust("p", 1, false).code(), absl::StatusCode::kInternal);
   EXPECT_TRUE(pf.state("p", 1).trust);  // a failed call changes nothing
   EXPECT_TRUE(pf.resetVf("p", 1).ok());
-  EXPECT_EQ(pf.state("p", 1).vlan, 0);
+  EXPECT_EQ(pf.state("p", 1).vlan.id, 0);
   EXPECT_EQ(pf.calls(), (Calls{"vlan p 1 3", "trust p 1 on", "trust p 1 off", "reset p 1"}));
 }
 

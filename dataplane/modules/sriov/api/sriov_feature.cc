@@ -4,6 +4,9 @@
 // feature serves sluice.v1.Sriov and AddPort of a VF. A node without pools
 // still runs the module: VF requests are refused with the reason, and the
 // checkpoint's VF records are kept for a sluiced that has the pools again.
+// Pools with `vfs` or `mode` get their VFs created and bound first
+// (vf_provisioner.h); at shutdown sluiced undoes that for each pool none of
+// whose VFs is held by a pod (a pod's VF outlives a restart of sluiced).
 #include <absl/status/statusor.h>
 
 #include <memory>
@@ -16,6 +19,8 @@
 #include "dataplane/modules/sriov/netlink_pf_control.h"
 #include "dataplane/modules/sriov/sriov_control.h"
 #include "dataplane/modules/sriov/sriov_module.h"
+#include "dataplane/modules/sriov/sysfs_access.h"
+#include "dataplane/modules/sriov/vf_provisioner.h"
 #include "dataplane/stand_ins/fake_pf/fake_pf_control.h"
 
 namespace sluice {
@@ -23,8 +28,26 @@ namespace {
 
 class SriovFeature final : public Feature, public ServiceExtension {
  public:
-  SriovFeature(std::unique_ptr<sriov::PfControl> pf_control, std::unique_ptr<sriov::SriovControl> sriov)
-      : pf_control_(std::move(pf_control)), sriov_(std::move(sriov)) {}
+  SriovFeature(std::unique_ptr<sriov::PfControl> pf_control, std::unique_ptr<sriov::SriovControl> sriov,
+               std::vector<sriov::ProvisionRecord> provisioned = {})
+      : pf_control_(std::move(pf_control)), sriov_(std::move(sriov)), provisioned_(std::move(provisioned)) {}
+  ~SriovFeature() override {
+    sriov::FileSysfs sysfs;
+    for (const sriov::ProvisionRecord& rec : provisioned_) {
+      bool held = false;
+      for (const sriov::VfPool::Slot& s : sriov_->pool().slots()) held = held || (s.vf.pf == rec.pf && s.holder);
+      if (held) {
+        logInfo("SR-IOV: pf ", rec.pf, ": VFs left as they are (pods hold some)");
+        continue;
+      }
+      if (absl::Status s = sriov::undoProvision(sysfs, rec); !s.ok())
+        logError("SR-IOV: pf ", rec.pf, ": undoing the VF set-up: ", s.message());
+      else
+        logInfo("SR-IOV: pf ", rec.pf, ": VF set-up undone (", rec.created ? "VFs removed" : "drivers restored", ")");
+    }
+  }
+  SriovFeature(const SriovFeature&) = delete;
+  SriovFeature& operator=(const SriovFeature&) = delete;
 
   absl::Status registerModules(DataplaneControl& core) override {
     module_.emplace(core, sriov_.get());
@@ -47,6 +70,7 @@ class SriovFeature final : public Feature, public ServiceExtension {
  private:
   std::unique_ptr<sriov::PfControl> pf_control_;   // null: no pools
   std::unique_ptr<sriov::SriovControl> sriov_;     // null: no pools
+  std::vector<sriov::ProvisionRecord> provisioned_;  // what start changed in sysfs, to undo
   std::optional<SriovModule> module_;
   std::optional<SriovService> service_;
 };
@@ -61,12 +85,30 @@ absl::StatusOr<std::unique_ptr<Feature>> makeSriovFeature(const SluicedConfig& c
   } else {
     pf_control = std::make_unique<sriov::NetlinkPfControl>();
   }
+  sriov::FileSysfs sysfs;
+  std::vector<sriov::ProvisionRecord> provisioned;
+  auto undoAll = [&] {
+    for (auto it = provisioned.rbegin(); it != provisioned.rend(); ++it)
+      if (absl::Status s = sriov::undoProvision(sysfs, *it); !s.ok())
+        logError("SR-IOV: pf ", it->pf, ": undoing the VF set-up: ", s.message());
+  };
+  for (const sriov::PoolConfig& pool : config.sriov_pools) {
+    auto rec = sriov::provisionPool(sysfs, config.sysfs_root, pool);
+    if (!rec.ok()) {
+      undoAll();
+      return rec.status();
+    }
+    if (rec->changedAnything()) provisioned.push_back(std::move(*rec));
+  }
   auto created = sriov::SriovControl::create(config.sriov_pools, config.sysfs_root, *pf_control);
-  if (!created.ok()) return created.status();
+  if (!created.ok()) {
+    undoAll();
+    return created.status();
+  }
   for (const sriov::VfPool::Slot& s : (*created)->pool().slots())
     logInfo("SR-IOV pool: ", s.vf.pf, " vf ", s.vf.index, " ", s.vf.pci_address, " netdev ",
             s.vf.netdev.empty() ? "-" : s.vf.netdev);
-  return std::make_unique<SriovFeature>(std::move(pf_control), std::move(*created));
+  return std::make_unique<SriovFeature>(std::move(pf_control), std::move(*created), std::move(provisioned));
 }
 
 }  // namespace

@@ -15,6 +15,18 @@ void fillVfFields(const sriov::VfAttachment& vf, v1::Port* out) {
   out->set_sriov_mode(vf.settings.mode == sriov::SriovMode::kKernel ? v1::SRIOV_MODE_KERNEL : v1::SRIOV_MODE_DPDK);
   out->set_vf_trust(vf.settings.trust);
   out->set_vf_spoof_check(vf.settings.spoof_check);
+  out->set_vlan_qos(vf.settings.vlan_qos);
+  out->set_vlan_proto(vf.settings.vlan_proto == sriov::VlanProto::k8021AD ? v1::VLAN_PROTO_8021AD
+                                                                          : v1::VLAN_PROTO_8021Q);
+  if (vf.settings.link_state) {
+    switch (*vf.settings.link_state) {
+      case sriov::VfLinkState::kAuto: out->set_vf_link_state(v1::VF_LINK_STATE_AUTO); break;
+      case sriov::VfLinkState::kEnable: out->set_vf_link_state(v1::VF_LINK_STATE_ENABLE); break;
+      case sriov::VfLinkState::kDisable: out->set_vf_link_state(v1::VF_LINK_STATE_DISABLE); break;
+    }
+  }
+  out->set_min_tx_rate(vf.settings.min_tx_rate);
+  out->set_max_tx_rate(vf.settings.max_tx_rate);
 }
 
 grpc::Status SriovService::addVfPort(const v1::AddPortRequest& req, v1::AddPortResponse* resp) {
@@ -37,6 +49,22 @@ grpc::Status SriovService::addVfPort(const v1::AddPortRequest& req, v1::AddPortR
   }
   vf.trust = req.vf_trust();
   vf.spoof_check = req.has_vf_spoof_check() ? req.vf_spoof_check() : true;  // unset: on
+  vf.vlan_qos = req.vlan_qos();
+  switch (req.vlan_proto()) {
+    case v1::VLAN_PROTO_UNSPECIFIED:
+    case v1::VLAN_PROTO_8021Q: vf.vlan_proto = sriov::VlanProto::k8021Q; break;
+    case v1::VLAN_PROTO_8021AD: vf.vlan_proto = sriov::VlanProto::k8021AD; break;
+    default: return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "vlan_proto: unknown protocol");
+  }
+  switch (req.vf_link_state()) {
+    case v1::VF_LINK_STATE_UNSPECIFIED: break;
+    case v1::VF_LINK_STATE_AUTO: vf.link_state = sriov::VfLinkState::kAuto; break;
+    case v1::VF_LINK_STATE_ENABLE: vf.link_state = sriov::VfLinkState::kEnable; break;
+    case v1::VF_LINK_STATE_DISABLE: vf.link_state = sriov::VfLinkState::kDisable; break;
+    default: return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "vf_link_state: unknown state");
+  }
+  vf.min_tx_rate = req.min_tx_rate();
+  vf.max_tx_rate = req.max_tx_rate();
   auto result = sriov_.addVf(raw, vf, req.netns());
   if (!result.ok()) return toGrpcStatus(result.status());
   const PortRequest& r = result->attachment.request;
