@@ -37,6 +37,7 @@ class StandInSluiced final : public v1::RemoteNodes::Service {
                           v1::ApplyNodesResponse* resp) override {
     std::unique_lock lock(mutex_);
     batches.push_back(req->ops_size());
+    reports_since_batch_ = 0;
     changed_.notify_all();
     changed_.wait(lock, [&] { return !hold_first_ || batches.size() > 1 || released_; });
     for (const v1::NodeOp& op : req->ops()) {
@@ -59,6 +60,7 @@ class StandInSluiced final : public v1::RemoteNodes::Service {
                                 v1::ReportControllerResponse* resp) override {
     std::lock_guard lock(mutex_);
     reported_ = true;
+    ++reports_since_batch_;
     resp->set_instance(instance_);
     changed_.notify_all();
     return grpc::Status::OK;
@@ -91,6 +93,9 @@ class StandInSluiced final : public v1::RemoteNodes::Service {
     return out;
   }
   std::vector<int> batchesLocked() const { return batches; }
+  // `count` batches came and the pass that sent the last one is over (it
+  // reports last, with its counters).
+  bool passDoneLocked(size_t count) const { return batches.size() == count && reports_since_batch_ > 0; }
 
   int lists = 0;
   std::vector<int> batches;  // ops per ApplyNodes, in order
@@ -100,6 +105,7 @@ class StandInSluiced final : public v1::RemoteNodes::Service {
   std::condition_variable changed_;
   std::map<std::string, v1::RemoteNode> table_;
   bool reported_ = false;
+  int reports_since_batch_ = 0;
   bool hold_first_ = false;
   bool released_ = false;
   std::string instance_ = "first";
@@ -183,7 +189,7 @@ TEST_F(ReconcilerTest, ABurstThatArrivesDuringAPassIsOneBatchWithNoListing) {
   sluiced_.release();
   std::map<std::string, std::string> want = expectedVteps(190, 1000, 150);
   ASSERT_TRUE(sluiced_.waitFor([&] { return sluiced_.vtepsLocked() == want; }));
-  ASSERT_TRUE(sluiced_.waitFor([&] { return sluiced_.batches.size() == 2; }));
+  ASSERT_TRUE(sluiced_.waitFor([&] { return sluiced_.passDoneLocked(2); }));
   EXPECT_EQ(sluiced_.batchesLocked(), (std::vector<int>{200, 160})) << "the burst is one batch";
   EXPECT_EQ(sluiced_.lists, 1) << "the agent's own copy of the table, not a listing per pass";
   EXPECT_EQ(counter(AgentCounter::k_sluiced_batches), 2u);
@@ -205,13 +211,13 @@ TEST_F(ReconcilerTest, AReplyFromARestartedSluicedMakesTheAgentReadItsTableAgain
   listed(50);
   start(2000);
   ASSERT_TRUE(sluiced_.waitFor([&] { return sluiced_.vtepsLocked() == expectedVteps(50, 0, 0); }));
-  ASSERT_TRUE(sluiced_.waitFor([&] { return sluiced_.batches.size() == 1; }));
+  ASSERT_TRUE(sluiced_.waitFor([&] { return sluiced_.passDoneLocked(1); }));
   sluiced_.restart();
   // One change: planned on the copy (one op), answered by another
   // instance → listed again and the other 49 put back.
   cache_.upsert(kubeNode(0, 1000), "2");
   const std::map<std::string, std::string> want = expectedVteps(50, 1000, 1);
-  ASSERT_TRUE(sluiced_.waitFor([&] { return sluiced_.vtepsLocked() == want; }));
+  ASSERT_TRUE(sluiced_.waitFor([&] { return sluiced_.vtepsLocked() == want && sluiced_.passDoneLocked(3); }));
   EXPECT_EQ(sluiced_.batchesLocked(), (std::vector<int>{50, 1, 49}));
   EXPECT_EQ(sluiced_.lists, 2);
   EXPECT_EQ(counter(AgentCounter::k_sluiced_resyncs), 2u) << "first contact, and the restart";
