@@ -1,8 +1,9 @@
 // The overlay module's gRPC service, sluice.v1.RemoteNodes: the node table
-// (AddNode, DeleteNode, ListNodes). Decode, validate, call the module, map
-// the status; on a node without an uplink every call answers
-// FAILED_PRECONDITION. Also keeps the node controller's last report
-// (ReportController) for ListNodes. Runs on gRPC's threads.
+// (AddNode, DeleteNode, ApplyNodes, ListNodes; the first two are batches of
+// one of the third). Decode, validate, call the module, map the status; on
+// a node without an uplink every call answers FAILED_PRECONDITION. Also
+// keeps the node controller's last report (ReportController) for ListNodes.
+// Runs on gRPC's threads.
 #pragma once
 
 #include <mutex>
