@@ -2,6 +2,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "common/log.h"
@@ -73,8 +74,9 @@ void Reconciler::run() {
   }
 }
 
-bool Reconciler::pass(const NodeCache::Snapshot& snap) {
+bool Reconciler::list() {
   v1::ListNodesResponse table;
+  cache_.count(AgentCounter::k_sluiced_lists);
   if (grpc::Status s = sluiced_.listNodes(&table); !s.ok()) {
     cache_.count(AgentCounter::k_sluiced_errors);
     const std::string error = absl::StrCat("sluiced: ListNodes: ", s.error_message());
@@ -82,7 +84,7 @@ bool Reconciler::pass(const NodeCache::Snapshot& snap) {
     last_error_ = error;
     return false;
   }
-  if (!last_error_.empty() || !table.has_controller()) {
+  if (!last_error_.empty() || !table.has_controller() || (!instance_.empty() && instance_ != table.instance())) {
     // First contact, sluiced back after being unreachable, or a sluiced
     // that restarted (it has no report from us): the whole table is
     // compared below in any case; this is what to count and log.
@@ -90,32 +92,61 @@ bool Reconciler::pass(const NodeCache::Snapshot& snap) {
     logInfo("sluiced reachable: reconciling the whole remote-node table (", table.nodes_size(), " node(s) in it)");
   }
   last_error_.clear();
-  publishOwnVtep(snap, table.overlay());
-  if (snap.synced) {
-    PlanInput in;
-    in.own_name = settings_.own_name;
-    in.vni = table.overlay().vni();
-    in.nodes = snap.nodes;
-    for (const v1::RemoteNode& n : table.nodes()) in.current.push_back(fromProto(n));
-    in.now = std::chrono::system_clock::now();
-    in.not_ready_grace = settings_.not_ready_grace;
-    Plan plan = planReconcile(in);
-    next_expiry_ = plan.next_expiry;
-    gauges_.clear();
-    gauges_["nodes_known"] = snap.nodes.size();
-    gauges_["nodes_desired"] = plan.desired;
-    for (const Plan::Skip& s : plan.skipped) {
-      ++gauges_[absl::StrCat("skipped_", leftOutName(s.reason))];
-      if (s.reason == LeftOut::kOwnNode || s.reason == LeftOut::kNoAnnotation || s.reason == LeftOut::kBadAnnotation)
-        continue;  // logged with the Node's problems, or nothing to say
-      logOnce(absl::StrCat("skip\x1f", s.name, "\x1f", leftOutName(s.reason), "\x1f", s.detail),
-              absl::StrCat("node ", s.name, " left out (", leftOutName(s.reason), ")",
-                           s.detail.empty() ? "" : ": ", s.detail));
+  held_.emplace();
+  for (const v1::RemoteNode& n : table.nodes()) held_->emplace(n.name(), fromProto(n));
+  overlay_ = table.overlay();
+  instance_ = table.instance();
+  next_list_ = std::chrono::steady_clock::now() + settings_.resync_interval;
+  return true;
+}
+
+void Reconciler::checkInstance(const std::string& instance) {
+  if (instance == instance_) return;
+  logInfo("sluiced restarted (instance ", instance_, " -> ", instance, "): reading its table again");
+  held_.reset();
+}
+
+bool Reconciler::pass(const NodeCache::Snapshot& snap) {
+  // Twice at most: a reply that shows a restarted sluiced drops the copy,
+  // and the pass runs again on the table that sluiced holds now.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!held_ || std::chrono::steady_clock::now() >= next_list_) {
+      if (!list()) return false;
     }
-    apply(plan);
+    publishOwnVtep(snap, overlay_);
+    if (snap.synced) {
+      PlanInput in;
+      in.own_name = settings_.own_name;
+      in.vni = overlay_.vni();
+      in.nodes = snap.nodes;
+      in.current.reserve(held_->size());
+      for (const auto& [name, t] : *held_) in.current.push_back(t);
+      in.now = std::chrono::system_clock::now();
+      in.not_ready_grace = settings_.not_ready_grace;
+      Plan plan = planReconcile(in);
+      next_expiry_ = plan.next_expiry;
+      gauges_.clear();
+      gauges_["nodes_known"] = snap.nodes.size();
+      gauges_["nodes_desired"] = plan.desired;
+      for (const Plan::Skip& sk : plan.skipped) {
+        ++gauges_[absl::StrCat("skipped_", leftOutName(sk.reason))];
+        if (sk.reason == LeftOut::kOwnNode || sk.reason == LeftOut::kNoAnnotation ||
+            sk.reason == LeftOut::kBadAnnotation)
+          continue;  // logged with the Node's problems, or nothing to say
+        logOnce(absl::StrCat("skip\x1f", sk.name, "\x1f", leftOutName(sk.reason), "\x1f", sk.detail),
+                absl::StrCat("node ", sk.name, " left out (", leftOutName(sk.reason), ")",
+                             sk.detail.empty() ? "" : ": ", sk.detail));
+      }
+      apply(plan);
+    }
+    report(cache_.snapshot());
+    if (!last_error_.empty()) {
+      held_.reset();  // what a failed call changed is unknown: read it again
+      return false;
+    }
+    if (held_) return true;
   }
-  report(cache_.snapshot());
-  return last_error_.empty();
+  return true;
 }
 
 void Reconciler::publishOwnVtep(const NodeCache::Snapshot& snap, const v1::Overlay& overlay) {
@@ -159,45 +190,75 @@ void Reconciler::publishOwnVtep(const NodeCache::Snapshot& snap, const v1::Overl
 }
 
 void Reconciler::apply(const Plan& plan) {
-  auto put = [&](const TableNode& t) {
-    v1::AddNodeResponse resp;
-    grpc::Status s = sluiced_.putNode(toProto(t), &resp);
-    if (!s.ok()) {
-      if (s.error_code() == grpc::StatusCode::UNAVAILABLE || s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-        cache_.count(AgentCounter::k_sluiced_errors);
-        last_error_ = absl::StrCat("sluiced: AddNode: ", s.error_message());
-        return;
+  // Removals first: a CIDR or VTEP moving from a removed node to a changed
+  // or new one is free by the time that one is put (sluiced applies a
+  // batch's ops in order, and the batches in order).
+  std::vector<const std::string*> removes;
+  std::vector<const TableNode*> puts;
+  for (const std::string& name : plan.remove) removes.push_back(&name);
+  for (const TableNode& t : plan.update) puts.push_back(&t);
+  for (const TableNode& t : plan.add) puts.push_back(&t);
+  const size_t total = removes.size() + puts.size();
+  const size_t batch = std::max<size_t>(1, settings_.max_batch);
+  for (size_t from = 0; from < total && held_; from += batch) {
+    const size_t to = std::min(total, from + batch);
+    v1::ApplyNodesRequest req;
+    for (size_t i = from; i < to; ++i) {
+      v1::NodeOp* op = req.add_ops();
+      if (i < removes.size()) {
+        op->set_remove(*removes[i]);
+      } else {
+        *op->mutable_put() = toProto(*puts[i - removes.size()]);
+        op->mutable_put()->set_source(v1::NODE_SOURCE_KUBERNETES);
+        op->set_replace(true);
       }
-      cache_.count(AgentCounter::k_apply_errors);
-      logOnce(absl::StrCat("apply\x1f", t.name, "\x1f", s.error_message()),
-              absl::StrCat("sluiced refused node ", t.name, ": ", s.error_message()));
+    }
+    v1::ApplyNodesResponse resp;
+    cache_.count(AgentCounter::k_sluiced_batches);
+    grpc::Status s = sluiced_.applyNodes(req, &resp);
+    if (!s.ok() || resp.results_size() != req.ops_size()) {
+      cache_.count(AgentCounter::k_sluiced_errors);
+      last_error_ = absl::StrCat("sluiced: ApplyNodes: ",
+                                 s.ok() ? absl::StrCat(resp.results_size(), " results for ", req.ops_size(), " ops")
+                                        : s.error_message());
       return;
     }
-    if (resp.created()) {
-      cache_.count(AgentCounter::k_nodes_added);
-      logInfo("node ", t.name, " added: VTEP ", t.vtep.toString());
-    } else if (resp.updated()) {
-      cache_.count(AgentCounter::k_nodes_updated);
-      logInfo("node ", t.name, " updated: VTEP ", t.vtep.toString());
-    }
-  };
-  for (const std::string& name : plan.remove) {
-    v1::DeleteNodeResponse resp;
-    grpc::Status s = sluiced_.deleteNode(name, &resp);
-    if (!s.ok()) {
-      cache_.count(AgentCounter::k_sluiced_errors);
-      last_error_ = absl::StrCat("sluiced: DeleteNode: ", s.error_message());
-      continue;
-    }
-    if (resp.deleted()) {
-      cache_.count(AgentCounter::k_nodes_removed);
-      logInfo("node ", name, " removed");
+    checkInstance(resp.instance());
+    if (!held_) return;  // a restarted sluiced: the rest is planned again on its table
+    for (size_t i = from; i < to; ++i) {
+      const v1::NodeOpResult& r = resp.results(static_cast<int>(i - from));
+      if (i < removes.size()) {
+        const std::string& name = *removes[i];
+        if (r.code() != grpc::StatusCode::OK) {
+          cache_.count(AgentCounter::k_apply_errors);
+          logOnce(absl::StrCat("apply\x1f", name, "\x1f", r.message()),
+                  absl::StrCat("sluiced refused removing node ", name, ": ", r.message()));
+          continue;
+        }
+        held_->erase(name);
+        if (r.removed()) {
+          cache_.count(AgentCounter::k_nodes_removed);
+          logInfo("node ", name, " removed");
+        }
+        continue;
+      }
+      const TableNode& t = *puts[i - removes.size()];
+      if (r.code() != grpc::StatusCode::OK) {
+        cache_.count(AgentCounter::k_apply_errors);
+        logOnce(absl::StrCat("apply\x1f", t.name, "\x1f", r.message()),
+                absl::StrCat("sluiced refused node ", t.name, ": ", r.message()));
+        continue;
+      }
+      (*held_)[t.name] = t;
+      if (r.created()) {
+        cache_.count(AgentCounter::k_nodes_added);
+        logInfo("node ", t.name, " added: VTEP ", t.vtep.toString());
+      } else if (r.updated()) {
+        cache_.count(AgentCounter::k_nodes_updated);
+        logInfo("node ", t.name, " updated: VTEP ", t.vtep.toString());
+      }
     }
   }
-  // Removals first (above): a CIDR or VTEP moving from a removed node to a
-  // changed or new one is free by the time that one is put.
-  for (const TableNode& t : plan.update) put(t);
-  for (const TableNode& t : plan.add) put(t);
 }
 
 void Reconciler::report(const NodeCache::Snapshot& snap) {
@@ -208,10 +269,13 @@ void Reconciler::report(const NodeCache::Snapshot& snap) {
   st.set_last_error(!snap.last_error.empty() ? snap.last_error : last_error_);
   for (const auto& [name, v] : snap.counters) (*st.mutable_counters())[name] = v;
   for (const auto& [name, v] : gauges_) (*st.mutable_counters())[name] = v;
-  if (grpc::Status s = sluiced_.report(st); !s.ok()) {
+  v1::ReportControllerResponse resp;
+  if (grpc::Status s = sluiced_.report(st, &resp); !s.ok()) {
     cache_.count(AgentCounter::k_sluiced_errors);
     last_error_ = absl::StrCat("sluiced: ReportController: ", s.error_message());
+    return;
   }
+  if (held_) checkInstance(resp.instance());
 }
 
 }  // namespace sluice::agent

@@ -1,12 +1,20 @@
 // The reconcile loop (the agent's main thread): whenever the NodeCache
 // changes, a NotReady Node's grace period ends, or the resync interval
-// passes, it reads sluiced's table and overlay, publishes this node's VTEP
-// on its own Node, plans (reconcile_plan.h) and applies the plan through
-// sluice.v1.RemoteNodes, then reports its state to sluiced.
-//   - Every pass compares the whole table, so a sluiced that restarted (its
-//     checkpoint restored some nodes, or none) is brought back in line by
-//     the next pass; a pass that finds sluiced without a controller report
-//     (it restarted) counts a resync and runs at once.
+// passes, it publishes this node's VTEP on its own Node, plans
+// (reconcile_plan.h) against its copy of sluiced's table and applies the
+// plan through sluice.v1.RemoteNodes, then reports its state to sluiced.
+//   - Events that arrive together are one pass and one plan: the loop takes
+//     a snapshot of everything the watch delivered while the last pass ran,
+//     and the plan goes to sluiced as ApplyNodes batches of at most
+//     `max_batch` changes (one checkpoint write and one republish each in
+//     sluiced), not a call per node.
+//   - It keeps its own copy of sluiced's table (what the last ListNodes
+//     said, plus what its own batches changed), so a pass costs the changes,
+//     not a read of the whole table. The copy is read again (ListNodes) at
+//     start, every resync interval, after any failed call, and when a reply
+//     names another sluiced instance (sluiced restarted: its table is what
+//     its checkpoint restored); a pass that finds sluiced without a
+//     controller report or after an error counts a resync.
 //   - While the API view is not in sync (before the first list, or with
 //     the API unreachable) the table is left alone: sluiced forwards on its
 //     last table rather than on a guess.
@@ -15,6 +23,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -32,6 +41,7 @@ struct ReconcileSettings {
   std::chrono::seconds resync_interval{30};
   Backoff::Duration backoff_initial{500};
   Backoff::Duration backoff_cap{30000};
+  size_t max_batch = 2000;  // changes per ApplyNodes
 };
 
 class Reconciler {
@@ -43,9 +53,14 @@ class Reconciler {
  private:
   // One pass; false when sluiced could not be reached.
   bool pass(const NodeCache::Snapshot& snap);
+  // Reads sluiced's table into held_ (false: unreachable).
+  bool list();
   void publishOwnVtep(const NodeCache::Snapshot& snap, const v1::Overlay& overlay);
   void apply(const Plan& plan);
   void report(const NodeCache::Snapshot& snap);
+  // A reply's sluiced instance: another one than the listed table's means
+  // a restarted sluiced, whose table is read again.
+  void checkInstance(const std::string& instance);
   void logOnce(const std::string& key, const std::string& message);
 
   ReconcileSettings settings_;
@@ -58,6 +73,12 @@ class Reconciler {
   std::map<std::string, uint64_t> gauges_;  // from the last plan: nodes_desired, skipped_<reason>, ...
   std::string last_error_;                  // of the last pass toward sluiced (empty: fine)
   std::string patched_value_;               // the own annotation last written (not written twice)
+  // sluiced's table as this loop knows it (every source), by name; none:
+  // read it (ListNodes) before the next plan.
+  std::optional<std::map<std::string, TableNode>> held_;
+  v1::Overlay overlay_;      // from the last ListNodes
+  std::string instance_;     // the sluiced process held_ was read from
+  std::chrono::steady_clock::time_point next_list_{};
 };
 
 }  // namespace sluice::agent

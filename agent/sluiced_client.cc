@@ -27,25 +27,14 @@ grpc::Status SluicedClient::listNodes(v1::ListNodesResponse* out) {
   return stub_->ListNodes(context().get(), v1::ListNodesRequest{}, out);
 }
 
-grpc::Status SluicedClient::putNode(const v1::RemoteNode& node, v1::AddNodeResponse* out) {
-  v1::AddNodeRequest req;
-  *req.mutable_node() = node;
-  req.mutable_node()->set_source(v1::NODE_SOURCE_KUBERNETES);
-  req.set_replace(true);
-  return stub_->AddNode(context().get(), req, out);
+grpc::Status SluicedClient::applyNodes(const v1::ApplyNodesRequest& req, v1::ApplyNodesResponse* out) {
+  return stub_->ApplyNodes(context().get(), req, out);
 }
 
-grpc::Status SluicedClient::deleteNode(const std::string& name, v1::DeleteNodeResponse* out) {
-  v1::DeleteNodeRequest req;
-  req.set_name(name);
-  return stub_->DeleteNode(context().get(), req, out);
-}
-
-grpc::Status SluicedClient::report(const v1::ControllerState& state) {
+grpc::Status SluicedClient::report(const v1::ControllerState& state, v1::ReportControllerResponse* out) {
   v1::ReportControllerRequest req;
   *req.mutable_state() = state;
-  v1::ReportControllerResponse resp;
-  return stub_->ReportController(context().get(), req, &resp);
+  return stub_->ReportController(context().get(), req, out);
 }
 
 }  // namespace sluice::agent

@@ -18,9 +18,8 @@ class SluicedClient {
  public:
   SluicedClient(const std::string& socket, std::chrono::milliseconds deadline);
   grpc::Status listNodes(v1::ListNodesResponse* out);
-  grpc::Status putNode(const v1::RemoteNode& node, v1::AddNodeResponse* out);  // source kubernetes, replace
-  grpc::Status deleteNode(const std::string& name, v1::DeleteNodeResponse* out);
-  grpc::Status report(const v1::ControllerState& state);
+  grpc::Status applyNodes(const v1::ApplyNodesRequest& req, v1::ApplyNodesResponse* out);
+  grpc::Status report(const v1::ControllerState& state, v1::ReportControllerResponse* out);
 
  private:
   std::unique_ptr<grpc::ClientContext> context() const;

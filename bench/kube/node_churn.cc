@@ -164,7 +164,17 @@ struct Result {
   double median_ms = 0, p99_ms = 0, max_ms = 0, total_s = 0;
   double burst_poll_ms = 0;  // median ListNodes round trip during the burst
   size_t burst_polls = 0;
+  // The agent's calls to sluiced (its reported counters): ApplyNodes batches
+  // and ListNodes reads during the sync and during the burst.
+  uint64_t sync_batches = 0, sync_lists = 0, burst_batches = 0, burst_lists = 0;
 };
+
+// One of the agent's counters as its last report to sluiced gives it.
+uint64_t agentCounter(const Poll& p, const std::string& name) {
+  const auto& c = p.reply.controller().counters();
+  auto it = c.find(name);
+  return it == c.end() ? 0 : it->second;
+}
 
 Result runOne(const Options& o, size_t n) {
   Result r;
@@ -224,6 +234,9 @@ Result runOne(const Options& o, size_t n) {
   ::usleep(2000 * 1000);
   r.sluiced_rss_after_mib = static_cast<double>(rssKib(sluiced->pid())) / 1024;
   r.agent_rss_mib = static_cast<double>(rssKib(agent.pid())) / 1024;
+  const Poll synced = poll(*sluiced);
+  r.sync_batches = agentCounter(synced, "sluiced_batches");
+  r.sync_lists = agentCounter(synced, "sluiced_lists");
 
   // The burst: B Nodes get a new VTEP (and MAC), in one control call.
   const size_t b = std::min(o.burst, n);
@@ -253,6 +266,11 @@ Result runOne(const Options& o, size_t n) {
     }
   }
   r.burst_polls = rtts.size();
+  // The agent reports after each pass: give the last one its moment.
+  ::usleep(1000 * 1000);
+  const Poll after = poll(*sluiced);
+  r.burst_batches = agentCounter(after, "sluiced_batches") - r.sync_batches;
+  r.burst_lists = agentCounter(after, "sluiced_lists") - r.sync_lists;
   r.burst_poll_ms = percentile(rtts, 0.5);
   r.seen = appeared.size();
   const json emitted = api->emitted(rv_before);
@@ -331,7 +349,11 @@ int main(int argc, char** argv) {
                       {"burst_max_ms", r.max_ms},
                       {"burst_total_s", r.total_s},
                       {"burst_polls", r.burst_polls},
-                      {"burst_poll_ms", r.burst_poll_ms}}
+                      {"burst_poll_ms", r.burst_poll_ms},
+                      {"agent_batches_sync", r.sync_batches},
+                      {"agent_lists_sync", r.sync_lists},
+                      {"agent_batches_burst", r.burst_batches},
+                      {"agent_lists_burst", r.burst_lists}}
                      .dump()
               << std::endl;
   }
@@ -341,12 +363,16 @@ int main(int argc, char** argv) {
   char line[512];
   md << "\n### " << (o.label.empty() ? "node_churn" : o.label) << "\n\n"
      << "| N | initial sync s | sluiced RSS growth MiB | agent RSS MiB | burst | burst median ms | burst p99 ms | "
-        "burst max ms | burst total s | poll ms (sync / burst) |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|\n";
+        "burst max ms | burst total s | poll ms (sync / burst) | agent batches, lists (sync / burst) |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Result& r : results) {
-    std::snprintf(line, sizeof line, "| %zu | %.2f | %.1f | %.1f | %zu/%zu | %.1f | %.1f | %.1f | %.2f | %.1f / %.1f |\n",
+    std::snprintf(line, sizeof line,
+                  "| %zu | %.2f | %.1f | %.1f | %zu/%zu | %.1f | %.1f | %.1f | %.2f | %.1f / %.1f | %llu, %llu / %llu, "
+                  "%llu |\n",
                   r.n, r.sync_s, r.sluiced_rss_after_mib - r.sluiced_rss_before_mib, r.agent_rss_mib, r.seen,
-                  r.burst, r.median_ms, r.p99_ms, r.max_ms, r.total_s, r.sync_poll_ms, r.burst_poll_ms);
+                  r.burst, r.median_ms, r.p99_ms, r.max_ms, r.total_s, r.sync_poll_ms, r.burst_poll_ms,
+                  static_cast<unsigned long long>(r.sync_batches), static_cast<unsigned long long>(r.sync_lists),
+                  static_cast<unsigned long long>(r.burst_batches), static_cast<unsigned long long>(r.burst_lists));
     md << line;
   }
   return 0;

@@ -98,8 +98,8 @@ absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, 
   return absl::OkStatus();
 }
 
-absl::Status validateRemoteNode(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
-                                std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others) {
+absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
+                                     std::optional<Ipv4Address> our_vtep) {
   // A Kubernetes Node's name (a DNS subdomain) fits, so the node controller
   // can use it as it is.
   if (node.name.empty() || node.name.size() > 253 ||
@@ -120,6 +120,12 @@ absl::Status validateRemoteNode(const RemoteNodeConfig& node, const Ipv4Cidr& ou
         return absl::InvalidArgumentError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ",
                                                        node.pod_cidrs[j].toString()));
   }
+  return absl::OkStatus();
+}
+
+absl::Status validateRemoteNode(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
+                                std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others) {
+  if (absl::Status s = validateRemoteNodeAlone(node, our_pod_cidr, our_vtep); !s.ok()) return s;
   for (const RemoteNodeConfig& o : others) {
     if (o.name == node.name) continue;
     if (o.vtep == node.vtep)

@@ -69,6 +69,12 @@ absl::Status applyOverlayJson(const std::string& key, const nlohmann::json& valu
 // "pod-cidr": "...", "mac"}); `where` prefixes error messages.
 absl::Status parseRemoteNode(const nlohmann::json& value, const std::string& where, RemoteNodeConfig& out);
 
+// The checks of validateRemoteNode that need no other node: name, VTEP, its
+// own CIDRs against ours and each other. The overlay's table checks the rest
+// against its indexes (a node at a time against thousands).
+absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
+                                     std::optional<Ipv4Address> our_vtep);
+
 // Checks one remote node against this node's settings and the other nodes:
 // a name (1-253 of [a-z0-9.-], as a Kubernetes Node's), a unicast VTEP that is not ours, at least one
 // pod CIDR, none overlapping our pod CIDR or another node's.

@@ -271,6 +271,7 @@ absl::Status CheckpointStore::save(const CheckpointState& state) {
   }
   absl::Status synced = fsync_.load(std::memory_order_relaxed) ? syncDir(dir_) : absl::OkStatus();
   crashPoint(CrashPoint::kCheckpointRenamed);
+  saves_.fetch_add(1, std::memory_order_relaxed);
   return synced;
 }
 

@@ -107,11 +107,15 @@ class CheckpointStore {
 
   const std::string& path() const { return path_; }
   const std::string& dir() const { return dir_; }
+  // Files this store put in place (renamed over the checkpoint) since it was
+  // made: what a change costs on disk, for tests to count.
+  uint64_t saves() const { return saves_.load(std::memory_order_relaxed); }
 
  private:
   std::string dir_;
   std::string path_;
   std::atomic<bool> fsync_;  // changes while sluiced runs (setFsync)
+  std::atomic<uint64_t> saves_{0};
 };
 
 }  // namespace sluice

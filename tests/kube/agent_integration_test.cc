@@ -139,6 +139,61 @@ class AgentTest : public ::testing::Test {
   std::unique_ptr<AgentProcess> agent_;
 };
 
+// sluiced's batch call itself, as the agent uses it (no agent here): one
+// result per op in order, each refusal with its code and reason, the others
+// applied; a request over the limit refused whole.
+TEST_F(AgentTest, ApplyNodesAnswersEachOpAndRefusesAnOversizedRequestWhole) {
+  auto put = [](v1::ApplyNodesRequest& req, const std::string& name, const std::string& vtep,
+                const std::string& cidr) {
+    v1::NodeOp* op = req.add_ops();
+    op->mutable_put()->set_name(name);
+    op->mutable_put()->set_vtep(vtep);
+    op->mutable_put()->add_pod_cidrs(cidr);
+    op->mutable_put()->set_source(v1::NODE_SOURCE_KUBERNETES);
+    op->set_replace(true);
+  };
+  auto call = [&](const v1::ApplyNodesRequest& req, v1::ApplyNodesResponse* resp) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return sluiced_->remoteNodes().ApplyNodes(&ctx, req, resp);
+  };
+  v1::ApplyNodesRequest req;
+  put(req, "k-1", "192.168.77.11", "10.250.11.0/24");
+  put(req, "k-2", "not-an-address", "10.250.12.0/24");
+  put(req, "k-3", "192.168.77.5", "10.250.13.0/24");  // static-1's VTEP
+  put(req, "static-1", "192.168.77.5", "10.250.5.0/24");  // the same settings: nothing to do
+  req.add_ops()->set_remove("static-1-not");
+  req.add_ops();  // neither
+  put(req, "k-4", "192.168.77.14", "10.250.11.128/25");  // inside k-1's, added just before
+  v1::ApplyNodesResponse resp;
+  grpc::Status s = call(req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(resp.results_size(), 7);
+  std::vector<std::string> got;
+  for (const v1::NodeOpResult& r : resp.results())
+    got.push_back(r.name() + " " + std::to_string(r.code()) + " " + r.message() + (r.created() ? " created" : "") +
+                  (r.removed() ? " removed" : ""));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "k-1 0  created",
+                     "k-2 3 vtep: 'not-an-address' is not an IPv4 address",
+                     "k-3 6 vtep: 192.168.77.5 belongs to node static-1",
+                     "static-1 0 ",
+                     "static-1-not 0 ",
+                     " 3 op: neither put nor remove",
+                     "k-4 6 pod_cidrs: 10.250.11.128/25 overlaps 10.250.11.0/24 of node k-1",
+                 }));
+  EXPECT_EQ(resp.instance(), list().instance());
+  EXPECT_EQ(table(), (std::map<std::string, std::string>{{"static-1", kStatic},
+                                                         {"k-1", kube("192.168.77.11", "10.250.11.0/24")}}));
+
+  v1::ApplyNodesRequest big;
+  for (int i = 0; i <= 8192; ++i) big.add_ops()->set_remove("k-1");
+  s = call(big, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "ops: 8193 in one request, at most 8192");
+  EXPECT_EQ(table().size(), 2u) << "nothing done";
+}
+
 TEST_F(AgentTest, FollowsNodesAddedModifiedDeleted) {
   startAgent();
   // Only node-b qualifies: node-a is this node, node-c runs no Sluice,
@@ -151,6 +206,10 @@ TEST_F(AgentTest, FollowsNodesAddedModifiedDeleted) {
   // Reported after the pass that filled the table.
   EXPECT_TRUE(waitFor([&] { return counter("skipped_no_annotation") == 1; }));  // node-c
   EXPECT_TRUE(waitFor([&] { return counter("skipped_no_pod_cidr") == 1; }));    // node-d
+  // The initial sync is one batch (node-b); the passes after it (the own
+  // Node's patch coming back, the resync every second) change nothing.
+  EXPECT_TRUE(waitFor([&] { return counter("nodes_added") == 1; }));
+  EXPECT_EQ(counter("sluiced_batches"), 1u);
 
   // The agent published this node's VTEP on its own Node, through a patch
   // that left the rest of the Node as it was.

@@ -882,5 +882,110 @@ TEST_F(ControlCheckpointTest, AnAddNodeWhoseCheckpointCannotBeWrittenIsUndone) {
   EXPECT_EQ(onDisk().sections["nodes"].size(), 2u);
 }
 
+// The version of the snapshot the core published last (one per republish).
+uint64_t publishedVersion(const Node& node) {
+  const PmdSnapshot* s = node.pmd.context.mailbox.published.load();
+  return s == nullptr ? 0 : s->version;
+}
+
+NodeOp putOp(const RemoteNodeConfig& n, NodeSource source = NodeSource::kKubernetes) {
+  return NodeOp{NodeOp::Kind::kPut, n, source, true};
+}
+
+NodeOp removeOp(const std::string& name) {
+  NodeOp op;
+  op.kind = NodeOp::Kind::kRemove;
+  op.node.name = name;
+  return op;
+}
+
+TEST_F(ControlCheckpointTest, ABatchOfNodesIsOneCheckpointWriteAndOneSnapshotWhateverItsSize) {
+  OverlayNode node(config_, {});
+  std::vector<NodeOp> ops;
+  for (int i = 0; i < 250; ++i)
+    ops.push_back(putOp(remoteNode("k-" + std::to_string(i), "192.168.78." + std::to_string(i + 1),
+                                   "10.245." + std::to_string(i) + ".0/24")));
+  // And 50 refused: each a VTEP one of the above has.
+  for (int i = 0; i < 50; ++i)
+    ops.push_back(putOp(remoteNode("dup-" + std::to_string(i), "192.168.78." + std::to_string(i + 1),
+                                   "10.246." + std::to_string(i) + ".0/24")));
+  const uint64_t saves = node.node.store.saves();
+  const uint64_t version = publishedVersion(node.node);
+  auto results = node.module->applyNodes(std::move(ops));
+  size_t created = 0, refused = 0;
+  for (const auto& r : results) {
+    created += r.ok() && *r == NodeChange::kCreated;
+    refused += r.status().code() == absl::StatusCode::kAlreadyExists;
+  }
+  EXPECT_EQ(created, 250u);
+  EXPECT_EQ(refused, 50u);
+  EXPECT_EQ(node.node.store.saves(), saves + 1);
+  EXPECT_EQ(publishedVersion(node.node), version + 1);
+  EXPECT_EQ(onDisk().sections["nodes"].size(), 250u);
+  // Nothing that changes anything: no write, no snapshot.
+  results = node.module->applyNodes({putOp(remoteNode("k-0", "192.168.78.1", "10.245.0.0/24")), removeOp("nobody"),
+                                     putOp(remoteNode("x", "192.168.78.1", "10.246.0.0/24"))});
+  EXPECT_TRUE(results[0].ok() && *results[0] == NodeChange::kUnchanged);
+  EXPECT_TRUE(results[1].ok() && *results[1] == NodeChange::kUnchanged);
+  EXPECT_EQ(results[2].status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(node.node.store.saves(), saves + 1);
+  EXPECT_EQ(publishedVersion(node.node), version + 1);
+  // A change, a removal and a refusal: one of each.
+  results = node.module->applyNodes({putOp(remoteNode("k-1", "192.168.79.2", "10.245.1.0/24")), removeOp("k-2"),
+                                     putOp(remoteNode("k-3", "192.168.79.2", "10.245.3.0/24"))});
+  EXPECT_TRUE(results[0].ok() && *results[0] == NodeChange::kUpdated);
+  EXPECT_TRUE(results[1].ok() && *results[1] == NodeChange::kRemoved);
+  EXPECT_EQ(results[2].status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(node.node.store.saves(), saves + 2);
+  EXPECT_EQ(publishedVersion(node.node), version + 2);
+  EXPECT_EQ(onDisk().sections["nodes"].size(), 249u);
+}
+
+TEST_F(ControlCheckpointTest, ABatchWhoseCheckpointCannotBeWrittenIsUndoneWhole) {
+  OverlayNode node(config_, {});
+  ASSERT_TRUE(node.module
+                  ->applyNodes({putOp(remoteNode("k-a", "192.168.77.2", "10.244.2.0/24")),
+                                putOp(remoteNode("k-b", "192.168.77.3", "10.244.3.0/24"))})[1]
+                  .ok());
+  auto vteps = [&node] {
+    std::map<std::string, std::string> out;
+    for (const auto& [name, n] : node.nodes()) out[name] = n.vtep.toString() + " " + n.pod_cidrs[0].toString();
+    return out;
+  };
+  const std::map<std::string, std::string> before = vteps();
+  ASSERT_EQ(before.size(), 2u);
+  const uint64_t saves = node.node.store.saves();
+  const uint64_t version = publishedVersion(node.node);
+  // b goes and c takes its CIDR; a changes; the write fails.
+  auto batch = [] {
+    return std::vector<NodeOp>{removeOp("k-b"), putOp(remoteNode("k-c", "192.168.77.4", "10.244.3.0/24")),
+                               putOp(remoteNode("k-a", "192.168.77.5", "10.244.2.0/24"))};
+  };
+  fs::rename(config_.state_dir, dir_ + "/state-away");
+  writeText(config_.state_dir, "");
+  auto results = node.module->applyNodes(batch());
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal) << r.status();
+    EXPECT_NE(r.status().message().find("state directory " + config_.state_dir + " cannot be written"),
+              std::string::npos)
+        << r.status();
+  }
+  EXPECT_EQ(vteps(), before) << "all three undone";
+  EXPECT_EQ(node.node.store.saves(), saves);
+  EXPECT_EQ(publishedVersion(node.node), version) << "the PMDs never saw it";
+  // Writable again: the same batch goes through, once.
+  fs::remove(config_.state_dir);
+  fs::rename(dir_ + "/state-away", config_.state_dir);
+  results = node.module->applyNodes(batch());
+  EXPECT_TRUE(results[0].ok() && *results[0] == NodeChange::kRemoved) << results[0].status();
+  EXPECT_TRUE(results[1].ok() && *results[1] == NodeChange::kCreated) << results[1].status();
+  EXPECT_TRUE(results[2].ok() && *results[2] == NodeChange::kUpdated) << results[2].status();
+  EXPECT_EQ(node.node.store.saves(), saves + 1);
+  EXPECT_EQ(onDisk().sections["nodes"], nlohmann::json::parse(R"([
+    {"name": "k-a", "vtep": "192.168.77.5", "pod-cidrs": ["10.244.2.0/24"], "source": "kubernetes"},
+    {"name": "k-c", "vtep": "192.168.77.4", "pod-cidrs": ["10.244.3.0/24"], "source": "kubernetes"}])"));
+}
+
 }  // namespace
 }  // namespace sluice

@@ -2,6 +2,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -39,13 +40,17 @@ std::optional<NodeSource> parseNodeSource(std::string_view name) {
 OverlayControl::OverlayControl(const OverlayConfig& config, const Ipv4Cidr& pod_cidr, UplinkIo& uplink,
                                uint16_t uplink_port, size_t n_pmds, NeighborTiming timing)
     : config_(config), pod_cidr_(pod_cidr), uplink_(uplink), uplink_port_(uplink_port), neighbors_(timing) {
+  for (uint16_t t = 0; t < vxlan::kMaxTunnels; ++t) free_tunnels_.insert(free_tunnels_.end(), t);
   for (size_t p = 0; p < n_pmds; ++p) counters_.push_back(std::make_unique<vxlan::OverlayCounters>());
   for (const StaticNeighbor& s : config_.uplink->static_neighbors) neighbors_.setStatic(s.ip, s.mac);
+  std::vector<NodeOp> ops;
   for (const RemoteNodeConfig& n : config.remote_nodes) {
     configured_names_.insert(n.name);
-    if (auto r = putNode(n, NodeSource::kStatic, false); !r.ok())
-      logWarning("remote node ", n.name, " not added: ", r.status().message());
+    ops.push_back(NodeOp{NodeOp::Kind::kPut, n, NodeSource::kStatic, false});
   }
+  std::vector<absl::StatusOr<NodeChange>> results = applyNodes(ops);
+  for (size_t i = 0; i < results.size(); ++i)
+    if (!results[i].ok()) logWarning("remote node ", ops[i].node.name, " not added: ", results[i].status().message());
   config_.remote_nodes.clear();
   rebuild();
 }
@@ -77,9 +82,65 @@ Ipv4Address OverlayControl::nextHopFor(Ipv4Address vtep) const {
 }
 
 absl::StatusOr<NodeChange> OverlayControl::putNode(RemoteNodeConfig node, NodeSource source, bool replace) {
-  std::vector<RemoteNodeConfig> others;
-  for (const auto& [name, n] : nodes_) others.push_back(n.cfg);
-  if (absl::Status s = validateRemoteNode(node, pod_cidr_, config_.uplink->vtep, others); !s.ok()) return s;
+  absl::StatusOr<NodeChange> r = put(std::move(node), source, replace);
+  if (r.ok() && *r != NodeChange::kUnchanged) rebuild();
+  return r;
+}
+
+bool OverlayControl::deleteNode(const std::string& name) {
+  const bool removed = remove(name);
+  if (removed) rebuild();
+  return removed;
+}
+
+std::vector<absl::StatusOr<NodeChange>> OverlayControl::applyNodes(std::vector<NodeOp> ops) {
+  std::vector<absl::StatusOr<NodeChange>> results;
+  results.reserve(ops.size());
+  bool changed = false;
+  for (NodeOp& op : ops) {
+    if (op.kind == NodeOp::Kind::kRemove) {
+      results.emplace_back(remove(op.node.name) ? NodeChange::kRemoved : NodeChange::kUnchanged);
+    } else {
+      results.push_back(put(std::move(op.node), op.source, op.replace));
+    }
+    changed = changed || (results.back().ok() && *results.back() != NodeChange::kUnchanged);
+  }
+  if (changed) rebuild();
+  return results;
+}
+
+absl::Status OverlayControl::conflicts(const RemoteNodeConfig& node) const {
+  if (auto it = by_vtep_.find(node.vtep); it != by_vtep_.end() && it->second != node.name)
+    return absl::AlreadyExistsError(absl::StrCat("vtep: ", node.vtep.toString(), " belongs to node ", it->second));
+  for (const Ipv4Cidr& c : node.pod_cidrs) {
+    const uint32_t first = c.network.value, last = c.broadcast().value;
+    // Every claim starting at or before our last address that ends at or
+    // after our first overlaps; walking down from the last such start, the
+    // ends only fall.
+    for (auto it = by_cidr_.upper_bound(last); it != by_cidr_.begin();) {
+      --it;
+      if (it->second.last < first) break;
+      if (it->second.name != node.name)
+        return absl::AlreadyExistsError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ",
+                                                     it->second.cidr.toString(), " of node ", it->second.name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void OverlayControl::index(const RemoteNodeConfig& node) {
+  by_vtep_[node.vtep] = node.name;
+  for (const Ipv4Cidr& c : node.pod_cidrs) by_cidr_[c.network.value] = {c.broadcast().value, c, node.name};
+}
+
+void OverlayControl::unindex(const RemoteNodeConfig& node) {
+  by_vtep_.erase(node.vtep);
+  for (const Ipv4Cidr& c : node.pod_cidrs) by_cidr_.erase(c.network.value);
+}
+
+absl::StatusOr<NodeChange> OverlayControl::put(RemoteNodeConfig node, NodeSource source, bool replace) {
+  if (absl::Status s = validateRemoteNodeAlone(node, pod_cidr_, config_.uplink->vtep); !s.ok()) return s;
+  if (absl::Status s = conflicts(node); !s.ok()) return s;
   if (auto it = nodes_.find(node.name); it != nodes_.end()) {
     Node& existing = it->second;
     if (sameNode(existing.cfg, node)) return NodeChange::kUnchanged;
@@ -96,25 +157,20 @@ absl::StatusOr<NodeChange> OverlayControl::putNode(RemoteNodeConfig node, NodeSo
     // revalidates the megaflows that no longer fit.
     logInfo("remote node ", node.name, " changed: VTEP ", existing.cfg.vtep.toString(), " -> ",
             node.vtep.toString());
+    unindex(existing.cfg);
     existing.cfg = std::move(node);
-    rebuild();
+    index(existing.cfg);
     return NodeChange::kUpdated;
   }
-  uint16_t tunnel = vxlan::kNoTunnel;
-  for (uint16_t t = 0; t < vxlan::kMaxTunnels; ++t) {
-    if (!tunnel_used_[t]) {
-      tunnel = t;
-      break;
-    }
-  }
-  if (tunnel == vxlan::kNoTunnel)
+  if (free_tunnels_.empty())
     return absl::ResourceExhaustedError(absl::StrCat("node table full: ", vxlan::kMaxTunnels, " remote nodes"));
-  tunnel_used_[tunnel] = true;
+  const uint16_t tunnel = *free_tunnels_.begin();
+  free_tunnels_.erase(free_tunnels_.begin());
   baseline_[tunnel] = rawCounters(tunnel);
   logInfo("remote node ", node.name, " added: VTEP ", node.vtep.toString(), ", tunnel ", tunnel);
   const std::string name = node.name;  // not node.name below: node is moved from
-  nodes_[name] = Node{std::move(node), tunnel, source, std::chrono::system_clock::now()};
-  rebuild();
+  Node& added = nodes_[name] = Node{std::move(node), tunnel, source, std::chrono::system_clock::now()};
+  index(added.cfg);
   return NodeChange::kCreated;
 }
 
@@ -124,13 +180,13 @@ std::optional<std::pair<RemoteNodeConfig, NodeSource>> OverlayControl::node(cons
   return std::make_pair(it->second.cfg, it->second.source);
 }
 
-bool OverlayControl::deleteNode(const std::string& name) {
+bool OverlayControl::remove(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;
-  tunnel_used_[it->second.tunnel] = false;
+  free_tunnels_.insert(it->second.tunnel);
+  unindex(it->second.cfg);
   nodes_.erase(it);
   logInfo("remote node ", name, " removed");
-  rebuild();
   return true;
 }
 
@@ -147,8 +203,7 @@ void OverlayControl::rebuild() {
   neighbors_.setWanted(wanted);
 
   uint16_t count = 0;
-  for (uint16_t t = 0; t < vxlan::kMaxTunnels; ++t)
-    if (tunnel_used_[t]) count = static_cast<uint16_t>(t + 1);
+  for (const auto& [name, n] : nodes_) count = std::max(count, static_cast<uint16_t>(n.tunnel + 1));
   std::vector<vxlan::OverlayTables::Tunnel> tunnels(count);
   std::vector<vxlan::RemoteRoute> routes;
   const MacAddress our_mac = uplink_.mac();

@@ -41,8 +41,19 @@ enum class NodeSource { kStatic, kApi, kKubernetes };
 const char* nodeSourceName(NodeSource s);  // "static" | "api" | "kubernetes"
 std::optional<NodeSource> parseNodeSource(std::string_view name);
 
-// What putNode did.
-enum class NodeChange { kUnchanged, kCreated, kUpdated };
+// What a node change did (kRemoved: only a removal; removing an unknown
+// name is kUnchanged).
+enum class NodeChange { kUnchanged, kCreated, kUpdated, kRemoved };
+
+// One change of a batch (applyNodes): a put (putNode's arguments) or a
+// removal of `node.name`.
+struct NodeOp {
+  enum class Kind { kPut, kRemove };
+  Kind kind = Kind::kPut;
+  RemoteNodeConfig node;  // kRemove: the name only
+  NodeSource source = NodeSource::kApi;
+  bool replace = false;
+};
 
 struct RemoteNodeView {
   RemoteNodeConfig node;  // mac filled (configured or derived)
@@ -98,6 +109,12 @@ class OverlayControl {
   // source.
   absl::StatusOr<NodeChange> putNode(RemoteNodeConfig node, NodeSource source, bool replace);
   bool deleteNode(const std::string& name);
+  // Many changes as one: each checked and applied in order against the
+  // table as the ones before it left it (so a removal frees a name, VTEP or
+  // CIDR for a later put of the same batch, and a name twice is two changes),
+  // a refused one changing nothing and not stopping the others; the tables
+  // are rebuilt once at the end if anything changed. One result per op.
+  std::vector<absl::StatusOr<NodeChange>> applyNodes(std::vector<NodeOp> ops);
   // A node's settings and source, if there is one of that name.
   std::optional<std::pair<RemoteNodeConfig, NodeSource>> node(const std::string& name) const;
   // The nodes added by addNode after construction (the API's and the node
@@ -130,6 +147,23 @@ class OverlayControl {
     NodeSource source = NodeSource::kApi;  // kStatic: from the config file at construction
     std::chrono::system_clock::time_point added;
   };
+  // A pod CIDR some node holds, indexed by its first address. The table's
+  // CIDRs never overlap each other, so ordered by first address they are
+  // ordered by last address too, and the ones that can overlap a new CIDR
+  // are found by one search instead of a scan of every node.
+  struct CidrClaim {
+    uint32_t last = 0;  // host order
+    Ipv4Cidr cidr;
+    std::string name;
+  };
+  // putNode and deleteNode without the rebuild (applyNodes rebuilds once).
+  absl::StatusOr<NodeChange> put(RemoteNodeConfig node, NodeSource source, bool replace);
+  bool remove(const std::string& name);
+  // AlreadyExists if another node than node.name holds its VTEP or a CIDR
+  // overlapping one of its CIDRs.
+  absl::Status conflicts(const RemoteNodeConfig& node) const;
+  void index(const RemoteNodeConfig& node);
+  void unindex(const RemoteNodeConfig& node);
   Ipv4Address nextHopFor(Ipv4Address vtep) const;
   RemoteNodeView viewOf(const Node& n, Clock::time_point now) const;
   void rebuild();
@@ -142,7 +176,9 @@ class OverlayControl {
   NeighborTable neighbors_;
   std::map<std::string, Node> nodes_;
   std::set<std::string> configured_names_;  // the config file's remote-nodes
-  std::vector<bool> tunnel_used_ = std::vector<bool>(vxlan::kMaxTunnels);
+  std::map<Ipv4Address, std::string> by_vtep_;  // every node's VTEP → its name
+  std::map<uint32_t, CidrClaim> by_cidr_;        // every node's pod CIDRs by first address
+  std::set<uint16_t> free_tunnels_;             // lowest first: indices are reused from the bottom
   // Counter values of a tunnel index when its node was added (indices are reused).
   std::vector<std::array<uint64_t, 4>> baseline_ = std::vector<std::array<uint64_t, 4>>(vxlan::kMaxTunnels);
   std::vector<std::unique_ptr<vxlan::OverlayCounters>> counters_;  // one per PMD

@@ -2,6 +2,9 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <algorithm>
+#include <map>
+
 #include "common/log.h"
 
 namespace sluice {
@@ -34,38 +37,60 @@ absl::Status OverlayModule::absent() {
 }
 
 absl::StatusOr<NodeChange> OverlayModule::putNode(const RemoteNodeConfig& node, NodeSource source, bool replace) {
-  DataplaneControl::Change change(core_);
-  const auto before = overlay_.node(node.name);
-  absl::StatusOr<NodeChange> result = overlay_.putNode(node, source, replace);
-  if (!result.ok()) return result;
-  const bool changed = *result != NodeChange::kUnchanged;
-  if (changed || core_.checkpointDirtyLocked()) {
-    // On disk before anyone is told (a restart brings the node back), and
-    // before the PMDs route to it: a failed write undoes it unseen.
-    const bool was_dirty = core_.checkpointDirtyLocked();
-    if (absl::Status s = core_.writeCheckpointLocked(); !s.ok()) {
-      if (*result == NodeChange::kCreated) overlay_.deleteNode(node.name);
-      if (*result == NodeChange::kUpdated) (void)overlay_.putNode(before->first, before->second, true);
-      if (changed) core_.setCheckpointDirtyLocked(was_dirty);  // the file is as it was
-      return s;
-    }
-  }
-  // The republish revalidates megaflows against the new routes and VTEPs
-  // (e.g. flows to the new CIDR that were cached as no_route die, decap
-  // flows from a VTEP the node no longer has).
-  if (changed) core_.republishLocked();
-  return result;
+  std::vector<NodeOp> ops(1);
+  ops[0] = NodeOp{NodeOp::Kind::kPut, node, source, replace};
+  return std::move(applyNodes(std::move(ops))[0]);
 }
 
 absl::StatusOr<bool> OverlayModule::deleteNode(const std::string& name) {
+  std::vector<NodeOp> ops(1);
+  ops[0].kind = NodeOp::Kind::kRemove;
+  ops[0].node.name = name;
+  const std::vector<absl::StatusOr<NodeChange>> results = applyNodes(std::move(ops));
+  if (!results.front().ok()) return results.front().status();
+  return results.front().value() == NodeChange::kRemoved;
+}
+
+std::vector<absl::StatusOr<NodeChange>> OverlayModule::applyNodes(std::vector<NodeOp> ops) {
   DataplaneControl::Change change(core_);
-  const bool deleted = overlay_.deleteNode(name);
-  if (deleted) core_.republishLocked();
-  // As a deleted port: gone either way; while the write fails the file still
-  // names it (a restart meanwhile brings it back), and the next change retries.
-  if (deleted || core_.checkpointDirtyLocked())
-    if (absl::Status s = core_.writeCheckpointLocked(); !s.ok()) return s;
-  return deleted;
+  // Each name's settings before the batch, to undo it by.
+  std::map<std::string, std::optional<std::pair<RemoteNodeConfig, NodeSource>>> before;
+  for (const NodeOp& op : ops)
+    if (!before.contains(op.node.name)) before.emplace(op.node.name, overlay_.node(op.node.name));
+  std::vector<absl::StatusOr<NodeChange>> results = overlay_.applyNodes(std::move(ops));
+  const bool changed = std::any_of(results.begin(), results.end(), [](const absl::StatusOr<NodeChange>& r) {
+    return r.ok() && *r != NodeChange::kUnchanged;
+  });
+  if (changed || core_.checkpointDirtyLocked()) {
+    // On disk before anyone is told (a restart brings the nodes back), and
+    // before the PMDs route to them: a failed write undoes the batch unseen.
+    const bool was_dirty = core_.checkpointDirtyLocked();
+    if (absl::Status s = core_.writeCheckpointLocked(); !s.ok()) {
+      if (changed) {
+        // Every touched name taken out first, then the old ones put back:
+        // a VTEP or CIDR that moved between two nodes of the batch is free
+        // again before either is restored.
+        std::vector<NodeOp> undo;
+        for (const auto& entry : before) {
+          NodeOp out;
+          out.kind = NodeOp::Kind::kRemove;
+          out.node.name = entry.first;
+          undo.push_back(std::move(out));
+        }
+        for (const auto& [name, was] : before)
+          if (was) undo.push_back(NodeOp{NodeOp::Kind::kPut, was->first, was->second, false});
+        (void)overlay_.applyNodes(std::move(undo));
+        core_.setCheckpointDirtyLocked(was_dirty);  // the file is as it was
+      }
+      for (absl::StatusOr<NodeChange>& r : results) r = s;
+      return results;
+    }
+  }
+  // The republish revalidates megaflows against the new routes and VTEPs
+  // (e.g. flows to a new CIDR that were cached as no_route die, decap flows
+  // from a VTEP a node no longer has, encap flows toward a removed node).
+  if (changed) core_.republishLocked();
+  return results;
 }
 
 nlohmann::json OverlayModule::checkpointRecords() const {
@@ -86,6 +111,8 @@ nlohmann::json OverlayModule::checkpointRecords() const {
 
 void OverlayModule::restore(const nlohmann::json& records) {
   unsigned restored = 0, dropped = 0;
+  std::vector<NodeOp> ops;
+  std::vector<std::string> wheres;  // ops[i]'s record, for the log
   for (size_t i = 0; i < records.size(); ++i) {
     const nlohmann::json& record = records[i];
     const std::string where = absl::StrCat(
@@ -115,9 +142,14 @@ void OverlayModule::restore(const nlohmann::json& records) {
       ++dropped;
       continue;
     }
-    absl::StatusOr<NodeChange> added = overlay_.putNode(node, source, false);
-    if (!added.ok() || *added != NodeChange::kCreated) {
-      logError(where, " not restored: ", added.ok() ? "listed twice" : added.status().message());
+    wheres.push_back(where);
+    ops.push_back(NodeOp{NodeOp::Kind::kPut, std::move(node), source, false});
+  }
+  // One batch: the tables built once, not once per node.
+  std::vector<absl::StatusOr<NodeChange>> added = overlay_.applyNodes(std::move(ops));
+  for (size_t i = 0; i < added.size(); ++i) {
+    if (!added[i].ok() || *added[i] != NodeChange::kCreated) {
+      logError(wheres[i], " not restored: ", added[i].ok() ? "listed twice" : added[i].status().message());
       ++dropped;
       continue;
     }

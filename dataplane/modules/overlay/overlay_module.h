@@ -52,6 +52,12 @@ class OverlayModule final : public ControlModule {
   // or updated.
   absl::StatusOr<NodeChange> putNode(const RemoteNodeConfig& node, NodeSource source, bool replace);
   absl::StatusOr<bool> deleteNode(const std::string& name);
+  // OverlayControl::applyNodes as one change: one checkpoint write before
+  // the reply, one republish (one megaflow revalidation, one snapshot) for
+  // the whole batch. A failed write undoes the batch (every result becomes
+  // that error; a changed node comes back with its old settings, possibly
+  // under another tunnel index). putNode and deleteNode are batches of one.
+  std::vector<absl::StatusOr<NodeChange>> applyNodes(std::vector<NodeOp> ops);
   std::vector<RemoteNodeView> listNodes();
   std::optional<RemoteNodeView> nodeView(const std::string& name);
   OverlayView view();

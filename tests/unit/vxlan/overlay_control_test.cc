@@ -2,6 +2,9 @@
 // templates following the neighbor table, counters per node.
 #include <gtest/gtest.h>
 
+#include <absl/status/status.h>
+
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -270,6 +273,181 @@ TEST(OverlayControl, SnapshotCarriesDecapParameters) {
   EXPECT_TRUE(o.deleteNode("b"));
   ASSERT_TRUE(*o.addNode(node("b2", "192.168.77.3", "10.244.2.0/24")));
   EXPECT_EQ(o.listNodes({})[0].tx_packets, 0u);
+}
+
+NodeOp putOp(RemoteNodeConfig n, bool replace = false, NodeSource source = NodeSource::kKubernetes) {
+  return NodeOp{NodeOp::Kind::kPut, std::move(n), source, replace};
+}
+
+NodeOp removeOp(const char* name) {
+  NodeOp op;
+  op.kind = NodeOp::Kind::kRemove;
+  op.node.name = name;
+  return op;
+}
+
+// Each result's code, and the changes of the ones that succeeded.
+std::vector<std::string> outcomes(const std::vector<absl::StatusOr<NodeChange>>& results) {
+  std::vector<std::string> out;
+  for (const auto& r : results) {
+    if (!r.ok()) {
+      out.push_back(absl::StatusCodeToString(r.status().code()));
+      continue;
+    }
+    switch (*r) {
+      case NodeChange::kUnchanged: out.push_back("unchanged"); break;
+      case NodeChange::kCreated: out.push_back("created"); break;
+      case NodeChange::kUpdated: out.push_back("updated"); break;
+      case NodeChange::kRemoved: out.push_back("removed"); break;
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> vtepsOf(const OverlayControl& o) {
+  std::map<std::string, std::string> out;
+  for (const RemoteNodeView& v : o.listNodes({})) out[v.node.name] = v.node.vtep.toString();
+  return out;
+}
+
+TEST(OverlayControlBatch, ARefusedOpChangesNothingAndTheOthersApplyEachWithItsReason) {
+  Fixture f;
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  ASSERT_TRUE(*o.addNode(node("a", "192.168.77.2", "10.244.2.0/24")));
+  RemoteNodeConfig bad_name = node("B", "192.168.77.5", "10.244.5.0/24");
+  auto results = o.applyNodes({putOp(node("b", "192.168.77.3", "10.244.3.0/24")),
+                               putOp(node("c", "192.168.77.2", "10.244.4.0/24")),      // a's VTEP
+                               putOp(node("d", "192.168.77.4", "10.244.2.128/25")),    // inside a's CIDR
+                               putOp(bad_name),                                        // upper case
+                               putOp(node("e", "192.168.77.6", "10.244.0.0/16")),      // holds ours and a's
+                               putOp(node("f", "192.168.77.7", "10.244.7.0/24"))});
+  EXPECT_EQ(outcomes(results), (std::vector<std::string>{"created", "ALREADY_EXISTS", "ALREADY_EXISTS",
+                                                         "INVALID_ARGUMENT", "INVALID_ARGUMENT", "created"}));
+  EXPECT_EQ(results[1].status().message(), "vtep: 192.168.77.2 belongs to node a");
+  EXPECT_EQ(results[2].status().message(), "pod_cidrs: 10.244.2.128/25 overlaps 10.244.2.0/24 of node a");
+  EXPECT_EQ(results[3].status().message(), "name: 'B' is not 1-253 of [a-z0-9.-]");
+  EXPECT_EQ(results[4].status().message(), "pod_cidrs: 10.244.0.0/16 overlaps this node's pod CIDR 10.244.0.0/24");
+  EXPECT_EQ(vtepsOf(o), (std::map<std::string, std::string>{
+                            {"a", "192.168.77.2"}, {"b", "192.168.77.3"}, {"f", "192.168.77.7"}}));
+  auto t = o.tables();
+  EXPECT_EQ(t->routes().size(), 3u);
+  EXPECT_EQ(t->routeFor(Ipv4Address::parse("10.244.3.9")->networkOrder()), 1);
+  EXPECT_EQ(t->routeFor(Ipv4Address::parse("10.244.7.9")->networkOrder()), 2);
+  EXPECT_EQ(t->routeFor(Ipv4Address::parse("10.244.4.9")->networkOrder()), vxlan::kNoTunnel);
+}
+
+TEST(OverlayControlBatch, OpsApplyInOrderSoANameTwiceIsTwoChanges) {
+  Fixture f;
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  auto results = o.applyNodes({putOp(node("a", "192.168.77.2", "10.244.2.0/24")),
+                               putOp(node("a", "192.168.77.2", "10.244.2.0/24")),        // same again
+                               putOp(node("a", "192.168.77.12", "10.244.2.0/24")),       // other, no replace
+                               putOp(node("a", "192.168.77.12", "10.244.12.0/24"), true),
+                               putOp(node("a", "192.168.77.13", "10.244.12.0/24"), true, NodeSource::kApi)});
+  EXPECT_EQ(outcomes(results),
+            (std::vector<std::string>{"created", "unchanged", "ALREADY_EXISTS", "updated", "ALREADY_EXISTS"}));
+  EXPECT_EQ(results[2].status().message(), "node a exists with other settings (delete it first)");
+  EXPECT_EQ(results[4].status().message(), "node a exists from source kubernetes, not replaced by one from api");
+  EXPECT_EQ(vtepsOf(o), (std::map<std::string, std::string>{{"a", "192.168.77.12"}}));
+  // The CIDR and VTEP a left behind are free again within the batch.
+  EXPECT_EQ(outcomes(o.applyNodes({putOp(node("b", "192.168.77.2", "10.244.2.0/24"))})),
+            (std::vector<std::string>{"created"}));
+}
+
+TEST(OverlayControlBatch, ARemovalFreesItsNameVtepAndCidrForALaterPutOfTheSameBatch) {
+  Fixture f;
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  ASSERT_TRUE(*o.addNode(node("a", "192.168.77.2", "10.244.2.0/24")));
+  ASSERT_TRUE(*o.addNode(node("b", "192.168.77.3", "10.244.3.0/24")));
+  // Without the removal first, b's CIDR is taken.
+  EXPECT_EQ(outcomes(o.applyNodes({putOp(node("c", "192.168.77.4", "10.244.3.0/24")), removeOp("b")})),
+            (std::vector<std::string>{"ALREADY_EXISTS", "removed"}));
+  // Removed and put again under the same name with other settings, no
+  // replace needed; a's CIDR and VTEP go to c in the same batch; an unknown
+  // name's removal changes nothing.
+  auto results = o.applyNodes({removeOp("a"), putOp(node("a", "192.168.77.5", "10.244.5.0/24")),
+                               putOp(node("c", "192.168.77.2", "10.244.2.0/24")), removeOp("nobody")});
+  EXPECT_EQ(outcomes(results), (std::vector<std::string>{"removed", "created", "created", "unchanged"}));
+  EXPECT_EQ(vtepsOf(o), (std::map<std::string, std::string>{{"a", "192.168.77.5"}, {"c", "192.168.77.2"}}));
+  auto t = o.tables();
+  EXPECT_EQ(t->routes().size(), 2u);
+  EXPECT_NE(t->routeFor(Ipv4Address::parse("10.244.2.9")->networkOrder()), vxlan::kNoTunnel);
+  EXPECT_EQ(t->routeFor(Ipv4Address::parse("10.244.3.9")->networkOrder()), vxlan::kNoTunnel);
+}
+
+TEST(OverlayControlBatch, TheTableFillsToItsSizeInOneBatchAndRefusesTheNext) {
+  Fixture f;
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  std::vector<NodeOp> ops;
+  auto nth = [](int i) {
+    // 10.1.0.1.. VTEPs; /28 pod CIDRs from 10.128.0.0.
+    RemoteNodeConfig n;
+    n.name = "n" + std::to_string(i);
+    n.vtep = Ipv4Address{(10u << 24) | (1u << 16) | static_cast<uint32_t>(i + 1)};
+    n.pod_cidrs = {Ipv4Cidr{Ipv4Address{(10u << 24) | (128u << 16) | (static_cast<uint32_t>(i) << 4)}, 28}};
+    return n;
+  };
+  for (int i = 0; i <= vxlan::kMaxTunnels; ++i) ops.push_back(putOp(nth(i)));
+  auto results = o.applyNodes(std::move(ops));
+  ASSERT_EQ(results.size(), vxlan::kMaxTunnels + 1u);
+  for (size_t i = 0; i < vxlan::kMaxTunnels; ++i) ASSERT_TRUE(results[i].ok()) << i << " " << results[i].status();
+  EXPECT_EQ(results.back().status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(results.back().status().message(), "node table full: 8192 remote nodes");
+  EXPECT_EQ(o.tables()->routes().size(), static_cast<size_t>(vxlan::kMaxTunnels));
+  // A removal and a put in one batch: the freed index is the one taken.
+  const uint16_t freed = o.nodeView("n77", {})->tunnel;
+  EXPECT_EQ(outcomes(o.applyNodes({removeOp("n77"), putOp(nth(vxlan::kMaxTunnels))})),
+            (std::vector<std::string>{"removed", "created"}));
+  EXPECT_EQ(o.nodeView("n" + std::to_string(vxlan::kMaxTunnels), {})->tunnel, freed);
+}
+
+// The table's indexes (VTEP, CIDRs by first address) against the plain
+// comparison with every other node (validateRemoteNode) on random CIDRs of
+// every size: the same nodes accepted, the same refused.
+TEST(OverlayControlBatch, TheIndexesRefuseExactlyWhatComparingWithEveryNodeRefuses) {
+  Fixture f;
+  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  std::vector<RemoteNodeConfig> held;
+  uint32_t seed = 12345;
+  auto next = [&seed] {
+    seed = seed * 1103515245u + 12345u;
+    return seed >> 8;
+  };
+  int accepted = 0, refused = 0;
+  for (int i = 0; i < 3000; ++i) {
+    RemoteNodeConfig n;
+    n.name = "r" + std::to_string(next() % 400);
+    n.vtep = Ipv4Address{(10u << 24) | (1u << 16) | (next() % 500 + 1)};
+    const int count = 1 + static_cast<int>(next() % 2);
+    for (int c = 0; c < count; ++c) {
+      const uint8_t prefix = static_cast<uint8_t>(14 + next() % 15);  // /14../28
+      const uint32_t mask = ~0u << (32 - prefix);
+      // Within 172.0.0.0/8, so that the larger ones often overlap.
+      n.pod_cidrs.push_back(Ipv4Cidr{Ipv4Address{((172u << 24) | (next() & 0xffffffu)) & mask}, prefix});
+    }
+    absl::Status want = validateRemoteNode(n, f.pod_cidr, f.config.uplink->vtep, held);
+    const bool exists = std::any_of(held.begin(), held.end(), [&](const RemoteNodeConfig& h) { return h.name == n.name; });
+    absl::StatusOr<NodeChange> got = o.putNode(n, NodeSource::kKubernetes, true);
+    ASSERT_EQ(got.ok(), want.ok()) << i << ": " << n.name << " want " << want << " got " << got.status();
+    if (!got.ok()) {
+      ++refused;
+      continue;
+    }
+    ++accepted;
+    if (exists) {
+      for (RemoteNodeConfig& h : held)
+        if (h.name == n.name) h = n;
+    } else {
+      held.push_back(n);
+    }
+    if (next() % 4 == 0) {  // now and then a node goes
+      const size_t k = next() % held.size();
+      ASSERT_TRUE(o.deleteNode(held[k].name));
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  EXPECT_GT(accepted, 100);
+  EXPECT_GT(refused, 100);
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <random>
+#include <vector>
+
 #include "dataplane/api/grpc_guard.h"
 #include "dataplane/api/grpc_service.h"
 
@@ -17,6 +20,36 @@ v1::NodeSource toProto(NodeSource s) {
     case NodeSource::kKubernetes: return v1::NODE_SOURCE_KUBERNETES;
   }
   return v1::NODE_SOURCE_UNSPECIFIED;
+}
+
+// A RemoteNode of a request → the table's settings and source; an error
+// names the bad field.
+grpc::Status decodeNode(const v1::RemoteNode& in, RemoteNodeConfig& node, NodeSource& source) {
+  node.name = in.name();
+  auto vtep = Ipv4Address::parse(in.vtep());
+  if (!vtep) return invalid(absl::StrCat("vtep: '", in.vtep(), "' is not an IPv4 address"));
+  node.vtep = *vtep;
+  for (const std::string& text : in.pod_cidrs()) {
+    auto cidr = Ipv4Cidr::parse(text);
+    if (!cidr) return invalid(absl::StrCat("pod_cidrs: '", text, "' is not an IPv4 CIDR (host bits zero)"));
+    node.pod_cidrs.push_back(*cidr);
+  }
+  if (!in.mac().empty()) {
+    auto mac = MacAddress::parse(in.mac());
+    if (!mac || mac->isMulticast() || mac->isZero())
+      return invalid(absl::StrCat("mac: '", in.mac(), "' is not a unicast MAC"));
+    node.mac = *mac;
+  }
+  // A caller names only the controller's source; the config file's is
+  // sluiced's to give.
+  source = in.source() == v1::NODE_SOURCE_KUBERNETES ? NodeSource::kKubernetes : NodeSource::kApi;
+  return grpc::Status::OK;
+}
+
+std::string randomInstance() {
+  std::random_device rd;
+  const uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return absl::StrCat(absl::Hex(v, absl::kZeroPad16));
 }
 
 int64_t unixSeconds(std::chrono::system_clock::time_point t) {
@@ -52,36 +85,22 @@ void fillOverlay(const OverlayView& o, v1::Overlay* out) {
   out->set_link_up(o.link_up);
 }
 
+RemoteNodesService::RemoteNodesService(OverlayModule* overlay) : overlay_(overlay), instance_(randomInstance()) {}
+
 grpc::Status RemoteNodesService::AddNode(grpc::ServerContext*, const v1::AddNodeRequest* req,
                                          v1::AddNodeResponse* resp) {
   return guarded([&] {
-    const v1::RemoteNode& in = req->node();
-    RemoteNodeConfig node;
-    node.name = in.name();
-    auto vtep = Ipv4Address::parse(in.vtep());
-    if (!vtep) return invalid(absl::StrCat("vtep: '", in.vtep(), "' is not an IPv4 address"));
-    node.vtep = *vtep;
-    for (const std::string& text : in.pod_cidrs()) {
-      auto cidr = Ipv4Cidr::parse(text);
-      if (!cidr) return invalid(absl::StrCat("pod_cidrs: '", text, "' is not an IPv4 CIDR (host bits zero)"));
-      node.pod_cidrs.push_back(*cidr);
-    }
-    if (!in.mac().empty()) {
-      auto mac = MacAddress::parse(in.mac());
-      if (!mac || mac->isMulticast() || mac->isZero())
-        return invalid(absl::StrCat("mac: '", in.mac(), "' is not a unicast MAC"));
-      node.mac = *mac;
-    }
-    // A caller names only the controller's source; the config file's is
-    // sluiced's to give.
-    const NodeSource source = in.source() == v1::NODE_SOURCE_KUBERNETES ? NodeSource::kKubernetes : NodeSource::kApi;
+    std::vector<NodeOp> ops(1);
+    ops[0].replace = req->replace();
+    if (grpc::Status s = decodeNode(req->node(), ops[0].node, ops[0].source); !s.ok()) return s;
     if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
-    auto change = overlay_->putNode(node, source, req->replace());
+    const std::string name = ops[0].node.name;
+    absl::StatusOr<NodeChange> change = std::move(overlay_->applyNodes(std::move(ops))[0]);
     if (!change.ok()) return toGrpcStatus(change.status());
     resp->set_created(*change == NodeChange::kCreated);
     resp->set_updated(*change == NodeChange::kUpdated);
     // The one node, not a listing of the table: a controller adds thousands.
-    if (std::optional<RemoteNodeView> n = overlay_->nodeView(node.name)) fillRemoteNode(*n, resp->mutable_node());
+    if (std::optional<RemoteNodeView> n = overlay_->nodeView(name)) fillRemoteNode(*n, resp->mutable_node());
     return grpc::Status::OK;
   });
 }
@@ -90,9 +109,63 @@ grpc::Status RemoteNodesService::DeleteNode(grpc::ServerContext*, const v1::Dele
                                             v1::DeleteNodeResponse* resp) {
   return guarded([&] {
     if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
-    auto deleted = overlay_->deleteNode(req->name());
-    if (!deleted.ok()) return toGrpcStatus(deleted.status());
-    resp->set_deleted(*deleted);
+    std::vector<NodeOp> ops(1);
+    ops[0].kind = NodeOp::Kind::kRemove;
+    ops[0].node.name = req->name();
+    absl::StatusOr<NodeChange> change = std::move(overlay_->applyNodes(std::move(ops))[0]);
+    if (!change.ok()) return toGrpcStatus(change.status());
+    resp->set_deleted(*change == NodeChange::kRemoved);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status RemoteNodesService::ApplyNodes(grpc::ServerContext*, const v1::ApplyNodesRequest* req,
+                                            v1::ApplyNodesResponse* resp) {
+  return guarded([&] {
+    if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
+    if (req->ops_size() > kMaxApplyOps)
+      return invalid(absl::StrCat("ops: ", req->ops_size(), " in one request, at most ", kMaxApplyOps));
+    resp->set_instance(instance_);
+    // Ops that decode go to the table as one batch; the others are answered
+    // here, in their place.
+    std::vector<NodeOp> ops;
+    std::vector<v1::NodeOpResult*> pending;  // ops[i]'s result
+    ops.reserve(req->ops_size());
+    for (const v1::NodeOp& in : req->ops()) {
+      v1::NodeOpResult* result = resp->add_results();
+      NodeOp op;
+      op.replace = in.replace();
+      grpc::Status decoded;
+      if (in.has_put()) {
+        decoded = decodeNode(in.put(), op.node, op.source);
+      } else if (in.op_case() == v1::NodeOp::kRemove) {
+        op.kind = NodeOp::Kind::kRemove;
+        op.node.name = in.remove();
+      } else {
+        decoded = invalid("op: neither put nor remove");
+      }
+      result->set_name(in.has_put() ? in.put().name() : in.remove());
+      if (!decoded.ok()) {
+        result->set_code(decoded.error_code());
+        result->set_message(decoded.error_message());
+        continue;
+      }
+      ops.push_back(std::move(op));
+      pending.push_back(result);
+    }
+    std::vector<absl::StatusOr<NodeChange>> changes = overlay_->applyNodes(std::move(ops));
+    for (size_t i = 0; i < changes.size(); ++i) {
+      v1::NodeOpResult* result = pending[i];
+      if (!changes[i].ok()) {
+        const grpc::Status s = toGrpcStatus(changes[i].status());
+        result->set_code(s.error_code());
+        result->set_message(s.error_message());
+        continue;
+      }
+      result->set_created(*changes[i] == NodeChange::kCreated);
+      result->set_updated(*changes[i] == NodeChange::kUpdated);
+      result->set_removed(*changes[i] == NodeChange::kRemoved);
+    }
     return grpc::Status::OK;
   });
 }
@@ -103,6 +176,7 @@ grpc::Status RemoteNodesService::ListNodes(grpc::ServerContext*, const v1::ListN
     if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
     for (const RemoteNodeView& n : overlay_->listNodes()) fillRemoteNode(n, resp->add_nodes());
     fillOverlay(overlay_->view(), resp->mutable_overlay());
+    resp->set_instance(instance_);
     std::lock_guard lock(controller_mutex_);
     if (controller_) *resp->mutable_controller() = *controller_;
     return grpc::Status::OK;
@@ -110,9 +184,10 @@ grpc::Status RemoteNodesService::ListNodes(grpc::ServerContext*, const v1::ListN
 }
 
 grpc::Status RemoteNodesService::ReportController(grpc::ServerContext*, const v1::ReportControllerRequest* req,
-                                                  v1::ReportControllerResponse*) {
+                                                  v1::ReportControllerResponse* resp) {
   return guarded([&] {
     if (overlay_ == nullptr) return toGrpcStatus(OverlayModule::absent());
+    resp->set_instance(instance_);
     v1::ControllerState state = req->state();
     state.set_reported_unix_seconds(unixSeconds(std::chrono::system_clock::now()));
     std::lock_guard lock(controller_mutex_);
