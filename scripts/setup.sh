@@ -28,6 +28,8 @@ packages=(
   prometheus curl
   # packet capture tests read pcap files back with libpcap
   libpcap-dev
+  # ... and tcpdump reads what sluicectl capture writes, from a file and a pipe
+  tcpdump
   # networking tools used by the demo and the end-to-end tests
   iproute2 procps containernetworking-plugins
   # the fake Kubernetes API server of the node controller's tests (python3, openssl)

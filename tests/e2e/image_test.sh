@@ -21,10 +21,8 @@ for tool in buildah mmdebstrap; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool missing (scripts/setup-e2e.sh installs it)"; exit 77; }
 done
 e2e_init
-for tool in containerd ctr runc python3; do
-  command -v "$tool" >/dev/null || fail "$tool missing: run scripts/setup-e2e.sh"
-done
-[[ -x ${CRI_CLIENT:-} && -x ${PAUSE_BIN:-} ]] || fail "cri_client / e2e_pause not built"
+command -v python3 >/dev/null || fail "python3 missing: run scripts/setup-e2e.sh"
+source "$here/cri/cri_lib.sh"
 [[ -d ${SLUICE_BUILD_DIR:-} ]] || fail "SLUICE_BUILD_DIR not set (run through ctest)"
 
 # --- Build. vfs storage of our own, outside the work dir, made afresh (base
@@ -117,15 +115,12 @@ run_opts_of() {
 # Its command and args, each ended by a NUL (the scripts span lines).
 argv_of() { jq -j --arg n "$1" '(.initContainers + .containers)[] | select(.name == $n) | ((.command // []) + (.args // []))[] | (., "\u0000")' <<<"$pod"; }
 
-# --- A private containerd: the DaemonSet's containers in a namespace of our
-# own, CRI sandboxes (namespace k8s.io) with the CNI directory install-cni
-# fills.
-ctd=$work/ctd
+# --- A private containerd (cri_lib.sh): the DaemonSet's containers in a
+# namespace of our own, CRI sandboxes (namespace k8s.io) with the CNI
+# directory install-cni fills.
 ns=sluice-image-e2e-$id
 cni_bin=$(host_dir_of cni-bin)
-mkdir -p "$ctd" "$work/cni-conf" "$work/ipam" "$work/records"
-ln -s /usr/lib/cni/host-local "$cni_bin/host-local"
-ln -s /usr/lib/cni/loopback "$cni_bin/loopback"
+mkdir -p "$work/cni-conf" "$work/ipam" "$work/records"
 run_dir=$(host_dir_of run)
 vhost_dir=$(host_dir_of vhost-sockets)
 # sluiced's socket directory follows its volume's move (above); the rest of
@@ -140,30 +135,12 @@ jq -n --arg name "$net" --arg api "$run_dir/sluice.sock" --arg sd "$vhost_dir" -
     plugins: [{type: "sluice-cni", apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
                ipam: {type: "host-local", dataDir: $ipam, ranges: [[{subnet: $subnet}]]}}]
   }' >"$work/cni-conf/10-sluice.conflist"
-# restrict_oom_score_adj: without it runc fails on these machines; the stream
-# server on an ephemeral loopback port never collides with another containerd.
-cat >"$ctd/config.toml" <<EOF
-version = 2
-root = "$ctd/root"
-state = "$ctd/state"
-[grpc]
-  address = "$ctd/containerd.sock"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "docker.io/sluice/pause:e2e"
-  restrict_oom_score_adj = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$cni_bin"
-    conf_dir = "$work/cni-conf"
-EOF
 c() { ctr --address "$ctd/containerd.sock" -n "$ns" "$@"; }
-cri() { "$CRI_CLIENT" --endpoint "$ctd/containerd.sock" "$@"; }
-# Before containerd goes (cleanups run newest first): sandboxes through CRI,
-# the sluiced task (TERM: it removes its sockets), containers, then containerd
-# and the shims it started, then mounts under the work directory.
+# Before cri_cleanup stops containerd (cleanups run newest first): the
+# sandboxes, while sluiced still answers their DEL, then the sluiced task
+# (TERM: it removes its sockets) and its container.
 image_cleanup() {
-  local sb pid
+  local sb
   for sb in $(cri list); do
     cri stop "$sb"
     cri remove "$sb"
@@ -173,21 +150,12 @@ image_cleanup() {
   c task kill -s KILL "sluiced-$id"
   c task delete -f "sluiced-$id"
   c containers rm "sluiced-$id"
-  kill -TERM "$ctd_pid" 2>/dev/null
-  for _ in $(seq 1 200); do kill -0 "$ctd_pid" 2>/dev/null || break; sleep 0.05; done
-  for pid in $(grep -l -s -F -- "$ctd/containerd.sock" /proc/[0-9]*/cmdline | cut -d/ -f3); do
-    kill -KILL "$pid" 2>/dev/null
-  done
-  awk -v w="$work/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
 }
-e2e_cleanups+=("rm -f /var/lib/cni/results/$net-*")
-e2e_cleanups+=("image_cleanup")
 # The host-side plugin's allowed roots are the work directory's (lib.sh);
 # containerd passes its environment on to the plugin.
-containerd --config "$ctd/config.toml" >"$work/containerd.log" 2>&1 &
-ctd_pid=$!
-e2e_pids+=("$ctd_pid")
-wait_until 60 cri version || { tail -20 "$work/containerd.log" >&2; fail "containerd's CRI not answering within 60 s"; }
+cri_start_containerd "$cni_bin"
+e2e_cleanups+=("rm -f /var/lib/cni/results/$net-*")
+e2e_cleanups+=("image_cleanup")
 
 c images import --base-name "${image%:*}" "$work/sluice.tar" >"$work/import.log" 2>&1 || { cat "$work/import.log" >&2; fail "ctr images import"; }
 c images ls -q | grep -qx "$image" || fail "the OCI archive did not import as $image: $(c images ls -q)"
@@ -221,8 +189,6 @@ ctl() { in_sluiced /usr/local/bin/sluicectl --socket /var/run/sluice/sluice.sock
 [[ -S $run_dir/sluice.sock ]] || fail "sluiced's API socket is not on the host's run directory"
 
 # --- A CRI pod sandbox attached through the copied plugin.
-bash "$here/cri/pause_image.sh" "$PAUSE_BIN" docker.io/sluice/pause:e2e "$work/pause.tar"
-ctr --address "$ctd/containerd.sock" -n k8s.io image import "$work/pause.tar" >/dev/null || fail "ctr could not import the sandbox image"
 sb=$(cri run pod-a "uid-a-$id" default 2>"$work/cri.err") || { cat "$work/cri.err" >&2; fail "RunPodSandbox failed"; }
 port=$(port_of "$sb" eth0)
 [[ -n $port ]] || fail "no port in the container's sluiced for sandbox $sb: $(ctl ports)"

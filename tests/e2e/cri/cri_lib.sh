@@ -65,17 +65,20 @@ cri_import_image() {
     fail "ctr could not import the image $ref"
 }
 
-# Starts containerd with its CRI plugin on our CNI dirs (our sluice-cni with
-# Debian's plugins beside: containerd 1.6 takes one bin dir, and its CRI
-# plugin adds a loopback network of its own to every sandbox) and imports the
-# sandbox image. restrict_oom_score_adj: without it runc fails on these
-# machines ("can't get final child's PID from pipe"). Stream server on an
-# ephemeral loopback port so that it never collides with another containerd.
+# Starts containerd with its CRI plugin on our CNI dirs (Debian's plugins
+# beside sluice-cni: containerd 1.6 takes one bin dir, and its CRI plugin adds
+# a loopback network of its own to every sandbox) and imports the sandbox
+# image. Arg: the CNI bin dir when something else puts sluice-cni there (the
+# image test's install-cni); by default $work/cni-bin with this build's.
+# restrict_oom_score_adj: without it runc fails on these machines ("can't get
+# final child's PID from pipe"). Stream server on an ephemeral loopback port
+# so that it never collides with another containerd.
 cri_start_containerd() {
-  mkdir -p "$ctd" "$work/cni-bin" "$work/cni-conf"
-  ln -s "$SLUICE_CNI_DIR/sluice-cni" "$work/cni-bin/sluice-cni"
-  ln -s /usr/lib/cni/host-local "$work/cni-bin/host-local"
-  ln -s /usr/lib/cni/loopback "$work/cni-bin/loopback"
+  local cni_bin=${1:-$work/cni-bin}
+  mkdir -p "$ctd" "$cni_bin" "$work/cni-conf"
+  [[ -n ${1:-} ]] || ln -s "$SLUICE_CNI_DIR/sluice-cni" "$cni_bin/sluice-cni"
+  ln -s /usr/lib/cni/host-local "$cni_bin/host-local"
+  ln -s /usr/lib/cni/loopback "$cni_bin/loopback"
   cat >"$ctd/config.toml" <<EOC
 version = 2
 root = "$ctd/root"
@@ -88,7 +91,7 @@ state = "$ctd/state"
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$work/cni-bin"
+    bin_dir = "$cni_bin"
     conf_dir = "$work/cni-conf"
 EOC
   e2e_cleanups+=("cri_cleanup")

@@ -1,0 +1,202 @@
+// sluicectl trace and capture against a real sluiced: the streams travel the
+// whole way an operator's do (sluicectl, gRPC, the control thread's taps, the
+// PMD's rings), with two virtio pods sending through the real PMD loop. The
+// pcap is read back by libpcap (exact bytes) and by tcpdump, from a file and
+// from sluicectl's stdout through a pipe.
+#include <gtest/gtest.h>
+#include <pcap/pcap.h>
+
+#include <chrono>
+#include <future>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/integration/sluiced_process.h"
+#include "tests/integration/virtio_pod.h"
+
+namespace sluice::test {
+namespace {
+
+const Ipv4Address kIpA = *Ipv4Address::parse("10.250.0.20");
+const Ipv4Address kIpB = *Ipv4Address::parse("10.250.0.21");
+const Ipv4Address kGateway = *Ipv4Address::parse("10.250.0.1");
+constexpr char kTcpdump[] = "/usr/bin/tcpdump";
+
+Frame frameAtoB(uint32_t sequence, uint8_t ttl = 64) {
+  UdpFrameSpec s{MacAddress::fromIpv4(kIpA), MacAddress::fromIpv4(kGateway), kIpA, kIpB};
+  s.sequence = sequence;
+  s.ttl = ttl;
+  s.src_port = 4000;
+  s.dst_port = 5000;
+  return udpFrame(s);
+}
+
+std::vector<Frame> readPcap(const std::string& path, std::string* error) {
+  char err[PCAP_ERRBUF_SIZE];
+  std::vector<Frame> frames;
+  pcap_t* reader = pcap_open_offline(path.c_str(), err);
+  if (reader == nullptr) {
+    *error = err;
+    return frames;
+  }
+  if (pcap_datalink(reader) != DLT_EN10MB) *error = "link type is not Ethernet";
+  pcap_pkthdr* h = nullptr;
+  const u_char* data = nullptr;
+  while (pcap_next_ex(reader, &h, &data) == 1) {
+    if (h->caplen != h->len) *error = "a packet was cut short";
+    frames.emplace_back(data, data + h->caplen);
+  }
+  pcap_close(reader);
+  return frames;
+}
+
+class ObserveCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    node_ = SluicedProcess::start(SluicedOptions{}, &error);
+    ASSERT_NE(node_, nullptr) << error;
+    v1::AddPortResponse a, b;
+    ASSERT_TRUE(node_->addPort(portRequest("pod-a", kIpA.toString()), &a).ok());
+    ASSERT_TRUE(node_->addPort(portRequest("pod-b", kIpB.toString()), &b).ok());
+    auto pa = VirtioPod::create(a.port().socket_path(), false, podPool());
+    auto pb = VirtioPod::create(b.port().socket_path(), false, podPool());
+    ASSERT_TRUE(pa.ok() && pb.ok());
+    pod_a_ = std::move(*pa);
+    pod_b_ = std::move(*pb);
+    port_a_ = a.port().port_no();
+    port_b_ = b.port().port_no();
+    ASSERT_TRUE(node_->waitLinkUp(port_a_) && node_->waitLinkUp(port_b_)) << node_->log();
+  }
+  void TearDown() override {
+    pod_a_.reset();
+    pod_b_.reset();
+    if (node_) {
+      EXPECT_EQ(node_->stop(), 0) << node_->log();
+    }
+  }
+
+  // Runs `command` (a shell command line) while pod A sends numbered frames,
+  // a few at a time, until the command ends: a trace or capture is armed
+  // some time after it starts, and nothing tells the sender when. Returns the
+  // command's result (its stdout and stderr, a pipeline's whole); `sent`
+  // gets every frame sent.
+  CommandResult whileSending(const std::string& command, std::vector<Frame>* sent, uint8_t ttl = 64) {
+    auto done = std::async(std::launch::async, [command] {
+      FILE* p = ::popen(("(" + command + ") 2>&1").c_str(), "r");
+      if (p == nullptr) return CommandResult{-1, "popen failed"};
+      std::string out;
+      char buf[4096];
+      while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+      const int status = ::pclose(p);
+      return CommandResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    });
+    uint32_t sequence = static_cast<uint32_t>(next_sequence_);
+    while (done.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+      std::vector<Frame> burst;
+      for (int i = 0; i < 4; ++i) burst.push_back(frameAtoB(sequence++, ttl));
+      pod_a_->send(burst);
+      sent->insert(sent->end(), burst.begin(), burst.end());
+      // Pod B's queue is drained so that it never fills.
+      if (ttl > 1) pod_b_->receive(burst.size());
+    }
+    next_sequence_ = sequence;
+    return done.get();
+  }
+
+  std::string ctl() const { return std::string(SLUICECTL_PATH) + " --socket " + node_->apiSocket(); }
+
+  std::unique_ptr<SluicedProcess> node_;
+  std::unique_ptr<VirtioPod> pod_a_, pod_b_;
+  uint32_t port_a_ = 0, port_b_ = 0;
+  uint64_t next_sequence_ = 0;
+};
+
+TEST_F(ObserveCliTest, CaptureToAFileHoldsTheExactBytesSentAndTcpdumpReadsIt) {
+  const std::string pcap_path = node_->dir() + "/a.pcap";
+  std::vector<Frame> sent;
+  CommandResult r = whileSending(ctl() + " capture " + std::to_string(port_a_) + " --direction rx --count 20 -w " +
+                                     pcap_path,
+                                 &sent);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("20 packets captured, 0 dropped"), std::string::npos) << r.output;
+
+  std::string error;
+  std::vector<Frame> captured = readPcap(pcap_path, &error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_EQ(captured.size(), 20u);
+  // Each one is a frame pod A sent, byte for byte, in the order sent.
+  const std::set<Frame> sent_set(sent.begin(), sent.end());
+  for (size_t i = 0; i < captured.size(); ++i) {
+    EXPECT_TRUE(sent_set.count(captured[i])) << "captured frame " << i << " was never sent";
+    if (i > 0) {
+      EXPECT_EQ(udpSequence(captured[i]), udpSequence(captured[i - 1]) + 1);
+    }
+  }
+
+  CommandResult td = {0, ""};
+  {
+    FILE* p = ::popen((std::string(kTcpdump) + " -nn -r " + pcap_path + " 2>/dev/null").c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[4096];
+    while (size_t n = std::fread(buf, 1, sizeof buf, p)) td.output.append(buf, n);
+    td.exit_code = ::pclose(p);
+  }
+  EXPECT_EQ(td.exit_code, 0);
+  size_t lines = 0;
+  for (size_t at = 0; (at = td.output.find(" > 10.250.0.21.5000: UDP", at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, 20u) << td.output;
+  EXPECT_NE(td.output.find("IP 10.250.0.20.4000 > 10.250.0.21.5000: UDP, length 18"), std::string::npos)
+      << td.output;
+}
+
+TEST_F(ObserveCliTest, CaptureToStdoutPipesIntoTcpdump) {
+  std::vector<Frame> sent;
+  // tx on pod B's port: what sluiced forwarded to B (source MAC rewritten).
+  CommandResult r = whileSending(ctl() + " capture " + std::to_string(port_b_) + " --direction tx --count 8 -w - | " +
+                                     kTcpdump + " -nn -e -r - 2>/dev/null",
+                                 &sent);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  size_t lines = 0;
+  for (size_t at = 0; (at = r.output.find("10.250.0.20.4000 > 10.250.0.21.5000: UDP", at)) != std::string::npos;
+       ++at)
+    ++lines;
+  EXPECT_EQ(lines, 8u) << r.output;
+  // Routed: to B's MAC, from the gateway's, one hop later.
+  EXPECT_NE(r.output.find(MacAddress::fromIpv4(kIpB).toString()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("8 packets captured, 0 dropped"), std::string::npos) << r.output;
+}
+
+TEST_F(ObserveCliTest, TraceShowsTheOutputAndTheWouldHappenFormAgrees) {
+  std::vector<Frame> sent;
+  CommandResult r = whileSending(ctl() + " trace " + std::to_string(port_a_) + " --count 3 --dst 10.250.0.21", &sent);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string to_b = "result:   output to port " + std::to_string(port_b_);
+  size_t outputs = 0;
+  for (size_t at = 0; (at = r.output.find(to_b, at)) != std::string::npos; ++at) ++outputs;
+  EXPECT_EQ(outputs, 3u) << r.output;
+  EXPECT_NE(r.output.find("#3 pmd"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  tier:     "), std::string::npos) << r.output;
+
+  CommandResult would = sluicectl(node_->apiSocket(), "trace --packet 'in_port=" + std::to_string(port_a_) +
+                                                          ",src=10.250.0.20,dst=10.250.0.21,proto=udp,sport=4000,"
+                                                          "dport=5000,ttl=64'");
+  ASSERT_EQ(would.exit_code, 0) << would.output;
+  EXPECT_NE(would.output.find(to_b), std::string::npos) << would.output;
+}
+
+TEST_F(ObserveCliTest, TraceOfATtlOnePacketShowsTheDropReason) {
+  std::vector<Frame> sent;
+  CommandResult r = whileSending(ctl() + " trace " + std::to_string(port_a_) + " --count 1", &sent, 1);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("result:   dropped (ttl_exceeded)"), std::string::npos) << r.output;
+
+  CommandResult would = sluicectl(node_->apiSocket(), "trace --packet 'in_port=" + std::to_string(port_a_) +
+                                                          ",src=10.250.0.20,dst=10.250.0.21,proto=udp,ttl=1'");
+  ASSERT_EQ(would.exit_code, 0) << would.output;
+  EXPECT_NE(would.output.find("dropped (ttl_exceeded)"), std::string::npos) << would.output;
+}
+
+}  // namespace
+}  // namespace sluice::test
