@@ -163,12 +163,15 @@ nlohmann::json SriovControl::checkpointRecords() const {
                    {"mode", std::string(sriovModeName(a.settings.mode))},
                    {"trust", a.settings.trust},
                    {"spoof_check", a.settings.spoof_check},
-                   {"vlan_qos", a.settings.vlan_qos},
-                   {"vlan_proto", a.settings.vlan_proto == VlanProto::k8021Q ? "802.1Q" : "802.1ad"},
-                   {"link_state", a.settings.link_state ? static_cast<int>(*a.settings.link_state) : -1},
-                   {"min_tx_rate", a.settings.min_tx_rate},
-                   {"max_tx_rate", a.settings.max_tx_rate},
                    {"netns", a.netns}});
+    // The settings a pod may leave unset are written only when set: a VF
+    // without them keeps the record older sluiceds wrote (and read).
+    nlohmann::json& rec = out.back();
+    if (a.settings.vlan_qos != 0) rec["vlan_qos"] = a.settings.vlan_qos;
+    if (a.settings.vlan_proto != VlanProto::k8021Q) rec["vlan_proto"] = "802.1ad";
+    if (a.settings.link_state) rec["link_state"] = static_cast<int>(*a.settings.link_state);
+    if (a.settings.min_tx_rate != 0) rec["min_tx_rate"] = a.settings.min_tx_rate;
+    if (a.settings.max_tx_rate != 0) rec["max_tx_rate"] = a.settings.max_tx_rate;
   }
   return out;
 }
