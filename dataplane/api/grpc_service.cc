@@ -128,6 +128,8 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       o->set_tx_packets(p.tx_packets);
       o->set_tx_dropped(p.tx_dropped);
       o->set_rx_dropped(p.rx_dropped);
+      o->set_rx_bytes(p.rx_bytes);
+      o->set_tx_bytes(p.tx_bytes);
     }
     for (size_t r = 0; r < kDropReasonCount; ++r) {
       v1::DropCounter* d = resp->add_drops();

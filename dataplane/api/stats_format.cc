@@ -70,11 +70,14 @@ std::string formatStats(const v1::GetStatsResponse& s) {
     out += fmt("  megaflows:              %14llu\n", static_cast<unsigned long long>(p.megaflows()));
   }
   out += "\nPorts\n";
-  out += fmt("  %-4s  %-22s %14s %14s %12s %12s\n", "PORT", "ATTACHMENT", "RX", "TX", "TX-DROPPED", "RX-DROPPED");
+  out += fmt("  %-4s  %-22s %14s %14s %12s %12s %16s %16s\n", "PORT", "ATTACHMENT", "RX", "TX", "TX-DROPPED",
+             "RX-DROPPED", "RX-BYTES", "TX-BYTES");
   for (const v1::PortStats& p : s.ports())
-    out += fmt("  %-4u  %-22s %14llu %14llu %12llu %12llu\n", p.port_no(), attachmentText(p.attachment()).c_str(),
-               static_cast<unsigned long long>(p.rx_packets()), static_cast<unsigned long long>(p.tx_packets()),
-               static_cast<unsigned long long>(p.tx_dropped()), static_cast<unsigned long long>(p.rx_dropped()));
+    out += fmt("  %-4u  %-22s %14llu %14llu %12llu %12llu %16llu %16llu\n", p.port_no(),
+               attachmentText(p.attachment()).c_str(), static_cast<unsigned long long>(p.rx_packets()),
+               static_cast<unsigned long long>(p.tx_packets()), static_cast<unsigned long long>(p.tx_dropped()),
+               static_cast<unsigned long long>(p.rx_dropped()), static_cast<unsigned long long>(p.rx_bytes()),
+               static_cast<unsigned long long>(p.tx_bytes()));
   if (s.ports().empty()) out += "  (no ports)\n";
   out += "\nDrops by reason\n";
   for (const v1::DropCounter& d : s.drops())

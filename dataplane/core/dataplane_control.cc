@@ -683,6 +683,12 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
       t.ports[n].rx_dropped += c.ports[n].rx_dropped.read();
     }
   }
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n]) continue;
+    const PortBackend::ByteCounts b = backend_.bytes(ports_[n]->dpdk.dpdk_port);
+    t.ports[n].rx_bytes = b.rx;
+    t.ports[n].tx_bytes = b.tx;
+  }
   return t;
 }
 
@@ -707,7 +713,8 @@ StatsView DataplaneControl::stats() {
       const PortStatsView& c = now.ports[n];
       const PortStatsView& b = baseline_.ports[n];
       v.ports.push_back({n, ports_[n]->request.attachment, c.rx_packets - b.rx_packets,
-                         c.tx_packets - b.tx_packets, c.tx_dropped - b.tx_dropped, c.rx_dropped - b.rx_dropped});
+                         c.tx_packets - b.tx_packets, c.tx_dropped - b.tx_dropped, c.rx_dropped - b.rx_dropped,
+                         c.rx_bytes - b.rx_bytes, c.tx_bytes - b.tx_bytes});
     }
   }
   return v;

@@ -62,6 +62,7 @@ struct PortStatsView {
   uint16_t port_no = 0;
   AttachmentId attachment;
   uint64_t rx_packets = 0, tx_packets = 0, tx_dropped = 0, rx_dropped = 0;
+  uint64_t rx_bytes = 0, tx_bytes = 0;  // as the port's driver counts them
 };
 
 struct StatsView {

@@ -91,6 +91,14 @@ void DpdkPortBackend::destroy(const CreatedPort& port) {
     logWarning("removing vdev ", port.dpdk_name, ": ", rte_strerror(-r));
 }
 
+PortBackend::ByteCounts DpdkPortBackend::bytes(uint16_t dpdk_port) {
+  // The driver's own counters (net_vhost adds each burst's bytes per queue);
+  // read without stopping the PMD that writes them, as rte_eth_stats_get is.
+  rte_eth_stats s{};
+  if (rte_eth_stats_get(dpdk_port, &s) != 0) return {};
+  return {s.ibytes, s.obytes};
+}
+
 bool DpdkPortBackend::linkUp(uint16_t dpdk_port) {
   rte_eth_link link{};
   if (rte_eth_link_get_nowait(dpdk_port, &link) != 0) return false;

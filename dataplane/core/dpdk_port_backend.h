@@ -24,6 +24,7 @@ class DpdkPortBackend final : public PortBackend {
   absl::StatusOr<CreatedPort> createVdev(uint16_t port_no, const std::string& devargs) override;
   void destroy(const CreatedPort& port) override;
   bool linkUp(uint16_t dpdk_port) override;
+  ByteCounts bytes(uint16_t dpdk_port) override;
 
  private:
   // Hot-plugs vdev `name` with `args`, one rx and one tx queue, started.

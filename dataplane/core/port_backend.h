@@ -33,6 +33,13 @@ class PortBackend {
   virtual void destroy(const CreatedPort& port) = 0;
   // Whether the peer is connected and the link up.
   virtual bool linkUp(uint16_t dpdk_port) = 0;
+  // Bytes the port has received and sent since it was created, as its driver
+  // counts them (the PMDs count packets per port, not bytes: reading the
+  // driver's figures here costs the fast path nothing). Zeros where unknown.
+  struct ByteCounts {
+    uint64_t rx = 0, tx = 0;
+  };
+  virtual ByteCounts bytes(uint16_t /*dpdk_port*/) { return {}; }
 };
 
 }  // namespace sluice

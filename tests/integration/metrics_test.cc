@@ -196,6 +196,15 @@ TEST_F(MetricsTest, PrometheusScrapesWhatSluicectlShows) {
   ASSERT_EQ(pod_b_->receive(500).size(), 500u);
   // The traffic has stopped: wait until the counters show all of it.
   ASSERT_TRUE(waitFor([&] { return dropCount(node_->stats(), "ttl_exceeded") == 7; })) << node_->log();
+  // The ports' byte counters (their driver's): 60-byte frames, 507 from A,
+  // 500 routed to B (same length), nothing to A or from B.
+  {
+    v1::GetStatsResponse st = node_->stats();
+    std::map<uint32_t, std::pair<uint64_t, uint64_t>> bytes;
+    for (const v1::PortStats& p : st.ports()) bytes[p.port_no()] = {p.rx_bytes(), p.tx_bytes()};
+    EXPECT_EQ(bytes[a.port().port_no()], std::make_pair(uint64_t{507 * 60}, uint64_t{0}));
+    EXPECT_EQ(bytes[b.port().port_no()], std::make_pair(uint64_t{0}, uint64_t{500 * 60}));
+  }
 
   // promtool's lint of the page as served.
   HttpReply page = httpGet(metrics_port_, "/metrics");
@@ -254,7 +263,7 @@ TEST_F(MetricsTest, PrometheusScrapesWhatSluicectlShows) {
                                                        {"namespace", p->pod_namespace()},
                                                        {"pod", p->pod_name()},
                                                        {"interface", p->attachment().ifname()}};
-    for (const char* f : {"rx_packets", "tx_packets", "rx_dropped", "tx_dropped"})
+    for (const char* f : {"rx_packets", "tx_packets", "rx_dropped", "tx_dropped", "rx_bytes", "tx_bytes"})
       expected[key(std::string("sluice_port_") + f + "_total", labels)] = port[f].get<std::string>();
   }
   for (const auto& d : stats["drops"])
