@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <cstdio>
+#include <cstring>
 
 namespace sluice {
 namespace {
@@ -115,5 +116,71 @@ uint32_t Ipv4Cidr::mask() const {
 bool Ipv4Cidr::contains(Ipv4Address ip) const { return (ip.value & mask()) == network.value; }
 
 Ipv4Address Ipv4Cidr::broadcast() const { return Ipv4Address{network.value | ~mask()}; }
+
+std::optional<Ipv6Address> Ipv6Address::parse(std::string_view text) {
+  // inet_pton takes a C string: longer than any valid form means invalid.
+  if (text.empty() || text.size() >= INET6_ADDRSTRLEN) return std::nullopt;
+  char buf[INET6_ADDRSTRLEN];
+  std::memcpy(buf, text.data(), text.size());
+  buf[text.size()] = '\0';
+  Ipv6Address ip;
+  if (inet_pton(AF_INET6, buf, ip.bytes.data()) != 1) return std::nullopt;
+  return ip;
+}
+
+std::string Ipv6Address::toString() const {
+  char buf[INET6_ADDRSTRLEN];
+  // glibc's inet_ntop writes the RFC 5952 form.
+  if (inet_ntop(AF_INET6, bytes.data(), buf, sizeof buf) == nullptr) return "::";
+  return buf;
+}
+
+bool Ipv6Address::isZero() const {
+  for (uint8_t b : bytes)
+    if (b != 0) return false;
+  return true;
+}
+
+std::optional<Ipv6Cidr> Ipv6Cidr::parse(std::string_view text) {
+  size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  auto ip = Ipv6Address::parse(text.substr(0, slash));
+  std::string_view len_text = text.substr(slash + 1);
+  if (!ip || len_text.empty() || len_text.size() > 3) return std::nullopt;
+  unsigned len = 0;
+  for (char c : len_text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    len = len * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (len > 128 || (len_text.size() > 1 && len_text[0] == '0')) return std::nullopt;
+  Ipv6Cidr cidr{*ip, static_cast<uint8_t>(len)};
+  for (unsigned bit = len; bit < 128; ++bit)
+    if ((ip->bytes[bit / 8] >> (7 - bit % 8)) & 1) return std::nullopt;
+  return cidr;
+}
+
+std::string Ipv6Cidr::toString() const { return network.toString() + "/" + std::to_string(prefix_len); }
+
+bool Ipv6Cidr::contains(const Ipv6Address& ip) const {
+  const unsigned whole = prefix_len / 8;
+  if (std::memcmp(ip.bytes.data(), network.bytes.data(), whole) != 0) return false;
+  const unsigned rest = prefix_len % 8;
+  if (rest == 0) return true;
+  const auto mask = static_cast<uint8_t>(0xff << (8 - rest));
+  return (ip.bytes[whole] & mask) == network.bytes[whole];
+}
+
+Ipv6Address Ipv6Cidr::host(uint64_t offset) const {
+  // Adds offset to the low 64 bits, carrying into the high ones.
+  Ipv6Address ip = network;
+  unsigned carry = 0;
+  for (int i = 15; i >= 0; --i) {
+    const unsigned add = i >= 8 ? static_cast<unsigned>((offset >> (8 * (15 - i))) & 0xff) : 0;
+    const unsigned sum = ip.bytes[static_cast<size_t>(i)] + add + carry;
+    ip.bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(sum);
+    carry = sum >> 8;
+  }
+  return ip;
+}
 
 }  // namespace sluice

@@ -1,4 +1,5 @@
-// Value types for the addresses Sluice handles everywhere (IPv4, MAC, CIDR),
+// Value types for the addresses Sluice handles everywhere (IPv4, IPv6, MAC,
+// CIDRs of both families),
 // with strict parsing from and formatting to their usual text forms.
 // Shared by sluiced, sluicectl and sluice-cni; no DPDK, usable from any thread.
 #pragma once
@@ -54,6 +55,37 @@ struct Ipv4Cidr {
   Ipv4Address broadcast() const;
 
   auto operator<=>(const Ipv4Cidr&) const = default;
+};
+
+// An IPv6 address, its 16 bytes in network order (as on the wire).
+struct Ipv6Address {
+  std::array<uint8_t, 16> bytes{};
+
+  // Accepts the RFC 4291 text forms ("fd00:10:244::1", "::", "::ffff:10.0.0.1"),
+  // nothing else: no prefix length, zone ("%eth0") or brackets.
+  static std::optional<Ipv6Address> parse(std::string_view text);
+  // The RFC 5952 form: lower case, the longest run of zero groups as "::".
+  std::string toString() const;
+  bool isZero() const;
+  bool isMulticast() const { return bytes[0] == 0xff; }
+  bool isLinkLocal() const { return bytes[0] == 0xfe && (bytes[1] & 0xc0) == 0x80; }
+
+  auto operator<=>(const Ipv6Address&) const = default;
+};
+
+struct Ipv6Cidr {
+  Ipv6Address network;  // host bits are zero
+  uint8_t prefix_len = 0;
+
+  // "addr/n" with n in 0..128; host bits set is an error, as for IPv4.
+  static std::optional<Ipv6Cidr> parse(std::string_view text);
+  std::string toString() const;
+  bool contains(const Ipv6Address& ip) const;
+  // The address `offset` past the network address (offset 1: the first
+  // host, the gateway by convention, as host-local IPAM picks it).
+  Ipv6Address host(uint64_t offset) const;
+
+  auto operator<=>(const Ipv6Cidr&) const = default;
 };
 
 }  // namespace sluice

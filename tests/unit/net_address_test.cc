@@ -51,5 +51,41 @@ TEST(Ipv4CidrTest, RejectsHostBitsAndBadLengths) {
     EXPECT_FALSE(Ipv4Cidr::parse(bad)) << bad;
 }
 
+TEST(Ipv6AddressTest, ParsesAndFormatsTheRfc5952Form) {
+  auto ip = Ipv6Address::parse("FD00:0010:0244:0000:0000:0000:0000:0001");
+  ASSERT_TRUE(ip);
+  EXPECT_EQ(ip->toString(), "fd00:10:244::1");
+  EXPECT_EQ(ip->bytes[0], 0xfd);
+  EXPECT_EQ(ip->bytes[15], 0x01);
+  EXPECT_EQ(Ipv6Address::parse("::")->toString(), "::");
+  EXPECT_TRUE(Ipv6Address::parse("::")->isZero());
+  EXPECT_TRUE(Ipv6Address::parse("ff02::1:ff00:1")->isMulticast());
+  EXPECT_TRUE(Ipv6Address::parse("fe80::1")->isLinkLocal());
+  EXPECT_FALSE(Ipv6Address::parse("fd00::1")->isLinkLocal());
+  for (const char* bad : {"", "1.2.3.4", "fd00::1/64", "fe80::1%eth0", "[fd00::1]", "fd00:::1", "g::1",
+                          "1:2:3:4:5:6:7:8:9", " fd00::1", "fd00::1 "})
+    EXPECT_FALSE(Ipv6Address::parse(bad)) << bad;
+}
+
+TEST(Ipv6CidrTest, ParsesContainsAndNamesHosts) {
+  auto cidr = Ipv6Cidr::parse("fd00:10:244:1::/64");
+  ASSERT_TRUE(cidr);
+  EXPECT_EQ(cidr->prefix_len, 64);
+  EXPECT_EQ(cidr->toString(), "fd00:10:244:1::/64");
+  EXPECT_TRUE(cidr->contains(*Ipv6Address::parse("fd00:10:244:1::7")));
+  EXPECT_FALSE(cidr->contains(*Ipv6Address::parse("fd00:10:244:2::7")));
+  EXPECT_EQ(cidr->host(1).toString(), "fd00:10:244:1::1");
+  EXPECT_EQ(cidr->host(0x1ff).toString(), "fd00:10:244:1::1ff");
+  // A prefix that ends inside a byte.
+  auto odd = Ipv6Cidr::parse("fd00:10:244:80::/57");
+  ASSERT_TRUE(odd);
+  EXPECT_TRUE(odd->contains(*Ipv6Address::parse("fd00:10:244:ff::1")));
+  EXPECT_FALSE(odd->contains(*Ipv6Address::parse("fd00:10:244:7f::1")));
+  EXPECT_TRUE(Ipv6Cidr::parse("::/0")->contains(*Ipv6Address::parse("2001:db8::1")));
+  EXPECT_TRUE(Ipv6Cidr::parse("fd00::1/128"));
+  for (const char* bad : {"fd00::1/64", "fd00::/129", "fd00::/064", "fd00::/", "fd00::", "10.0.0.0/8", "fd00::/6a"})
+    EXPECT_FALSE(Ipv6Cidr::parse(bad)) << bad;
+}
+
 }  // namespace
 }  // namespace sluice
