@@ -75,6 +75,10 @@ MacAddress MacAddress::fromIpv4(Ipv4Address ip) {
                      static_cast<uint8_t>(ip.value)}};
 }
 
+MacAddress MacAddress::fromIpv6(const Ipv6Address& ip) {
+  return MacAddress{{0x06, 0x53, ip.bytes[12], ip.bytes[13], ip.bytes[14], ip.bytes[15]}};
+}
+
 std::string MacAddress::toString() const {
   char buf[18];
   std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", bytes[0], bytes[1], bytes[2],

@@ -27,6 +27,8 @@ struct Ipv4Address {
   auto operator<=>(const Ipv4Address&) const = default;
 };
 
+struct Ipv6Address;
+
 struct MacAddress {
   std::array<uint8_t, 6> bytes{};
 
@@ -35,6 +37,9 @@ struct MacAddress {
   // A locally administered unicast MAC (02:xx:...) derived from an IPv4
   // address, so a pod's MAC is stable across restarts without being stored.
   static MacAddress fromIpv4(Ipv4Address ip);
+  // The same for an IPv6-only interface: 06:53 and the address's last four
+  // bytes (06: locally administered unicast, apart from fromIpv4's 02).
+  static MacAddress fromIpv6(const Ipv6Address& ip);
   std::string toString() const;  // lower case, colon separated
   bool isMulticast() const { return (bytes[0] & 0x01) != 0; }
   bool isZero() const;

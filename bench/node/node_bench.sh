@@ -6,6 +6,8 @@
 # count (node_traffic.h has the addressing plan); every system replays it
 # with net_pcap infinite_rx=1 and sends to net_null no-rx=1 sinks.
 #   l3     source pod -> 16 local pods, each in its own /24 (routed: MACs, TTL)
+#   l3v6   as l3 over IPv6 (16 dual-stack pods, /128 routes: MACs, hop limit),
+#          66-byte frames (the smallest IPv6/UDP frame with the sequence)
 #   decap  the same frames VXLAN-encapsulated from 16 remote VTEPs to ours
 #   encap  source pod -> 16 remote pod CIDRs, encapsulated toward their VTEPs
 #   vhost  pod A -> pod B and back out over vhost-user (PVP-style): the pods
@@ -32,7 +34,7 @@
 #
 # Usage (root, after bash scripts/setup-bench.sh):
 #   bench/node/node_bench.sh [--rounds 3] [--seconds 5] [--warmup 2]
-#       [--scenarios "l3 decap encap vhost"] [--flows "1 100 1000 10000 100000 250000"]
+#       [--scenarios "l3 l3v6 decap encap vhost"] [--flows "1 100 1000 10000 100000 250000"]
 #       [--systems "floor sluice ovs ovs-smc"] [--out DIR] [--build DIR]
 #       [--base-sluiced PATH]   (with "sluice-base" in --systems)
 #   bench/node/node_bench.sh --smoke [--build DIR]   (1 round, 2 s; l3, 100 flows unless given)
@@ -48,7 +50,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$root/build}
 rounds=3 seconds=5 warmup=2 smoke=
-scenarios="l3 decap encap vhost"
+scenarios="l3 l3v6 decap encap vhost"
 flows="1 100 1000 10000 100000 250000"
 systems="floor sluice ovs ovs-smc"
 out= base_sluiced= huge= scenarios_given= flows_given=

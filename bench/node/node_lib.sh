@@ -37,7 +37,7 @@ plan() { [[ -n $plan_text ]] || plan_text=$("$gen" --plan); printf '%s\n' "$plan
 plan_field() {  # what column... → value(s)
   plan | awk -v what="$1" -v col="$2" '$1 == what { print $col }'
 }
-plan_pod() {  # k column → pod k's field (3 ip, 4 mac, 5 subnet)
+plan_pod() {  # k column → pod k's field (3 ip, 4 mac, 5 subnet, 6 ipv6)
   plan | awk -v k="$1" -v col="$2" '$1 == "pod" && $2 == k { print $col }'
 }
 plan_remote() {  # k column → remote node k's field (3 vtep, 4 vtep mac, 5 pod cidr, 6 pod ip)
@@ -56,6 +56,9 @@ plan_load() {
   vtep_mac=$(plan_field vtep 3)
   vtep_prefix=$(plan_field vtep 4 | cut -d/ -f2)
   vni=$(plan_field vni 2)
+  pod_cidr_v6=$(plan_field pod_cidr_v6 2)
+  gw_ip6=$(plan_field gateway_v6 2)
+  src_ip6=$(plan_field source_pod_v6 2)
 }
 
 # mbufs for a file of `packets` frames: net_pcap's infinite_rx copies the
@@ -289,6 +292,12 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     encap) sluice_overlay_json "net_null_${tag}up,no-rx=1" >"$work/sluiced.json" ;;
     *) echo '{}' >"$work/sluiced.json" ;;
   esac
+  # l3v6: the same pods and source pod, dual-stack (one port each, as a
+  # dual-stack CNI attachment), sending IPv6.
+  local v6=()
+  if [[ $scenario == l3v6 ]]; then
+    extra+=(--pod-cidr-v6 "$pod_cidr_v6" --gateway-v6 "$gw_ip6")
+  fi
   if [[ -n $offload ]]; then
     # l3: marks on the source pod's port; decap: on the uplink (sluiced's
     # default without --offload-port: decap megaflows become tunnel rules).
@@ -345,12 +354,14 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     fi
   elif [[ $scenario != encap ]]; then
     for ((k = 0; k < pods; k++)); do
+      [[ $scenario == l3v6 ]] && v6=(--ipv6 "$(plan_pod $k 6)")
       ctl port add --container-id "nb-pod$k" --ifname net1 --ip "$(plan_pod $k 3)" --mac "$(plan_pod $k 4)" \
-        --devargs "net_null,no-rx=1" >>"$work/sluicectl.log" 2>&1 || ok=
+        "${v6[@]}" --devargs "net_null,no-rx=1" >>"$work/sluicectl.log" 2>&1 || ok=
     done
   fi
   if [[ $scenario != decap && $scenario != vhost ]]; then
-    ctl port add --container-id nb-src --ifname net1 --ip "$src_ip" --mac "$src_mac" --devargs "$input" \
+    [[ $scenario == l3v6 ]] && v6=(--ipv6 "$src_ip6")
+    ctl port add --container-id nb-src --ifname net1 --ip "$src_ip" --mac "$src_mac" "${v6[@]}" --devargs "$input" \
       >>"$work/sluicectl.log" 2>&1 || ok=
   fi
   if [[ -z $ok ]]; then
@@ -484,6 +495,10 @@ ovs_configure() {  # scenario pcap
   for ((k = 0; k < pods; k++)); do
     l3_rules+=("priority=100,ip,nw_dst=$(plan_pod $k 5),actions=mod_dl_src:$gw_mac,mod_dl_dst:$(plan_pod $k 4),dec_ttl,output:$((10 + k))")
   done
+  local l3v6_rules=()  # pod k's /128 → the same rewrite over IPv6 (hop limit - 1)
+  for ((k = 0; k < pods; k++)); do
+    l3v6_rules+=("priority=100,ipv6,ipv6_dst=$(plan_pod $k 6)/128,actions=mod_dl_src:$gw_mac,mod_dl_dst:$(plan_pod $k 4),dec_ttl,output:$((10 + k))")
+  done
   local pod_ports=()
   for ((k = 0; k < pods; k++)); do
     read -ra p < <(dpdk_port br-int "pod$k" $((10 + k)) "net_null_${tag}p$k,no-rx=1")
@@ -500,8 +515,12 @@ ovs_configure() {  # scenario pcap
       vsctl add-port br-int pod-a -- set Interface pod-a type=dpdkvhostuser ofport_request=1 \
         -- add-port br-int pod-b -- set Interface pod-b type=dpdkvhostuser ofport_request=2 || return 1
       ;;
-    l3)
-      for r in "${l3_rules[@]}"; do ofctl add-flow br-int "$r" || return 1; done
+    l3|l3v6)
+      if [[ $scenario == l3 ]]; then
+        for r in "${l3_rules[@]}"; do ofctl add-flow br-int "$r" || return 1; done
+      else
+        for r in "${l3v6_rules[@]}"; do ofctl add-flow br-int "$r" || return 1; done
+      fi
       vsctl "${pod_ports[@]}" || return 1
       read -ra p < <(dpdk_port br-int in0 1 "$input")
       vsctl "${p[@]}" || return 1

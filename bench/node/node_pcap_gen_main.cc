@@ -3,7 +3,7 @@
 // every dataplane under test), or prints the addressing plan the benchmark
 // scripts configure the dataplanes from. Run by bench/node/node_bench.sh.
 //
-//   node_pcap_gen --scenario l3|decap|encap --flows N --out FILE
+//   node_pcap_gen --scenario l3|l3v6|decap|encap --flows N --out FILE
 //   node_pcap_gen --plan
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +17,7 @@ namespace {
 
 int usage(const char* why) {
   std::fprintf(stderr,
-               "node_pcap_gen: %s\nusage: node_pcap_gen --scenario l3|decap|encap --flows N --out FILE\n"
+               "node_pcap_gen: %s\nusage: node_pcap_gen --scenario l3|l3v6|decap|encap --flows N --out FILE\n"
                "       node_pcap_gen --plan\n",
                why);
   return 2;

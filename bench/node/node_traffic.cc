@@ -74,6 +74,7 @@ std::optional<Scenario> parseScenario(std::string_view name) {
   if (name == "l3") return Scenario::kL3;
   if (name == "decap") return Scenario::kDecap;
   if (name == "encap") return Scenario::kEncap;
+  if (name == "l3v6") return Scenario::kL3v6;
   return std::nullopt;
 }
 
@@ -94,14 +95,21 @@ Ipv4Cidr remotePodCidr(uint32_t k) { return cidr(ip(10, 245, index(k), 0), 24); 
 Ipv4Address remotePodIp(uint32_t k) { return ip(10, 245, index(k), 10); }
 MacAddress remotePodMac(uint32_t k) { return macFor(remotePodIp(k)); }
 
+Ipv6Cidr podCidr6() { return *Ipv6Cidr::parse("fd00:10:244::/64"); }
+Ipv6Address gatewayIp6() { return podCidr6().host(1); }
+Ipv6Address sourcePodIp6() { return podCidr6().host(0x10); }
+Ipv6Address localPodIp6(uint32_t k) { return podCidr6().host(uint64_t{k + 1} << 16 | 0x10); }
+
 std::string describePlan() {
   std::string out = absl::StrCat("pod_cidr ", podCidr().toString(), "\n", "gateway ", gatewayIp().toString(), " ",
                                  gatewayMac().toString(), "\n", "source_pod ", sourcePodIp().toString(), " ",
                                  sourcePodMac().toString(), "\n", "vtep ", vtepIp().toString(), " ",
-                                 vtepMac().toString(), " ", vtepSubnet().toString(), "\n", "vni ", kVni, "\n");
+                                 vtepMac().toString(), " ", vtepSubnet().toString(), "\n", "vni ", kVni, "\n",
+                                 "pod_cidr_v6 ", podCidr6().toString(), "\n", "gateway_v6 ", gatewayIp6().toString(),
+                                 "\n", "source_pod_v6 ", sourcePodIp6().toString(), "\n");
   for (uint32_t k = 0; k < kPods; ++k)
     absl::StrAppend(&out, "pod ", k, " ", localPodIp(k).toString(), " ", localPodMac(k).toString(), " ",
-                    localPodSubnet(k).toString(), "\n");
+                    localPodSubnet(k).toString(), " ", localPodIp6(k).toString(), "\n");
   for (uint32_t k = 0; k < kRemoteNodes; ++k)
     absl::StrAppend(&out, "remote ", k, " ", remoteVtepIp(k).toString(), " ", remoteVtepMac(k).toString(), " ",
                     remotePodCidr(k).toString(), " ", remotePodIp(k).toString(), "\n");
@@ -122,6 +130,14 @@ test::Frame flowFrame(Scenario s, uint32_t flow) {
       spec.src_ip = sourcePodIp();
       spec.dst_ip = localPodIp(k);
       return test::udpFrame(spec);
+    case Scenario::kL3v6: {
+      test::Udp6FrameSpec v6{sourcePodMac(), gatewayMac(), sourcePodIp6(), localPodIp6(k)};
+      v6.src_port = spec.src_port;
+      v6.dst_port = spec.dst_port;
+      v6.sequence = flow;
+      v6.frame_len = 66;
+      return test::udp6Frame(v6);
+    }
     case Scenario::kEncap:
       spec.src_mac = sourcePodMac();
       spec.src_ip = sourcePodIp();

@@ -9,6 +9,9 @@
 //  - kPods local pods, pod k at 10.244.(k+1).10, each alone in its /24
 //    (destinations spread over many pod /24s);
 //  - our VTEP 172.31.0.1/24 on the uplink, VNI kVni;
+//  - IPv6 (the l3v6 scenario): pod CIDR fd00:10:244::/64, gateway ::1 (the
+//    same gateway MAC), the source pod ::10 and pod k ::<k+1>:10 (pods and
+//    the source pod are dual-stack: the same ports and MACs as for IPv4);
 //  - kRemoteNodes remote nodes, node k with VTEP 172.31.0.(k+2) and pod CIDR
 //    10.245.k.0/24 holding the remote pod 10.245.k.10.
 // Flow i of N goes to pod (or remote node) k = i % 16 and differs from the
@@ -31,6 +34,7 @@ enum class Scenario {
   kL3,     // source pod -> local pod k (routed: MACs rewritten, TTL - 1)
   kDecap,  // remote pod on node k -> local pod k, VXLAN to our VTEP
   kEncap,  // source pod -> remote pod on node k (to be encapsulated)
+  kL3v6,   // as kL3 over IPv6 (MACs rewritten, hop limit - 1)
 };
 
 std::optional<Scenario> parseScenario(std::string_view name);
@@ -61,13 +65,18 @@ MacAddress remoteVtepMac(uint32_t k);
 Ipv4Cidr remotePodCidr(uint32_t k);
 Ipv4Address remotePodIp(uint32_t k);
 MacAddress remotePodMac(uint32_t k);
+Ipv6Cidr podCidr6();
+Ipv6Address gatewayIp6();
+Ipv6Address sourcePodIp6();
+Ipv6Address localPodIp6(uint32_t k);
 
 // The plan as lines of "<what> <fields...>" for the benchmark scripts (one
 // source of truth for both dataplanes' configuration).
 std::string describePlan();
 
 // The frame of flow `flow` (0 <= flow < kMaxFlows): 60 bytes (64 on the wire)
-// for l3 and encap; for decap the same 60-byte inner frame plus 50 bytes of
+// for l3 and encap; 66 bytes for l3v6 (the smallest IPv6/UDP frame with
+// the 4-byte sequence the payload carries); for decap the same 60-byte inner frame plus 50 bytes of
 // outer Ethernet/IPv4/UDP/VXLAN (outer UDP source port from a hash of the
 // inner 5-tuple, as a VTEP does for the receiver's RSS; outer IPv4 checksum
 // set, UDP checksum 0).

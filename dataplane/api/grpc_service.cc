@@ -22,7 +22,8 @@ void fillPortMessage(const PortView& p, v1::Port* out) {
   out->mutable_attachment()->set_ifname(p.request.attachment.ifname);
   out->set_pod_namespace(p.request.pod_namespace);
   out->set_pod_name(p.request.pod_name);
-  out->set_ip(p.request.ip.toString());
+  if (p.request.hasIpv4()) out->set_ip(p.request.ip.toString());
+  if (p.request.ipv6) out->set_ipv6(p.request.ipv6->toString());
   out->set_mac(p.request.mac.toString());
   out->set_type(p.request.kind == PortKind::kVhostUser ? v1::PORT_TYPE_VHOST_USER
                 : p.request.kind == PortKind::kDpdkVdev ? v1::PORT_TYPE_DPDK_VDEV
@@ -53,6 +54,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     raw.pod_namespace = req->pod_namespace();
     raw.pod_name = req->pod_name();
     raw.ip = req->ip();
+    raw.ipv6 = req->ipv6();
     raw.mac = req->mac();
     raw.socket_subdir = req->socket_subdir();
     raw.devargs = req->devargs();

@@ -43,7 +43,7 @@ constexpr char kUsage[] =
     "  ports              list ports\n"
     "  flows              list megaflows (match, actions, packets, bytes, idle time)\n"
     "  health             exit 0 if the dataplane is ready\n"
-    "  port add --container-id ID --ifname NAME --ip A.B.C.D [--mac M] [--mode server|client]\n"
+    "  port add --container-id ID --ifname NAME [--ip A.B.C.D] [--ipv6 ADDR] [--mac M] [--mode server|client]\n"
     "           [--namespace NS] [--pod NAME] [--socket-subdir DIR] [--devargs net_null,no-rx=1]\n"
     "  vfs                SR-IOV VFs of the pools: PF, index, PCI address, netdev, holder\n"
     "  port del --container-id ID --ifname NAME\n"
@@ -163,7 +163,8 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
   po::options_description desc("port add");
   std::string mode = "server";
   desc.add_options()("container-id", po::value<std::string>()->required(), "")(
-      "ifname", po::value<std::string>()->required(), "")("ip", po::value<std::string>()->required(), "")(
+      "ifname", po::value<std::string>()->required(), "")("ip", po::value<std::string>()->default_value(""), "")(
+      "ipv6", po::value<std::string>()->default_value(""), "")(
       "mac", po::value<std::string>()->default_value(""), "")("mode", po::value<std::string>(&mode), "")(
       "namespace", po::value<std::string>()->default_value(""), "")("pod", po::value<std::string>()->default_value(""), "")(
       "socket-subdir", po::value<std::string>()->default_value(""), "")(
@@ -174,7 +175,10 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
   v1::AddPortRequest req;
   req.mutable_attachment()->set_container_id(vm["container-id"].as<std::string>());
   req.mutable_attachment()->set_ifname(vm["ifname"].as<std::string>());
+  // --ip, --ipv6 or both (an IPv6-only attachment gives --ipv6 alone).
   req.set_ip(vm["ip"].as<std::string>());
+  req.set_ipv6(vm["ipv6"].as<std::string>());
+  if (req.ip().empty() && req.ipv6().empty()) throw po::error("--ip or --ipv6 is required");
   req.set_mac(vm["mac"].as<std::string>());
   req.set_pod_namespace(vm["namespace"].as<std::string>());
   req.set_pod_name(vm["pod"].as<std::string>());

@@ -86,6 +86,31 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto ip = Ipv4Address::parse(value);
     if (!ip) return invalid(key, absl::StrCat("'", value, "' is not an IPv4 address"));
     c.gateway = *ip;
+  } else if (key == "pod-cidr-v6") {
+    if (value.empty()) {
+      c.pod_cidr_v6.reset();
+      return absl::OkStatus();
+    }
+    auto cidr = Ipv6Cidr::parse(value);
+    if (!cidr)
+      return invalid(key, absl::StrCat("'", value, "' is not an IPv6 CIDR like fd00:10:244:1::/64 (host bits zero)"));
+    // /124 leaves 15 addresses beside the network one; longer ones (/128 is
+    // a single address) cannot hold a gateway and pods. Shorter than /16 is
+    // no node's share of a cluster.
+    if (cidr->prefix_len < 16 || cidr->prefix_len > 124)
+      return invalid(key, absl::StrCat("prefix length /", cidr->prefix_len,
+                                       " must be 16..124 (a /125 or longer leaves too few pod addresses)"));
+    if (cidr->network.isMulticast() || cidr->network.isLinkLocal())
+      return invalid(key, "must be a unicast network, not multicast or link-local (fe80::/10)");
+    c.pod_cidr_v6 = *cidr;
+  } else if (key == "gateway-v6") {
+    if (value.empty()) {
+      c.gateway_v6.reset();
+      return absl::OkStatus();
+    }
+    auto ip = Ipv6Address::parse(value);
+    if (!ip) return invalid(key, absl::StrCat("'", value, "' is not an IPv6 address"));
+    c.gateway_v6 = *ip;
   } else if (key == "gateway-mac") {
     auto mac = MacAddress::parse(value);
     if (!mac || mac->isMulticast() || mac->isZero())
@@ -198,6 +223,14 @@ absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_giv
       c.gateway == c.pod_cidr.broadcast())
     return invalid("gateway", absl::StrCat(c.gateway.toString(), " is not a host address in pod-cidr ",
                                            c.pod_cidr.toString()));
+  if (c.pod_cidr_v6) {
+    if (!c.gateway_v6) c.gateway_v6 = c.pod_cidr_v6->host(1);
+    if (!c.pod_cidr_v6->contains(*c.gateway_v6) || *c.gateway_v6 == c.pod_cidr_v6->network)
+      return invalid("gateway-v6", absl::StrCat(c.gateway_v6->toString(), " is not a host address in pod-cidr-v6 ",
+                                                c.pod_cidr_v6->toString()));
+  } else if (c.gateway_v6) {
+    return invalid("gateway-v6", "needs pod-cidr-v6 (the node serves no IPv6 without it)");
+  }
   for (unsigned core : c.pmd_cores)
     if (core == c.main_core)
       return invalid("pmd-cores", absl::StrCat("lcore ", core, " is also main-core"));

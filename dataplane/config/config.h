@@ -7,6 +7,7 @@
 #include <absl/status/statusor.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <utility>
 #include <string>

@@ -21,10 +21,11 @@
 // byte for byte, never moved aside or overwritten, and sluiced does not start
 // (a downgrade must not silently drop the pods' ports).
 //
-// Format (JSON, version 2):
+// Format (JSON, version 3):
 //   {"format": "sluice-checkpoint", "version": 2,
 //    "ports": [{"port_no": 0, "container_id": "...", "ifname": "net1",
 //               "pod_namespace": "...", "pod_name": "...", "ip": "10.244.0.5",
+//               "ipv6": "fd00:10:244::5" (empty: none; "ip" empty: IPv6 only),
 //               "mac": "02:..", "type": "vhost-user", "vhost_mode": "server",
 //               "socket_subdir": "...", "socket_path": "/var/run/...",
 //               "netns": "/var/run/netns/...",

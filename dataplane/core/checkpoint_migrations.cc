@@ -13,6 +13,7 @@ using Migration = absl::Status (*)(nlohmann::json& doc);
 // + i into the next one. The only list of them.
 constexpr Migration kMigrations[] = {
     migrateV1ToV2,
+    migrateV2ToV3,
 };
 static_assert(kOldestCheckpointVersion + std::size(kMigrations) == kCheckpointVersion,
               "one migration per version step, from the oldest version read to the one written");
@@ -21,6 +22,14 @@ static_assert(kOldestCheckpointVersion + std::size(kMigrations) == kCheckpointVe
 
 absl::Status migrateV1ToV2(nlohmann::json& doc) {
   if (!doc.contains("nodes")) doc["nodes"] = nlohmann::json::array();
+  return absl::OkStatus();
+}
+
+absl::Status migrateV2ToV3(nlohmann::json& doc) {
+  auto ports = doc.find("ports");
+  if (ports == doc.end() || !ports->is_array()) return absl::OkStatus();
+  for (nlohmann::json& port : *ports)
+    if (port.is_object() && !port.contains("ipv6")) port["ipv6"] = "";
   return absl::OkStatus();
 }
 

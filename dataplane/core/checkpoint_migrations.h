@@ -8,6 +8,8 @@
 //   1  "ports" and the modules' sections ("vfs": the SR-IOV VF allocations).
 //   2  adds "nodes": the remote nodes the API added to the VXLAN overlay
 //      (overlay_module.h has the record's schema).
+//   3  each port has "ipv6", the pod's IPv6 address ("" for none), and
+//      "ip" may be "" (an IPv6-only attachment).
 #pragma once
 
 #include <absl/status/status.h>
@@ -19,7 +21,7 @@
 namespace sluice {
 
 // The version this sluiced writes, and the newest it reads.
-inline constexpr uint64_t kCheckpointVersion = 2;
+inline constexpr uint64_t kCheckpointVersion = 3;
 // The oldest version it reads (migrating it).
 inline constexpr uint64_t kOldestCheckpointVersion = 1;
 
@@ -32,5 +34,11 @@ absl::Status migrateCheckpoint(nlohmann::json& doc, uint64_t from);
 // nodes). A "nodes" key already there was no version-1 module's section and
 // is kept as any unknown section was.
 absl::Status migrateV1ToV2(nlohmann::json& doc);
+
+// Version 2 → 3: every port gets "ipv6": "" (no version-2 sluiced served
+// IPv6). A port that already has an "ipv6" key keeps it; a "ports" that is
+// not an array, or a port that is not an object, is left for the reader to
+// refuse with its own message.
+absl::Status migrateV2ToV3(nlohmann::json& doc);
 
 }  // namespace sluice

@@ -32,11 +32,29 @@ rte_ether_addr toEther(const MacAddress& mac) {
   return a;
 }
 
+std::optional<Ipv6PodCidr> ipv6PodCidrOf(const SluicedConfig& c) {
+  if (!c.pod_cidr_v6 || !c.gateway_v6) return std::nullopt;
+  return Ipv6PodCidr{*c.pod_cidr_v6, *c.gateway_v6};
+}
+
+// The fast path's view of the node's IPv6 network; the gateway's link-local
+// address is the one its MAC gives (what a pod's neighbor discovery may ask for).
+Ipv6PodNet ipv6PodNetOf(const SluicedConfig& c) {
+  Ipv6PodNet net;
+  if (!c.pod_cidr_v6 || !c.gateway_v6) return net;
+  net.enabled = true;
+  net.prefix_len = c.pod_cidr_v6->prefix_len;
+  std::memcpy(net.net, c.pod_cidr_v6->network.bytes.data(), 16);
+  std::memcpy(net.gateway, c.gateway_v6->bytes.data(), 16);
+  std::memcpy(net.gateway_link_local, linkLocalFromMac(c.gateway_mac).bytes.data(), 16);
+  return net;
+}
+
 }  // namespace
 
 DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
                                    std::vector<PmdContext*> pmds, uint64_t tsc_hz)
-    : config_(config), backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
+    : config_(config), v6_cidr_(ipv6PodCidrOf(config)), v6_net_(ipv6PodNetOf(config)), backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
       tx_flush_interval_us_(config.tx_flush_interval_us), flow_idle_timeout_ms_(config.flow_idle_timeout_ms),
       pmd_settings_{0, config.emc_insert_inv_prob, config.smc_enable, config.upcall_rate, config.upcall_burst,
                     config.pmd_max_sleep_us},
@@ -136,7 +154,7 @@ void DataplaneControl::quiesceLocked() {
 }
 
 RouteTables DataplaneControl::routeTablesLocked() const {
-  RouteTables tables{fib_.get(), config_.gateway.networkOrder(), nullptr, 0};
+  RouteTables tables{fib_.get(), config_.gateway.networkOrder(), nullptr, 0, fib6_.get(), &v6_net_};
   for (const ControlModule* m : modules_) m->fillRouteTables(tables);
   return tables;
 }
@@ -200,7 +218,8 @@ std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
 }
 
 absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& raw, const std::string& netns) {
-  auto parsed = parsePortRequest(raw, config_.pod_cidr, config_.gateway, vdevPolicyFor(config_.state_dir));
+  auto parsed =
+      parsePortRequest(raw, config_.pod_cidr, config_.gateway, vdevPolicyFor(config_.state_dir), v6_cidr_);
   if (!parsed.ok()) return parsed.status();
   const PortRequest& req = *parsed;
   if (req.kind == PortKind::kSriovVf)
@@ -228,8 +247,10 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   }
   for (uint16_t n = 0; n < kMaxPorts; ++n) {
     if (!ports_[n] || !ports_[n]->isPod()) continue;
-    if (ports_[n]->request.ip == req.ip)
+    if (req.hasIpv4() && ports_[n]->request.ip == req.ip)
       return absl::AlreadyExistsError(absl::StrCat("ip: ", req.ip.toString(), " belongs to port ", n));
+    if (req.ipv6 && ports_[n]->request.ipv6 == req.ipv6)
+      return absl::AlreadyExistsError(absl::StrCat("ipv6: ", req.ipv6->toString(), " belongs to port ", n));
     if (ports_[n]->request.mac == req.mac)
       return absl::AlreadyExistsError(absl::StrCat("mac: ", req.mac.toString(), " belongs to port ", n));
   }
@@ -273,7 +294,7 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   republishLocked();
   const PortEntry& e = *ports_[*port_no];
   logInfo("port ", *port_no, " added: ", req.attachment.container_id, "/", req.attachment.ifname, " ",
-          req.ip.toString(), " ", req.mac.toString(), " ", req.vhost_mode == VhostMode::kClient ? "client" : "server",
+          req.hasIpv4() ? req.ip.toString() : "-", req.ipv6 ? " " + req.ipv6->toString() : "", " ", req.mac.toString(), " ", req.vhost_mode == VhostMode::kClient ? "client" : "server",
           " ", e.socket_path, watched.empty() ? "" : " netns ", watched);
   return AddPortResult{viewLocked(*port_no), true};
 }
@@ -400,7 +421,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
       logError(who, " not restored: ", why);
       ++summary.dropped;
     };
-    auto req = parsePortRequest(rec.request, config_.pod_cidr, config_.gateway);
+    auto req = parsePortRequest(rec.request, config_.pod_cidr, config_.gateway, {}, v6_cidr_);
     if (!req.ok()) {
       drop(std::string(req.status().message()));
       continue;
@@ -420,9 +441,10 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
     bool collides = by_attachment_.contains(req->attachment);
     for (uint16_t n = 0; n < kMaxPorts; ++n)
       collides |= ports_[n] && ports_[n]->isPod() &&
-                  (ports_[n]->request.ip == req->ip || ports_[n]->request.mac == req->mac);
+                  ((req->hasIpv4() && ports_[n]->request.ip == req->ip) ||
+                   (req->ipv6 && ports_[n]->request.ipv6 == req->ipv6) || ports_[n]->request.mac == req->mac);
     if (collides) {
-      drop("its attachment, IP or MAC is already restored for another port");
+      drop("its attachment, IP, IPv6 or MAC is already restored for another port");
       continue;
     }
     if (!vhostSocketPathMatches(config_.socket_dir, *req, rec.socket_path)) {
@@ -562,6 +584,7 @@ void DataplaneControl::removeAllPorts() {
 void DataplaneControl::republishLocked() {
   if (!started_) return;
   std::vector<ForwardingTable::Entry> routes;
+  std::vector<Ipv6ForwardingTable::Entry> routes6;
   std::vector<std::vector<uint16_t>> target(pmds_.size());
   size_t k = 0;
   for (uint16_t n = 0; n < kMaxPorts; ++n) {
@@ -570,12 +593,15 @@ void DataplaneControl::republishLocked() {
       target[ports_[n]->pmd].push_back(n);  // a module's port stays where the module put it
       continue;
     }
-    routes.push_back({ports_[n]->request.ip, n, ports_[n]->request.mac});
+    const PortRequest& pod = ports_[n]->request;
+    if (pod.hasIpv4()) routes.push_back({pod.ip, n, pod.mac});
+    if (pod.ipv6) routes6.push_back({*pod.ipv6, n, pod.mac});
     // Round-robin over the pods' ports in number order.
     target[k++ % pmds_.size()].push_back(n);
   }
   auto fib = std::make_shared<const ForwardingTable>(routes);
   fib_ = fib;
+  fib6_ = std::make_shared<const Ipv6ForwardingTable>(routes6);
   // Megaflows the new tables do not support die now, before any PMD sees the
   // new tables (their packets meanwhile miss and are decided by the old ones).
   flows_.revalidate(routeTablesLocked());
@@ -619,6 +645,8 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
     snap->gateway_mac = toEther(config_.gateway_mac);
     snap->pod_net_be = config_.pod_cidr.network.networkOrder();
     snap->pod_mask_be = Ipv4Address{config_.pod_cidr.mask()}.networkOrder();
+    snap->fib6 = fib6_;
+    snap->v6 = v6_net_;
     snap->tx_flush_cycles = tsc_hz_ / 1'000'000 * tx_flush_interval_us_;
     snap->settings = pmd_settings_;
     for (uint16_t n = 0; n < kMaxPorts; ++n) {

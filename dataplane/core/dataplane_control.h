@@ -252,6 +252,10 @@ class DataplaneControl {
   void flowThreadMain();
 
   const SluicedConfig config_;
+  // The node's IPv6 pod network from config_ (pod-cidr-v6, gateway-v6): as
+  // requests are checked against it, and as the fast path reads it.
+  const std::optional<Ipv6PodCidr> v6_cidr_;
+  const Ipv6PodNet v6_net_;
   PortBackend& backend_;
   const std::vector<PmdContext*> pmds_;
   const uint64_t tsc_hz_;
@@ -278,6 +282,8 @@ class DataplaneControl {
   Totals baseline_;
   // The forwarding table of the latest snapshot (what upcalls translate with).
   std::shared_ptr<const ForwardingTable> fib_ = std::make_shared<const ForwardingTable>();
+  // The IPv6 /128 pod routes of the latest snapshot, likewise.
+  std::shared_ptr<const Ipv6ForwardingTable> fib6_ = std::make_shared<const Ipv6ForwardingTable>();
   FlowControl flows_;
   std::thread flow_thread_;
   std::condition_variable flow_cv_;

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <set>
 #include <thread>
 #include <utility>
 
 #include "common/log.h"
+#include "common/net_address.h"
 #include "dataplane/datapath/drop_reason.h"
 
 namespace sluice {
@@ -67,6 +69,15 @@ std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask) 
   };
   address("ipv4_src", key.ipv4_src, mask.ipv4_src);
   address("ipv4_dst", key.ipv4_dst, mask.ipv4_dst);
+  // IPv6 decisions mask the destination by whole-octet prefixes: shown as a CIDR.
+  uint32_t v6_len = 0;
+  while (v6_len < 128 && (mask.ipv6_dst[v6_len / 8] & (0x80 >> (v6_len % 8))) != 0) ++v6_len;
+  if (v6_len != 0) {
+    Ipv6Address dst;
+    std::memcpy(dst.bytes.data(), key.ipv6_dst, 16);
+    absl::StrAppend(&out, out.empty() ? "" : ",", "ipv6_dst=", dst.toString(), v6_len == 128 ? "" : "/",
+                    v6_len == 128 ? "" : absl::StrCat(v6_len));
+  }
   field("tp_src", key.tp_src, mask.tp_src, 0xffff, absl::StrCat(ntohs(key.tp_src)));
   field("tp_dst", key.tp_dst, mask.tp_dst, 0xffff, absl::StrCat(ntohs(key.tp_dst)));
   address("tun_src", key.tun_src, mask.tun_src);
@@ -75,6 +86,7 @@ std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask) 
   // Fields no current decision consults: reported in bulk if ever masked.
   for (uint32_t w = 3; w < flow::kMatchWords; ++w) {
     if (w == 7 || w == 8) continue;  // the tunnel words, named above
+    if ((w == 11 || w == 12) && v6_len != 0) continue;  // ipv6_dst, named above
     if (mask.words()[w] != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x",
                                               absl::Hex(key.words()[w]), "/0x", absl::Hex(mask.words()[w]));
   }
@@ -107,7 +119,10 @@ std::string describeMask(const flow::FlowMask& mask) {
 
 std::string describeActions(const flow::MegaflowActions& a) {
   if (a.kind == flow::MegaflowActions::Kind::kOutput) {
-    return absl::StrCat("output:", a.out_port, (a.rewrite_flags & kRewriteL3) ? "(l3_rewrite)" : "");
+    return absl::StrCat("output:", a.out_port,
+                        (a.rewrite_flags & kRewriteL3)     ? "(l3_rewrite)"
+                        : (a.rewrite_flags & kRewriteL3v6) ? "(l3v6_rewrite)"
+                                                           : "");
   }
   if (a.kind == flow::MegaflowActions::Kind::kEncap) {
     return absl::StrCat("vxlan_encap(tunnel ", a.arg, "),output:", a.out_port,

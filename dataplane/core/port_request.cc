@@ -77,7 +77,7 @@ absl::Status checkKubernetesName(const std::string& field, const std::string& va
 
 bool PortRequest::sameParameters(const PortRequest& o) const {
   return attachment == o.attachment && pod_namespace == o.pod_namespace && pod_name == o.pod_name &&
-         ip == o.ip && mac == o.mac && kind == o.kind && vhost_mode == o.vhost_mode &&
+         ip == o.ip && ipv6 == o.ipv6 && mac == o.mac && kind == o.kind && vhost_mode == o.vhost_mode &&
          socket_subdir == o.socket_subdir && devargs == o.devargs && socket_group == o.socket_group;
 }
 
@@ -87,7 +87,8 @@ absl::Status validateAttachment(const AttachmentId& id) {
 }
 
 absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
-                                             Ipv4Address gateway, const VdevPolicy& vdev) {
+                                             Ipv4Address gateway, const VdevPolicy& vdev,
+                                             const std::optional<Ipv6PodCidr>& v6) {
   PortRequest req;
   req.attachment = {raw.container_id, raw.ifname};
   if (absl::Status s = validateAttachment(req.attachment); !s.ok()) return s;
@@ -96,18 +97,36 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
   req.pod_namespace = raw.pod_namespace;
   req.pod_name = raw.pod_name;
 
-  auto ip = Ipv4Address::parse(raw.ip);
-  if (!ip) return invalid("ip", absl::StrCat("'", raw.ip, "' is not an IPv4 address"));
-  if (!pod_cidr.contains(*ip))
-    return absl::FailedPreconditionError(
-        absl::StrCat("ip: ", ip->toString(), " is outside this node's pod CIDR ", pod_cidr.toString()));
-  if (*ip == pod_cidr.network || *ip == pod_cidr.broadcast() || *ip == gateway)
-    return absl::FailedPreconditionError(
-        absl::StrCat("ip: ", ip->toString(), " is the network, broadcast or gateway address"));
-  req.ip = *ip;
+  if (raw.ip.empty() && raw.ipv6.empty()) return invalid("ip", "required (or ipv6 for an IPv6-only attachment)");
+  if (!raw.ip.empty()) {
+    auto ip = Ipv4Address::parse(raw.ip);
+    if (!ip) return invalid("ip", absl::StrCat("'", raw.ip, "' is not an IPv4 address"));
+    if (!pod_cidr.contains(*ip))
+      return absl::FailedPreconditionError(
+          absl::StrCat("ip: ", ip->toString(), " is outside this node's pod CIDR ", pod_cidr.toString()));
+    if (*ip == pod_cidr.network || *ip == pod_cidr.broadcast() || *ip == gateway || ip->value == 0)
+      return absl::FailedPreconditionError(
+          absl::StrCat("ip: ", ip->toString(), " is the network, broadcast or gateway address"));
+    req.ip = *ip;
+  }
+  if (!raw.ipv6.empty()) {
+    auto ip6 = Ipv6Address::parse(raw.ipv6);
+    if (!ip6) return invalid("ipv6", absl::StrCat("'", raw.ipv6, "' is not an IPv6 address (no prefix length)"));
+    if (!v6)
+      return absl::FailedPreconditionError(
+          absl::StrCat("ipv6: this node serves no IPv6 (sluiced's pod-cidr-v6 is not set); ", ip6->toString(),
+                       " cannot be attached"));
+    if (!v6->cidr.contains(*ip6))
+      return absl::FailedPreconditionError(absl::StrCat("ipv6: ", ip6->toString(),
+                                                        " is outside this node's IPv6 pod CIDR ", v6->cidr.toString()));
+    if (*ip6 == v6->cidr.network || *ip6 == v6->gateway)
+      return absl::FailedPreconditionError(
+          absl::StrCat("ipv6: ", ip6->toString(), " is the network or gateway address"));
+    req.ipv6 = *ip6;
+  }
 
   if (raw.mac.empty()) {
-    req.mac = MacAddress::fromIpv4(*ip);
+    req.mac = req.hasIpv4() ? MacAddress::fromIpv4(req.ip) : MacAddress::fromIpv6(*req.ipv6);
   } else {
     auto mac = MacAddress::parse(raw.mac);
     if (!mac) return invalid("mac", absl::StrCat("'", raw.mac, "' is not a MAC like 02:00:00:00:00:01"));

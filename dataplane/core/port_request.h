@@ -32,8 +32,13 @@ struct PortRequest {
   AttachmentId attachment;
   std::string pod_namespace;
   std::string pod_name;
+  // The pod interface's IPv4 address; 0.0.0.0 (never a pod's: the network
+  // address of any pod CIDR) for an IPv6-only attachment.
   Ipv4Address ip;
-  MacAddress mac;  // always set after validation (derived from ip if not given)
+  std::optional<Ipv6Address> ipv6;  // its IPv6 address, if it has one
+  // Always set after validation (derived from ip, or for an IPv6-only
+  // attachment from ipv6, if not given).
+  MacAddress mac;
   PortKind kind = PortKind::kVhostUser;
   VhostMode vhost_mode = VhostMode::kServer;
   std::string socket_subdir;  // optional single path component
@@ -41,6 +46,7 @@ struct PortRequest {
   // Server-mode vhost-user only: the socket's group (mode 0660 with it).
   std::optional<uint32_t> socket_group;
 
+  bool hasIpv4() const { return ip.value != 0; }
   bool sameParameters(const PortRequest& other) const;
 };
 
@@ -51,15 +57,25 @@ struct RawPortRequest {
   PortKind kind = PortKind::kVhostUser;
   VhostMode vhost_mode = VhostMode::kServer;
   std::optional<uint32_t> socket_group = {};
+  std::string ipv6 = {};  // empty: no IPv6
+};
+
+// This node's IPv6 pod network (pod-cidr-v6 and gateway-v6).
+struct Ipv6PodCidr {
+  Ipv6Cidr cidr;
+  Ipv6Address gateway;
 };
 
 // Parses and validates every field. InvalidArgument names the field and says
 // what is wrong; FailedPrecondition when the IP cannot belong to a pod of this
-// node (outside the pod CIDR, the network, broadcast or gateway address).
+// node (outside the pod CIDR, the network, broadcast or gateway address), and
+// when ipv6 is given but the node has no IPv6 pod CIDR (`v6` empty), or it is
+// outside it or its network or gateway address. At least one of ip and ipv6.
 // A kDpdkVdev port's devargs are checked against `vdev` (vdev_devargs.h); the
 // default policy allows no pcap file.
 absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
-                                             Ipv4Address gateway, const VdevPolicy& vdev = {});
+                                             Ipv4Address gateway, const VdevPolicy& vdev = {},
+                                             const std::optional<Ipv6PodCidr>& v6 = std::nullopt);
 
 // Checks an attachment id alone (DeletePort takes only that).
 absl::Status validateAttachment(const AttachmentId& id);

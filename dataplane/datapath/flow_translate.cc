@@ -4,7 +4,9 @@
 #include <rte_byteorder.h>
 #include <rte_ether.h>
 
+#include <algorithm>
 #include <bit>
+#include <cstring>
 
 namespace sluice {
 namespace {
@@ -40,13 +42,90 @@ uint32_t prefixMaskBe(uint32_t bits) {
   return bits == 0 ? 0 : rte_cpu_to_be_32(~uint32_t{0} << (32 - bits));
 }
 
+// The first bit (from the top) where two IPv6 addresses differ; 128 if equal.
+uint32_t firstDifference(const uint8_t* a, const uint8_t* b) {
+  for (uint32_t i = 0; i < 16; ++i)
+    if (const auto x = static_cast<uint8_t>(a[i] ^ b[i]); x != 0)
+      return i * 8 + static_cast<uint32_t>(std::countl_zero(x));
+  return 128;
+}
+
+// destinationPrefix for IPv6: the shortest whole-octet prefix around dst
+// holding neither a pod nor a gateway address (the only addresses decided
+// otherwise: IPv6 has no remote routes yet). At least one octet.
+uint32_t destinationPrefix6(const RouteTables& tables, const uint8_t* dst) {
+  uint32_t bits = 1;
+  auto exclude = [&](const uint8_t* a) {
+    const uint32_t d = firstDifference(dst, a);
+    if (d < 128) bits = std::max(bits, d + 1);
+  };
+  if (tables.v6 != nullptr && tables.v6->enabled) {
+    exclude(tables.v6->gateway);
+    exclude(tables.v6->gateway_link_local);
+  }
+  if (tables.fib6 != nullptr)
+    for (const Ipv6Address& pod : tables.fib6->addresses()) exclude(pod.bytes.data());
+  return std::min<uint32_t>(128, (bits + 7) / 8 * 8);
+}
+
+void setPrefixMask6(uint8_t* mask, uint32_t bits) {
+  for (uint32_t i = 0; i < 16; ++i) {
+    const uint32_t take = bits >= 8 ? 8 : bits;
+    mask[i] = static_cast<uint8_t>(0xff00U >> take);
+    bits -= take;
+  }
+}
+
+// The IPv6 decision: a local pod's /128, the gateway, or unrouted.
+void translateIpv6(const RouteTables& tables, const flow::FlowKey& key, FlowTranslation& out) {
+  std::memset(out.mask.ipv6_dst, 0xff, 16);
+  const uint8_t* dst = key.ipv6_dst;
+  if (tables.overlay != nullptr) {
+    out.mask.tun_vni = 0xffffffffU;
+    if (key.tun_vni != 0) {
+      out.mask.tun_src = 0xffffffffU;
+      if (tables.overlay->tunnelForVtep(key.tun_src) == vxlan::kNoTunnel) {
+        out.actions = dropAction(DropReason::kVxlanUnknownSource);
+        return;
+      }
+      // IPv6 inside the overlay is not served yet: nothing tunnelled is
+      // delivered, whatever its destination.
+      setPrefixMask6(out.mask.ipv6_dst, 0);
+      out.actions = dropAction(DropReason::kOverlayNoRoute);
+      return;
+    }
+  }
+  if (tables.v6 != nullptr && tables.v6->isGateway(dst)) {
+    out.actions = dropAction(DropReason::kToGateway);
+    return;
+  }
+  const PodRoute6* route = tables.fib6 != nullptr ? tables.fib6->lookup(dst) : nullptr;
+  if (route == nullptr) {
+    setPrefixMask6(out.mask.ipv6_dst, destinationPrefix6(tables, dst));
+    out.actions = dropAction(DropReason::kNoRoute);
+    return;
+  }
+  out.mask.ttl_class = 0xff;
+  if (key.ttl_class != static_cast<uint8_t>(flow::TtlClass::kMany)) {
+    out.actions = dropAction(DropReason::kTtlExceeded);
+    return;
+  }
+  out.actions.kind = flow::MegaflowActions::Kind::kOutput;
+  out.actions.rewrite_flags = kRewriteL3v6;
+  out.actions.out_port = route->port_no;
+}
+
 }  // namespace
 
 void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTranslation& out) {
   out.mask = flow::zeroKey();
   out.actions = flow::MegaflowActions{};
-  // Consulted by every decision: the pipeline only translates IPv4.
+  // Consulted by every decision: IPv4 or IPv6 (the pipeline translates nothing else).
   out.mask.eth_type = 0xffff;
+  if (key.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
+    translateIpv6(tables, key, out);
+    return;
+  }
   out.mask.ipv4_dst = 0xffffffffU;
   const uint32_t dst = key.ipv4_dst;
   const bool tunnelled = key.tun_vni != 0;

@@ -11,10 +11,11 @@
 //    decision its own snapshot's tables give, with the context on its stack;
 //    the megaflow itself is installed by control, see upcall_queue.h).
 //
-// Only IPv4 frames without a VLAN tag whose key parsed kOk are translated:
-// the pipeline handles ARP per packet and drops the rest before lookup, so
-// the mask of an L3 decision is eth_type + ipv4_dst (+ ttl_class when the
-// destination is a local pod): 100k source ports to one pod share one megaflow.
+// Only IPv4 and IPv6 frames without a VLAN tag whose key parsed kOk are
+// translated: the pipeline handles ARP and IPv6 neighbor discovery per
+// packet and drops the rest before lookup, so the mask of an L3 decision is
+// eth_type + ipv4_dst or ipv6_dst (+ ttl_class when the destination is a
+// local pod): 100k source ports to one pod share one megaflow.
 // Only a pod or the gateway needs all 32 bits of the destination; a remote
 // node's CIDR or an unrouted destination is matched as the widest prefix that
 // holds no address decided otherwise, so that traffic to random destinations
@@ -27,6 +28,7 @@
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/forwarding_table.h"
+#include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/overlay_tables.h"
 
 namespace sluice {
@@ -35,6 +37,9 @@ namespace sluice {
 // (Ethernet source := gateway MAC, destination := the out port's pod MAC,
 // TTL - 1 with the checksum adjusted).
 inline constexpr uint8_t kRewriteL3 = 0x01;
+// The same for IPv6: Ethernet addresses as kRewriteL3, hop limit - 1 (no
+// checksum covers it).
+inline constexpr uint8_t kRewriteL3v6 = 0x02;
 
 // The tables a decision reads (borrowed; the caller keeps them alive).
 struct RouteTables {
@@ -46,6 +51,12 @@ struct RouteTables {
   // and a destination in a remote node's pod CIDR is encapsulated toward it.
   const vxlan::OverlayTables* overlay = nullptr;
   uint16_t uplink_port = 0;  // the encap action's output port
+  // IPv6: the /128 pod routes (null: none) and the node's IPv6 pod network
+  // (null or disabled: no IPv6; every IPv6 destination is unrouted). IPv6
+  // is never encapsulated yet: with the overlay, an IPv6 destination that
+  // is not a local pod is unrouted, and tunnelled IPv6 is not relayed.
+  const Ipv6ForwardingTable* fib6 = nullptr;
+  const Ipv6PodNet* v6 = nullptr;
 };
 
 struct FlowTranslation {

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "dataplane/datapath/arp_responder.h"
+#include "dataplane/datapath/neighbor_discovery.h"
 
 namespace sluice {
 namespace {
@@ -51,6 +52,44 @@ Verdict forwardIpv4(const PmdSnapshot& snap, rte_ether_hdr* eth, uint32_t len) {
   return forwardTo(route->port_no);
 }
 
+Verdict answerNd(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m) {
+  // The advertisement may be longer than the solicitation (a DAD probe or
+  // a unicast one carries no link-layer option): it may use the tailroom of
+  // a single-segment mbuf.
+  const uint32_t len = rte_pktmbuf_data_len(m);
+  const uint32_t to_end = uint32_t{m->buf_len} >= uint32_t{m->data_off} + len ? m->buf_len - m->data_off : len;
+  const uint32_t room = m->nb_segs == 1 ? to_end : len;
+  uint32_t new_len = 0;
+  const NdVerdict v = answerNeighborDiscovery(snap.v6, snap.gateway_mac.addr_bytes, rte_pktmbuf_mtod(m, uint8_t*),
+                                              len, room, &new_len);
+  if (!v.answered) return drop(v.reason);
+  // Grow or shrink the (single) segment to the advertisement.
+  m->data_len = static_cast<uint16_t>(new_len);
+  m->pkt_len = new_len;
+  return forwardTo(in_port);
+}
+
+// An IPv6 frame to a pod's /128 route; neighbor discovery answered in place.
+Verdict forwardIpv6(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m, rte_ether_hdr* eth, uint32_t len) {
+  if (len < sizeof(rte_ether_hdr) + sizeof(rte_ipv6_hdr)) return drop(DropReason::kTruncated);
+  auto* ip = reinterpret_cast<rte_ipv6_hdr*>(eth + 1);
+  const auto* raw = reinterpret_cast<const uint8_t*>(ip);
+  if ((raw[0] >> 4) != 6) return drop(DropReason::kBadIpv6Header);
+  const uint32_t payload = rte_be_to_cpu_16(ip->payload_len);
+  if (payload > len - sizeof(rte_ether_hdr) - sizeof(rte_ipv6_hdr)) return drop(DropReason::kTruncated);
+  // Neighbor discovery directly after the header (what a host sends).
+  if (ip->proto == 58 && payload >= 4 && isNeighborDiscoveryType(raw[sizeof(rte_ipv6_hdr)]))
+    return answerNd(snap, in_port, m);
+  if (snap.v6.isGateway(ip->dst_addr)) return drop(DropReason::kToGateway);
+  const PodRoute6* route = snap.fib6 != nullptr ? snap.fib6->lookup(ip->dst_addr) : nullptr;
+  if (route == nullptr) return drop(DropReason::kNoRoute);
+  if (ip->hop_limits <= 1) return drop(DropReason::kTtlExceeded);
+  ip->hop_limits = static_cast<uint8_t>(ip->hop_limits - 1);
+  std::memcpy(&eth->dst_addr, route->mac, RTE_ETHER_ADDR_LEN);
+  eth->src_addr = snap.gateway_mac;
+  return forwardTo(route->port_no);
+}
+
 Verdict answerArp(const PmdSnapshot& snap, uint16_t in_port, rte_ether_hdr* eth, uint32_t len) {
   if (len < sizeof(rte_ether_hdr) + sizeof(rte_arp_hdr)) return drop(DropReason::kTruncated);
   auto* arp = reinterpret_cast<rte_arp_hdr*>(eth + 1);
@@ -79,6 +118,8 @@ Verdict forwardOne(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m) {
       return forwardIpv4(snap, eth, len);
     case RTE_BE16(RTE_ETHER_TYPE_ARP):
       return answerArp(snap, in_port, eth, len);
+    case RTE_BE16(RTE_ETHER_TYPE_IPV6):
+      return forwardIpv6(snap, in_port, m, eth, len);
     default:
       return drop(DropReason::kUnsupportedEthertype);
   }
@@ -88,6 +129,12 @@ Verdict forwardOne(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m) {
 
 uint16_t l3AnswerArp(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m, DropReason* reason) {
   Verdict v = answerArp(snap, in_port, rte_pktmbuf_mtod(m, rte_ether_hdr*), rte_pktmbuf_data_len(m));
+  *reason = v.reason;
+  return v.next;
+}
+
+uint16_t l3AnswerNd(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m, DropReason* reason) {
+  Verdict v = answerNd(snap, in_port, m);
   *reason = v.reason;
   return v.next;
 }

@@ -4,8 +4,11 @@
 //  - IPv4 to a pod on this node: Ethernet source := gateway MAC, destination
 //    := the pod's MAC, TTL decremented with an incremental checksum update
 //    (RFC 1624), next := the pod's port.
+//  - IPv6 to a pod on this node: the same Ethernet rewrite, hop limit - 1
+//    (IPv6 has no header checksum), next := the pod's port.
 //  - ARP request for the gateway, or for another address in the pod CIDR
 //    (proxy ARP): turned into the reply in place, next := the ingress port.
+//  - IPv6 neighbor solicitation likewise (neighbor_discovery.h).
 //  - Anything else: next := kNextDrop with a named reason.
 //
 // A stage function over a burst: it writes one next-step per packet
@@ -37,6 +40,11 @@ uint16_t l3ForwardBurst(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* con
 // ARP stays a per-packet action and is never cached: the reply is built
 // from each request's own fields.
 uint16_t l3AnswerArp(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m, DropReason* reason);
+// The neighbor discovery stage, likewise per packet (neighbor_discovery.h):
+// for an untagged IPv6 frame carrying ICMPv6 neighbor discovery; the
+// advertisement replaces the solicitation in m (grown or trimmed to its
+// length), returns in_port, or kNextDrop with *reason.
+uint16_t l3AnswerNd(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m, DropReason* reason);
 // RFC 1624 eqn. 3: the IPv4 header checksum after one 16-bit header word
 // changes from old_word to new_word (all in network byte order).
 inline uint16_t ipv4ChecksumAdjust(uint16_t checksum, uint16_t old_word, uint16_t new_word) {
@@ -76,6 +84,17 @@ inline void l3RewriteToPod(const PmdSnapshot& snap, rte_mbuf* m, uint16_t port_n
   auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
   auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
   decrementTtl(ip);
+  eth->dst_addr = snap.port_macs[port_no];
+  eth->src_addr = snap.gateway_mac;
+}
+
+// The output action's L3 rewrite for an untagged IPv6 frame (headers
+// validated by key extraction, hop limit at least 2): the Ethernet rewrite
+// of l3RewriteToPod and hop limit - 1; no checksum covers it.
+inline void l3RewriteToPod6(const PmdSnapshot& snap, rte_mbuf* m, uint16_t port_no) {
+  auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
+  auto* ip = reinterpret_cast<rte_ipv6_hdr*>(eth + 1);
+  ip->hop_limits = static_cast<uint8_t>(ip->hop_limits - 1);
   eth->dst_addr = snap.port_macs[port_no];
   eth->src_addr = snap.gateway_mac;
 }

@@ -51,9 +51,10 @@ struct MarkSplit {
   uint16_t stale = 0;  // marked, but the mark named nothing usable
 };
 
-inline bool markRewritable(const rte_mbuf* m) {
-  if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + sizeof(rte_ipv4_hdr)) return false;
-  return (rte_pktmbuf_mtod(m, const uint8_t*)[RTE_ETHER_HDR_LEN] >> 4) == 4;
+inline bool markRewritable(const rte_mbuf* m, bool ipv6 = false) {
+  const uint32_t header = ipv6 ? sizeof(rte_ipv6_hdr) : sizeof(rte_ipv4_hdr);
+  if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + header) return false;
+  return (rte_pktmbuf_mtod(m, const uint8_t*)[RTE_ETHER_HDR_LEN] >> 4) == (ipv6 ? 6 : 4);
 }
 
 // The live megaflow of this PMD that m's mark names, of the generation the
@@ -103,7 +104,8 @@ inline MarkSplit splitMarked(const MarkTable& marks, flow::MegaflowTable& megafl
                        [](const rte_mbuf* m, const flow::Megaflow& f, uint16_t) {
                          return f.actions.kind == flow::MegaflowActions::Kind::kDrop ||
                                 (f.actions.kind == flow::MegaflowActions::Kind::kOutput &&
-                                 ((f.actions.rewrite_flags & kRewriteL3) == 0 || markRewritable(m)));
+                                 ((f.actions.rewrite_flags & (kRewriteL3 | kRewriteL3v6)) == 0 ||
+                                  markRewritable(m, (f.actions.rewrite_flags & kRewriteL3v6) != 0)));
                        });
 }
 

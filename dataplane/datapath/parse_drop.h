@@ -19,7 +19,7 @@ inline DropReason parseDropReason(flow::ParseResult r) {
       return DropReason::kBadIpv4Header;
     case ParseResult::kIpv6BadVersion:
     case ParseResult::kIpv6TooManyExt:
-      return DropReason::kUnsupportedEthertype;  // IPv6 is not forwarded anyway
+      return DropReason::kBadIpv6Header;
     case ParseResult::kTcpBadOffset:
       return DropReason::kBadL4Header;
     case ParseResult::kArpUnsupported:

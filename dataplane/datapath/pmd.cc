@@ -10,6 +10,7 @@
 
 #include "common/thread_sanitizer.h"
 #include "dataplane/datapath/l3_forward.h"
+#include "dataplane/datapath/neighbor_discovery.h"
 #include "dataplane/datapath/parse_drop.h"
 #include "dataplane/datapath/pmd_actions.h"
 
@@ -19,6 +20,7 @@ namespace {
 // Marks a key the screen stage decided, so that FlowLookup skips it (it looks
 // up only kOk keys). Not a ParseResult: never reported.
 constexpr uint8_t kScreened = 0xff;
+constexpr uint8_t kIpProtoIcmpv6 = 58;
 
 }  // namespace
 
@@ -211,8 +213,22 @@ uint16_t Pmd::screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs) {
       d.reason = parseDropReason(k.result());
     } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_ARP) && (k.flags & flow::kFlagVlan) == 0) {
       d.next = l3AnswerArp(*snap_, in_port, pkts[runs_[r].first], &d.reason);
+    } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) && (k.flags & flow::kFlagVlan) == 0) {
+      // IPv6 is looked up through the same tiers as IPv4, except neighbor
+      // discovery, answered per packet like ARP (never from the uplink: a
+      // peer node's pods are not on our pods' links).
+      if (k.ip_proto != kIpProtoIcmpv6 || !isNeighborDiscoveryType(k.icmp_type)) {
+        ++to_lookup;
+        continue;
+      }
+      if (k.tun_vni == 0) {
+        d.next = l3AnswerNd(*snap_, in_port, pkts[runs_[r].first], &d.reason);
+      } else {
+        d.next = kNextDrop;
+        d.reason = DropReason::kNdNotAnswered;
+      }
     } else {
-      // The L3 rewrite assumes an untagged frame; IPv6 is not routed yet.
+      // The L3 rewrite assumes an untagged frame.
       d.next = kNextDrop;
       d.reason = DropReason::kUnsupportedEthertype;
     }

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "dataplane/datapath/forwarding_table.h"
+#include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/overlay_snapshot.h"
 
@@ -80,6 +81,11 @@ struct PmdSnapshot {
   // that believe their peers are on-link still reach them through us.
   uint32_t pod_net_be = 0;
   uint32_t pod_mask_be = 0;
+  // IPv6: the /128 pod routes (shared like fib) and the node's IPv6 pod
+  // network with the gateway's addresses (disabled without pod-cidr-v6).
+  // Neighbor solicitations are answered from these like ARP (proxy ND).
+  std::shared_ptr<const Ipv6ForwardingTable> fib6;
+  Ipv6PodNet v6;
   // The pod MAC behind each port (the output action's Ethernet destination;
   // megaflows name only the port, so a port's MAC lives here, per version).
   std::array<rte_ether_addr, kMaxPorts> port_macs{};

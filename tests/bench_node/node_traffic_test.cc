@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -34,6 +35,25 @@ TEST(NodeTraffic, L3FrameOfFlow17GoesToPod1FromSourcePort1025) {
   EXPECT_EQ(test::ipv4Ttl(f), 64);
   EXPECT_TRUE(test::ipv4ChecksumValid(f));
   EXPECT_EQ(test::udpSequence(f), 17u);
+}
+
+TEST(NodeTraffic, L3v6FrameOfFlow17GoesToPod1OverIpv6) {
+  const test::Frame f = flowFrame(Scenario::kL3v6, 17);
+  ASSERT_EQ(f.size(), 66u);
+  EXPECT_EQ(test::ethDst(f), mac("02:00:0a:f4:00:01"));  // the gateway
+  EXPECT_EQ(test::ethSrc(f), mac("02:00:0a:f4:00:0a"));  // the source pod
+  EXPECT_EQ(test::etherType(f), 0x86dd);
+  EXPECT_EQ(f[21], 64);  // hop limit
+  Ipv6Address src, dst;
+  std::copy(f.begin() + 22, f.begin() + 38, src.bytes.begin());
+  std::copy(f.begin() + 38, f.begin() + 54, dst.bytes.begin());
+  EXPECT_EQ(src.toString(), "fd00:10:244::10");
+  EXPECT_EQ(dst.toString(), "fd00:10:244::2:10");  // pod 17 % 16 = 1
+  EXPECT_EQ(get16(f, 54), 1024 + 17 / 16);
+  EXPECT_EQ(get16(f, 56), 5001);
+  EXPECT_EQ(test::udp6Sequence(f), 17u);
+  EXPECT_NE(describePlan().find("pod 1 10.244.2.10 02:00:0a:f4:02:0a 10.244.2.0/24 fd00:10:244::2:10\n"),
+            std::string::npos);
 }
 
 TEST(NodeTraffic, EncapFrameGoesToTheRemotePodOfNodeK) {

@@ -51,6 +51,90 @@ Frame udpFrame(const UdpFrameSpec& s) {
   return f;
 }
 
+namespace {
+constexpr size_t kIp6 = 40;
+
+// The 16-bit one's complement sum behind a checksum, over pseudo-header and
+// upper-layer bytes, folded and inverted: what the checksum field holds.
+uint16_t upperLayerChecksum6(const Frame& f, size_t l4, size_t l4_len, uint8_t next_header) {
+  Frame pseudo(40 + l4_len, 0);
+  std::memcpy(&pseudo[0], &f[kEth + 8], 32);  // source, destination
+  put32(pseudo, 32, static_cast<uint32_t>(l4_len));
+  pseudo[39] = next_header;
+  std::memcpy(&pseudo[40], &f[l4], l4_len);
+  return internetChecksum(pseudo.data(), pseudo.size());
+}
+
+void ipv6Header(Frame& f, const Ipv6Address& src, const Ipv6Address& dst, size_t payload, uint8_t next,
+                uint8_t hop_limit) {
+  put16(f, 12, 0x86dd);
+  f[kEth] = 0x60;
+  put16(f, kEth + 4, static_cast<uint16_t>(payload));
+  f[kEth + 6] = next;
+  f[kEth + 7] = hop_limit;
+  std::memcpy(&f[kEth + 8], src.bytes.data(), 16);
+  std::memcpy(&f[kEth + 24], dst.bytes.data(), 16);
+}
+}  // namespace
+
+Frame udp6Frame(const Udp6FrameSpec& s) {
+  const size_t len = std::max(s.frame_len, kEth + kIp6 + kUdp + 4);
+  Frame f(len, 0);
+  std::memcpy(&f[0], s.dst_mac.bytes.data(), 6);
+  std::memcpy(&f[6], s.src_mac.bytes.data(), 6);
+  const size_t udp = kEth + kIp6;
+  ipv6Header(f, s.src_ip, s.dst_ip, len - udp, 17, s.hop_limit);
+  put16(f, udp, s.src_port);
+  put16(f, udp + 2, s.dst_port);
+  put16(f, udp + 4, static_cast<uint16_t>(len - udp));
+  put32(f, udp + kUdp, s.sequence);
+  for (size_t i = udp + kUdp + 4; i < len; ++i) f[i] = static_cast<uint8_t>(i);
+  uint16_t sum = upperLayerChecksum6(f, udp, len - udp, 17);
+  put16(f, udp + 6, sum == 0 ? 0xffff : sum);
+  return f;
+}
+
+uint16_t icmpv6ChecksumOf(const Frame& f, size_t icmp_len) {
+  Frame zeroed = f;
+  zeroed[kEth + kIp6 + 2] = zeroed[kEth + kIp6 + 3] = 0;
+  return upperLayerChecksum6(zeroed, kEth + kIp6, icmp_len, 58);
+}
+
+Frame neighborSolicitation(MacAddress sender_mac, Ipv6Address sender_ip, Ipv6Address target,
+                           bool with_source_option, const Ipv6Address* unicast_dst) {
+  const bool option = with_source_option && !sender_ip.isZero();
+  const size_t icmp_len = 24 + (option ? 8 : 0);
+  Frame f(kEth + kIp6 + icmp_len, 0);
+  Ipv6Address dst;
+  MacAddress dst_mac;
+  if (unicast_dst != nullptr) {
+    dst = *unicast_dst;
+    dst_mac = MacAddress{{0x02, 0, 0, 0, 0, 1}};
+  } else {
+    // ff02::1:ffXX:XXXX and its Ethernet group 33:33:ff:XX:XX:XX.
+    dst.bytes = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, target.bytes[13], target.bytes[14], target.bytes[15]};
+    dst_mac = MacAddress{{0x33, 0x33, 0xff, target.bytes[13], target.bytes[14], target.bytes[15]}};
+  }
+  std::memcpy(&f[0], dst_mac.bytes.data(), 6);
+  std::memcpy(&f[6], sender_mac.bytes.data(), 6);
+  ipv6Header(f, sender_ip, dst, icmp_len, 58, 255);
+  const size_t icmp = kEth + kIp6;
+  f[icmp] = 135;
+  std::memcpy(&f[icmp + 8], target.bytes.data(), 16);
+  if (option) {
+    f[icmp + 24] = 1;
+    f[icmp + 25] = 1;
+    std::memcpy(&f[icmp + 26], sender_mac.bytes.data(), 6);
+  }
+  put16(f, icmp + 2, icmpv6ChecksumOf(f, icmp_len));
+  return f;
+}
+
+uint32_t udp6Sequence(const Frame& f) {
+  const size_t at = kEth + kIp6 + kUdp;
+  return static_cast<uint32_t>(f[at] << 24 | f[at + 1] << 16 | f[at + 2] << 8 | f[at + 3]);
+}
+
 Frame arpRequest(MacAddress sender_mac, Ipv4Address sender_ip, Ipv4Address target_ip) {
   Frame f(60, 0);
   std::memset(&f[0], 0xff, 6);

@@ -24,6 +24,27 @@ struct UdpFrameSpec {
 };
 
 Frame udpFrame(const UdpFrameSpec& spec);
+
+// IPv6/UDP with a correct UDP checksum (mandatory in IPv6).
+struct Udp6FrameSpec {
+  MacAddress src_mac, dst_mac;
+  Ipv6Address src_ip, dst_ip;
+  uint8_t hop_limit = 64;
+  uint16_t src_port = 1024, dst_port = 5001;
+  size_t frame_len = 80;  // at least 14 + 40 + 8 + 4
+  uint32_t sequence = 0;  // written into the payload
+};
+Frame udp6Frame(const Udp6FrameSpec& spec);
+
+// An ICMPv6 Neighbor Solicitation for `target`, hop limit 255, to the
+// target's solicited-node group (or to `unicast_dst` when given), with a
+// source link-layer address option unless `sender_ip` is :: (DAD) or
+// `with_source_option` is false. The ICMPv6 checksum is correct.
+Frame neighborSolicitation(MacAddress sender_mac, Ipv6Address sender_ip, Ipv6Address target,
+                           bool with_source_option = true, const Ipv6Address* unicast_dst = nullptr);
+// The ICMPv6 checksum field value of the message at frame[54, 54 + len)
+// behind an IPv6 header at frame[14, 54): RFC 1071 over pseudo-header and message.
+uint16_t icmpv6ChecksumOf(const Frame& f, size_t icmp_len);
 Frame arpRequest(MacAddress sender_mac, Ipv4Address sender_ip, Ipv4Address target_ip);
 
 // RFC 1071 checksum over a byte range (0 when the range holds a valid checksum).
@@ -36,5 +57,6 @@ uint16_t etherType(const Frame& f);
 uint8_t ipv4Ttl(const Frame& f);
 bool ipv4ChecksumValid(const Frame& f);
 uint32_t udpSequence(const Frame& f);
+uint32_t udp6Sequence(const Frame& f);
 
 }  // namespace sluice::test

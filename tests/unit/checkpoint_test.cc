@@ -28,7 +28,9 @@
 #include "dataplane/modules/overlay/overlay_module.h"
 #include "dataplane/modules/sriov/sriov_module.h"
 #include "dataplane/stand_ins/fake_pf/fake_pf_control.h"
+#include "dataplane/datapath/flow/flow_key.h"
 #include "tests/support/fake_control.h"
+#include "tests/support/frames.h"
 #include "tests/unit/sriov/fake_sysfs.h"
 
 namespace sluice {
@@ -83,6 +85,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
   s.ports = {port(0, "aaaa", "10.244.1.10"), port(5, "bbbb", "10.244.1.11", VhostMode::kClient)};
   s.ports[1].netns.clear();
   s.ports[0].request.socket_group = 2345;
+  s.ports[1].request.ipv6 = "fd00:10:244:1::b";
   s.sections["vfs"] = nlohmann::json::array({{{"pci", "0000:3b:02.1"}, {"container_id", "cccc"}}});
   CheckpointStore store(dir_ + "/state");
   ASSERT_TRUE(store.save(s).ok());
@@ -102,6 +105,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
     EXPECT_EQ(b.request.pod_namespace, a.request.pod_namespace);
     EXPECT_EQ(b.request.pod_name, a.request.pod_name);
     EXPECT_EQ(b.request.ip, a.request.ip);
+    EXPECT_EQ(b.request.ipv6, a.request.ipv6);
     EXPECT_EQ(b.request.mac, a.request.mac);
     EXPECT_EQ(b.request.vhost_mode, a.request.vhost_mode);
     EXPECT_EQ(b.request.kind, a.request.kind);
@@ -248,11 +252,12 @@ TEST_F(CheckpointFileTest, TheVersion1FileMigratesWithEveryFieldKept) {
   EXPECT_EQ(b.request.vhost_mode, VhostMode::kClient);
   EXPECT_EQ(b.request.socket_subdir, "");
   EXPECT_EQ(b.socket_path, "/var/run/sluice/vhost/beef01234567-net2.sock");
-  // Written back, it is the same document at version 2 with an empty
-  // "nodes" section: nothing else changed, nothing dropped.
+  // Written back, it is the same document at the current version with an
+  // empty "nodes" section and no port's IPv6: nothing else changed, nothing dropped.
   nlohmann::json expected = nlohmann::json::parse(text);
-  expected["version"] = 2;
+  expected["version"] = kCheckpointVersion;
   expected["nodes"] = nlohmann::json::array();
+  for (nlohmann::json& port : expected["ports"]) port["ipv6"] = "";
   EXPECT_EQ(nlohmann::json::parse(serializeCheckpoint(*parsed)), expected);
   EXPECT_EQ(parsed->sections.size(), 2u);
   EXPECT_EQ(parsed->sections["vfs"], nlohmann::json::parse(text)["vfs"]);
@@ -265,18 +270,29 @@ TEST_F(CheckpointFileTest, EachMigrationStepIsItsOwnFunction) {
   // A "nodes" key a version-1 file had (no module's then) is kept as it was.
   nlohmann::json kept = {{"version", 1}, {"nodes", {{{"name", "w2"}}}}};
   ASSERT_TRUE(migrateCheckpoint(kept, 1).ok());
-  EXPECT_EQ(kept, (nlohmann::json{{"version", 2}, {"nodes", {{{"name", "w2"}}}}}));
+  EXPECT_EQ(kept, (nlohmann::json{{"version", 3}, {"nodes", {{{"name", "w2"}}}}}));
+  // Version 2 → 3: every port gets an empty "ipv6"; one it had is kept.
+  nlohmann::json v2 = {{"version", 2},
+                       {"ports", {{{"port_no", 0}, {"ip", "10.244.1.10"}},
+                                  {{"port_no", 1}, {"ip", ""}, {"ipv6", "fd00::5"}}}},
+                       {"nodes", nlohmann::json::array()}};
+  ASSERT_TRUE(migrateV2ToV3(v2).ok());
+  EXPECT_EQ(v2["ports"][0]["ipv6"], "");
+  EXPECT_EQ(v2["ports"][1]["ipv6"], "fd00::5");
+  nlohmann::json two = {{"version", 2}, {"ports", {{{"port_no", 4}}}}};
+  ASSERT_TRUE(migrateCheckpoint(two, 2).ok());
+  EXPECT_EQ(two, (nlohmann::json{{"version", 3}, {"ports", {{{"port_no", 4}, {"ipv6", ""}}}}}));
   // The current version needs no step; no other version is migrated.
-  nlohmann::json current = {{"version", 2}};
-  ASSERT_TRUE(migrateCheckpoint(current, 2).ok());
-  EXPECT_EQ(current, (nlohmann::json{{"version", 2}}));
-  for (uint64_t v : {0u, 3u}) {
+  nlohmann::json current = {{"version", 3}};
+  ASSERT_TRUE(migrateCheckpoint(current, 3).ok());
+  EXPECT_EQ(current, (nlohmann::json{{"version", 3}}));
+  for (uint64_t v : {0u, 4u}) {
     nlohmann::json doc2 = nlohmann::json::object();
     absl::Status s = migrateCheckpoint(doc2, v);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << v;
-    EXPECT_EQ(s.message(), "checkpoint: version: " + std::to_string(v) + " is not 1..2") << v;
+    EXPECT_EQ(s.message(), "checkpoint: version: " + std::to_string(v) + " is not 1..3") << v;
   }
-  EXPECT_EQ(kCheckpointVersion, 2u);
+  EXPECT_EQ(kCheckpointVersion, 3u);
 }
 
 TEST_F(CheckpointFileTest, AVersion1FileIsLoadedMigratedAndNotRewrittenByTheLoad) {
@@ -437,6 +453,80 @@ TEST_F(ControlCheckpointTest, EveryAddAndDeleteIsOnDiskWhenTheCallReturns) {
   // Deleting an unknown attachment changes nothing.
   EXPECT_FALSE(*node.control->deletePort({"zzzz", "net1"}));
   EXPECT_EQ(numbers(onDisk()), (std::vector<uint16_t>{0, 2}));
+}
+
+// What the tables in force decide for an IPv6 UDP packet to `dst`.
+FlowTranslation ipv6Decision(DataplaneControl& control, const std::string& dst) {
+  test::Udp6FrameSpec s{*MacAddress::parse("02:aa:00:00:00:01"), *MacAddress::parse("02:00:00:00:00:01"),
+                        *Ipv6Address::parse("fd00:10:244:1::99"), *Ipv6Address::parse(dst)};
+  test::Frame f = test::udp6Frame(s);
+  flow::FlowKey key;
+  EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), 0, std::nullopt, key),
+            flow::ParseResult::kOk);
+  return control.translate(key);
+}
+
+TEST_F(ControlCheckpointTest, Ipv6PortsAreCheckedCheckpointedAndRestoredWithTheirRoutes) {
+  {
+    // Without pod-cidr-v6 an IPv6 address is refused, naming the setting.
+    Node plain(config_, 0);
+    RawPortRequest r = request("aaaa", "10.244.1.10");
+    r.ipv6 = "fd00:10:244:1::a";
+    absl::StatusOr<AddPortResult> refused = plain.control->addPort(r);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(refused.status().message().find("pod-cidr-v6"), std::string::npos) << refused.status();
+    EXPECT_TRUE(plain.control->listPorts().empty());
+  }
+  fs::remove_all(config_.state_dir);
+  config_.pod_cidr_v6 = *Ipv6Cidr::parse("fd00:10:244:1::/64");
+  config_.gateway_v6 = *Ipv6Address::parse("fd00:10:244:1::1");
+  {
+    Node node(config_, 0);
+    RawPortRequest dual = request("aaaa", "10.244.1.10");
+    dual.ipv6 = "fd00:10:244:1::a";
+    ASSERT_TRUE(node.control->addPort(dual).ok());
+    RawPortRequest only6 = request("bbbb", "");
+    only6.ipv6 = "fd00:10:244:1::b";
+    auto added = node.control->addPort(only6);
+    ASSERT_TRUE(added.ok()) << added.status();
+    EXPECT_FALSE(added->port.request.hasIpv4());
+    EXPECT_EQ(added->port.request.mac.toString(), "06:53:00:00:00:0b") << "derived from the IPv6 address";
+    // Unique across ports; inside the CIDR; not the gateway; one family at least.
+    RawPortRequest again = request("cccc", "10.244.1.12");
+    again.ipv6 = "fd00:10:244:1::b";
+    EXPECT_EQ(node.control->addPort(again).status().code(), absl::StatusCode::kAlreadyExists);
+    again.ipv6 = "fd00:99::b";
+    EXPECT_EQ(node.control->addPort(again).status().code(), absl::StatusCode::kFailedPrecondition);
+    again.ipv6 = "fd00:10:244:1::1";
+    EXPECT_EQ(node.control->addPort(again).status().code(), absl::StatusCode::kFailedPrecondition);
+    again.ipv6 = "fd00:10:244:1::c/64";
+    EXPECT_EQ(node.control->addPort(again).status().code(), absl::StatusCode::kInvalidArgument);
+    RawPortRequest neither = request("dddd", "");
+    EXPECT_EQ(node.control->addPort(neither).status().code(), absl::StatusCode::kInvalidArgument);
+    CheckpointState disk = onDisk();
+    ASSERT_EQ(disk.ports.size(), 2u);
+    EXPECT_EQ(disk.ports[0].request.ipv6, "fd00:10:244:1::a");
+    EXPECT_EQ(disk.ports[1].request.ip, "");
+    EXPECT_EQ(disk.ports[1].request.ipv6, "fd00:10:244:1::b");
+    EXPECT_EQ(ipv6Decision(*node.control, "fd00:10:244:1::b").actions.out_port, 1);
+    node.control->removeAllPorts();
+  }
+  // A restarted sluiced brings both back, their IPv6 routes with them.
+  Node second(config_, 0);
+  RestoreSummary r = second.control->restore(second.store.load()->state);
+  EXPECT_EQ(r.restored, 2u);
+  std::vector<PortView> ports = second.control->listPorts();
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[1].request.ipv6->toString(), "fd00:10:244:1::b");
+  for (auto [dst, port] : {std::pair{"fd00:10:244:1::a", 0}, {"fd00:10:244:1::b", 1}}) {
+    FlowTranslation t = ipv6Decision(*second.control, dst);
+    EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput) << dst;
+    EXPECT_EQ(t.actions.out_port, port) << dst;
+    EXPECT_EQ(t.actions.rewrite_flags, kRewriteL3v6);
+  }
+  EXPECT_EQ(ipv6Decision(*second.control, "fd00:10:244:1::1").actions.drop_reason,
+            static_cast<uint16_t>(DropReason::kToGateway));
+  second.control->removeAllPorts();
 }
 
 TEST_F(ControlCheckpointTest, AnAddWhoseCheckpointCannotBeWrittenIsUndone) {
@@ -670,7 +760,7 @@ TEST_F(ControlCheckpointTest, APodThatVanishedWhileSluicedWasDownIsCollectedAtRe
 
 // The version-1 file on a node with its pool: both ports come back with their
 // numbers and sockets, the VF is held again, and the file is rewritten at
-// version 2 with the VF's record unchanged.
+// the current version with the VF's record unchanged.
 TEST_F(ControlCheckpointTest, TheVersion1FileRestoresEveryPortAndVf) {
   // The file's sockets are under sluiced's default socket-dir; this test's
   // sluiced has its own (the path prefix is the only text changed).
@@ -708,10 +798,12 @@ TEST_F(ControlCheckpointTest, TheVersion1FileRestoresEveryPortAndVf) {
   EXPECT_EQ(held[0].vf.pci_address, "0000:3b:02.0");
   EXPECT_EQ(held[0].settings.vlan, 42u);
   EXPECT_TRUE(pf.calls().empty()) << "the VF is held again without touching the PF";
-  // Rewritten at version 2: the same ports and VF record, an empty "nodes".
-  const nlohmann::json before = nlohmann::json::parse(text);
+  // Rewritten at the current version: the same ports (without IPv6) and VF
+  // record, an empty "nodes".
+  nlohmann::json before = nlohmann::json::parse(text);
+  for (nlohmann::json& port : before["ports"]) port["ipv6"] = "";
   const nlohmann::json after = nlohmann::json::parse(readText(config_.state_dir + "/checkpoint.json"));
-  EXPECT_EQ(after["version"], 2);
+  EXPECT_EQ(after["version"], kCheckpointVersion);
   EXPECT_EQ(after["ports"], before["ports"]);
   EXPECT_EQ(after["vfs"], before["vfs"]);
   EXPECT_EQ(after["nodes"], nlohmann::json::array());
@@ -796,7 +888,7 @@ TEST_F(ControlCheckpointTest, NodesAddedThroughTheApiAreCheckpointedAndComeBackT
       {"name": "api-1", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24"], "mac": "02:00:00:00:00:21",
        "source": "api"},
       {"name": "api-2", "vtep": "192.168.77.3", "pod-cidrs": ["10.244.3.0/24"], "source": "api"}])"));
-    EXPECT_EQ(nlohmann::json::parse(readText(config_.state_dir + "/checkpoint.json"))["version"], 2);
+    EXPECT_EQ(nlohmann::json::parse(readText(config_.state_dir + "/checkpoint.json"))["version"], kCheckpointVersion);
   }
   // Meanwhile the config file has come to list api-2 itself, elsewhere; and
   // records that no longer fit are on disk (unreadable; overlapping static-1).

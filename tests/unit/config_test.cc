@@ -23,6 +23,26 @@ TEST(ConfigTest, DefaultsDeriveGatewayFromCidr) {
   EXPECT_EQ(c->metrics_port, 0u) << "the metrics endpoint is off unless asked for";
 }
 
+TEST(ConfigTest, Ipv6IsOffByDefaultAndItsGatewayDerivesFromTheCidr) {
+  auto plain = parse({});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->pod_cidr_v6.has_value());
+  EXPECT_FALSE(plain->gateway_v6.has_value());
+  auto c = parse({"--pod-cidr-v6", "fd00:10:244:7::/64"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->pod_cidr_v6->toString(), "fd00:10:244:7::/64");
+  EXPECT_EQ(c->gateway_v6->toString(), "fd00:10:244:7::1") << "host-local IPAM's default gateway";
+  auto given = parse({"--pod-cidr-v6", "fd00:10:244:7::/64", "--gateway-v6", "fd00:10:244:7::fe"});
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_EQ(given->gateway_v6->toString(), "fd00:10:244:7::fe");
+  // From a file too, and shown by the config listing as given.
+  std::string path = ::testing::TempDir() + "/sluiced-v6.json";
+  std::ofstream(path) << R"({"pod-cidr-v6": "fd00:1::/80"})";
+  auto file = parse({"--config", path.c_str()});
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->gateway_v6->toString(), "fd00:1::1");
+}
+
 TEST(ConfigTest, MetricsEndpointAddressAndPort) {
   auto c = parse({"--metrics-address", "::1", "--metrics-port", "9476"});
   ASSERT_TRUE(c.ok()) << c.status();
@@ -63,6 +83,16 @@ TEST(ConfigTest, BadValuesNameTheSetting) {
       {{"--metrics-address", "localhost"}, "metrics-address"},
       {{"--metrics-address", "10.0.0.256"}, "metrics-address"},
       {{"--metrics-port", "65536"}, "metrics-port"},
+      {{"--pod-cidr-v6", "fd00::1/64"}, "pod-cidr-v6"},      // host bits set
+      {{"--pod-cidr-v6", "fd00::/128"}, "pod-cidr-v6"},      // one address
+      {{"--pod-cidr-v6", "fd00::/126"}, "pod-cidr-v6"},
+      {{"--pod-cidr-v6", "::/0"}, "pod-cidr-v6"},
+      {{"--pod-cidr-v6", "fe80::/64"}, "pod-cidr-v6"},       // link-local
+      {{"--pod-cidr-v6", "10.244.0.0/24"}, "pod-cidr-v6"},
+      {{"--pod-cidr-v6", "fd00::/64", "--gateway-v6", "fd01::1"}, "gateway-v6"},  // outside
+      {{"--pod-cidr-v6", "fd00::/64", "--gateway-v6", "fd00::"}, "gateway-v6"},   // the network
+      {{"--pod-cidr-v6", "fd00::/64", "--gateway-v6", "fd00::1/64"}, "gateway-v6"},
+      {{"--gateway-v6", "fd00::1"}, "gateway-v6"},  // without pod-cidr-v6
   };
   for (const Case& c : cases) {
     auto r = parse(c.args);

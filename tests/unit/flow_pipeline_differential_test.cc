@@ -8,6 +8,7 @@
 // from frames with extractFlowKey, as the PMD does.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <random>
 
@@ -142,6 +143,152 @@ TEST(FlowPipelineDifferentialTest, CachedDecisionsEqualTheCurrentTables) {
   EXPECT_GT(hits, checked / 2) << "the caches answered most packets";
   EXPECT_GT(control.counters()[0].revalidated, 0u);
   EXPECT_GT(control.counters()[0].expired, 0u);
+}
+
+// The same over mixed IPv4 and IPv6 traffic, with both families' pod tables
+// changing: a megaflow of one family must never answer a packet of the
+// other, and IPv6 decisions must follow the /128 table as IPv4's follow theirs.
+const Ipv6Cidr kCidr6 = *Ipv6Cidr::parse("fd00:7::/64");
+Ipv6Address addr6(uint32_t host) { return kCidr6.host(host); }  // fd00:7::<host>
+
+Decision model6(const std::map<uint32_t, uint16_t>& pods6, uint32_t dst_host, uint8_t hop_limit) {
+  if (dst_host == 1) return {false, static_cast<uint16_t>(DropReason::kToGateway)};
+  auto it = pods6.find(dst_host);
+  if (it == pods6.end()) return {false, static_cast<uint16_t>(DropReason::kNoRoute)};
+  if (hop_limit <= 1) return {false, static_cast<uint16_t>(DropReason::kTtlExceeded)};
+  return {true, it->second};
+}
+
+TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTables) {
+  std::mt19937 rng(6060);
+  PmdContext pmd;
+  pmd.megaflows = std::make_unique<flow::MegaflowTable>(96);
+  flow::MegaflowTable& table = *pmd.megaflows;
+  UpcallQueue& queue = pmd.upcalls;
+  PmdMailbox& mailbox = pmd.mailbox;
+  FlowControl control({&pmd}, 1'000'000, /*idle_ms=*/5, &fakeTsc);
+  flow::FlowLookupConfig cfg;
+  cfg.emc = {256, 2, 7};
+  cfg.smc = {1024, true};
+  cfg.cycles = &fakeTsc;
+  auto lookup_or = flow::FlowLookup::create(cfg, table);
+  ASSERT_TRUE(lookup_or.ok());
+  flow::FlowLookup& lookup = **lookup_or;
+
+  Ipv6PodNet net;
+  net.enabled = true;
+  net.prefix_len = 64;
+  std::memcpy(net.net, kCidr6.network.bytes.data(), 16);
+  std::memcpy(net.gateway, addr6(1).bytes.data(), 16);
+  std::memcpy(net.gateway_link_local, linkLocalFromMac(MacAddress::fromIpv4(kGw)).bytes.data(), 16);
+
+  struct Tables {
+    std::map<uint32_t, uint16_t> pods, pods6;  // host order IPv4 / IPv6 host number -> port
+    std::shared_ptr<const ForwardingTable> fib;
+    std::shared_ptr<const Ipv6ForwardingTable> fib6;
+  };
+  auto build = [](Tables& t) {
+    std::vector<ForwardingTable::Entry> e;
+    for (auto [ip, port] : t.pods) e.push_back({Ipv4Address{ip}, port, MacAddress::fromIpv4(Ipv4Address{ip})});
+    std::vector<Ipv6ForwardingTable::Entry> e6;
+    for (auto [host, port] : t.pods6) e6.push_back({addr6(host), port, MacAddress::fromIpv6(addr6(host))});
+    t.fib = std::make_shared<const ForwardingTable>(e);
+    t.fib6 = std::make_shared<const Ipv6ForwardingTable>(e6);
+  };
+  auto routes = [&](const Tables& t) {
+    return RouteTables{t.fib.get(), kGw.networkOrder(), nullptr, 0, t.fib6.get(), &net};
+  };
+  Tables tables;
+  build(tables);
+  auto commit = [&] {
+    lookup.setClassifier(nullptr);
+    control.commit();
+    lookup.setClassifier(mailbox.classifier.load());
+  };
+
+  uint64_t hits = 0, misses = 0, checked = 0, v6_hits = 0;
+  auto burst = [&](const Tables& now, const Tables& at_pmd) {
+    FlowKey keys[32];
+    bool v6[32];
+    uint32_t dst[32];
+    uint8_t ttl[32];
+    for (int i = 0; i < 32; ++i) {
+      v6[i] = rng() % 2 == 0;
+      ttl[i] = std::array<uint8_t, 4>{0, 1, 2, 64}[rng() % 4];
+      test::Frame f;
+      if (v6[i]) {
+        // Mostly the pod CIDR; now and then far away (a prefix megaflow).
+        dst[i] = rng() % 8 == 0 ? 0x10000 + rng() % 4 : 1 + rng() % 24;
+        const Ipv6Address to = dst[i] >= 0x10000 ? *Ipv6Address::parse("2001:db8::" + std::to_string(dst[i] & 3))
+                                                 : addr6(dst[i]);
+        test::Udp6FrameSpec s{MacAddress::fromIpv6(addr6(2)), MacAddress::fromIpv4(kGw), addr6(2 + rng() % 3), to};
+        s.hop_limit = ttl[i];
+        s.src_port = static_cast<uint16_t>(rng());
+        f = test::udp6Frame(s);
+      } else {
+        dst[i] = addr(1 + rng() % 24).value;
+        test::UdpFrameSpec s{MacAddress::fromIpv4(addr(2)), MacAddress::fromIpv4(kGw), addr(2 + rng() % 3),
+                             Ipv4Address{dst[i]}};
+        s.ttl = ttl[i];
+        s.src_port = static_cast<uint16_t>(rng());
+        f = test::udpFrame(s);
+      }
+      ASSERT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), static_cast<uint16_t>(rng() % 4),
+                                     std::nullopt, keys[i]),
+                flow::ParseResult::kOk);
+    }
+    auto expected = [&](const Tables& t, int i) {
+      return v6[i] ? model6(t.pods6, dst[i], ttl[i]) : model(t.pods, Ipv4Address{dst[i]}, ttl[i]);
+    };
+    flow::MegaflowIndex out[32];
+    uint16_t miss_idx[32];
+    uint32_t n_miss = lookup.lookupBurst(keys, 32, out, miss_idx);
+    for (int i = 0; i < 32; ++i) {
+      if (out[i] == flow::kNoMegaflow) continue;
+      ++hits;
+      v6_hits += v6[i];
+      ASSERT_EQ(fromActions(table.at(out[i]).actions), expected(now, i)) << (v6[i] ? "v6 " : "v4 ") << dst[i];
+      if (fromActions(table.at(out[i]).actions).output)
+        EXPECT_EQ(table.at(out[i]).actions.rewrite_flags, v6[i] ? kRewriteL3v6 : kRewriteL3);
+    }
+    for (uint32_t j = 0; j < n_miss; ++j) {
+      const int i = miss_idx[j];
+      ++misses;
+      FlowTranslation t;
+      translateFlow(routes(at_pmd), keys[i], t);
+      ASSERT_EQ(fromActions(t.actions), expected(at_pmd, i)) << (v6[i] ? "v6 " : "v4 ") << dst[i];
+      (void)queue.push(keys[i]);
+    }
+    checked += 32;
+  };
+
+  for (int epoch = 0; epoch < 400; ++epoch) {
+    g_tsc += 1000;
+    if (rng() % 4 == 0) {
+      Tables next = tables;
+      const uint32_t host = 2 + rng() % 20;
+      if (rng() % 2 == 0) {
+        if (next.pods.erase(addr(host).value) == 0) next.pods[addr(host).value] = static_cast<uint16_t>(rng() % 8);
+      } else if (next.pods6.erase(host) == 0) {
+        next.pods6[host] = static_cast<uint16_t>(rng() % 8);
+      }
+      build(next);
+      control.revalidate(routes(next));
+      burst(next, tables);
+      tables = std::move(next);
+      commit();
+    }
+    burst(tables, tables);
+    if (rng() % 2 == 0) {
+      control.handleUpcalls(routes(tables));
+      if (epoch % 7 == 0) control.expireIdle();
+      commit();
+    }
+  }
+  EXPECT_EQ(checked, hits + misses);
+  EXPECT_GT(hits, checked / 2) << "the caches answered most packets";
+  EXPECT_GT(v6_hits, hits / 4) << "IPv6 went through the caches too";
+  EXPECT_GT(control.counters()[0].revalidated, 0u);
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+// IPv6 neighbor discovery for the pods, per packet like ARP (never cached:
+// each answer is built from its own solicitation). Used on PMD lcores by
+// the pipeline's screen stage (pmd.cc) and the uncached reference path
+// (l3_forward.cc); pure over frame bytes, so tests and the fuzzer drive it
+// without mbufs.
+//
+// What is answered (RFC 4861 section 7.2.3; proxy advertisements 7.2.8):
+//  - a Neighbor Solicitation for the gateway's address (gateway-v6) or its
+//    link-local address (fe80:: from the gateway MAC);
+//  - (proxy ND) one for another address in pod-cidr-v6 that is not the
+//    asker's own: pods that believe their peers are on-link still reach
+//    them through us, as proxy ARP does for IPv4.
+// Each is turned into a Neighbor Advertisement in place, sent back out of
+// the port it came from: Solicited and Override set, Router set only for the
+// gateway's own addresses (we route; a pod is a host), a target link-layer
+// address option with the gateway MAC. Override is set for proxied targets
+// too: each pod sits alone on its link (a vhost-user port), so the real
+// owner can never answer there and no advertisement of ours must yield to it.
+//
+// Duplicate address detection (source ::, RFC 4862 section 5.4.3): a probe
+// is answered only for the gateway's addresses, which really are taken (to
+// the all-nodes group, Solicited clear, as RFC 4861 section 7.2.4 asks). A
+// probe for any other address is a pod checking its own tentative address:
+// we cannot tell which pod's (the source is unspecified), and answering
+// would make the pod declare its address duplicate and never use it. The
+// control path already guarantees pod addresses unique.
+//
+// A solicitation must pass RFC 4861 section 7.1.1's checks (hop limit 255,
+// code 0, valid ICMPv6 checksum, at least 24 bytes, target not multicast,
+// options of non-zero length inside the message, a DAD probe to the
+// target's solicited-node group and without a source link-layer option)
+// plus ours (no extension headers; destination the target or its
+// solicited-node group), else it is dropped as nd_malformed. Other neighbor
+// discovery messages (router solicitations and advertisements, neighbor
+// advertisements, redirects) are dropped as nd_not_served.
+#pragma once
+
+#include <cstdint>
+
+#include "dataplane/datapath/drop_reason.h"
+#include "dataplane/datapath/forwarding_table_v6.h"
+
+namespace sluice {
+
+inline constexpr uint8_t kIcmpv6RouterSolicitation = 133;
+inline constexpr uint8_t kIcmpv6Redirect = 137;
+inline constexpr uint8_t kIcmpv6NeighborSolicitation = 135;
+inline constexpr uint8_t kIcmpv6NeighborAdvertisement = 136;
+
+// ICMPv6 types of neighbor discovery (133..137): handled per packet here,
+// never routed.
+inline bool isNeighborDiscoveryType(uint8_t icmp_type) {
+  return icmp_type >= kIcmpv6RouterSolicitation && icmp_type <= kIcmpv6Redirect;
+}
+
+// The advertisement's length: Ethernet 14, IPv6 40, ICMPv6 NA 24, target
+// link-layer address option 8.
+inline constexpr uint32_t kNeighborAdvertisementFrameLen = 86;
+
+struct NdVerdict {
+  bool answered = false;  // the frame now holds the advertisement, *new_len bytes
+  DropReason reason{};    // when not answered
+};
+
+// Answers the untagged IPv6 frame frame[0, len) carrying neighbor discovery
+// in place. `room` is how many bytes from frame may be written (at least
+// len; the advertisement needs kNeighborAdvertisementFrameLen). Reads only
+// frame[0, len).
+NdVerdict answerNeighborDiscovery(const Ipv6PodNet& net, const uint8_t gateway_mac[6], uint8_t* frame, uint32_t len,
+                                  uint32_t room, uint32_t* new_len);
+
+// RFC 1071 sum of the ICMPv6 pseudo-header (RFC 8200 section 8.1) and the
+// message body[0, body_len), as the checksum field should hold it (a
+// message whose checksum field is already correct sums to 0).
+uint16_t icmpv6Checksum(const uint8_t* src, const uint8_t* dst, const uint8_t* body, uint32_t body_len);
+
+}  // namespace sluice
