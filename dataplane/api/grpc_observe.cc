@@ -189,12 +189,12 @@ grpc::Status ObserveService::TracePacket(grpc::ServerContext*, const v1::TracePa
     const WouldHappen w = wouldHappen(control_, spec->in_port, spec->frame);
     fillKey(w.key, static_cast<uint8_t>(w.parse), resp);
     resp->set_length(static_cast<uint32_t>(spec->frame.size()));
-    if (w.arp) {
+    if (w.arp || w.neighbor_discovery) {
       // Answered per packet from the port's own addresses; not predicted here.
       resp->set_tier("screened");
       resp->set_megaflow(-1);
       resp->set_output_port(-1);
-      resp->set_actions("arp:answered_in_place_or_dropped");
+      resp->set_actions(w.arp ? "arp:answered_in_place_or_dropped" : "nd:answered_in_place_or_dropped");
     } else if (w.screened) {
       resp->set_tier("screened");
       fillScreened(kNextDrop, w.reason, resp);

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "dataplane/datapath/neighbor_discovery.h"
 #include "dataplane/datapath/parse_drop.h"
 
 namespace sluice {
@@ -11,8 +12,8 @@ namespace sluice {
 WouldHappen wouldHappen(DataplaneControl& control, uint16_t in_port, std::span<const uint8_t> frame) {
   WouldHappen w;
   w.parse = flow::extractFlowKey(frame.data(), static_cast<uint32_t>(frame.size()), in_port, std::nullopt, w.key);
-  // As the PMD's screen stage: malformed, then ARP, then anything but
-  // untagged IPv4.
+  // As the PMD's screen stage: malformed, then ARP and IPv6 neighbor
+  // discovery, then anything but untagged IPv4 or IPv6.
   if (w.parse != flow::ParseResult::kOk) {
     w.screened = true;
     w.reason = parseDropReason(w.parse);
@@ -24,7 +25,13 @@ WouldHappen wouldHappen(DataplaneControl& control, uint16_t in_port, std::span<c
     w.arp = true;
     return w;
   }
-  if (!untagged || w.key.eth_type != RTE_BE16(RTE_ETHER_TYPE_IPV4)) {
+  const bool ipv6 = w.key.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6);
+  if (untagged && ipv6 && w.key.ip_proto == 58 && isNeighborDiscoveryType(w.key.icmp_type)) {
+    w.screened = true;
+    w.neighbor_discovery = true;
+    return w;
+  }
+  if (!untagged || (w.key.eth_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) && !ipv6)) {
     w.screened = true;
     w.reason = DropReason::kUnsupportedEthertype;
     return w;

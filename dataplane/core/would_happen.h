@@ -21,6 +21,7 @@ struct WouldHappen {
   // from the port's addresses (not predicted here: arp true).
   bool screened = false;
   bool arp = false;
+  bool neighbor_discovery = false;  // IPv6 neighbor discovery, likewise per packet
   DropReason reason = DropReason::kTruncated;
   // Otherwise the translation: actions and the mask of the megaflow it makes.
   FlowTranslation translation;

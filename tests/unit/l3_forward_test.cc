@@ -124,10 +124,15 @@ TEST_F(L3ForwardTest, DropsWithNamedReasons) {
   to_gw.dst_ip = kGateway;
   EXPECT_EQ(run(test::udpFrame(to_gw)).reason, DropReason::kToGateway);
 
+  // An IPv4 packet under the IPv6 EtherType: IPv6 is forwarded, this header is no IPv6 one.
   Frame ipv6 = test::udpFrame(aToB());
   ipv6[12] = 0x86;
   ipv6[13] = 0xdd;
-  EXPECT_EQ(run(ipv6).reason, DropReason::kUnsupportedEthertype);
+  EXPECT_EQ(run(ipv6).reason, DropReason::kBadIpv6Header);
+  Frame lldp = test::udpFrame(aToB());
+  lldp[12] = 0x88;
+  lldp[13] = 0xcc;
+  EXPECT_EQ(run(lldp).reason, DropReason::kUnsupportedEthertype);
 }
 
 TEST_F(L3ForwardTest, MalformedIpv4HeadersAreDropped) {
