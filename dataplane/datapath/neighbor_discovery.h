@@ -30,7 +30,9 @@
 // options of non-zero length inside the message, a DAD probe to the
 // target's solicited-node group and without a source link-layer option)
 // plus ours (no extension headers; destination the target or its
-// solicited-node group), else it is dropped as nd_malformed. Other neighbor
+// solicited-node group), else it is dropped as nd_malformed (as is one
+// whose buffer has no room for the longer answer, which never happens with
+// DPDK's mbufs: their data room is 2 KB). Other neighbor
 // discovery messages (router solicitations and advertisements, neighbor
 // advertisements, redirects) are dropped as nd_not_served.
 #pragma once

@@ -23,7 +23,7 @@ template <bool kMayEncap>
   if (a.kind == flow::MegaflowActions::Kind::kOutput) {
     if (a.rewrite_flags & kRewriteL3) {
       for (uint16_t i = 0; i < count; ++i) l3RewriteToPod(*snap_, pkts[i], a.out_port);
-    } else if (a.rewrite_flags & kRewriteL3v6) [[unlikely]] {  // IPv4's path pays only the test above
+    } else if (a.rewrite_flags & kRewriteL3v6) {  // IPv4 pays only the test above
       for (uint16_t i = 0; i < count; ++i) l3RewriteToPod6(*snap_, pkts[i], a.out_port);
     }
     if (count == 1) enqueue(a.out_port, pkts[0], now);
