@@ -53,8 +53,8 @@ absl::StatusOr<CheckpointPort> parsePort(const json& p, const std::string& where
   out.port_no = static_cast<uint16_t>(no->get<uint64_t>());
   RawPortRequest& r = out.request;
   for (auto [key, field] : {std::pair{"container_id", &r.container_id}, {"ifname", &r.ifname},
-                            {"pod_namespace", &r.pod_namespace}, {"pod_name", &r.pod_name}, {"ip", &r.ip}, {"ipv6", &r.ipv6},
-                            {"mac", &r.mac}, {"socket_subdir", &r.socket_subdir},
+                            {"pod_namespace", &r.pod_namespace}, {"pod_name", &r.pod_name}, {"ip", &r.ip},
+                            {"ipv6", &r.ipv6}, {"mac", &r.mac}, {"socket_subdir", &r.socket_subdir},
                             {"socket_path", &out.socket_path}, {"netns", &out.netns}})
     if (absl::Status s = getString(p, key, where, *field); !s.ok()) return s;
   std::string type = "vhost-user", mode = "server";

@@ -54,7 +54,8 @@ Ipv6PodNet ipv6PodNetOf(const SluicedConfig& c) {
 
 DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
                                    std::vector<PmdContext*> pmds, uint64_t tsc_hz)
-    : config_(config), v6_cidr_(ipv6PodCidrOf(config)), v6_net_(ipv6PodNetOf(config)), backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
+    : config_(config), v6_cidr_(ipv6PodCidrOf(config)), v6_net_(ipv6PodNetOf(config)),
+      backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
       tx_flush_interval_us_(config.tx_flush_interval_us), flow_idle_timeout_ms_(config.flow_idle_timeout_ms),
       pmd_settings_{0, config.emc_insert_inv_prob, config.smc_enable, config.upcall_rate, config.upcall_burst,
                     config.pmd_max_sleep_us},
@@ -294,7 +295,8 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   republishLocked();
   const PortEntry& e = *ports_[*port_no];
   logInfo("port ", *port_no, " added: ", req.attachment.container_id, "/", req.attachment.ifname, " ",
-          req.hasIpv4() ? req.ip.toString() : "-", req.ipv6 ? " " + req.ipv6->toString() : "", " ", req.mac.toString(), " ", req.vhost_mode == VhostMode::kClient ? "client" : "server",
+          req.hasIpv4() ? req.ip.toString() : "-", req.ipv6 ? " " + req.ipv6->toString() : "", " ",
+          req.mac.toString(), " ", req.vhost_mode == VhostMode::kClient ? "client" : "server",
           " ", e.socket_path, watched.empty() ? "" : " netns ", watched);
   return AddPortResult{viewLocked(*port_no), true};
 }

@@ -35,7 +35,8 @@ TEST(ConfigReloadTest, KeysThatChangeWhileRunningAreLive) {
 
 TEST(ConfigReloadTest, KeysSizedOrOpenedAtStartNeedARestart) {
   for (const char* key : {"eal", "pmd-cores", "main-core", "mbufs", "max-ports", "socket-dir", "api-socket",
-                          "state-dir", "emc-entries", "pod-cidr", "gateway", "gateway-mac", "flow-limit",
+                          "state-dir", "emc-entries", "pod-cidr", "gateway", "gateway-mac", "pod-cidr-v6",
+                          "gateway-v6", "flow-limit",
                           "offload-provider", "offload-max-flows", "offload-port", "allow-vdev-ports",
                           "sysfs-root", "sriov-pf-control"})
     EXPECT_FALSE(live(key)) << key;
