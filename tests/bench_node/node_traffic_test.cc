@@ -133,9 +133,12 @@ TEST(NodeTraffic, PlanListsWhatTheFramesUse) {
   EXPECT_NE(plan.find("gateway 10.244.0.1 02:00:0a:f4:00:01\n"), std::string::npos);
   EXPECT_NE(plan.find("vtep 172.31.0.1 02:00:ac:1f:00:01 172.31.0.0/24\n"), std::string::npos);
   EXPECT_NE(plan.find("vni 100\n"), std::string::npos);
-  EXPECT_NE(plan.find("pod 15 10.244.16.10 02:00:0a:f4:10:0a 10.244.16.0/24\n"), std::string::npos);
+  EXPECT_NE(plan.find("pod 15 10.244.16.10 02:00:0a:f4:10:0a 10.244.16.0/24 fd00:10:244::10:10\n"), std::string::npos);
   EXPECT_NE(plan.find("remote 15 172.31.0.17 02:00:ac:1f:00:11 10.245.15.0/24 10.245.15.10\n"), std::string::npos);
   for (uint32_t k = 0; k < kPods; ++k) EXPECT_TRUE(podCidr().contains(localPodIp(k)));
+  for (uint32_t k = 0; k < kPods; ++k) EXPECT_TRUE(podCidr6().contains(localPodIp6(k)));
+  EXPECT_NE(plan.find("pod_cidr_v6 fd00:10:244::/64\ngateway_v6 fd00:10:244::1\nsource_pod_v6 fd00:10:244::10\n"),
+            std::string::npos);
 }
 
 TEST(PcapWriter, WritesTheLibpcapHeaderAndOneRecordPerFrame) {

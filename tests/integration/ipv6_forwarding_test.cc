@@ -56,7 +56,9 @@ class Ipv6PodsTest : public ::testing::Test {
   void TearDown() override {
     pod_a_.reset();
     pod_b_.reset();
-    if (node_) EXPECT_EQ(node_->stop(), 0) << node_->log();
+    if (node_) {
+      EXPECT_EQ(node_->stop(), 0) << node_->log();
+    }
   }
 
   std::vector<Frame> aToB(size_t n, uint8_t hop_limit = 64, Ipv6Address dst = kIp6B) {

@@ -248,8 +248,9 @@ TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTable
       ++hits;
       v6_hits += v6[i];
       ASSERT_EQ(fromActions(table.at(out[i]).actions), expected(now, i)) << (v6[i] ? "v6 " : "v4 ") << dst[i];
-      if (fromActions(table.at(out[i]).actions).output)
+      if (fromActions(table.at(out[i]).actions).output) {
         EXPECT_EQ(table.at(out[i]).actions.rewrite_flags, v6[i] ? kRewriteL3v6 : kRewriteL3);
+      }
     }
     for (uint32_t j = 0; j < n_miss; ++j) {
       const int i = miss_idx[j];
