@@ -313,17 +313,17 @@ TEST_F(CheckpointFileTest, ANewerVersionIsRefusedAndLeftInPlaceByteForByte) {
   const std::string newer =
       "{\"format\": \"sluice-checkpoint\", \"version\": 99,\n \"ports\": {\"by-number\": {}},\n"
       " \"future\": 7}\n";
-  for (const std::string& text : {newer, std::string(R"({"format": "sluice-checkpoint", "version": 3, "ports": []})")}) {
+  for (const std::string& text : {newer, std::string(R"({"format": "sluice-checkpoint", "version": 4, "ports": []})")}) {
     fs::remove_all(dir_);
     CheckpointStore store(dir_ + "/state");
     fs::create_directories(store.dir());
     writeText(store.path(), text);
-    const std::string version = text == newer ? "99" : "3";
+    const std::string version = text == newer ? "99" : "4";
     absl::StatusOr<CheckpointLoad> loaded = store.load();
     ASSERT_FALSE(loaded.ok());
     EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_EQ(loaded.status().message(), store.path() + ": checkpoint version " + version +
-                                             " is newer than this sluiced understands (versions 1 to 2); "
+                                             " is newer than this sluiced understands (versions 1 to 3); "
                                              "left in place");
     EXPECT_EQ(readText(store.path()), text);
     EXPECT_EQ(filesIn(store.dir()), std::vector<std::string>{"checkpoint.json"}) << "nothing moved aside";
