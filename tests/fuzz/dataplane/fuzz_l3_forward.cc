@@ -1,4 +1,5 @@
-// libFuzzer target: the forwarding stage on arbitrary bytes as one frame.
+// libFuzzer target: the forwarding stage on arbitrary bytes as one frame
+// (IPv4, ARP, IPv6 and its neighbor discovery).
 // The frame sits in a heap buffer of exactly its length, so AddressSanitizer
 // reports any read past its end; verdicts must name a real port or a reason.
 #include <cstdint>
@@ -19,6 +20,17 @@ const sluice::PmdSnapshot& snapshot() {
     s.gateway_ip_be = Ipv4Address::parse("10.244.1.1")->networkOrder();
     s.pod_net_be = Ipv4Address::parse("10.244.1.0")->networkOrder();
     s.pod_mask_be = Ipv4Address{0xffffff00}.networkOrder();
+    // IPv6: two pods' /128 routes and the pod network, so that IPv6 frames
+    // reach the routing and neighbor discovery code too.
+    using sluice::Ipv6Address;
+    const Ipv6Address a = *Ipv6Address::parse("fd00:10:244:1::a"), b = *Ipv6Address::parse("fd00:10:244:1::b");
+    s.fib6 = std::make_shared<sluice::Ipv6ForwardingTable>(std::vector<sluice::Ipv6ForwardingTable::Entry>{
+        {a, 1, sluice::MacAddress::fromIpv6(a)}, {b, 2, sluice::MacAddress::fromIpv6(b)}});
+    s.v6.enabled = true;
+    s.v6.prefix_len = 64;
+    std::memcpy(s.v6.net, Ipv6Address::parse("fd00:10:244:1::")->bytes.data(), 16);
+    std::memcpy(s.v6.gateway, Ipv6Address::parse("fd00:10:244:1::1")->bytes.data(), 16);
+    std::memcpy(s.v6.gateway_link_local, Ipv6Address::parse("fe80::ff:fe00:1")->bytes.data(), 16);
     return s;
   }();
   return snap;
