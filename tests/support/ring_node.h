@@ -228,6 +228,7 @@ struct NodeOptions {
   bool vxlan = false;          // a VXLAN uplink, remote node r2 configured
   uint32_t flow_limit = 4096;  // megaflows
   UpcallGateConfig gate{};     // tsc_hz 0: the real TSC rate
+  IcmpErrorLimiterConfig icmp_errors{};  // tsc_hz 0: the gate's
   // Last changes to sluiced's configuration (more remote CIDRs, static
   // neighbors) before the node is made from it.
   std::function<void(SluicedConfig&)> edit_config;
@@ -271,6 +272,7 @@ class Node {
     pmd_context_.lookup = std::move(*flow::FlowLookup::create(fc, table_));
     pmd_context_.gate = options.gate;
     if (pmd_context_.gate.tsc_hz == 0) pmd_context_.gate.tsc_hz = rte_get_tsc_hz();
+    pmd_context_.icmp_errors = options.icmp_errors;
     pmd_context_.marks = manager_ ? &manager_->marks() : nullptr;
     pmd_ = std::make_unique<Pmd>(pmd_context_);
     control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},
