@@ -71,14 +71,7 @@ class PacketTraceTest : public ::testing::Test {
   PmdTap& tap() { return node_.pmdContext().tap; }
   uint64_t drops(DropReason r) { return node_.counters().drops[static_cast<size_t>(r)].read(); }
 
-  // Every expired packet is answered (a budget these tests cannot spend), so
-  // that what comes out does not depend on the time the tests take.
-  static NodeOptions options() {
-    NodeOptions o;
-    o.icmp_errors.rate_per_sec = 10'000'000;
-    return o;
-  }
-  Node node_{nullptr, options()};
+  Node node_{nullptr};
   PacketTaps taps_;
 };
 

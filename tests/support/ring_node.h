@@ -228,7 +228,9 @@ struct NodeOptions {
   bool vxlan = false;          // a VXLAN uplink, remote node r2 configured
   uint32_t flow_limit = 4096;  // megaflows
   UpcallGateConfig gate{};     // tsc_hz 0: the real TSC rate
-  IcmpErrorLimiterConfig icmp_errors{};  // tsc_hz 0: the gate's
+  // ICMP errors: tsc_hz 0 is the gate's; by default a budget no test can
+  // spend, so that every expired packet is answered however long a test takes.
+  IcmpErrorLimiterConfig icmp_errors{0, 10'000'000};
   // Last changes to sluiced's configuration (more remote CIDRs, static
   // neighbors) before the node is made from it.
   std::function<void(SluicedConfig&)> edit_config;
@@ -242,7 +244,7 @@ class Node {
   // offload-port; otherwise pod port offl-c0/eth0 is the offload port.
   // A null provider: no partial offload at all.
   explicit Node(std::unique_ptr<offload::OffloadProvider> provider, bool vxlan = false)
-      : Node(std::move(provider), NodeOptions{vxlan, 4096, {}, {}}) {}
+      : Node(std::move(provider), NodeOptions{vxlan, 4096, {}, {}, {}}) {}
   Node(std::unique_ptr<offload::OffloadProvider> provider, const NodeOptions& options)
       : dir_(std::filesystem::temp_directory_path() / ("ring_node_" + std::to_string(::getpid()))),
         table_(*(pmd_context_.megaflows = std::make_unique<flow::MegaflowTable>(options.flow_limit))),

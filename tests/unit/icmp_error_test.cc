@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,26 +56,27 @@ constexpr uint16_t kHeadroom = RTE_PKTMBUF_HEADROOM;
 // An mbuf over a heap buffer (headroom + frame + room), made by hand.
 class TestMbuf {
  public:
-  explicit TestMbuf(const Frame& f, uint16_t headroom = kHeadroom) : buf_(headroom + f.size() + 64, 0xee) {
-    std::memset(&m_, 0, sizeof m_);
-    m_.buf_addr = buf_.data();
-    m_.buf_len = static_cast<uint16_t>(buf_.size());
-    m_.data_off = headroom;
-    m_.data_len = static_cast<uint16_t>(f.size());
-    m_.pkt_len = static_cast<uint32_t>(f.size());
-    m_.nb_segs = 1;
-    rte_mbuf_refcnt_set(&m_, 1);
+  explicit TestMbuf(const Frame& f, uint16_t headroom = kHeadroom)
+      : buf_(headroom + f.size() + 64, 0xee), m_(std::make_unique<rte_mbuf>()) {
+    std::memset(m_.get(), 0, sizeof(rte_mbuf));
+    m_->buf_addr = buf_.data();
+    m_->buf_len = static_cast<uint16_t>(buf_.size());
+    m_->data_off = headroom;
+    m_->data_len = static_cast<uint16_t>(f.size());
+    m_->pkt_len = static_cast<uint32_t>(f.size());
+    m_->nb_segs = 1;
+    rte_mbuf_refcnt_set(m_.get(), 1);
     std::memcpy(buf_.data() + headroom, f.data(), f.size());
   }
-  rte_mbuf* get() { return &m_; }
+  rte_mbuf* get() { return m_.get(); }
   Frame frame() const {
-    const auto* d = static_cast<const uint8_t*>(m_.buf_addr) + m_.data_off;
-    return Frame(d, d + m_.data_len);
+    const auto* d = static_cast<const uint8_t*>(m_->buf_addr) + m_->data_off;
+    return Frame(d, d + m_->data_len);
   }
 
  private:
   std::vector<uint8_t> buf_;
-  rte_mbuf m_;
+  std::unique_ptr<rte_mbuf> m_;  // on the heap: the struct ends in a zero-size array
 };
 
 Ipv4ErrorParams v4Params() {
