@@ -66,7 +66,7 @@ class TestMbuf {
     m_->pkt_len = static_cast<uint32_t>(f.size());
     m_->nb_segs = 1;
     rte_mbuf_refcnt_set(m_.get(), 1);
-    std::memcpy(buf_.data() + headroom, f.data(), f.size());
+    if (!f.empty()) std::memcpy(buf_.data() + headroom, f.data(), f.size());
   }
   rte_mbuf* get() { return m_.get(); }
   Frame frame() const {
