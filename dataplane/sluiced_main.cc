@@ -190,6 +190,7 @@ int run(int argc, char** argv) {
     ctx.gate.rate_per_sec = config->upcall_rate;
     ctx.gate.burst = config->upcall_burst;
     ctx.max_sleep_us = config->pmd_max_sleep_us;
+    ctx.icmp_errors = {rte_get_tsc_hz(), config->icmp_error_rate};
   }
   std::vector<PmdContext*> pmd_contexts;
   for (auto& ctx : contexts) pmd_contexts.push_back(ctx.get());

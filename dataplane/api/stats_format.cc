@@ -49,6 +49,10 @@ std::string formatStats(const v1::GetStatsResponse& s) {
     out += fmt("  output batches:         %14llu  (%.1f packets/batch)\n",
                static_cast<unsigned long long>(p.tx_batches()), ratio(p.tx_batched_packets(), p.tx_batches()));
     out += fmt("  packets sent:           %14llu\n", static_cast<unsigned long long>(p.tx_packets()));
+    // Part of the packets sent; the dropped packets they answer are counted under their reasons.
+    out += fmt("  ICMP errors sent:       %14llu  (%llu more held back by icmp-error-rate)\n",
+               static_cast<unsigned long long>(p.icmp_errors_sent()),
+               static_cast<unsigned long long>(p.icmp_errors_rate_limited()));
     out += fmt("  snapshot reloads:       %14llu\n", static_cast<unsigned long long>(p.reloads()));
     // Like OVS's pmd-perf-show: where packets were resolved, one tier each.
     auto tier = [&](const char* name, uint64_t n) {

@@ -170,6 +170,10 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto v = number(1'000'000, 1);
     if (!v.ok()) return v.status();
     c.upcall_burst = static_cast<uint32_t>(*v);
+  } else if (key == "icmp-error-rate") {
+    auto v = number(10'000'000);  // 0 = never send
+    if (!v.ok()) return v.status();
+    c.icmp_error_rate = static_cast<uint32_t>(*v);
   } else if (key == "state-dir") {
     if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
     c.state_dir = value;

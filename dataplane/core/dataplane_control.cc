@@ -58,7 +58,7 @@ DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& bac
       backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
       tx_flush_interval_us_(config.tx_flush_interval_us), flow_idle_timeout_ms_(config.flow_idle_timeout_ms),
       pmd_settings_{0, config.emc_insert_inv_prob, config.smc_enable, config.upcall_rate, config.upcall_burst,
-                    config.pmd_max_sleep_us},
+                    config.pmd_max_sleep_us, config.icmp_error_rate},
       flows_(pmds_, tsc_hz, config.flow_idle_timeout_ms, &flow::readTsc) {
   live_.resize(pmds_.size());
   baseline_ = readTotals();
@@ -105,7 +105,7 @@ void DataplaneControl::applyLiveSettings(const SluicedConfig& live) {
   flow_idle_timeout_ms_ = live.flow_idle_timeout_ms;
   flows_.setIdleTimeout(live.flow_idle_timeout_ms);
   pmd_settings_ = {pmd_settings_.generation + 1, live.emc_insert_inv_prob, live.smc_enable, live.upcall_rate,
-                   live.upcall_burst, live.pmd_max_sleep_us};
+                   live.upcall_burst, live.pmd_max_sleep_us, live.icmp_error_rate};
   if (checkpoint_ != nullptr) checkpoint_->setFsync(live.checkpoint_fsync);
   if (gc_interval_ != std::chrono::milliseconds(live.gc_interval_ms)) {
     gc_interval_ = std::chrono::milliseconds(live.gc_interval_ms);

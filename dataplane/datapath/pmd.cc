@@ -133,6 +133,7 @@ void Pmd::applySettings(const PmdSettings& settings) {
   lookup_.setCacheTiers(settings.emc_insert_inv_prob, settings.smc_enable);
   gate_.setRate(settings.upcall_rate, settings.upcall_burst);
   max_sleep_us_ = settings.max_sleep_us;
+  icmp_limiter_.setRate(settings.icmp_error_rate);
 }
 
 uint64_t Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now, uint64_t t) {
@@ -173,7 +174,7 @@ uint64_t Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64
     decideRuns(in_port, pkts, n_runs, now);
   }
   stage_end(counters_.lookup_cycles);
-  const uint16_t dropped = act(pkts, n_runs, now);
+  const uint16_t dropped = act(in_port, pkts, n_runs, now);
   if (dropped != 0) in.rx_dropped.add(dropped);
   stage_end(counters_.action_cycles);
   return t;
@@ -323,7 +324,7 @@ void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t first, uint16
   p = t;
 }
 
-uint16_t Pmd::act(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
+uint16_t Pmd::act(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
   uint16_t dropped = 0;
   for (uint16_t r = 0; r < n_runs; ++r) {
     const flow::PacketRun run = runs_[r];
@@ -340,7 +341,8 @@ uint16_t Pmd::act(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
       }
       continue;
     }
-    dropped = static_cast<uint16_t>(dropped + takeActions<true>(*d.action, first, run.count, keys_[r].hash, now));
+    dropped = static_cast<uint16_t>(dropped +
+                                    takeActions<true>(*d.action, first, run.count, keys_[r].hash, in_port, now));
   }
   return dropped;
 }

@@ -24,7 +24,9 @@
 //                 its key sent to control as an upcall (upcall_gate.h,
 //                 upcall_queue.h) unless over the port's or PMD's upcall
 //                 rate (then only counted: the packet is forwarded anyway)
-//   act           output -> L3 rewrite, next = port; drop -> reason
+//   act           output -> L3 rewrite, next = port; drop -> reason (TTL
+//                 expired: answered with ICMP Time Exceeded where allowed,
+//                 pmd_icmp.cc)
 // then drops are counted and freed, the rest go to the output batches.
 #pragma once
 
@@ -36,6 +38,7 @@
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/flow_translate.h"
+#include "dataplane/datapath/icmp_error_limiter.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/mark_table.h"
 #include "dataplane/datapath/pmd_context.h"
@@ -54,7 +57,9 @@ class Pmd {
   explicit Pmd(PmdContext& context)
       : mailbox_(context.mailbox), counters_(context.counters), lookup_(*context.lookup),
         megaflows_(*context.megaflows), upcalls_(context.upcalls), gate_(context.gate), marks_(context.marks),
-        tap_(context.tap), pmd_index_(context.index), max_sleep_us_(context.max_sleep_us) {}
+        tap_(context.tap), pmd_index_(context.index), max_sleep_us_(context.max_sleep_us),
+        icmp_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
+                       context.icmp_errors.rate_per_sec}) {}
 
   // The poll loop; returns when the mailbox's stop flag is set, after
   // flushing every batch. Suitable for rte_eal_remote_launch via launch().
@@ -100,18 +105,23 @@ class Pmd {
   void capturePackets(uint16_t port_no, rte_mbuf* const* pkts, uint16_t n, bool tx);
   // Applies each run's decision to its packets and queues them for output
   // (or frees them, counted by reason); returns how many were dropped.
-  uint16_t act(rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
+  uint16_t act(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now);
   // One megaflow's actions on `count` packets that share its key (a run, or
   // one marked packet): queued for output, or freed and counted by reason;
   // returns how many were dropped. key_hash is the key's (encap derives the
   // outer source port from it). kMayEncap false where only output and drop
   // megaflows arrive (the mark branch), which then tests for nothing else.
+  // in_port: where the packets came in (an ICMP error goes back there).
   // Defined in pmd_actions.h, inline into both callers.
   template <bool kMayEncap>
   uint16_t takeActions(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint32_t key_hash,
-                       uint64_t now);
+                       uint16_t in_port, uint64_t now);
   // Frees a packet, counted under its drop reason (pmd_actions.h).
   void dropPacket(rte_mbuf* m, DropReason reason);
+  // Packets whose TTL expired (pmd_icmp.cc): counted as ttl_exceeded drops,
+  // and each answered with an ICMP Time Exceeded back out of in_port where
+  // the rules and the limiter allow, else freed. Out of line: the rare path.
+  [[gnu::noinline, gnu::cold]] void dropExpired(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port, uint64_t now);
   // The uplink's VXLAN/ARP stage (pmd_overlay.cc): decapsulated packets are
   // compacted to the front of pkts (returns their count), the rest are
   // counted and dropped, answered or punted here.
@@ -138,6 +148,7 @@ class Pmd {
   const PmdSnapshot* snap_ = nullptr;
   uint32_t max_sleep_us_;  // pmd-max-sleep-us (0: never sleep)
   uint32_t sleep_us_ = 0;  // length of the last sleep; 0 after a full burst
+  IcmpErrorLimiter icmp_limiter_;  // the ICMP errors this PMD may still send
   uint64_t settings_generation_ = 0;  // of the live settings applied last (0: as made)
   const flow::Classifier* classifier_ = nullptr;
   // The tier counters already copied into counters_ (FlowLookup keeps running

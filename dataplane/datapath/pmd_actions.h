@@ -19,7 +19,8 @@ namespace sluice {
 
 template <bool kMayEncap>
 [[gnu::always_inline]] inline uint16_t Pmd::takeActions(const flow::MegaflowActions& a, rte_mbuf* const* pkts,
-                                                        uint16_t count, uint32_t key_hash, uint64_t now) {
+                                                        uint16_t count, uint32_t key_hash, uint16_t in_port,
+                                                        uint64_t now) {
   if (a.kind == flow::MegaflowActions::Kind::kOutput) {
     if (a.rewrite_flags & kRewriteL3) {
       for (uint16_t i = 0; i < count; ++i) l3RewriteToPod(*snap_, pkts[i], a.out_port);
@@ -47,7 +48,12 @@ template <bool kMayEncap>
       return dropped;
     }
   }
-  for (uint16_t i = 0; i < count; ++i) dropPacket(pkts[i], static_cast<DropReason>(a.drop_reason));
+  const auto reason = static_cast<DropReason>(a.drop_reason);
+  if (reason == DropReason::kTtlExceeded) [[unlikely]] {
+    dropExpired(pkts, count, in_port, now);  // may answer them: still drops of the packets received
+    return count;
+  }
+  for (uint16_t i = 0; i < count; ++i) dropPacket(pkts[i], reason);
   return count;
 }
 

@@ -12,6 +12,7 @@
 
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/flow/megaflow.h"
+#include "dataplane/datapath/icmp_error_limiter.h"
 #include "dataplane/datapath/mark_table.h"
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"
@@ -36,6 +37,9 @@ struct PmdContext {
   // The longest the PMD sleeps while its queues run light, in µs (0: never),
   // until control's live settings say otherwise.
   uint32_t max_sleep_us = 0;
+  // ICMP errors the PMD may send per second (icmp-error-rate), until
+  // control's live settings say otherwise.
+  IcmpErrorLimiterConfig icmp_errors;
   // Partial offload: the mark -> megaflow array (null: offload off).
   const offload::MarkTable* marks = nullptr;
   // Packet trace and capture (off unless control arms them).

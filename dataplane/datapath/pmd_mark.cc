@@ -47,7 +47,7 @@ uint16_t Pmd::takeMarked(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t
     f.recordHits(1, rte_pktmbuf_pkt_len(m), now);
     // Only output and drop megaflows are offloaded (splitMarked checked):
     // no encap, so no key hash either.
-    dropped += takeActions<false>(f.actions, &hit_pkts[i], 1, 0, now);
+    dropped += takeActions<false>(f.actions, &hit_pkts[i], 1, 0, in_port, now);
   }
   counters_.mark_hits.add(s.hits);
   PortCounters& in = counters_.ports[in_port];

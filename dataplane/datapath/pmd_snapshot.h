@@ -66,6 +66,7 @@ struct PmdSettings {
   uint32_t upcall_rate = 0;          // upcalls per second
   uint32_t upcall_burst = 0;         // upcalls at once
   uint32_t max_sleep_us = 0;         // longest sleep while the queues run light; 0: never
+  uint32_t icmp_error_rate = 0;      // ICMP errors per second; 0: none
 };
 
 struct PmdSnapshot {

@@ -157,6 +157,41 @@ TEST_F(LiveConfigTest, LiveKeysSetThroughTheApiReadBack) {
   EXPECT_NE(r.output.find("live"), std::string::npos) << r.output;
 }
 
+// icmp-error-rate 0 stops the PMD's Time Exceeded answers (counted as held
+// back); set again, the errors come back, exactly one per expired packet.
+TEST_F(LiveConfigTest, IcmpErrorRateIsLive) {
+  auto expired = [](uint32_t first, uint32_t n) {
+    std::vector<Frame> frames;
+    for (uint32_t i = first; i < first + n; ++i) {
+      UdpFrameSpec s{kMacA, kGatewayMac, kIpA, kIpB};
+      s.ttl = 1;
+      s.sequence = i;
+      frames.push_back(udpFrame(s));
+    }
+    return frames;
+  };
+  startPods();
+  ASSERT_TRUE(set("icmp-error-rate", "0").ok());
+  ASSERT_EQ(pod_a_->send(expired(0, 3)), 3u);
+  sendFlows(0, 1, 1);  // once it arrives, the expired ones before it were processed
+  v1::GetStatsResponse s = node_->stats();
+  EXPECT_EQ(dropCount(s, "ttl_exceeded"), 3u);
+  EXPECT_EQ(s.pmds(0).icmp_errors_sent(), 0u);
+  EXPECT_EQ(s.pmds(0).icmp_errors_rate_limited(), 3u);
+  EXPECT_EQ(pod_a_->drainCount(), 0u);
+
+  ASSERT_TRUE(set("icmp-error-rate", "1000").ok());
+  const std::vector<Frame> answered = expired(3, 2);
+  ASSERT_EQ(pod_a_->send(answered), 2u);
+  std::vector<Frame> errors = pod_a_->receive(2);
+  ASSERT_EQ(errors.size(), 2u);
+  for (size_t i = 0; i < errors.size(); ++i)
+    EXPECT_EQ(errors[i], icmpTimeExceeded(answered[i], kGatewayMac, kGateway)) << i;
+  s = node_->stats();
+  EXPECT_EQ(s.pmds(0).icmp_errors_sent(), 2u);
+  EXPECT_EQ(s.pmds(0).icmp_errors_rate_limited(), 3u);
+}
+
 TEST_F(LiveConfigTest, RestartOnlyUnknownAndBadSettingsAreRefused) {
   grpc::Status s = set("mbufs", "4096");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();

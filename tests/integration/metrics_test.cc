@@ -183,7 +183,8 @@ TEST_F(MetricsTest, PrometheusScrapesWhatSluicectlShows) {
   pod_b_ = std::move(*pb);
   ASSERT_TRUE(node_->waitLinkUp(a.port().port_no()) && node_->waitLinkUp(b.port().port_no())) << node_->log();
 
-  // 500 packets A -> B in 5 flows, and 7 with TTL 1 (dropped: ttl_exceeded).
+  // 500 packets A -> B in 5 flows, and 7 with TTL 1 (dropped: ttl_exceeded,
+  // each answered with an 88-byte ICMP Time Exceeded back to A).
   std::vector<Frame> frames;
   for (uint32_t i = 0; i < 507; ++i) {
     UdpFrameSpec s{MacAddress::fromIpv4(kIpA), MacAddress::fromIpv4(kGateway), kIpA, kIpB};
@@ -195,14 +196,22 @@ TEST_F(MetricsTest, PrometheusScrapesWhatSluicectlShows) {
   ASSERT_EQ(pod_a_->send(frames), frames.size());
   ASSERT_EQ(pod_b_->receive(500).size(), 500u);
   // The traffic has stopped: wait until the counters show all of it.
-  ASSERT_TRUE(waitFor([&] { return dropCount(node_->stats(), "ttl_exceeded") == 7; })) << node_->log();
+  auto txBytes = [&](const v1::GetStatsResponse& st, uint32_t port_no) {
+    for (const v1::PortStats& p : st.ports())
+      if (p.port_no() == port_no) return p.tx_bytes();
+    return uint64_t{0};
+  };
+  ASSERT_TRUE(waitFor([&] {
+    const v1::GetStatsResponse st = node_->stats();
+    return dropCount(st, "ttl_exceeded") == 7 && txBytes(st, a.port().port_no()) == 7 * 88;
+  })) << node_->log();
   // The ports' byte counters (their driver's): 60-byte frames, 507 from A,
-  // 500 routed to B (same length), nothing to A or from B.
+  // 500 routed to B (same length), the 7 errors to A, nothing from B.
   {
     v1::GetStatsResponse st = node_->stats();
     std::map<uint32_t, std::pair<uint64_t, uint64_t>> bytes;
     for (const v1::PortStats& p : st.ports()) bytes[p.port_no()] = {p.rx_bytes(), p.tx_bytes()};
-    EXPECT_EQ(bytes[a.port().port_no()], std::make_pair(uint64_t{507 * 60}, uint64_t{0}));
+    EXPECT_EQ(bytes[a.port().port_no()], std::make_pair(uint64_t{507 * 60}, uint64_t{7 * 88}));
     EXPECT_EQ(bytes[b.port().port_no()], std::make_pair(uint64_t{0}, uint64_t{500 * 60}));
   }
 
@@ -273,6 +282,7 @@ TEST_F(MetricsTest, PrometheusScrapesWhatSluicectlShows) {
   // The figures this traffic must have made, as a check on the check.
   EXPECT_EQ(expected.at(key("sluice_pmd_packets_total", {{"pmd", "0"}, {"lcore", "1"}})), "507");
   EXPECT_EQ(expected.at(key("sluice_drops_total", {{"reason", "ttl_exceeded"}})), "7");
+  EXPECT_EQ(expected.at(key("sluice_pmd_icmp_errors_sent_total", {{"pmd", "0"}, {"lcore", "1"}})), "7");
   EXPECT_EQ(expected.at(key("sluice_port_rx_packets_total", {{"port", std::to_string(a.port().port_no())},
                                                               {"namespace", "default"},
                                                               {"pod", "pod-pod-a"},

@@ -1,5 +1,6 @@
 #include "tests/support/frames.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace sluice::test {
@@ -133,6 +134,27 @@ Frame neighborSolicitation(MacAddress sender_mac, Ipv6Address sender_ip, Ipv6Add
 uint32_t udp6Sequence(const Frame& f) {
   const size_t at = kEth + kIp6 + kUdp;
   return static_cast<uint32_t>(f[at] << 24 | f[at + 1] << 16 | f[at + 2] << 8 | f[at + 3]);
+}
+
+Frame icmpTimeExceeded(const Frame& original, MacAddress gateway_mac, Ipv4Address gateway) {
+  const size_t quote = std::min<size_t>(get16(original, kEth + 2), 548);
+  Frame f(kEth + kIp + 8 + quote, 0);
+  std::memcpy(&f[0], &original[6], 6);
+  std::memcpy(&f[6], gateway_mac.bytes.data(), 6);
+  put16(f, 12, 0x0800);
+  f[kEth] = 0x45;
+  f[kEth + 1] = 0xc0;
+  put16(f, kEth + 2, static_cast<uint16_t>(kIp + 8 + quote));
+  put16(f, kEth + 6, 0x4000);
+  f[kEth + 8] = 64;
+  f[kEth + 9] = 1;  // ICMP
+  put32(f, kEth + 12, gateway.value);
+  std::memcpy(&f[kEth + 16], &original[kEth + 12], 4);
+  put16(f, kEth + 10, internetChecksum(&f[kEth], kIp));
+  f[kEth + kIp] = 11;  // Time Exceeded, code 0: TTL exceeded in transit
+  std::memcpy(&f[kEth + kIp + 8], &original[kEth], quote);
+  put16(f, kEth + kIp + 2, internetChecksum(&f[kEth + kIp], f.size() - kEth - kIp));
+  return f;
 }
 
 Frame arpRequest(MacAddress sender_mac, Ipv4Address sender_ip, Ipv4Address target_ip) {

@@ -47,6 +47,13 @@ Frame neighborSolicitation(MacAddress sender_mac, Ipv6Address sender_ip, Ipv6Add
 uint16_t icmpv6ChecksumOf(const Frame& f, size_t icmp_len);
 Frame arpRequest(MacAddress sender_mac, Ipv4Address sender_ip, Ipv4Address target_ip);
 
+// The ICMP Time Exceeded a router at `gateway` (MAC gateway_mac) sends
+// back about `original`, an untagged IPv4 frame: Ethernet to its source MAC,
+// IPv4 to its source address (TTL 64, precedence 6, DF, id 0), ICMP type 11
+// code 0, then its datagram (padding excluded) up to 548 bytes. Written out
+// field by field, apart from the dataplane's builder.
+Frame icmpTimeExceeded(const Frame& original, MacAddress gateway_mac, Ipv4Address gateway);
+
 // RFC 1071 checksum over a byte range (0 when the range holds a valid checksum).
 uint16_t internetChecksum(const uint8_t* data, size_t len);
 

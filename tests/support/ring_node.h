@@ -228,6 +228,9 @@ struct NodeOptions {
   bool vxlan = false;          // a VXLAN uplink, remote node r2 configured
   uint32_t flow_limit = 4096;  // megaflows
   UpcallGateConfig gate{};     // tsc_hz 0: the real TSC rate
+  // ICMP errors: tsc_hz 0 is the gate's; by default a budget no test can
+  // spend, so that every expired packet is answered however long a test takes.
+  IcmpErrorLimiterConfig icmp_errors{0, 10'000'000};
   // Last changes to sluiced's configuration (more remote CIDRs, static
   // neighbors) before the node is made from it.
   std::function<void(SluicedConfig&)> edit_config;
@@ -241,7 +244,7 @@ class Node {
   // offload-port; otherwise pod port offl-c0/eth0 is the offload port.
   // A null provider: no partial offload at all.
   explicit Node(std::unique_ptr<offload::OffloadProvider> provider, bool vxlan = false)
-      : Node(std::move(provider), NodeOptions{vxlan, 4096, {}, {}}) {}
+      : Node(std::move(provider), NodeOptions{vxlan, 4096, {}, {}, {}}) {}
   Node(std::unique_ptr<offload::OffloadProvider> provider, const NodeOptions& options)
       : dir_(std::filesystem::temp_directory_path() / ("ring_node_" + std::to_string(::getpid()))),
         table_(*(pmd_context_.megaflows = std::make_unique<flow::MegaflowTable>(options.flow_limit))),
@@ -271,6 +274,7 @@ class Node {
     pmd_context_.lookup = std::move(*flow::FlowLookup::create(fc, table_));
     pmd_context_.gate = options.gate;
     if (pmd_context_.gate.tsc_hz == 0) pmd_context_.gate.tsc_hz = rte_get_tsc_hz();
+    pmd_context_.icmp_errors = options.icmp_errors;
     pmd_context_.marks = manager_ ? &manager_->marks() : nullptr;
     pmd_ = std::make_unique<Pmd>(pmd_context_);
     control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},

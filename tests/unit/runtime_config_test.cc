@@ -28,7 +28,7 @@ bool live(const char* key) {
 
 TEST(ConfigReloadTest, KeysThatChangeWhileRunningAreLive) {
   for (const char* key : {"log-level", "tx-flush-interval", "emc-insert-inv-prob", "smc-enable",
-                          "flow-idle-timeout-ms", "upcall-rate", "upcall-burst", "gc-interval-ms",
+                          "flow-idle-timeout-ms", "upcall-rate", "upcall-burst", "icmp-error-rate", "gc-interval-ms",
                           "checkpoint-fsync"})
     EXPECT_TRUE(live(key)) << key;
 }

@@ -25,6 +25,8 @@ TEST(StatsFormatTest, ShowsCyclesPerPacketBatchesAndEveryDropReason) {
   p->set_lookup_cycles(90'500'000);
   p->set_action_cycles(60'000'000);
   p->set_tx_cycles(25'000'000);
+  p->set_icmp_errors_sent(5);
+  p->set_icmp_errors_rate_limited(2);
   v1::PortStats* port = s.add_ports();
   port->set_port_no(3);
   port->mutable_attachment()->set_container_id("0123456789abcdef");
@@ -43,6 +45,9 @@ TEST(StatsFormatTest, ShowsCyclesPerPacketBatchesAndEveryDropReason) {
       << text;
   EXPECT_NE(text.find("0123456789ab/net1"), std::string::npos) << text;
   EXPECT_NE(text.find("ttl_exceeded"), std::string::npos) << text;
+  EXPECT_NE(text.find("ICMP errors sent:                    5  (2 more held back by icmp-error-rate)\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(StatsFormatTest, ZeroPacketsDoNotDivideByZero) {
