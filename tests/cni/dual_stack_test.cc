@@ -234,8 +234,8 @@ TEST_P(DualStackVersionsTest, AddResultHasBothFamiliesInTheConfigsForm) {
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, DualStackVersionsTest,
                          ::testing::Values("0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = "v" + info.param;
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           std::string name = "v" + param_info.param;
                            for (char& ch : name) ch = ch == '.' ? '_' : ch;
                            return name;
                          });
