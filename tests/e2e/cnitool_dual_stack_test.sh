@@ -21,7 +21,7 @@ dataplane_has_v6=false
 if "$SLUICED" --help 2>&1 | grep -q -- '--pod-cidr-v6'; then dataplane_has_v6=true; fi
 
 net=se2e-v6cni-$id
-write_netconf "$net" 1.1.0 10.250.0.20 10.250.0.29 "$v6_subnet"
+write_netconf "$net" 1.0.0 10.250.0.20 10.250.0.29 "$v6_subnet"
 jq '.plugins[0].capabilities = {CNIDeviceInfoFile: true}' "$NETCONFPATH/$net.conflist" >"$work/conf.tmp"
 mv "$work/conf.tmp" "$NETCONFPATH/$net.conflist"
 mkdir -p "$work/devinfo"
