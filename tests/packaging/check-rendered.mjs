@@ -8,14 +8,15 @@
 // (server-mode: the default values with vhostUser.mode=server; monitors: with
 // the Prometheus operator's ServiceMonitor and PodMonitor; metrics-off: with
 // metrics.enabled=false; node-lookup-dual-stack: node-lookup with
-// podCIDRFromNode.ipv6.)
+// podCIDRFromNode.ipv6; single-node-dual-stack: the default values with
+// network.podCIDRv6.)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 
 const [profile, file] = process.argv.slice(2);
 const kProfiles = ['default', 'production', 'node-lookup', 'server-mode', 'kubernetes', 'monitors', 'metrics-off',
-  'dual-stack', 'node-lookup-dual-stack'];
+  'dual-stack', 'node-lookup-dual-stack', 'single-node-dual-stack'];
 if (!kProfiles.includes(profile) || !file) {
   console.error(`usage: check-rendered.mjs ${kProfiles.join('|')} RENDERED.yaml`);
   process.exit(2);
@@ -366,6 +367,20 @@ if (profile === 'dual-stack') {
     for (const [name, c] of Object.entries(cniConfs)) {
       assert.deepEqual(c.ipam, { type: 'host-local',
         ranges: [[{ subnet: '@NODE_POD_CIDR@' }], [{ subnet: '@NODE_POD_CIDR_V6@' }]] }, name);
+    }
+  });
+}
+
+if (profile === 'single-node-dual-stack') {
+  check('single-node-dual-stack: sluiced and the attachments carry both CIDRs themselves', () => {
+    assert.deepEqual(Object.keys(configs), ['default.json']);
+    assert.equal(def['pod-cidr'], '10.244.0.0/24');
+    assert.equal(def['pod-cidr-v6'], 'fd00:10:244::/64');
+    const nads = ofKind('NetworkAttachmentDefinition');
+    assert.ok(nads.length >= 2, 'the vhost-user and SR-IOV networks');
+    for (const n of nads) {
+      assert.deepEqual(JSON.parse(n.spec.config).ipam.ranges,
+        [[{ subnet: '10.244.0.0/24' }], [{ subnet: 'fd00:10:244::/64' }]], n.metadata.name);
     }
   });
 }
