@@ -23,6 +23,7 @@ std::optional<AttachmentRecord> decode(const std::string& text) {
   r.container_id = str("containerID");
   r.ifname = str("ifname");
   r.ip = str("ip");
+  r.ipv6 = str("ipv6");
   r.socket_subdir = str("socketSubdir");
   r.device_info_file = str("deviceInfoFile");
   r.socket_link = str("socketLink");
@@ -53,6 +54,7 @@ ConfinedPath AttachmentStore::pathOf(const std::string& container_id, const std:
 absl::Status AttachmentStore::put(const AttachmentRecord& r) {
   json doc = {{"containerID", r.container_id}, {"ifname", r.ifname},
               {"ip", r.ip}, {"socketSubdir", r.socket_subdir}, {"deviceInfoFile", r.device_info_file}};
+  if (!r.ipv6.empty()) doc["ipv6"] = r.ipv6;
   if (!r.socket_link.empty()) {
     doc["socketLink"] = r.socket_link;
     doc["podSocketPath"] = r.pod_socket_path;

@@ -27,7 +27,7 @@ namespace sluice::cni {
 struct AttachmentRecord {
   std::string container_id;
   std::string ifname;
-  std::string ip;                // the IPv4 given to sluiced
+  std::string ip;                // the IPv4 given to sluiced (empty: none)
   std::string socket_subdir;     // per-pod directory (or, with socket_link, link) under socketDir
   std::string device_info_file;  // empty when the runtime gave none
   // SR-IOV kernel mode only (empty otherwise): the pod's netns and what the
@@ -45,6 +45,7 @@ struct AttachmentRecord {
   // when the socket lives below socketDir itself.
   std::string socket_link = {};
   std::string pod_socket_path = {};
+  std::string ipv6 = {};  // the IPv6 given to sluiced (empty: none)
 };
 
 class AttachmentStore {

@@ -21,6 +21,7 @@
 #include "cni-plugin/scope_guard.h"
 #include "cni-plugin/sriov_netdev.h"
 #include "cni-plugin/text.h"
+#include "absl/strings/ascii.h"
 #include "common/net_address.h"
 
 namespace sluice::cni {
@@ -65,6 +66,37 @@ absl::StatusOr<PodSocketPlace> podSocketPlace(const CommandContext& c) {
   return PodSocketPlace{std::move(*volume), std::move(*pod_path)};
 }
 
+// sluiced refuses an address family its node has no pod CIDR for (gRPC
+// FAILED_PRECONDITION naming the family's field). Said in the user's terms:
+// which address, which family, and which setting the node lacks. nullopt
+// for any other failure.
+std::optional<absl::Status> familyRefused(const absl::Status& s, const v1::AddPortRequest& req) {
+  if (s.code() != absl::StatusCode::kFailedPrecondition) return std::nullopt;
+  const std::string said = absl::AsciiStrToLower(s.message());
+  if (!req.ipv6().empty() && (said.find("ipv6") != std::string::npos || said.find("cidr-v6") != std::string::npos)) {
+    return invalid(cat("this node's sluiced does not take IPv6 (pod address ", req.ipv6(),
+                       "): it has no IPv6 pod CIDR; set sluiced's \"pod-cidr-v6\" (chart: network.podCIDRv6) or "
+                       "give this network's IPAM no IPv6 range (", sv(s.message()), ")"));
+  }
+  if (!req.ip().empty() && said.find("pod-cidr") != std::string::npos) {
+    return invalid(cat("this node's sluiced does not take IPv4 (pod address ", req.ip(),
+                       "): it has no IPv4 pod CIDR; set sluiced's \"pod-cidr\" (chart: network.podCIDR) or "
+                       "give this network's IPAM no IPv4 range (", sv(s.message()), ")"));
+  }
+  return std::nullopt;
+}
+
+// The device-info file's "ips": the attachment's addresses without prefix,
+// as Multus's network-status lists them (the NPWG device-info spec has no
+// address field; the pod's application, which owns the interface, reads
+// them here like "mtu").
+json deviceInfoIps(const std::string& ipv4, const std::string& ipv6) {
+  json ips = json::array();
+  if (!ipv4.empty()) ips.push_back(ipv4);
+  if (!ipv6.empty()) ips.push_back(ipv6);
+  return ips;
+}
+
 // runtimeConfig "ips" as an IPAM result: one "ips" entry each, no routes.
 Result runtimeIpsResult(const std::vector<std::string>& ips) {
   Result r;
@@ -79,7 +111,7 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   const CniEnv& env = c.env;
   if (c.ipam == nullptr && conf.runtime_ips.empty()) {
     return invalid("network config: \"ipam\" or runtimeConfig \"ips\" is required (sluiced needs the pod's IPv4 "
-                   "address)");
+                   "or IPv6 address, or both)");
   }
   if (conf.interface_type == InterfaceType::kVhostUser && conf.vlan != 0) {
     return invalid("network config: \"vlan\" applies to interfaceType \"sriov\" only");
@@ -135,11 +167,11 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     ipam = c.ipam->parseAddResult(*raw);
     if (!ipam.ok()) return ipam.status();
   }
-  std::optional<Ipv4Assignment> ipv4 = ipam->firstIpv4();
-  if (!ipv4) {
-    const std::string source = conf.ipam ? "ipam " + conf.ipam->type : std::string("runtimeConfig.ips");
-    return invalid(cat(source, " returned no IPv4 address; sluiced needs one"));
-  }
+  const std::string ip_source = conf.ipam ? "ipam " + conf.ipam->type : std::string("runtimeConfig.ips");
+  absl::StatusOr<AttachmentAddresses> addresses = ipam->attachmentAddresses(ip_source);
+  if (!addresses.ok()) return addresses.status();
+  const std::string ipv4_text = addresses->ipv4 ? addresses->ipv4->address.toString() : std::string();
+  const std::string ipv6_text = addresses->ipv6 ? addresses->ipv6->address.toString() : std::string();
 
   // Where the socket lives: the pod's own emptyDir when the config asks for
   // it and the runtime says which pod this is (pod_socket_volume.h); else a
@@ -159,8 +191,8 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
 
   // 2. Record, before the port exists, so every port of ours has a record
   // that DEL, GC and the pending deletes can find.
-  record = AttachmentRecord{env.container_id, env.ifname, ipv4->address.toString(), subdir,
-                            conf.device_info_file, "", "", "", 0};
+  record = AttachmentRecord{env.container_id, env.ifname, ipv4_text, subdir, conf.device_info_file, "", "", "", 0};
+  record.ipv6 = ipv6_text;
   if (pod_volume) {
     record.socket_link = pod_volume->str();
     record.pod_socket_path = pod_socket_path;
@@ -208,7 +240,8 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   *req.mutable_attachment() = toAttachment(env.container_id, env.ifname);
   req.set_pod_namespace(env.arg("K8S_POD_NAMESPACE").value_or(""));
   req.set_pod_name(env.arg("K8S_POD_NAME").value_or(""));
-  req.set_ip(ipv4->address.toString());
+  req.set_ip(ipv4_text);
+  req.set_ipv6(ipv6_text);
   req.set_type(conf.interface_type == InterfaceType::kVhostUser ? v1::PORT_TYPE_VHOST_USER
                                                                 : v1::PORT_TYPE_SRIOV_VF);
   if (conf.interface_type == InterfaceType::kSriov) {
@@ -257,6 +290,7 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     if (conf.interface_type == InterfaceType::kSriov && added.status().code() == absl::StatusCode::kUnimplemented) {
       return withPrefix(added.status(), "interfaceType \"sriov\" is not supported by this sluiced");
     }
+    if (std::optional<absl::Status> refused = familyRefused(added.status(), req)) return *refused;
     return added.status();
   }
   undo.push(dropPort);
@@ -301,7 +335,9 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     if (absl::Status s = c.store.put(record); !s.ok()) return withPrefix(s, "attachment record");
     std::vector<std::string> skipped;
     PodNetdevConfig pod = podNetdevConfig(*ipam, env.ifname, *MacAddress::parse(port.mac()), conf.mtu, &skipped);
-    for (const std::string& a : skipped) c.log.warn(cat("not configured on the VF (sluice is IPv4-only): ", a));
+    for (const std::string& a : skipped) {
+      c.log.warn(cat("not configured on the VF (the result has no address of its family): ", a));
+    }
     absl::StatusOr<HostNetdev> moved = moveIntoPod(port.vf_netdev(), env.netns, pod);
     if (!moved.ok()) {
       return cniError(ErrorCode::kInternal, cat("VF netdev ", port.vf_netdev(), " into ", env.netns, ": ",
@@ -325,6 +361,7 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     if (conf.interface_type == InterfaceType::kSriov) {
       info = {{"type", "pci"}, {"version", "1.1.0"}, {"pci", {{"pci-address", port.pci_id()}}}};
     }
+    info["ips"] = deviceInfoIps(ipv4_text, ipv6_text);
     if (absl::Status s = writeDeviceInfo(*c.device_info_file, info); !s.ok()) return withPrefix(s, "device-info");
     undo.push([&c] {
       if (absl::Status s = removeDeviceInfo(*c.device_info_file); !s.ok()) c.log.error(cat("undo: ", s.message()));
@@ -356,7 +393,8 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   for (const json& route : ipam->routes) out.routes.push_back(route);
   if (!ipam->dns.empty()) out.dns = ipam->dns;
 
-  c.log.info(cat("added port ", port.port_no(), " ip ", port.ip(), " mac ", port.mac(),
+  c.log.info(cat("added port ", port.port_no(), " ip ", ipv4_text.empty() ? "-" : ipv4_text, " ipv6 ",
+                 ipv6_text.empty() ? "-" : ipv6_text, " mac ", port.mac(),
                           port.socket_path().empty() ? "" : " socket ", port.socket_path()));
   undo.dismiss();
   return out.toJson(conf.cni_version);

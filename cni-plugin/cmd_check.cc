@@ -1,8 +1,9 @@
 // CHECK: the attachment described by prevResult still exists as described.
-// Consults prevResult for our interface (name = CNI_IFNAME) and its IPv4,
-// asks the IPAM delegate to CHECK its reservation (spec: delegates are
-// checked too), then requires sluiced's port for the attachment to carry the
-// same IP, MAC and (1.1.0) socket path.
+// Consults prevResult for our interface (name = CNI_IFNAME) and its IPv4
+// and IPv6 addresses, asks the IPAM delegate to CHECK its reservation (spec:
+// delegates are checked too), then requires sluiced's port for the
+// attachment to carry the same addresses (none of a family the result has
+// none of), MAC and (1.1.0) socket path.
 #include "cni-plugin/text.h"
 #include "cni-plugin/cni_error.h"
 #include "cni-plugin/cni_result.h"
@@ -27,8 +28,8 @@ absl::Status runCheck(CommandContext& c) {
   std::optional<size_t> index = prev->findInterface(env.ifname, env.netns);
   if (!index) return mismatch(cat("prevResult has no interface \"", env.ifname, "\""));
   const nlohmann::json& iface = prev->interfaces[*index];
-  std::optional<Ipv4Assignment> ip = prev->ipv4ForInterface(*index);
-  if (!ip) return mismatch(cat("prevResult has no IPv4 address for \"", env.ifname, "\""));
+  const AttachmentAddresses expected = prev->addressesForInterface(*index);
+  if (!expected.ipv4 && !expected.ipv6) return mismatch(cat("prevResult has no address for \"", env.ifname, "\""));
 
   if (c.ipam != nullptr) {
     if (absl::Status s = c.ipam->check(c.stdin_data); !s.ok()) return s;
@@ -41,8 +42,16 @@ absl::Status runCheck(CommandContext& c) {
     if (p.attachment().container_id() == env.container_id && p.attachment().ifname() == env.ifname) port = &p;
   }
   if (port == nullptr) return mismatch("sluiced has no port for this attachment");
-  if (port->ip() != ip->address.toString()) {
-    return mismatch(cat("port IP is ", port->ip(), ", prevResult says ", ip->address.toString()));
+  const std::string want_ipv4 = expected.ipv4 ? expected.ipv4->address.toString() : std::string();
+  if (port->ip() != want_ipv4) {
+    return mismatch(cat("port IPv4 is \"", port->ip(), "\", prevResult says \"", want_ipv4, "\""));
+  }
+  // Compared as addresses: sluiced writes RFC 5952 text, an IPAM plugin may not.
+  std::optional<Ipv6Address> have_ipv6 = Ipv6Address::parse(port->ipv6());
+  std::optional<Ipv6Address> want_ipv6 = expected.ipv6 ? std::optional(expected.ipv6->address) : std::nullopt;
+  if (have_ipv6 != want_ipv6) {
+    return mismatch(cat("port IPv6 is \"", port->ipv6(), "\", prevResult says \"",
+                        want_ipv6 ? want_ipv6->toString() : std::string(), "\""));
   }
   if (auto mac = iface.find("mac"); mac != iface.end()) {
     std::optional<MacAddress> want = MacAddress::parse(mac->get<std::string>());

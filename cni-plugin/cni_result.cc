@@ -1,9 +1,8 @@
 // See cni_result.h.
 #include "cni-plugin/cni_result.h"
 
-#include <arpa/inet.h>
-
 #include <charconv>
+#include <vector>
 
 #include "cni-plugin/text.h"
 #include "cni-plugin/cni_error.h"
@@ -18,24 +17,9 @@ absl::Status bad(std::string_view what, std::string_view why) {
   return cniError(ErrorCode::kDecodeFailure, cat(what, ": invalid result: ", why));
 }
 
-bool isIpv6(std::string_view text) {
-  std::string s(text);
-  in6_addr addr{};
-  return inet_pton(AF_INET6, s.c_str(), &addr) == 1;
-}
+bool isCidr(std::string_view text) { return parseIpv4Cidr(text) || parseIpv6Cidr(text); }
 
-bool isCidr(std::string_view text) {
-  if (parseIpv4Cidr(text)) return true;
-  size_t slash = text.find('/');
-  if (slash == std::string_view::npos) return false;
-  std::string_view len = text.substr(slash + 1);
-  int prefix = -1;
-  auto [ptr, ec] = std::from_chars(len.data(), len.data() + len.size(), prefix);
-  if (ec != std::errc() || ptr != len.data() + len.size() || prefix < 0 || prefix > 128) return false;
-  return isIpv6(text.substr(0, slash));
-}
-
-bool isIp(std::string_view text) { return Ipv4Address::parse(text).has_value() || isIpv6(text); }
+bool isIp(std::string_view text) { return Ipv4Address::parse(text).has_value() || Ipv6Address::parse(text); }
 
 // The spec's "version" of an "ips" entry (before 1.0.0) for a CIDR that
 // isCidr() accepted.
@@ -48,6 +32,22 @@ std::optional<Ipv4Assignment> assignmentOf(const json& ip) {
   return a;
 }
 
+std::optional<Ipv6Assignment> ipv6AssignmentOf(const json& ip) {
+  std::optional<Ipv6Assignment> a = parseIpv6Cidr(ip.at("address").get<std::string>());
+  if (!a) return std::nullopt;
+  if (auto gw = ip.find("gateway"); gw != ip.end()) a->gateway = Ipv6Address::parse(gw->get<std::string>());
+  return a;
+}
+
+// "len" of a CIDR: decimal, no leading zero, at most `max`.
+std::optional<uint8_t> prefixLength(std::string_view len, unsigned max) {
+  unsigned prefix = 0;
+  auto [ptr, ec] = std::from_chars(len.data(), len.data() + len.size(), prefix);
+  if (len.empty() || ec != std::errc() || ptr != len.data() + len.size() || prefix > max) return std::nullopt;
+  if (len.size() > 1 && len[0] == '0') return std::nullopt;
+  return static_cast<uint8_t>(prefix);
+}
+
 }  // namespace
 
 std::optional<Ipv4Assignment> parseIpv4Cidr(std::string_view text) {
@@ -55,12 +55,19 @@ std::optional<Ipv4Assignment> parseIpv4Cidr(std::string_view text) {
   if (slash == std::string_view::npos) return std::nullopt;
   std::optional<Ipv4Address> addr = Ipv4Address::parse(text.substr(0, slash));
   if (!addr) return std::nullopt;
-  std::string_view len = text.substr(slash + 1);
-  unsigned prefix = 0;
-  auto [ptr, ec] = std::from_chars(len.data(), len.data() + len.size(), prefix);
-  if (len.empty() || ec != std::errc() || ptr != len.data() + len.size() || prefix > 32) return std::nullopt;
-  if (len.size() > 1 && len[0] == '0') return std::nullopt;
-  return Ipv4Assignment{*addr, static_cast<uint8_t>(prefix), std::nullopt};
+  std::optional<uint8_t> prefix = prefixLength(text.substr(slash + 1), 32);
+  if (!prefix) return std::nullopt;
+  return Ipv4Assignment{*addr, *prefix, std::nullopt};
+}
+
+std::optional<Ipv6Assignment> parseIpv6Cidr(std::string_view text) {
+  size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  std::optional<Ipv6Address> addr = Ipv6Address::parse(text.substr(0, slash));
+  if (!addr) return std::nullopt;
+  std::optional<uint8_t> prefix = prefixLength(text.substr(slash + 1), 128);
+  if (!prefix) return std::nullopt;
+  return Ipv6Assignment{*addr, *prefix, std::nullopt};
 }
 
 absl::StatusOr<Result> parseResult(const json& doc, std::string_view what) {
@@ -130,11 +137,44 @@ absl::StatusOr<Result> parseResult(const json& doc, std::string_view what) {
   return r;
 }
 
-std::optional<Ipv4Assignment> Result::firstIpv4() const {
+absl::StatusOr<AttachmentAddresses> Result::attachmentAddresses(std::string_view source) const {
+  AttachmentAddresses out;
+  std::vector<std::string> v4, v6;
   for (const json& ip : ips) {
-    if (auto a = assignmentOf(ip)) return a;
+    if (std::optional<Ipv4Assignment> a = assignmentOf(ip)) {
+      if (!out.ipv4) out.ipv4 = a;
+      v4.push_back(ip.at("address").get<std::string>());
+    } else if (std::optional<Ipv6Assignment> b = ipv6AssignmentOf(ip)) {
+      if (!out.ipv6) out.ipv6 = b;
+      v6.push_back(ip.at("address").get<std::string>());
+    }
   }
-  return std::nullopt;
+  if (v4.empty() && v6.empty()) {
+    return cniError(ErrorCode::kInvalidConfig,
+                    cat(source, " returned no address; sluiced needs an IPv4 or an IPv6 address (or both)"));
+  }
+  auto tooMany = [source](std::string_view family, const std::vector<std::string>& list) {
+    std::string all;
+    for (const std::string& a : list) all.append(all.empty() ? "" : ", ").append(a);
+    return cniError(ErrorCode::kInvalidConfig,
+                    cat(source, " returned ", list.size(), " ", family, " addresses (", all,
+                        "); a sluice attachment takes at most one address per family: give the IPAM one range "
+                        "set per family"));
+  };
+  if (v4.size() > 1) return tooMany("IPv4", v4);
+  if (v6.size() > 1) return tooMany("IPv6", v6);
+  return out;
+}
+
+AttachmentAddresses Result::addressesForInterface(size_t index) const {
+  AttachmentAddresses out;
+  for (const json& ip : ips) {
+    auto idx = ip.find("interface");
+    if (idx == ip.end() || static_cast<size_t>(idx->get<int64_t>()) != index) continue;
+    if (!out.ipv4) out.ipv4 = assignmentOf(ip);
+    if (!out.ipv6) out.ipv6 = ipv6AssignmentOf(ip);
+  }
+  return out;
 }
 
 std::optional<Ipv4Assignment> Result::ipv4ForInterface(size_t index) const {

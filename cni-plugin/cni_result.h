@@ -26,16 +26,34 @@ struct Ipv4Assignment {
   std::optional<Ipv4Address> gateway;  // "gateway" when given and IPv4
 };
 
+// One IPv6 entry of a result's "ips".
+struct Ipv6Assignment {
+  Ipv6Address address;                 // the interface's address
+  uint8_t prefix_len = 0;              // of "address": "fd00::5/64"
+  std::optional<Ipv6Address> gateway;  // "gateway" when given and IPv6
+};
+
+// The addresses of one attachment: sluiced gives a port at most one address
+// per family (its ip and ipv6), so an attachment has at most one of each.
+struct AttachmentAddresses {
+  std::optional<Ipv4Assignment> ipv4;
+  std::optional<Ipv6Assignment> ipv6;
+};
+
 struct Result {
   nlohmann::json interfaces = nlohmann::json::array();  // objects with "name"
   nlohmann::json ips = nlohmann::json::array();         // objects with "address"
   nlohmann::json routes = nlohmann::json::array();      // objects with "dst"
   nlohmann::json dns = nlohmann::json::object();
 
-  // The first IPv4 entry of `ips` (whatever interface it names).
-  std::optional<Ipv4Assignment> firstIpv4() const;
+  // The entries of `ips` (whatever interface they name) as one attachment's
+  // addresses. InvalidConfig (code 7) when there is none, or more than one
+  // of a family; `source` names where they came from ("ipam host-local").
+  absl::StatusOr<AttachmentAddresses> attachmentAddresses(std::string_view source) const;
   // The first IPv4 entry of `ips` whose "interface" is `index`.
   std::optional<Ipv4Assignment> ipv4ForInterface(size_t index) const;
+  // The first IPv4 and the first IPv6 entry whose "interface" is `index`.
+  AttachmentAddresses addressesForInterface(size_t index) const;
   // Index of the interface named `name` (and in `sandbox` when both are set).
   std::optional<size_t> findInterface(std::string_view name, std::string_view sandbox) const;
 
@@ -58,5 +76,8 @@ absl::StatusOr<Result> parseResult(const nlohmann::json& doc, std::string_view w
 
 // "10.1.2.3/24" → address and prefix; nullopt for anything else.
 std::optional<Ipv4Assignment> parseIpv4Cidr(std::string_view text);
+// "fd00:10:244::5/64" → address and prefix (host bits set, as an interface
+// address has them); nullopt for anything else.
+std::optional<Ipv6Assignment> parseIpv6Cidr(std::string_view text);
 
 }  // namespace sluice::cni

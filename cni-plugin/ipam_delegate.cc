@@ -112,7 +112,10 @@ absl::StatusOr<Result> IpamDelegate::parseAddResult(std::string_view output) con
   if (doc.is_discarded()) return cniError(ErrorCode::kDecodeFailure, cat(what, ": result is not JSON"));
   absl::StatusOr<Result> result = parseResult(doc, what);
   if (!result.ok()) return result.status();
-  if (result->ips.empty()) return cniError(ErrorCode::kDecodeFailure, cat(what, ": result has no IPs"));
+  if (result->ips.empty()) {
+    return cniError(ErrorCode::kDecodeFailure,
+                    cat(what, ": result has no IPs (sluiced needs an IPv4 or an IPv6 address, or both)"));
+  }
   // IPAM plugins are unaware of interfaces (spec "IP Allocation"); indexes
   // are ours to fill in, so drop any it sent.
   result->interfaces = json::array();

@@ -148,9 +148,9 @@ absl::Status parseRuntimeConfig(const json& doc, NetConf& conf) {
       return invalid("runtimeConfig.ips", cat("must be an array of at most ", kMaxRuntimeIps, " addresses"));
     }
     for (const json& ip : *f) {
-      if (!ip.is_string() || !parseIpv4Cidr(ip.get<std::string>())) {
-        return invalid("runtimeConfig.ips", "entries must be IPv4 addresses with a prefix, like 10.1.2.3/24 "
-                                            "(sluice is IPv4-only)");
+      if (!ip.is_string() || (!parseIpv4Cidr(ip.get<std::string>()) && !parseIpv6Cidr(ip.get<std::string>()))) {
+        return invalid("runtimeConfig.ips", "entries must be IPv4 or IPv6 addresses with a prefix, like "
+                                            "10.1.2.3/24 or fd00:10:244::3/64");
       }
       conf.runtime_ips.push_back(ip.get<std::string>());
     }

@@ -135,7 +135,8 @@ struct NetConf {
   // runtimeConfig.mac (the "mac" capability): the interface's MAC instead of
   // one sluiced derives from the address. Unicast only.
   std::optional<MacAddress> runtime_mac;
-  // runtimeConfig.ips (the "ips" capability): IPv4 "a.b.c.d/len" entries.
+  // runtimeConfig.ips (the "ips" capability): IPv4 "a.b.c.d/len" and IPv6
+  // "x::y/len" entries (at most one per family, checked by ADD).
   // Without an "ipam" block they are the interface's addresses; with one,
   // the IPAM plugin reads them (static IPAM does) from the same stdin.
   std::vector<std::string> runtime_ips;

@@ -128,6 +128,42 @@ std::vector<uint8_t> buildAddRouteRequest(uint32_t seq, int ifindex, Ipv4Address
   return std::move(req).finish();
 }
 
+std::vector<uint8_t> buildAddAddressRequest(uint32_t seq, int ifindex, const Ipv6Address& address,
+                                            uint8_t prefix_len) {
+  RequestBuilder req(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, seq);
+  ifaddrmsg ifa{};
+  ifa.ifa_family = AF_INET6;
+  ifa.ifa_prefixlen = prefix_len;
+  ifa.ifa_flags = IFA_F_NODAD;  // see rtnetlink.h
+  ifa.ifa_scope = RT_SCOPE_UNIVERSE;
+  ifa.ifa_index = static_cast<uint32_t>(ifindex);
+  req.addFamilyMessage(ifa);
+  // No peer: IFA_ADDRESS is the local address too (what `ip -6 addr add` sends).
+  req.addAttribute(IFA_LOCAL, address.bytes.data(), address.bytes.size());
+  req.addAttribute(IFA_ADDRESS, address.bytes.data(), address.bytes.size());
+  return std::move(req).finish();
+}
+
+std::vector<uint8_t> buildAddRouteRequest(uint32_t seq, int ifindex, const Ipv6Address& dst, uint8_t dst_len,
+                                          const std::optional<Ipv6Address>& gateway) {
+  RequestBuilder req(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, seq);
+  rtmsg rt{};
+  rt.rtm_family = AF_INET6;
+  rt.rtm_dst_len = dst_len;
+  rt.rtm_table = RT_TABLE_MAIN;
+  rt.rtm_protocol = RTPROT_BOOT;  // what `ip route add` uses
+  // IPv6 routes are universe scope whether on-link or via a gateway (the
+  // kernel ignores the scope of IPv6 routes; `ip -6 route` sends universe).
+  rt.rtm_scope = RT_SCOPE_UNIVERSE;
+  rt.rtm_type = RTN_UNICAST;
+  req.addFamilyMessage(rt);
+  if (dst_len > 0) req.addAttribute(RTA_DST, dst.bytes.data(), dst.bytes.size());
+  if (gateway) req.addAttribute(RTA_GATEWAY, gateway->bytes.data(), gateway->bytes.size());
+  auto oif = static_cast<uint32_t>(ifindex);
+  req.addAttribute(RTA_OIF, &oif, sizeof oif);
+  return std::move(req).finish();
+}
+
 absl::StatusOr<NetnsFd> NetnsFd::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fromErrno(errno, cat("netns ", path));
@@ -226,6 +262,17 @@ absl::Status RtNetlink::addAddress(int ifindex, Ipv4Address address, uint8_t pre
 }
 
 absl::Status RtNetlink::addRoute(int ifindex, Ipv4Address dst, uint8_t dst_len, std::optional<Ipv4Address> gateway) {
+  const uint32_t seq = seq_++;
+  return transact(buildAddRouteRequest(seq, ifindex, dst, dst_len, gateway), seq, nullptr);
+}
+
+absl::Status RtNetlink::addAddress(int ifindex, const Ipv6Address& address, uint8_t prefix_len) {
+  const uint32_t seq = seq_++;
+  return transact(buildAddAddressRequest(seq, ifindex, address, prefix_len), seq, nullptr);
+}
+
+absl::Status RtNetlink::addRoute(int ifindex, const Ipv6Address& dst, uint8_t dst_len,
+                                 const std::optional<Ipv6Address>& gateway) {
   const uint32_t seq = seq_++;
   return transact(buildAddRouteRequest(seq, ifindex, dst, dst_len, gateway), seq, nullptr);
 }

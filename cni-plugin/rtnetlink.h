@@ -1,6 +1,6 @@
 // A minimal rtnetlink client for sluice-cni's SR-IOV kernel mode: look up a
 // link, set its name, MAC, MTU and up/down state, move it to another network
-// namespace, add IPv4 addresses and routes. Raw NETLINK_ROUTE sockets (no
+// namespace, add IPv4 and IPv6 addresses and routes. Raw NETLINK_ROUTE sockets (no
 // libnl); a socket works in the namespace it was created in, so one opened
 // "in" a pod's namespace keeps acting there after the thread returns to its
 // own. Request building is a pure function (unit-tested to the byte). Used by
@@ -45,6 +45,16 @@ std::vector<uint8_t> buildAddAddressRequest(uint32_t seq, int ifindex, Ipv4Addre
 // `gateway` (none: directly on the link) out of ifindex.
 std::vector<uint8_t> buildAddRouteRequest(uint32_t seq, int ifindex, Ipv4Address dst, uint8_t dst_len,
                                           std::optional<Ipv4Address> gateway);
+// The same for IPv6 (RTM_NEWROUTE in universe scope, as the kernel has all
+// IPv6 routes). The address is added with IFA_F_NODAD: IPAM handed it
+// out of this node's range to this pod alone, and a tentative address
+// (Duplicate Address Detection takes a second by the kernel's defaults)
+// could not be bound to by the pod's application nor used as a route's
+// source until then, so the pod would start with IPv6 not yet working.
+std::vector<uint8_t> buildAddAddressRequest(uint32_t seq, int ifindex, const Ipv6Address& address,
+                                            uint8_t prefix_len);
+std::vector<uint8_t> buildAddRouteRequest(uint32_t seq, int ifindex, const Ipv6Address& dst, uint8_t dst_len,
+                                          const std::optional<Ipv6Address>& gateway);
 
 // A network namespace opened by path (/var/run/netns/x, /proc/<pid>/ns/net).
 class NetnsFd {
@@ -82,6 +92,9 @@ class RtNetlink {
   absl::Status setLink(int ifindex, const LinkChange& change);
   absl::Status addAddress(int ifindex, Ipv4Address address, uint8_t prefix_len);
   absl::Status addRoute(int ifindex, Ipv4Address dst, uint8_t dst_len, std::optional<Ipv4Address> gateway);
+  absl::Status addAddress(int ifindex, const Ipv6Address& address, uint8_t prefix_len);
+  absl::Status addRoute(int ifindex, const Ipv6Address& dst, uint8_t dst_len,
+                        const std::optional<Ipv6Address>& gateway);
 
  private:
   explicit RtNetlink(rtnetlink::RouteSocket socket) : socket_(std::move(socket)) {}

@@ -51,29 +51,40 @@ absl::Status sendHome(RtNetlink& pod, int ifindex, const HostNetdev& original) {
 
 PodNetdevConfig podNetdevConfig(const Result& ipam, std::string ifname, MacAddress mac,
                                 std::optional<uint32_t> mtu, std::vector<std::string>* skipped) {
-  PodNetdevConfig cfg{std::move(ifname), mac, mtu, {}, {}};
+  PodNetdevConfig cfg{std::move(ifname), mac, mtu, {}, {}, {}, {}};
   std::optional<Ipv4Address> default_gw;
+  std::optional<Ipv6Address> default_gw6;
   for (const nlohmann::json& ip : ipam.ips) {
     std::string address = ip.at("address").get<std::string>();
-    std::optional<Ipv4Assignment> a = parseIpv4Cidr(address);
-    if (!a) {
-      if (skipped != nullptr) skipped->push_back(address);
-      continue;
+    auto gw = ip.find("gateway");
+    const std::string gateway = gw != ip.end() ? gw->get<std::string>() : std::string();
+    if (std::optional<Ipv4Assignment> a = parseIpv4Cidr(address)) {
+      a->gateway = Ipv4Address::parse(gateway);
+      if (!default_gw && a->gateway) default_gw = a->gateway;
+      cfg.addresses.push_back(*a);
+    } else if (std::optional<Ipv6Assignment> a6 = parseIpv6Cidr(address)) {
+      a6->gateway = Ipv6Address::parse(gateway);
+      if (!default_gw6 && a6->gateway) default_gw6 = a6->gateway;
+      cfg.addresses6.push_back(*a6);
+    } else if (skipped != nullptr) {
+      skipped->push_back(address);
     }
-    if (auto gw = ip.find("gateway"); gw != ip.end()) a->gateway = Ipv4Address::parse(gw->get<std::string>());
-    if (!default_gw && a->gateway) default_gw = a->gateway;
-    cfg.addresses.push_back(*a);
   }
   for (const nlohmann::json& route : ipam.routes) {
     std::string dst = route.at("dst").get<std::string>();
-    std::optional<Ipv4Assignment> d = parseIpv4Cidr(dst);
-    if (!d) {
-      if (skipped != nullptr) skipped->push_back(dst);
-      continue;
+    auto gw = route.find("gw");
+    const std::string gateway = gw != route.end() ? gw->get<std::string>() : std::string();
+    if (std::optional<Ipv4Assignment> d = parseIpv4Cidr(dst); d && !cfg.addresses.empty()) {
+      PodRoute r{d->address, d->prefix_len, default_gw};
+      if (gw != route.end()) r.gateway = Ipv4Address::parse(gateway);
+      cfg.routes.push_back(r);
+    } else if (std::optional<Ipv6Assignment> d6 = parseIpv6Cidr(dst); d6 && !cfg.addresses6.empty()) {
+      PodRoute6 r{d6->address, d6->prefix_len, default_gw6};
+      if (gw != route.end()) r.gateway = Ipv6Address::parse(gateway);
+      cfg.routes6.push_back(r);
+    } else if (skipped != nullptr) {
+      skipped->push_back(dst);
     }
-    PodRoute r{d->address, d->prefix_len, default_gw};
-    if (auto gw = route.find("gw"); gw != route.end()) r.gateway = Ipv4Address::parse(gw->get<std::string>());
-    cfg.routes.push_back(r);
   }
   return cfg;
 }
@@ -126,6 +137,17 @@ absl::StatusOr<HostNetdev> moveIntoPod(const std::string& host_name, const std::
     }
   }
   for (const PodRoute& r : config.routes) {
+    if (absl::Status s = pod->addRoute(moved->ifindex, r.dst, r.dst_len, r.gateway); !s.ok()) {
+      return withContext(s, cat("route ", r.dst.toString(), "/", r.dst_len,
+                                r.gateway ? cat(" via ", r.gateway->toString()) : std::string()));
+    }
+  }
+  for (const Ipv6Assignment& a : config.addresses6) {
+    if (absl::Status s = pod->addAddress(moved->ifindex, a.address, a.prefix_len); !s.ok()) {
+      return withContext(s, cat("address ", a.address.toString(), "/", a.prefix_len));
+    }
+  }
+  for (const PodRoute6& r : config.routes6) {
     if (absl::Status s = pod->addRoute(moved->ifindex, r.dst, r.dst_len, r.gateway); !s.ok()) {
       return withContext(s, cat("route ", r.dst.toString(), "/", r.dst_len,
                                 r.gateway ? cat(" via ", r.gateway->toString()) : std::string()));

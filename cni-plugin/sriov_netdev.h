@@ -43,18 +43,28 @@ struct PodRoute {
   std::optional<Ipv4Address> gateway;
 };
 
+struct PodRoute6 {
+  Ipv6Address dst;
+  uint8_t dst_len = 0;
+  std::optional<Ipv6Address> gateway;
+};
+
 struct PodNetdevConfig {
   std::string ifname;                   // CNI_IFNAME
   MacAddress mac;                       // the attachment's MAC (as programmed on the PF)
   std::optional<uint32_t> mtu;          // the config's "mtu"; unset: unchanged
   std::vector<Ipv4Assignment> addresses;
   std::vector<PodRoute> routes;
+  std::vector<Ipv6Assignment> addresses6;
+  std::vector<PodRoute6> routes6;
 };
 
-// The IPv4 addresses and routes of an IPAM result, as the reference
-// plugins apply them: a route without "gw" goes via the first IPv4 gateway
-// of the result, or directly on the link when there is none. IPv6 entries
-// are skipped (returned in `skipped` for logging): sluice is IPv4-only.
+// The addresses and routes of an IPAM result, as the reference plugins
+// apply them: a route without "gw" goes via the first gateway of its own
+// family in the result ("::/0" via the IPv6 gateway, "0.0.0.0/0" via the
+// IPv4 one), or directly on the link when there is none. A route of a family
+// the result has no address of could not be used and is skipped (returned
+// in `skipped` for logging).
 PodNetdevConfig podNetdevConfig(const Result& ipam, std::string ifname, MacAddress mac,
                                 std::optional<uint32_t> mtu, std::vector<std::string>* skipped);
 

@@ -124,7 +124,7 @@ std::vector<std::string> CniTest::heldIps() const {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(fs::path(ipam_dir_) / "sluice-test", ec)) {
     const std::string name = entry.path().filename().string();
-    if (Ipv4Address::parse(name)) out.push_back(name);
+    if (Ipv4Address::parse(name) || Ipv6Address::parse(name)) out.push_back(name);
   }
   return out;
 }

@@ -55,7 +55,7 @@ class CniTest : public ::testing::Test {
   // The CNI_COMMAND of each fake IPAM invocation so far, in order.
   std::vector<std::string> ipamCommands() const;
 
-  // IPs host-local currently holds for network "sluice-test".
+  // IPs (IPv4 and IPv6) host-local currently holds for network "sluice-test".
   std::vector<std::string> heldIps() const;
   // Attachment records of network "sluice-test".
   std::vector<std::string> records() const;

@@ -27,7 +27,14 @@ grpc::Status FakeDataplane::AddPort(grpc::ServerContext* ctx, const v1::AddPortR
   if (req->type() == v1::PORT_TYPE_SRIOV_VF) {
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "type: SR-IOV VFs are not supported yet");
   }
-  if (req->ip().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "ip: required");
+  if (req->ip().empty() && req->ipv6().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "ip or ipv6: required");
+  }
+  // sluiced's answer on a node without an IPv6 pod CIDR.
+  if (!req->ipv6().empty() && !ipv6_enabled_) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "ipv6: this node has no IPv6 pod CIDR (config key pod-cidr-v6)");
+  }
   auto key = std::make_pair(req->attachment().container_id(), req->attachment().ifname());
   if (auto it = ports_.find(key); it != ports_.end()) {
     *resp->mutable_port() = it->second;
@@ -41,8 +48,15 @@ grpc::Status FakeDataplane::AddPort(grpc::ServerContext* ctx, const v1::AddPortR
   port.set_pod_namespace(req->pod_namespace());
   port.set_pod_name(req->pod_name());
   port.set_ip(req->ip());
+  port.set_ipv6(req->ipv6());
   auto ip = Ipv4Address::parse(req->ip());
-  port.set_mac(req->mac().empty() && ip ? MacAddress::fromIpv4(*ip).toString() : req->mac());
+  // An IPv6-only port's MAC: 02:00 and the address's last four bytes.
+  std::string mac = req->mac();
+  if (mac.empty() && ip) mac = MacAddress::fromIpv4(*ip).toString();
+  if (auto ip6 = Ipv6Address::parse(req->ipv6()); mac.empty() && ip6) {
+    mac = MacAddress{{0x02, 0x00, ip6->bytes[12], ip6->bytes[13], ip6->bytes[14], ip6->bytes[15]}}.toString();
+  }
+  port.set_mac(mac);
   port.set_type(req->type());
   port.set_vhost_mode(req->vhost_mode());
   const std::string& dir = socket_dir_override_.empty() ? socket_dir_ : socket_dir_override_;
@@ -111,6 +125,11 @@ void FakeDataplane::release() {
 void FakeDataplane::setSocketDirOverride(std::string dir) {
   std::lock_guard lock(mu_);
   socket_dir_override_ = std::move(dir);
+}
+
+void FakeDataplane::setIpv6(bool enabled) {
+  std::lock_guard lock(mu_);
+  ipv6_enabled_ = enabled;
 }
 
 void FakeDataplane::setOverlayMtu(uint32_t mtu) {

@@ -39,6 +39,9 @@ class FakeDataplane final : public v1::Dataplane::Service {
   void release();
   // Overrides what AddPort reports as the socket path (socketDir mismatch).
   void setSocketDirOverride(std::string dir);
+  // Whether AddPort takes an IPv6 address (false: it refuses one as a
+  // sluiced without pod-cidr-v6 does). Default true.
+  void setIpv6(bool enabled);
   // What AddPort reports as the overlay MTU (0: no VXLAN overlay, the default).
   void setOverlayMtu(uint32_t mtu);
   // Adds a port directly, as if another client had created it.
@@ -62,6 +65,7 @@ class FakeDataplane final : public v1::Dataplane::Service {
   std::string socket_dir_;                                   // what a port's socket path starts with
   std::string socket_dir_override_;                          // non-empty: report this dir instead
   uint32_t overlay_mtu_ = 0;  // reported in every AddPort response
+  bool ipv6_enabled_ = true;  // the node has an IPv6 pod CIDR
   std::map<std::pair<std::string, std::string>, v1::Port> ports_;  // by (container id, ifname)
   std::vector<std::string> calls_;                           // method names, in call order
   std::vector<v1::AddPortRequest> add_requests_;             // every AddPort request received

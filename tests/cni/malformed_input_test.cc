@@ -140,16 +140,15 @@ TEST_F(CniTest, InvalidIpamResultIsReleasedAndCode6) {
   expectNothingLeft();
 }
 
-TEST_F(CniTest, IpamResultWithoutIpv4IsReleasedAndCode7) {
-  writeIpamScript("fake-ipam",
-                  "[ \"$CNI_COMMAND\" = ADD ] && echo '{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"fd00::5/64\"}]}'"
-                  "\nexit 0");
+TEST_F(CniTest, IpamResultWithoutAnyAddressIsReleasedAndCode6) {
+  writeIpamScript("fake-ipam", "[ \"$CNI_COMMAND\" = ADD ] && echo '{\"cniVersion\":\"1.0.0\",\"ips\":[]}'\nexit 0");
   json c = conf();
   c["ipam"] = {{"type", "fake-ipam"}};
   RunResult r = run(env("ADD"), c);
-  EXPECT_EQ(r.code(), 7) << r.stdout_text;
-  EXPECT_NE(r.msg().find("IPv4"), std::string::npos);
-  EXPECT_TRUE(fake_->calls().empty()) << "sluiced must not be asked without an IPv4";
+  EXPECT_EQ(r.code(), 6) << r.stdout_text;
+  EXPECT_EQ(r.msg(), "ipam fake-ipam ADD: result has no IPs (sluiced needs an IPv4 or an IPv6 address, or both)");
+  EXPECT_EQ(ipamCommands(), (std::vector<std::string>{"ADD", "DEL"})) << "the address must be released";
+  EXPECT_TRUE(fake_->calls().empty()) << "sluiced must not be asked without an address";
   expectNothingLeft();
 }
 

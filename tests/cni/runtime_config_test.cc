@@ -48,7 +48,7 @@ TEST_F(CniTest, RuntimeIpsWithIpamGoToTheIpamPlugin) {
 
 TEST_F(CniTest, BadRuntimeMacOrIpsAreCode7AndChangeNothing) {
   for (const json& rc : {json{{"mac", "01:00:5e:00:00:01"}}, json{{"mac", "zz"}}, json{{"mac", 5}},
-                         json{{"ips", {"fd00::1/64"}}}, json{{"ips", {"10.0.0.1"}}}, json{{"ips", "10.0.0.1/24"}}}) {
+                         json{{"ips", {"fd00::1"}}}, json{{"ips", {"10.0.0.1"}}}, json{{"ips", "10.0.0.1/24"}}}) {
     json c = conf();
     c["runtimeConfig"] = rc;
     RunResult r = run(env("ADD"), c);

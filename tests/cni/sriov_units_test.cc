@@ -142,7 +142,36 @@ TEST(RtNetlinkRequest, AddressAndRoute) {
   EXPECT_EQ(onlink[30], 4);    // the only attribute: RTA_OIF
 }
 
-TEST(PodNetdevConfig, Ipv4AddressesAndRoutesWithGatewayFallback) {
+TEST(RtNetlinkRequest, Ipv6AddressWithoutDadAndRoutes) {
+  const Ipv6Address addr = *Ipv6Address::parse("fd00:10:244:1::7");
+  const Bytes addr_bytes(addr.bytes.begin(), addr.bytes.end());
+  Bytes want = {64, 0, 0, 0, 20, 0, 0x05, 0x06, 4, 0, 0, 0, 0, 0, 0, 0,  // RTM_NEWADDR, +CREATE|EXCL
+                10, 64, 0x02, 0, 7, 0, 0, 0,                             // AF_INET6 /64 IFA_F_NODAD ifindex 7
+                20, 0, 2, 0};                                            // IFA_LOCAL
+  want.insert(want.end(), addr_bytes.begin(), addr_bytes.end());
+  want.insert(want.end(), {20, 0, 1, 0});  // IFA_ADDRESS
+  want.insert(want.end(), addr_bytes.begin(), addr_bytes.end());
+  EXPECT_EQ(buildAddAddressRequest(4, 7, addr, 64), want);
+
+  // The default route via the IPv6 gateway: universe scope, no RTA_DST.
+  const Ipv6Address gw = *Ipv6Address::parse("fd00:10:244:1::1");
+  Bytes route = {56, 0, 0, 0, 24, 0, 0x05, 0x06, 4, 0, 0, 0, 0, 0, 0, 0,  // RTM_NEWROUTE
+                 10, 0, 0, 0, 254, 3, 0, 1, 0, 0, 0, 0,                   // AF_INET6 /0, main, boot, universe
+                 20, 0, 5, 0};                                            // RTA_GATEWAY
+  route.insert(route.end(), gw.bytes.begin(), gw.bytes.end());
+  route.insert(route.end(), {8, 0, 4, 0, 7, 0, 0, 0});  // RTA_OIF
+  EXPECT_EQ(buildAddRouteRequest(4, 7, Ipv6Address{}, 0, std::optional<Ipv6Address>(gw)), route);
+
+  // On the link: RTA_DST, no gateway, still universe scope.
+  Bytes onlink = buildAddRouteRequest(4, 7, *Ipv6Address::parse("fd00:99::"), 32, std::optional<Ipv6Address>());
+  ASSERT_EQ(onlink.size(), 56u);
+  EXPECT_EQ(onlink[17], 32);  // dst_len
+  EXPECT_EQ(onlink[22], 0);   // RT_SCOPE_UNIVERSE
+  EXPECT_EQ(onlink[30], 1);   // RTA_DST
+  EXPECT_EQ(onlink[50], 4);   // then RTA_OIF
+}
+
+TEST(PodNetdevConfig, AddressesAndRoutesWithGatewayFallbackPerFamily) {
   auto ipam = parseResult(nlohmann::json::parse(R"({
       "ips": [{"address": "10.252.0.20/24", "gateway": "10.252.0.1"}, {"address": "fd00::5/64"}],
       "routes": [{"dst": "10.253.0.0/16"}, {"dst": "0.0.0.0/0", "gw": "10.252.0.9"}, {"dst": "fd00::/8"}]})"),
@@ -160,7 +189,49 @@ TEST(PodNetdevConfig, Ipv4AddressesAndRoutesWithGatewayFallback) {
   EXPECT_EQ(c.routes[0].gateway->toString(), "10.252.0.1");  // the IPAM gateway
   EXPECT_EQ(c.routes[1].dst_len, 0);
   EXPECT_EQ(c.routes[1].gateway->toString(), "10.252.0.9");  // its own
-  EXPECT_EQ(skipped, (std::vector<std::string>{"fd00::5/64", "fd00::/8"}));
+  // The IPv6 address too; its route goes on the link (no IPv6 gateway).
+  ASSERT_EQ(c.addresses6.size(), 1u);
+  EXPECT_EQ(c.addresses6[0].address.toString(), "fd00::5");
+  EXPECT_EQ(c.addresses6[0].prefix_len, 64);
+  ASSERT_EQ(c.routes6.size(), 1u);
+  EXPECT_EQ(c.routes6[0].dst.toString(), "fd00::");
+  EXPECT_EQ(c.routes6[0].dst_len, 8);
+  EXPECT_FALSE(c.routes6[0].gateway.has_value());
+  EXPECT_TRUE(skipped.empty());
+}
+
+TEST(PodNetdevConfig, DualStackDefaultRoutesGoViaTheirOwnFamilysGateway) {
+  auto ipam = parseResult(nlohmann::json::parse(R"({
+      "ips": [{"address": "fd00:10:244:1::7/64", "gateway": "fd00:10:244:1::1"},
+              {"address": "10.244.1.7/24", "gateway": "10.244.1.1"}],
+      "routes": [{"dst": "::/0"}, {"dst": "0.0.0.0/0"}, {"dst": "fd00:99::/32", "gw": "fd00:10:244:1::9"}]})"),
+                          "test");
+  ASSERT_TRUE(ipam.ok()) << ipam.status();
+  std::vector<std::string> skipped;
+  PodNetdevConfig c = podNetdevConfig(*ipam, "net1", *MacAddress::parse("02:00:00:00:00:01"), std::nullopt, &skipped);
+  ASSERT_EQ(c.routes.size(), 1u);
+  EXPECT_EQ(c.routes[0].dst_len, 0);
+  EXPECT_EQ(c.routes[0].gateway->toString(), "10.244.1.1");
+  ASSERT_EQ(c.routes6.size(), 2u);
+  EXPECT_EQ(c.routes6[0].dst_len, 0);
+  EXPECT_EQ(c.routes6[0].gateway->toString(), "fd00:10:244:1::1");
+  EXPECT_EQ(c.routes6[1].dst.toString(), "fd00:99::");
+  EXPECT_EQ(c.routes6[1].gateway->toString(), "fd00:10:244:1::9");
+  EXPECT_TRUE(skipped.empty());
+}
+
+TEST(PodNetdevConfig, ARouteOfAFamilyWithoutAnAddressIsSkipped) {
+  auto ipam = parseResult(nlohmann::json::parse(R"({
+      "ips": [{"address": "fd00::5/64", "gateway": "fd00::1"}],
+      "routes": [{"dst": "0.0.0.0/0"}, {"dst": "::/0"}]})"),
+                          "test");
+  ASSERT_TRUE(ipam.ok()) << ipam.status();
+  std::vector<std::string> skipped;
+  PodNetdevConfig c = podNetdevConfig(*ipam, "net1", *MacAddress::parse("02:00:00:00:00:01"), std::nullopt, &skipped);
+  EXPECT_TRUE(c.addresses.empty());
+  EXPECT_TRUE(c.routes.empty());
+  ASSERT_EQ(c.routes6.size(), 1u);
+  EXPECT_EQ(skipped, (std::vector<std::string>{"0.0.0.0/0"}));
 }
 
 TEST(SriovNetdev, MissingNetnsOrNetdevIsAnErrorForAddAndSuccessForDel) {

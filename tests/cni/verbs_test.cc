@@ -88,7 +88,8 @@ TEST_F(CniTest, AddReturnsSocketInterfaceAddressesAndRoutes) {
   json info = readJson(devinfo_path_);
   EXPECT_EQ(info, json({{"type", "vhost-user"},
                         {"version", "1.1.0"},
-                        {"vhost-user", {{"mode", "client"}, {"path", port.socket_path()}}}}));
+                        {"vhost-user", {{"mode", "client"}, {"path", port.socket_path()}}},
+                        {"ips", {"10.244.1.2"}}}));
   // stdout holds the result alone; logs went to stderr.
   EXPECT_EQ(r.stdout_text.find("sluice-cni["), std::string::npos);
   EXPECT_NE(r.stderr_text.find("added port"), std::string::npos);
@@ -149,7 +150,8 @@ TEST_F(CniTest, AddWithoutVhostModeIsClientModeAndThePodServes) {
   EXPECT_TRUE(fs::is_directory(fs::path(socket).parent_path()));
   EXPECT_EQ(readJson(devinfo_path_), json({{"type", "vhost-user"},
                                            {"version", "1.1.0"},
-                                           {"vhost-user", {{"mode", "server"}, {"path", socket}}}}));
+                                           {"vhost-user", {{"mode", "server"}, {"path", socket}}},
+                                           {"ips", {"10.244.1.2"}}}));
   // The pod's application listens there; DEL removes its socket with the
   // pod directory (sluiced, the client, never owned it).
   int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);

@@ -133,7 +133,7 @@ TEST_P(VersionsTest, CheckWorksFrom040AndIsRefusedBefore) {
     moved["ips"][0]["address"] = "10.244.1.9/24";
     RunResult wrong = run(env("CHECK"), withPrev(moved));
     EXPECT_EQ(wrong.code(), 101) << wrong.stdout_text;
-    EXPECT_EQ(wrong.msg(), "port IP is 10.244.1.2, prevResult says 10.244.1.9");
+    EXPECT_EQ(wrong.msg(), "port IPv4 is \"10.244.1.2\", prevResult says \"10.244.1.9\"");
   }
   ASSERT_EQ(run(env("DEL"), conf()).rc, 0);
   expectNothingLeft();

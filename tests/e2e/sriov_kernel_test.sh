@@ -17,6 +17,9 @@
 #   refusals leave nothing behind: pool exhausted (11), unknown deviceID (7),
 #     malformed deviceID (7), and a failure inside the pod's netns (an
 #     interface already named CNI_IFNAME) undone back to the host.
+#   dual-stack kernel mode (host-local with an IPv6 range set too): the VF
+#     netdev gets both addresses (the IPv6 one not tentative: no DAD) and a
+#     default route of each family via its gateway; DEL releases both.
 #   DPDK mode, 1.1.0 (plugin executed directly): the VF stays in the host,
 #     the result carries pciID, the device-info file its PCI address.
 #   kill -9 of sluiced with a VF handed out: the restarted sluiced holds it
@@ -62,9 +65,13 @@ jq -n --arg sys "$sys" --arg state "$work/state" \
   '{"sriov-pools": [{pf: "sepf0", "sysfs-root": $sys, vfs: 2, mode: "vfio"}], "sriov-pf-control": "fake",
     "state-dir": $state}' \
   >"$work/sluiced.json"
+# The dual-stack dataplane takes a pod's IPv6 address only with an IPv6 pod
+# CIDR (pod-cidr-v6); a sluiced without that key ignores the address.
+v6_args=()
+if "$SLUICED" --help 2>&1 | grep -q -- '--pod-cidr-v6'; then v6_args=(--pod-cidr-v6 fd00:252::/64); fi
 start_sriov_sluiced() {
   "$SLUICED" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
-    --pod-cidr 10.250.0.0/24 --main-core 0 --pmd-cores 1 --max-ports 8 --mbufs 16384 \
+    --pod-cidr 10.250.0.0/24 "${v6_args[@]}" --main-core 0 --pmd-cores 1 --max-ports 8 --mbufs 16384 \
     --eal "--no-huge --no-pci -m 512 --no-shconf --file-prefix=se2e-$id" >>"$work/sluiced.log" 2>&1 &
   sluiced_pid=$!
   e2e_pids+=("$sluiced_pid")
@@ -222,6 +229,29 @@ assert_jq "$(port_of "$cidc" net1)" '.sriov_mode == "SRIOV_MODE_DPDK"' "port in 
 out=$(plugin_c DEL <<<"$conf") || fail "DPDK-mode DEL failed: $out"
 [[ ! -e $info ]] || fail "device-info file left after DEL"
 [[ $(vf_holder $pci1) == free ]] || fail "VF $pci1 not free after the DPDK DEL"
+
+# --- dual-stack, kernel mode: host-local's second (IPv6) range set; the VF
+# netdev gets both addresses, the IPv6 one usable at once (no DAD: not
+# tentative), and a default route of each family via its own gateway
+dual=$(netconf 1.0.0 kernel | jq '.ipam.ranges += [[{subnet: "fd00:252::/64"}]]
+  | .ipam.routes += [{dst: "0.0.0.0/0"}, {dst: "::/0"}]')
+result=$(plugin_c ADD <<<"$dual") || fail "dual-stack ADD failed: $result"
+assert_jq "$result" '.ips | length == 2 and .[1].address == "fd00:252::2/64" and .[1].gateway == "fd00:252::1"' \
+  "the IPv6 address and gateway in the result"
+addr6=$(ip -n "se2e-$id-c" -6 -o addr show dev net1 scope global)
+grep -q 'inet6 fd00:252::2/64 ' <<<"$addr6" || fail "IPv6 address not on the VF netdev: $addr6"
+! grep -q tentative <<<"$addr6" || fail "IPv6 address still tentative (DAD): $addr6"
+ip -n "se2e-$id-c" -4 -o addr show dev net1 | grep -q 'inet 10\.252\.0\.2[0-9]/24 ' ||
+  fail "IPv4 address not on the VF netdev: $(ip -n "se2e-$id-c" addr)"
+ip -n "se2e-$id-c" -6 route show default | grep -q 'via fd00:252::1 dev net1' ||
+  fail "no IPv6 default route via the IPv6 gateway: $(ip -n "se2e-$id-c" -6 route)"
+ip -n "se2e-$id-c" -4 route show default | grep -q 'via 10.252.0.1 dev net1' ||
+  fail "no IPv4 default route via the IPv4 gateway: $(ip -n "se2e-$id-c" route)"
+[[ -f $work/ipam/$net/fd00:252::2 ]] || fail "host-local holds no IPv6 lease"
+out=$(plugin_c DEL <<<"$dual") || fail "dual-stack DEL failed: $out"
+[[ ! -e $work/ipam/$net/fd00:252::2 ]] || fail "IPv6 lease not released"
+[[ $(vf_holder $pci0) == free ]] || fail "VF not free after the dual-stack DEL: $(ctl vfs)"
+assert_jq "$(ip -j link show "$vf0")" '.[0].address == "02:aa:bb:00:00:10"' "VF netdev home after the dual-stack DEL"
 
 # --- sluiced keeps its word: kill -9 with a VF handed out, start again; the
 # VF is still held (restored from the checkpoint), and DEL frees it

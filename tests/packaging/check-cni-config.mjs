@@ -47,7 +47,8 @@ for (const f of files) {
   writeFileSync(nodeConfig, cm.data['cni.json']);
   for (const [key, text] of Object.entries(cm.data).filter(([k]) => k.startsWith('cni-'))) {
     // What node-config does on the node, then the test's own changes.
-    const conf = JSON.parse(text.replaceAll('@NODE_POD_CIDR@', '10.244.9.0/24'));
+    const conf = JSON.parse(text.replaceAll('@NODE_POD_CIDR@', '10.244.9.0/24')
+      .replaceAll('@NODE_POD_CIDR_V6@', 'fd00:10:244:9::/64'));
     conf.apiSocket = join(tmp, 'nobody-listens.sock');
     cases.push([`${basename(f)} ${key}`, conf, nodeConfig]);
   }

@@ -4,17 +4,21 @@
 // config keys, the network attachments and the least-privilege RBAC. One
 // profile per values file the tests render (see run.sh).
 //
-// Usage: node check-rendered.mjs default|production|node-lookup|server-mode|kubernetes|monitors|metrics-off RENDERED.yaml
+// Usage: node check-rendered.mjs default|production|node-lookup|server-mode|kubernetes|monitors|metrics-off|dual-stack|node-lookup-dual-stack RENDERED.yaml
 // (server-mode: the default values with vhostUser.mode=server; monitors: with
 // the Prometheus operator's ServiceMonitor and PodMonitor; metrics-off: with
-// metrics.enabled=false.)
+// metrics.enabled=false; node-lookup-dual-stack: node-lookup with
+// podCIDRFromNode.ipv6; single-node-dual-stack: the default values with
+// network.podCIDRv6.)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 
 const [profile, file] = process.argv.slice(2);
-if (!['default', 'production', 'node-lookup', 'server-mode', 'kubernetes', 'monitors', 'metrics-off'].includes(profile) || !file) {
-  console.error('usage: check-rendered.mjs default|production|node-lookup|server-mode|kubernetes|monitors|metrics-off RENDERED.yaml');
+const kProfiles = ['default', 'production', 'node-lookup', 'server-mode', 'kubernetes', 'monitors', 'metrics-off',
+  'dual-stack', 'node-lookup-dual-stack', 'single-node-dual-stack'];
+if (!kProfiles.includes(profile) || !file) {
+  console.error(`usage: check-rendered.mjs ${kProfiles.join('|')} RENDERED.yaml`);
   process.exit(2);
 }
 const objects = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean);
@@ -24,7 +28,7 @@ const one = (kind) => { const l = ofKind(kind); assert.equal(l.length, 1, `exact
 // Keys sluiced knows or will know (the contract between chart and dataplane);
 // a typo in the chart's config shows up here instead of as a warning at run time.
 const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores', 'main-core', 'eal', 'pod-cidr',
-  'gateway', 'gateway-mac', 'tx-flush-interval', 'pmd-max-sleep-us', 'max-ports', 'mbufs', 'log-level', 'uplink', 'vni',
+  'pod-cidr-v6', 'gateway-v6', 'gateway', 'gateway-mac', 'tx-flush-interval', 'pmd-max-sleep-us', 'max-ports', 'mbufs', 'log-level', 'uplink', 'vni',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
   'state-dir', 'metrics-address', 'metrics-port', 'pod-cidr-v6', 'gateway-v6']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
@@ -231,7 +235,12 @@ if (profile === 'default') {
   });
   check('default: one pod CIDR, embedded in the attachments', () => {
     assert.equal(def['pod-cidr'], '10.244.0.0/24');
-    for (const n of ofKind('NetworkAttachmentDefinition')) assert.equal(JSON.parse(n.spec.config).ipam.ranges[0][0].subnet, '10.244.0.0/24');
+    for (const n of ofKind('NetworkAttachmentDefinition')) {
+      assert.deepEqual(JSON.parse(n.spec.config).ipam.ranges, [[{ subnet: '10.244.0.0/24' }]]);
+    }
+  });
+  check('default: IPv4 only (no pod-cidr-v6, one IPAM range set)', () => {
+    for (const [name, c] of Object.entries(configs)) assert.equal(c['pod-cidr-v6'], undefined, name);
   });
 }
 
@@ -332,8 +341,59 @@ if (profile === 'node-lookup') {
   });
   check('node-lookup: the lookup runs first and the config waits for its result', () => {
     assert.deepEqual(inits.map((c) => c.name), ['lookup-pod-cidr', 'node-config', 'install-cni']);
-    assert.match(inits[0].command.at(-1), /kubectl get node "\$NODE_NAME" -o 'jsonpath=\{\.spec\.podCIDR\}'/);
+    assert.match(inits[0].command.at(-1), /kubectl get node "\$NODE_NAME" -o 'jsonpath=\{\.spec\.podCIDRs\[\*\]\} \{\.spec\.podCIDR\}'/);
     assert.equal(def['pod-cidr'], '@NODE_POD_CIDR@');
+  });
+  check('node-lookup: IPv4 only unless podCIDRFromNode.ipv6 (no pod-cidr-v6, one range set)', () => {
+    assert.equal(def['pod-cidr-v6'], undefined);
+    for (const c of Object.values(cniConfs)) assert.deepEqual(c.ipam.ranges, [[{ subnet: '@NODE_POD_CIDR@' }]]);
+  });
+}
+
+if (profile === 'dual-stack') {
+  check('dual-stack: every node config has its own pod-cidr and pod-cidr-v6; unlisted nodes the defaults', () => {
+    const want = { 'default.json': ['10.244.0.0/24', 'fd00:10:244::/64'],
+      'node-worker-1.json': ['10.244.1.0/24', 'fd00:10:244:1::/64'],
+      'node-worker-2.json': ['10.244.2.0/24', 'fd00:10:244:2::/64'] };
+    assert.deepEqual(Object.keys(configs).sort(), Object.keys(want));
+    for (const [name, [v4, v6]] of Object.entries(want)) {
+      assert.equal(configs[name]['pod-cidr'], v4, name);
+      assert.equal(configs[name]['pod-cidr-v6'], v6, name);
+    }
+  });
+  check('dual-stack: host-local gets one range set per family, filled in per node', () => {
+    for (const n of ofKind('NetworkAttachmentDefinition')) assert.deepEqual(n.spec, {});
+    assert.ok(Object.keys(cniConfs).length >= 2, 'the vhost-user and SR-IOV networks');
+    for (const [name, c] of Object.entries(cniConfs)) {
+      assert.deepEqual(c.ipam, { type: 'host-local',
+        ranges: [[{ subnet: '@NODE_POD_CIDR@' }], [{ subnet: '@NODE_POD_CIDR_V6@' }]] }, name);
+    }
+  });
+}
+
+if (profile === 'single-node-dual-stack') {
+  check('single-node-dual-stack: sluiced and the attachments carry both CIDRs themselves', () => {
+    assert.deepEqual(Object.keys(configs), ['default.json']);
+    assert.equal(def['pod-cidr'], '10.244.0.0/24');
+    assert.equal(def['pod-cidr-v6'], 'fd00:10:244::/64');
+    const nads = ofKind('NetworkAttachmentDefinition');
+    assert.ok(nads.length >= 2, 'the vhost-user and SR-IOV networks');
+    for (const n of nads) {
+      assert.deepEqual(JSON.parse(n.spec.config).ipam.ranges,
+        [[{ subnet: '10.244.0.0/24' }], [{ subnet: 'fd00:10:244::/64' }]], n.metadata.name);
+    }
+  });
+}
+
+if (profile === 'node-lookup-dual-stack') {
+  check('node-lookup-dual-stack: both families from spec.podCIDRs into sluiced and the IPAM', () => {
+    assert.equal(inits[0].name, 'lookup-pod-cidr');
+    assert.match(inits[0].command.at(-1), /jsonpath=\{\.spec\.podCIDRs\[\*\]\}/);
+    assert.equal(def['pod-cidr'], '@NODE_POD_CIDR@');
+    assert.equal(def['pod-cidr-v6'], '@NODE_POD_CIDR_V6@');
+    for (const c of Object.values(cniConfs)) {
+      assert.deepEqual(c.ipam.ranges, [[{ subnet: '@NODE_POD_CIDR@' }], [{ subnet: '@NODE_POD_CIDR_V6@' }]]);
+    }
   });
 }
 

@@ -6,7 +6,8 @@
 // boot emptyDir, host CNI dir, downward API file) are redirected into a
 // temporary directory; the scripts themselves run unchanged under /bin/sh.
 //
-// Usage: node check-scripts.mjs PRODUCTION.yaml NODE-LOOKUP.yaml DEFAULT.yaml
+// Usage: node check-scripts.mjs PRODUCTION.yaml NODE-LOOKUP.yaml DEFAULT.yaml DUAL-STACK.yaml
+//        NODE-LOOKUP-DUAL-STACK.yaml
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,8 +16,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
-const [prodFile, lookupFile, defaultFile] = process.argv.slice(2);
-if (!defaultFile) { console.error('usage: check-scripts.mjs PRODUCTION.yaml NODE-LOOKUP.yaml DEFAULT.yaml'); process.exit(2); }
+const [prodFile, lookupFile, defaultFile, dualFile, lookupDualFile] = process.argv.slice(2);
+if (!lookupDualFile) {
+  console.error('usage: check-scripts.mjs PRODUCTION.yaml NODE-LOOKUP.yaml DEFAULT.yaml DUAL-STACK.yaml NODE-LOOKUP-DUAL-STACK.yaml');
+  process.exit(2);
+}
 const load = (f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS()).filter(Boolean);
 
 let passed = 0, failed = 0;
@@ -25,8 +29,9 @@ async function check(name, fn) {
 }
 
 // Lays out the node-config container's world under a fresh directory and runs
-// its script; returns the directory and the shell's result.
-function runNodeConfig(objects, env, lookupResult) {
+// its script; returns the directory and the shell's result. `lookupResult`
+// and `lookupResultV6`: what the lookup-pod-cidr container wrote, if it ran.
+function runNodeConfig(objects, env, lookupResult, lookupResultV6) {
   const ds = objects.find((o) => o.kind === 'DaemonSet');
   const cm = objects.find((o) => o.kind === 'ConfigMap' && !o.metadata?.labels?.grafana_dashboard);
   const init = ds.spec.template.spec.initContainers.find((c) => c.name === 'node-config');
@@ -34,6 +39,7 @@ function runNodeConfig(objects, env, lookupResult) {
   for (const d of ['etc-sluice', 'boot', 'cni-conf']) mkdirSync(join(root, d));
   for (const [k, v] of Object.entries(cm.data)) writeFileSync(join(root, 'etc-sluice', k), v);
   if (lookupResult !== undefined) writeFileSync(join(root, 'boot', 'node-pod-cidr'), lookupResult);
+  if (lookupResultV6 !== undefined) writeFileSync(join(root, 'boot', 'node-pod-cidr-v6'), lookupResultV6);
   const script = init.command.at(-1)
     .replaceAll('/etc/sluice/', `${root}/etc-sluice/`)
     .replaceAll('/run/sluice-boot', `${root}/boot`)
@@ -47,6 +53,8 @@ const readJson = (p) => JSON.parse(readFileSync(p, 'utf8'));
 const prod = load(prodFile);
 const lookup = load(lookupFile);
 const dflt = load(defaultFile);
+const dual = load(dualFile);
+const lookupDual = load(lookupDualFile);
 
 await check('node-config on a listed node: own CIDR and VTEP, others remote, CNI subnet = own CIDR', () => {
   const { root, r } = runNodeConfig(prod, { NODE_NAME: 'worker-2', HOST_IP: '198.51.100.7' });
@@ -94,6 +102,95 @@ await check('node-config refuses a node without spec.podCIDR, and writes nothing
     assert.ok(!existsSync(join(root, 'boot', 'sluiced.json')));
   } finally { rmSync(root, { recursive: true }); }
 });
+
+await check('node-config, dual-stack table: the node\'s IPv4 and IPv6 CIDRs in sluiced and both IPAM ranges', () => {
+  const { root, r } = runNodeConfig(dual, { NODE_NAME: 'worker-2', HOST_IP: '198.51.100.7' });
+  try {
+    assert.equal(r.status, 0, r.stderr);
+    const c = readJson(join(root, 'boot', 'sluiced.json'));
+    assert.equal(c['pod-cidr'], '10.244.2.0/24');
+    assert.equal(c['pod-cidr-v6'], 'fd00:10:244:2::/64');
+    assert.match(r.stdout, /pod CIDR 10\.244\.2\.0\/24, IPv6 pod CIDR fd00:10:244:2::\/64/);
+    for (const n of ['sluice-vhost', 'sluice-sriov']) {
+      assert.deepEqual(readJson(join(root, 'cni-conf', `${n}.conf`)).ipam.ranges,
+        [[{ subnet: '10.244.2.0/24' }], [{ subnet: 'fd00:10:244:2::/64' }]], n);
+    }
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('node-config, dual-stack table, unlisted node: network.podCIDR and network.podCIDRv6', () => {
+  const { root, r } = runNodeConfig(dual, { NODE_NAME: 'edge-9', HOST_IP: '198.51.100.7' });
+  try {
+    assert.equal(r.status, 0, r.stderr);
+    const c = readJson(join(root, 'boot', 'sluiced.json'));
+    assert.equal(c['pod-cidr-v6'], 'fd00:10:244::/64');
+    assert.deepEqual(readJson(join(root, 'cni-conf', 'sluice-vhost.conf')).ipam.ranges,
+      [[{ subnet: '10.244.0.0/24' }], [{ subnet: 'fd00:10:244::/64' }]]);
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('node-config with the Node lookup and ipv6: spec.podCIDRs\' two families fill both', () => {
+  const { root, r } = runNodeConfig(lookupDual, { NODE_NAME: 'n1', HOST_IP: '198.51.100.8' }, '10.244.7.0/24',
+    'fd00:10:244:7::/64');
+  try {
+    assert.equal(r.status, 0, r.stderr);
+    const c = readJson(join(root, 'boot', 'sluiced.json'));
+    assert.equal(c['pod-cidr'], '10.244.7.0/24');
+    assert.equal(c['pod-cidr-v6'], 'fd00:10:244:7::/64');
+    assert.deepEqual(readJson(join(root, 'cni-conf', 'sluice-vhost.conf')).ipam.ranges,
+      [[{ subnet: '10.244.7.0/24' }], [{ subnet: 'fd00:10:244:7::/64' }]]);
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('node-config with the Node lookup and ipv6 refuses a node without an IPv6 CIDR, and writes nothing', () => {
+  const { root, r } = runNodeConfig(lookupDual, { NODE_NAME: 'n1', HOST_IP: '198.51.100.8' }, '10.244.7.0/24', '');
+  try {
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /node n1: spec\.podCIDRs has no IPv6 CIDR \(''\)/);
+    assert.ok(!existsSync(join(root, 'boot', 'sluiced.json')));
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+await check('node-config with the Node lookup, IPv4 only: a node\'s IPv6 CIDR is not used', () => {
+  const { root, r } = runNodeConfig(lookup, { NODE_NAME: 'n1', HOST_IP: '198.51.100.8' }, '10.244.7.0/24',
+    'fd00:10:244:7::/64');
+  try {
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(readJson(join(root, 'boot', 'sluiced.json'))['pod-cidr-v6'], undefined);
+    assert.deepEqual(readJson(join(root, 'cni-conf', 'sluice-vhost.conf')).ipam.ranges, [[{ subnet: '10.244.7.0/24' }]]);
+  } finally { rmSync(root, { recursive: true }); }
+});
+
+// The lookup-pod-cidr container's own script, with kubectl answering as the
+// API server would for the node's spec.podCIDRs and spec.podCIDR.
+function runLookup(objects, kubectlOutput) {
+  const ds = objects.find((o) => o.kind === 'DaemonSet');
+  const init = ds.spec.template.spec.initContainers.find((c) => c.name === 'lookup-pod-cidr');
+  const root = mkdtempSync(join(tmpdir(), 'sluice-lookup-'));
+  mkdirSync(join(root, 'boot'));
+  mkdirSync(join(root, 'bin'));
+  writeFileSync(join(root, 'bin', 'kubectl'), `#!/bin/sh\nprintf '%s' '${kubectlOutput}'\n`, { mode: 0o755 });
+  const script = init.command.at(-1).replaceAll('/run/sluice-boot', `${root}/boot`);
+  const r = spawnSync('/bin/sh', ['-ec', script], { env: { PATH: `${root}/bin:${process.env.PATH}`, NODE_NAME: 'n1' },
+    encoding: 'utf8' });
+  return { root, r };
+}
+
+for (const [what, out, v4, v6] of [
+  ['dual-stack node', '10.244.7.0/24 fd00:10:244:7::/64 10.244.7.0/24', '10.244.7.0/24', 'fd00:10:244:7::/64'],
+  ['IPv6-first dual-stack node', 'fd00:10:244:7::/64 10.244.7.0/24 fd00:10:244:7::/64', '10.244.7.0/24', 'fd00:10:244:7::/64'],
+  ['IPv4-only node', '10.244.7.0/24 10.244.7.0/24', '10.244.7.0/24', ''],
+  ['node from before spec.podCIDRs', ' 10.244.7.0/24', '10.244.7.0/24', ''],
+]) {
+  await check(`lookup-pod-cidr: ${what} -> IPv4 '${v4}', IPv6 '${v6}'`, () => {
+    const { root, r } = runLookup(lookupDual, out);
+    try {
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(readFileSync(join(root, 'boot', 'node-pod-cidr'), 'utf8'), v4);
+      assert.equal(readFileSync(join(root, 'boot', 'node-pod-cidr-v6'), 'utf8'), v6);
+    } finally { rmSync(root, { recursive: true }); }
+  });
+}
 
 // The example pod: writes the downward-API annotation file as the kubelet does
 // (key="Go-quoted value", one per line) and runs the container's script.

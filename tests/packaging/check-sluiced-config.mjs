@@ -24,7 +24,8 @@ try {
     const cm = objects.find((o) => o.kind === 'ConfigMap' && !o.metadata?.labels?.grafana_dashboard);
     for (const [key, text] of Object.entries(cm.data).filter(([k]) => k === 'default.json' || /^node-.+\.json$/.test(k))) {
       const p = join(tmp, `${basename(f, '.yaml')}-${key}`);
-      writeFileSync(p, text.replaceAll('@HOST_IP@', '198.51.100.7').replaceAll('@NODE_POD_CIDR@', '10.244.9.0/24'));
+      writeFileSync(p, text.replaceAll('@HOST_IP@', '198.51.100.7').replaceAll('@NODE_POD_CIDR@', '10.244.9.0/24')
+        .replaceAll('@NODE_POD_CIDR_V6@', 'fd00:10:244:9::/64'));
       paths.push(p);
     }
   }

@@ -80,7 +80,11 @@ case $case in
     "${template[@]}" >"$tmp/default.yaml"
     "${template[@]}" -f "$chart/ci/production-values.yaml" >"$tmp/production.yaml"
     "${template[@]}" -f "$chart/ci/node-lookup-values.yaml" >"$tmp/node-lookup.yaml"
-    node "$here/check-scripts.mjs" "$tmp/production.yaml" "$tmp/node-lookup.yaml" "$tmp/default.yaml"
+    "${template[@]}" -f "$chart/ci/dual-stack-values.yaml" >"$tmp/dual-stack.yaml"
+    "${template[@]}" -f "$chart/ci/node-lookup-values.yaml" --set network.podCIDRFromNode.ipv6=true \
+      >"$tmp/node-lookup-dual-stack.yaml"
+    node "$here/check-scripts.mjs" "$tmp/production.yaml" "$tmp/node-lookup.yaml" "$tmp/default.yaml" \
+      "$tmp/dual-stack.yaml" "$tmp/node-lookup-dual-stack.yaml"
     ;;
   pod-security)
     # The workload pods the chart renders (helm test's example pod) and the
@@ -120,8 +124,15 @@ case $case in
     # the node policy that allows them.
     "${template[@]}" --set networks.sriov.trust=on --set networks.sriov.spoofchk=off \
       --set cni.nodePolicy.allowVfTrust=true --set cni.nodePolicy.allowVfSpoofchkOff=true >"$tmp/vf-caps.yaml"
+    dual_stack=()
+    # The dual-stack networks for sluice-cni. sluiced's parser takes pod-cidr-v6
+    # only from the dual-stack dataplane on: add it to sluiced-config with that.
+    if [[ $case == cni-config ]]; then
+      "${template[@]}" -f "$chart/ci/dual-stack-values.yaml" >"$tmp/dual-stack.yaml"
+      dual_stack=("$tmp/dual-stack.yaml")
+    fi
     node "$here/check-$case.mjs" "$1" "$tmp/default.yaml" "$tmp/production.yaml" "$tmp/node-lookup.yaml" \
-      "$tmp/vf-caps.yaml"
+      "$tmp/vf-caps.yaml" "${dual_stack[@]}"
     ;;
   node-policy)
     node "$here/check-node-policy.mjs" "$chart"

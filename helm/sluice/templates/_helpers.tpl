@@ -100,13 +100,26 @@ name from its confDir (written by the node-config init container).
 {{- if and (not .Values.networks.ipam) (or .Values.network.nodes .Values.network.podCIDRFromNode.enabled) -}}true{{- end -}}
 {{- end -}}
 
-{{/* IPAM block shared by the network attachments; @NODE_POD_CIDR@ is filled in on the node. */}}
+{{/*
+Dual-stack: "true" when nodes have an IPv6 pod CIDR too (network.podCIDRv6,
+or spec.podCIDRs with podCIDRFromNode.ipv6). Then sluiced gets pod-cidr-v6 and
+the IPAM a second range set, one address of each family per pod.
+*/}}
+{{- define "sluice.dualStack" -}}
+{{- if or .Values.network.podCIDRv6 (and .Values.network.podCIDRFromNode.enabled .Values.network.podCIDRFromNode.ipv6) -}}true{{- end -}}
+{{- end -}}
+
+{{/* IPAM block shared by the network attachments; @NODE_POD_CIDR@ and @NODE_POD_CIDR_V6@ are filled in on the node. */}}
 {{- define "sluice.ipam" -}}
 {{- if .Values.networks.ipam -}}
 {{- toJson .Values.networks.ipam -}}
 {{- else -}}
-{{- $subnet := ternary "@NODE_POD_CIDR@" .Values.network.podCIDR (eq (include "sluice.perNodeNetconf" .) "true") -}}
-{{- toJson (dict "type" "host-local" "ranges" (list (list (dict "subnet" $subnet)))) -}}
+{{- $perNode := eq (include "sluice.perNodeNetconf" .) "true" -}}
+{{- $ranges := list (list (dict "subnet" (ternary "@NODE_POD_CIDR@" .Values.network.podCIDR $perNode))) -}}
+{{- if include "sluice.dualStack" . -}}
+{{- $ranges = append $ranges (list (dict "subnet" (ternary "@NODE_POD_CIDR_V6@" .Values.network.podCIDRv6 $perNode))) -}}
+{{- end -}}
+{{- toJson (dict "type" "host-local" "ranges" $ranges) -}}
 {{- end -}}
 {{- end -}}
 
@@ -235,6 +248,23 @@ node with an uplink (without one sluiced has no overlay and no node table).
 {{- include "sluice.validateCidr" (dict "key" (printf "network.nodes.%s.podCIDR" $name) "cidr" $n.podCIDR) -}}
 {{- end -}}
 {{- include "sluice.validateCidr" (dict "key" "network.podCIDR" "cidr" .Values.network.podCIDR) -}}
+{{- /* Dual-stack is the whole cluster's or no node's: the networks' IPAM is shared. */ -}}
+{{- $v6cidrs := dict -}}
+{{- range $name, $n := .Values.network.nodes -}}
+{{- if and $.Values.network.podCIDRv6 (not $n.podCIDRv6) -}}
+{{- fail (printf "network.nodes.%s.podCIDRv6 is required: network.podCIDRv6 makes the cluster dual-stack, so every listed node needs its IPv6 pod CIDR" $name) -}}
+{{- end -}}
+{{- if and $n.podCIDRv6 (not $.Values.network.podCIDRv6) -}}
+{{- fail (printf "network.nodes.%s.podCIDRv6 needs network.podCIDRv6 too (the IPv6 pod CIDR of unlisted nodes; setting it makes the cluster dual-stack)" $name) -}}
+{{- end -}}
+{{- if and $n.podCIDRv6 (hasKey $v6cidrs $n.podCIDRv6) -}}
+{{- fail (printf "network.nodes: %s and %s have the same podCIDRv6 %s" (get $v6cidrs $n.podCIDRv6) $name $n.podCIDRv6) -}}
+{{- end -}}
+{{- if $n.podCIDRv6 -}}{{- $_ := set $v6cidrs $n.podCIDRv6 $name -}}{{- end -}}
+{{- end -}}
+{{- if and .Values.network.podCIDRFromNode.enabled .Values.network.podCIDRv6 -}}
+{{- fail "network.podCIDRv6 does not apply with network.podCIDRFromNode: set network.podCIDRFromNode.ipv6: true to take each node's IPv6 pod CIDR from spec.podCIDRs" -}}
+{{- end -}}
 {{- if and (eq .Values.network.mode "kubernetes") .Values.network.nodes -}}
 {{- fail "network.nodes is the static node table: set network.mode: static to use it (network.mode: kubernetes takes the nodes from the Kubernetes API)" -}}
 {{- end -}}
