@@ -2,7 +2,8 @@
 // with net_vhost ports and pod-cidr-v6) and two net_virtio_user pods in this
 // process, one dual-stack and one IPv6-only. Neighbor solicitations are
 // answered with exact bytes, UDP arrives rewritten byte for byte, counters
-// move by exact amounts; a node without pod-cidr-v6 refuses IPv6 attachments.
+// move by exact amounts, an expired hop limit is answered with ICMPv6 Time
+// Exceeded; a node without pod-cidr-v6 refuses IPv6 attachments.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -154,8 +155,38 @@ TEST_F(Ipv6PodsTest, UdpArrivesWithHopLimitDecrementedAndMacsRewrittenAndCounter
   EXPECT_GT(s.pmds(0).emc_hits() + s.pmds(0).smc_hits() + s.pmds(0).megaflow_hits(), 0u);
 }
 
+// The ICMPv6 Time Exceeded (hop limit exceeded in transit) a router sends
+// pod A about `original`: from the gateway's IPv6 address, hop limit 64,
+// quoting the whole invoking packet (it fits in 1280 bytes).
+Frame timeExceeded(const Frame& original) {
+  const size_t quoted = original.size() - 14;
+  Frame f(14 + 40 + 8 + quoted, 0);
+  std::memcpy(&f[0], kMacA.bytes.data(), 6);
+  std::memcpy(&f[6], kGatewayMac.bytes.data(), 6);
+  f[12] = 0x86;
+  f[13] = 0xdd;
+  f[14] = 0x60;
+  f[18] = static_cast<uint8_t>((8 + quoted) >> 8);
+  f[19] = static_cast<uint8_t>(8 + quoted);
+  f[20] = 58;
+  f[21] = 64;
+  std::memcpy(&f[22], kGateway6.bytes.data(), 16);
+  std::memcpy(&f[38], kIp6A.bytes.data(), 16);
+  f[54] = 3;  // Time Exceeded, code 0
+  std::memcpy(&f[62], &original[14], quoted);
+  const uint16_t sum = icmpv6ChecksumOf(f, 8 + quoted);
+  f[56] = static_cast<uint8_t>(sum >> 8);
+  f[57] = static_cast<uint8_t>(sum);
+  return f;
+}
+
 TEST_F(Ipv6PodsTest, HopLimitGatewayAndUnknownDestinationsAreDroppedByReason) {
-  ASSERT_EQ(pod_a_->send(aToB(4, /*hop_limit=*/1)), 4u);
+  const std::vector<Frame> expiring = aToB(4, /*hop_limit=*/1);
+  ASSERT_EQ(pod_a_->send(expiring), 4u);
+  // Each comes back to its sender as ICMPv6 Time Exceeded, byte for byte.
+  std::vector<Frame> errors = pod_a_->receive(4);
+  ASSERT_EQ(errors.size(), 4u) << node_->stats().DebugString();
+  for (size_t i = 0; i < errors.size(); ++i) EXPECT_EQ(errors[i], timeExceeded(expiring[i])) << i;
   ASSERT_EQ(pod_a_->send(aToB(3, 64, kGateway6)), 3u);
   ASSERT_EQ(pod_a_->send(aToB(2, 64, *Ipv6Address::parse("fd00:250::99"))), 2u);
   ASSERT_EQ(pod_a_->send(aToB(1)), 1u);
@@ -166,6 +197,8 @@ TEST_F(Ipv6PodsTest, HopLimitGatewayAndUnknownDestinationsAreDroppedByReason) {
   EXPECT_EQ(dropCount(s, "no_route"), 2u);
   EXPECT_EQ(portStats(s, port_a_)->rx_packets(), 10u);
   EXPECT_EQ(portStats(s, port_a_)->rx_dropped(), 9u);
+  EXPECT_EQ(portStats(s, port_a_)->tx_packets(), 4u) << "the four errors";
+  EXPECT_EQ(s.pmds(0).icmp_errors_sent(), 4u);
   EXPECT_EQ(portStats(s, port_b_)->tx_packets(), 1u);
   EXPECT_EQ(pod_b_->drainCount(), 0u);
 }

@@ -124,15 +124,11 @@ case $case in
     # the node policy that allows them.
     "${template[@]}" --set networks.sriov.trust=on --set networks.sriov.spoofchk=off \
       --set cni.nodePolicy.allowVfTrust=true --set cni.nodePolicy.allowVfSpoofchkOff=true >"$tmp/vf-caps.yaml"
-    dual_stack=()
-    # The dual-stack networks for sluice-cni. sluiced's parser takes pod-cidr-v6
-    # only from the dual-stack dataplane on: add it to sluiced-config with that.
-    if [[ $case == cni-config ]]; then
-      "${template[@]}" -f "$chart/ci/dual-stack-values.yaml" >"$tmp/dual-stack.yaml"
-      dual_stack=("$tmp/dual-stack.yaml")
-    fi
+    # Dual-stack: both address families in sluice-cni's networks and in
+    # sluiced's config (pod-cidr-v6).
+    "${template[@]}" -f "$chart/ci/dual-stack-values.yaml" >"$tmp/dual-stack.yaml"
     node "$here/check-$case.mjs" "$1" "$tmp/default.yaml" "$tmp/production.yaml" "$tmp/node-lookup.yaml" \
-      "$tmp/vf-caps.yaml" "${dual_stack[@]}"
+      "$tmp/vf-caps.yaml" "$tmp/dual-stack.yaml"
     ;;
   node-policy)
     node "$here/check-node-policy.mjs" "$chart"
