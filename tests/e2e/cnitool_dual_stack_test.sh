@@ -7,18 +7,11 @@
 #      has both (sluicectl ports), CHECK passes, DEL releases both leases.
 #   2. On a sluiced without one: ADD fails with the error that names the
 #      family and sluiced's pod-cidr-v6, and leaves no lease, port or record.
-# The sluiced side of this (the pod-cidr-v6 key, Port.ipv6, the refusal) comes
-# with the dual-stack dataplane. A sluiced without the key (its --help does
-# not list --pod-cidr-v6) ignores AddPortRequest.ipv6: then only the plugin's
-# own part of step 1 runs, and the test ends with exit 77 (CTest: skipped),
-# saying so, instead of passing.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_init
 [[ -x ${CNITOOL:-} ]] || fail "cnitool not found at '${CNITOOL:-}': run scripts/setup-e2e.sh"
 
 v6_subnet=fd00:250::/64
-dataplane_has_v6=false
-if "$SLUICED" --help 2>&1 | grep -q -- '--pod-cidr-v6'; then dataplane_has_v6=true; fi
 
 net=se2e-v6cni-$id
 write_netconf "$net" 1.0.0 10.250.0.20 10.250.0.29 "$v6_subnet"
@@ -32,13 +25,8 @@ info=$work/devinfo/$cid-net1.json
 leases() { find "$work/ipam/$net" -type f \( -name '10.*' -o -name 'fd00*' \) -printf '%f\n' 2>/dev/null | sort; }
 records() { find "$work/records" -type f ! -name cni.log; }
 
-# --- 1. A sluiced with an IPv6 pod CIDR (when it knows the key).
-if $dataplane_has_v6; then
-  start_sluiced 10.250.0.0/24 --pod-cidr-v6 "$v6_subnet"
-else
-  note "sluiced has no pod-cidr-v6 yet: it ignores the IPv6 address; checking sluice-cni's part only"
-  start_sluiced 10.250.0.0/24
-fi
+# --- 1. A sluiced with an IPv6 pod CIDR.
+start_sluiced 10.250.0.0/24 --pod-cidr-v6 "$v6_subnet"
 result=$(CAP_ARGS="{\"CNIDeviceInfoFile\":\"$info\"}" "$CNITOOL" add "$net" "$netns") ||
   fail "cnitool add failed: $result"
 assert_jq "$result" '.ips | length == 2' "two addresses"
@@ -54,25 +42,17 @@ record=$(cat "$(records)")
 assert_jq "$record" ".ip == \"$ip\" and .ipv6 == \"fd00:250::2\"" "the attachment record has both"
 assert_jq "$(cat "$info")" ".ips == [\"$ip\", \"fd00:250::2\"]" "the device-info file has both"
 
-if $dataplane_has_v6; then
-  port=$(port_of "$cid" net1)
-  [[ -n $port ]] || fail "no sluiced port for $cid/net1 after ADD: $(ctl ports)"
-  assert_jq "$port" ".ip == \"$ip\" and .ipv6 == \"fd00:250::2\"" "sluiced's port has both addresses"
-  ctl ports | grep -q 'fd00:250::2' || fail "sluicectl ports does not show the IPv6 address: $(ctl ports)"
-  out=$("$CNITOOL" check "$net" "$netns" 2>&1) || fail "cnitool check failed: $out"
-fi
+port=$(port_of "$cid" net1)
+[[ -n $port ]] || fail "no sluiced port for $cid/net1 after ADD: $(ctl ports)"
+assert_jq "$port" ".ip == \"$ip\" and .ipv6 == \"fd00:250::2\"" "sluiced's port has both addresses"
+ctl ports | grep -q 'fd00:250::2' || fail "sluicectl ports does not show the IPv6 address: $(ctl ports)"
+out=$("$CNITOOL" check "$net" "$netns" 2>&1) || fail "cnitool check failed: $out"
 
 out=$("$CNITOOL" del "$net" "$netns" 2>&1) || fail "cnitool del failed: $out"
 [[ -z $(leases) ]] || fail "host-local leases left after DEL: $(leases | tr '\n' ' ')"
 [[ -z $(records) ]] || fail "attachment record left after DEL: $(records)"
 [[ ! -e $info ]] || fail "device-info file left after DEL"
 [[ $(port_count) == 0 ]] || fail "sluiced still has ports after DEL: $(ctl ports)"
-
-if ! $dataplane_has_v6; then
-  echo "SKIP: sluice-cni's dual-stack part passed; sluiced's part (pod-cidr-v6, Port.ipv6, CHECK, the refusal)" \
-    "needs the dual-stack dataplane"
-  exit 77
-fi
 
 # --- 2. The same network on a sluiced without an IPv6 pod CIDR.
 kill -TERM "$sluiced_pid"

@@ -65,10 +65,8 @@ jq -n --arg sys "$sys" --arg state "$work/state" \
   '{"sriov-pools": [{pf: "sepf0", "sysfs-root": $sys, vfs: 2, mode: "vfio"}], "sriov-pf-control": "fake",
     "state-dir": $state}' \
   >"$work/sluiced.json"
-# The dual-stack dataplane takes a pod's IPv6 address only with an IPv6 pod
-# CIDR (pod-cidr-v6); a sluiced without that key ignores the address.
-v6_args=()
-if "$SLUICED" --help 2>&1 | grep -q -- '--pod-cidr-v6'; then v6_args=(--pod-cidr-v6 fd00:252::/64); fi
+# sluiced takes a pod's IPv6 address only with an IPv6 pod CIDR.
+v6_args=(--pod-cidr-v6 fd00:252::/64)
 start_sriov_sluiced() {
   "$SLUICED" --config "$work/sluiced.json" --api-socket "$work/api.sock" --socket-dir "$work/vhost" \
     --pod-cidr 10.250.0.0/24 "${v6_args[@]}" --main-core 0 --pmd-cores 1 --max-ports 8 --mbufs 16384 \
