@@ -29,6 +29,7 @@
 #include <set>
 #include <sstream>
 
+#include "dataplane/core/checkpoint_migrations.h"
 #include "tests/integration/sluiced_process.h"
 #include "tests/integration/state_files.h"
 #include "tests/integration/virtio_pod.h"
@@ -399,7 +400,8 @@ TEST_F(RestartTest, ACheckpointOfANewerVersionStopsSluicedAndIsLeftInPlace) {
   ASSERT_EQ(node_->stop(), 0) << node_->log();
   const std::string path = node_->stateDir() + "/checkpoint.json";
   const std::string ours = fileText(path);
-  const std::string marker = "\"version\": 2";
+  // The version this sluiced writes, made one it cannot know.
+  const std::string marker = "\"version\": " + std::to_string(kCheckpointVersion);
   const size_t at = ours.find(marker);
   ASSERT_NE(at, std::string::npos) << ours;
   std::string newer = ours;
@@ -410,7 +412,7 @@ TEST_F(RestartTest, ACheckpointOfANewerVersionStopsSluicedAndIsLeftInPlace) {
   EXPECT_FALSE(node_->restart(&error));
   EXPECT_EQ(node_->exitCode(), std::optional<int>(1)) << node_->log();
   EXPECT_NE(node_->log().find("not starting: " + path + ": checkpoint version 99 is newer than this sluiced "
-                              "understands (versions 1 to 2); left in place"),
+                              "understands (versions 1 to " + std::to_string(kCheckpointVersion) + "); left in place"),
             std::string::npos)
       << node_->log();
   EXPECT_EQ(fileText(path), newer) << "byte for byte";
