@@ -149,6 +149,7 @@ TEST_F(RealSluicedTest, AddCheckDelInTheDefaultClientMode) {
   EXPECT_EQ(readJson(dir_ + "/devinfo.json"),
             json({{"type", "vhost-user"},
                   {"version", "1.1.0"},
+                  {"ips", {port.ip()}},
                   {"vhost-user", {{"mode", "server"}, {"path", port.socket_path()}}}}));
 
   json check = conf("1.1.0");
