@@ -242,6 +242,9 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   req.set_pod_name(env.arg("K8S_POD_NAME").value_or(""));
   req.set_ip(ipv4_text);
   req.set_ipv6(ipv6_text);
+  // The network's MTU is the port's: sluiced answers larger packets routed
+  // to the pod as a router does (0: sluiced's default).
+  req.set_mtu(conf.mtu.value_or(0));
   req.set_type(conf.interface_type == InterfaceType::kVhostUser ? v1::PORT_TYPE_VHOST_USER
                                                                 : v1::PORT_TYPE_SRIOV_VF);
   if (conf.interface_type == InterfaceType::kSriov) {

@@ -25,6 +25,7 @@ void fillPortMessage(const PortView& p, v1::Port* out) {
   if (p.request.hasIpv4()) out->set_ip(p.request.ip.toString());
   if (p.request.ipv6) out->set_ipv6(p.request.ipv6->toString());
   out->set_mac(p.request.mac.toString());
+  out->set_mtu(p.request.mtu);
   out->set_type(p.request.kind == PortKind::kVhostUser ? v1::PORT_TYPE_VHOST_USER
                 : p.request.kind == PortKind::kDpdkVdev ? v1::PORT_TYPE_DPDK_VDEV
                                                         : v1::PORT_TYPE_SRIOV_VF);
@@ -55,6 +56,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     raw.pod_name = req->pod_name();
     raw.ip = req->ip();
     raw.ipv6 = req->ipv6();
+    raw.mtu = req->mtu();
     raw.mac = req->mac();
     raw.socket_subdir = req->socket_subdir();
     raw.devargs = req->devargs();

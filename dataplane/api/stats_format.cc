@@ -115,20 +115,20 @@ std::string formatPort(const v1::Port& p) {
   // An SR-IOV VF: no port number, PMD, link or socket; its PCI address, PF,
   // VF index, host netdev and VLAN instead.
   if (p.type() == v1::PORT_TYPE_SRIOV_VF)
-    return fmt("  %-4s  %-22s %-15s %-17s %-6s %-4s %-4s %s (%s vf %u, netdev %s, vlan %u)\n", "vf",
+    return fmt("  %-4s  %-22s %-15s %-17s %-6s %-4s %-4s %-5s %s (%s vf %u, netdev %s, vlan %u)\n", "vf",
                attachmentText(p.attachment()).c_str(), p.ip().c_str(), p.mac().c_str(),
-               p.sriov_mode() == v1::SRIOV_MODE_DPDK ? "dpdk" : "kernel", "-", "-", p.pci_id().c_str(),
+               p.sriov_mode() == v1::SRIOV_MODE_DPDK ? "dpdk" : "kernel", "-", "-", "-", p.pci_id().c_str(),
                p.pf().c_str(), p.vf_index(), p.vf_netdev().empty() ? "-" : p.vf_netdev().c_str(), p.vlan());
   // An IPv6 address is too wide for the IP column: it follows the socket.
-  return fmt("  %-4u  %-22s %-15s %-17s %-6s %-4u %-4s %s%s%s\n", p.port_no(), attachmentText(p.attachment()).c_str(),
-             p.ip().empty() ? "-" : p.ip().c_str(), p.mac().c_str(),
+  return fmt("  %-4u  %-22s %-15s %-17s %-6s %-4u %-4s %-5u %s%s%s\n", p.port_no(),
+             attachmentText(p.attachment()).c_str(), p.ip().empty() ? "-" : p.ip().c_str(), p.mac().c_str(),
              p.vhost_mode() == v1::VHOST_MODE_CLIENT ? "client" : "server", p.pmd(), p.link_up() ? "up" : "down",
-             p.socket_path().c_str(), p.ipv6().empty() ? "" : " ipv6 ", p.ipv6().c_str());
+             p.mtu(), p.socket_path().c_str(), p.ipv6().empty() ? "" : " ipv6 ", p.ipv6().c_str());
 }
 
 std::string formatPorts(const v1::ListPortsResponse& ports) {
-  std::string out = fmt("  %-4s  %-22s %-15s %-17s %-6s %-4s %-4s %s\n", "PORT", "ATTACHMENT", "IP", "MAC", "MODE",
-                        "PMD", "LINK", "SOCKET");
+  std::string out = fmt("  %-4s  %-22s %-15s %-17s %-6s %-4s %-4s %-5s %s\n", "PORT", "ATTACHMENT", "IP", "MAC",
+                        "MODE", "PMD", "LINK", "MTU", "SOCKET");
   for (const v1::Port& p : ports.ports()) out += formatPort(p);
   if (ports.ports().empty()) out += "  (no ports)\n";
   return out;

@@ -174,6 +174,10 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto v = number(10'000'000);  // 0 = never send
     if (!v.ok()) return v.status();
     c.icmp_error_rate = static_cast<uint32_t>(*v);
+  } else if (key == "port-mtu") {
+    auto v = number(kMaxPortMtu, kMinPortMtu);
+    if (!v.ok()) return v.status();
+    c.port_mtu = static_cast<uint32_t>(*v);
   } else if (key == "state-dir") {
     if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
     c.state_dir = value;
@@ -232,6 +236,9 @@ absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_giv
     if (!c.pod_cidr_v6->contains(*c.gateway_v6) || *c.gateway_v6 == c.pod_cidr_v6->network)
       return invalid("gateway-v6", absl::StrCat(c.gateway_v6->toString(), " is not a host address in pod-cidr-v6 ",
                                                 c.pod_cidr_v6->toString()));
+    if (c.port_mtu < kMinIpv6PortMtu)
+      return invalid("port-mtu", absl::StrCat(c.port_mtu, " is below IPv6's minimum link MTU ", kMinIpv6PortMtu,
+                                              " (pod-cidr-v6 is set)"));
   } else if (c.gateway_v6) {
     return invalid("gateway-v6", "needs pod-cidr-v6 (the node serves no IPv6 without it)");
   }

@@ -16,6 +16,7 @@
 #include "common/net_address.h"
 #include "dataplane/config/sriov_pool_config.h"
 #include "dataplane/config/overlay_config.h"
+#include "dataplane/config/port_mtu.h"
 
 namespace sluice {
 

@@ -73,6 +73,12 @@ absl::StatusOr<CheckpointPort> parsePort(const json& p, const std::string& where
       return bad(absl::StrCat(where, ".socket_group"), "must be an integer 0..4294967294");
     r.socket_group = static_cast<uint32_t>(g->get<uint64_t>());
   }
+  // Absent in files written before version 4: the node's default.
+  if (auto m = p.find("mtu"); m != p.end()) {
+    if (!m->is_number_unsigned() || m->get<uint64_t>() > 0xffffffff)
+      return bad(absl::StrCat(where, ".mtu"), "must be an integer 0..4294967295");
+    r.mtu = static_cast<uint32_t>(m->get<uint64_t>());
+  }
   return out;
 }
 
@@ -147,6 +153,7 @@ std::string serializeCheckpoint(const CheckpointState& state) {
                      {"socket_path", p.socket_path},
                      {"netns", p.netns}});
     if (r.socket_group) ports.back()["socket_group"] = *r.socket_group;
+    ports.back()["mtu"] = r.mtu;
   }
   json doc = {{"format", kFormat}, {"version", kCheckpointVersion}, {"ports", ports}};
   for (const auto& [key, records] : state.sections)

@@ -21,15 +21,16 @@
 // byte for byte, never moved aside or overwritten, and sluiced does not start
 // (a downgrade must not silently drop the pods' ports).
 //
-// Format (JSON, version 3):
-//   {"format": "sluice-checkpoint", "version": 2,
+// Format (JSON, version 4):
+//   {"format": "sluice-checkpoint", "version": 4,
 //    "ports": [{"port_no": 0, "container_id": "...", "ifname": "net1",
 //               "pod_namespace": "...", "pod_name": "...", "ip": "10.244.0.5",
 //               "ipv6": "fd00:10:244::5" (empty: none; "ip" empty: IPv6 only),
 //               "mac": "02:..", "type": "vhost-user", "vhost_mode": "server",
 //               "socket_subdir": "...", "socket_path": "/var/run/...",
 //               "netns": "/var/run/netns/...",
-//               "socket_group": 2000 (only when the request named one)}],
+//               "socket_group": 2000 (only when the request named one),
+//               "mtu": 1400 (0: the node's port-mtu)}],
 //    "vfs": [ ...records of the SR-IOV module... ],
 //    "nodes": [ ...remote nodes the API added to the VXLAN overlay... ]}
 // Every other top-level key is a module's section (control_module.h), e.g.

@@ -14,6 +14,7 @@ using Migration = absl::Status (*)(nlohmann::json& doc);
 constexpr Migration kMigrations[] = {
     migrateV1ToV2,
     migrateV2ToV3,
+    migrateV3ToV4,
 };
 static_assert(kOldestCheckpointVersion + std::size(kMigrations) == kCheckpointVersion,
               "one migration per version step, from the oldest version read to the one written");
@@ -30,6 +31,17 @@ absl::Status migrateV2ToV3(nlohmann::json& doc) {
   if (ports == doc.end() || !ports->is_array()) return absl::OkStatus();
   for (nlohmann::json& port : *ports)
     if (port.is_object() && !port.contains("ipv6")) port["ipv6"] = "";
+  return absl::OkStatus();
+}
+
+absl::Status migrateV3ToV4(nlohmann::json& doc) {
+  auto ports = doc.find("ports");
+  if (ports == doc.end() || !ports->is_array()) return absl::OkStatus();
+  for (nlohmann::json& port : *ports) {
+    if (!port.is_object()) continue;
+    if (!port.contains("mtu")) port["mtu"] = 0;
+    if (!port.contains("source_validation")) port["source_validation"] = true;
+  }
   return absl::OkStatus();
 }
 

@@ -10,6 +10,9 @@
 //      (overlay_module.h has the record's schema).
 //   3  each port has "ipv6", the pod's IPv6 address ("" for none), and
 //      "ip" may be "" (an IPv6-only attachment).
+//   4  each port has "mtu" (0: the node's port-mtu) and
+//      "source_validation" (whether the pod's sources are checked); readers
+//      take an absent key as its default (0, true).
 #pragma once
 
 #include <absl/status/status.h>
@@ -21,7 +24,7 @@
 namespace sluice {
 
 // The version this sluiced writes, and the newest it reads.
-inline constexpr uint64_t kCheckpointVersion = 3;
+inline constexpr uint64_t kCheckpointVersion = 4;
 // The oldest version it reads (migrating it).
 inline constexpr uint64_t kOldestCheckpointVersion = 1;
 
@@ -40,5 +43,11 @@ absl::Status migrateV1ToV2(nlohmann::json& doc);
 // not an array, or a port that is not an object, is left for the reader to
 // refuse with its own message.
 absl::Status migrateV2ToV3(nlohmann::json& doc);
+
+// Version 3 → 4: every port gets "mtu": 0 (no version-3 sluiced applied an
+// MTU: the node's default) and "source_validation": true (none turned the
+// check off). Keys already there are kept; odd shapes are left for the
+// reader, as in migrateV2ToV3.
+absl::Status migrateV3ToV4(nlohmann::json& doc);
 
 }  // namespace sluice

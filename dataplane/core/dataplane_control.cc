@@ -155,7 +155,15 @@ void DataplaneControl::quiesceLocked() {
 }
 
 RouteTables DataplaneControl::routeTablesLocked() const {
-  RouteTables tables{fib_.get(), config_.gateway.networkOrder(), nullptr, 0, fib6_.get(), &v6_net_};
+  RouteTables tables{fib_.get(),
+                     config_.gateway.networkOrder(),
+                     nullptr,
+                     0,
+                     fib6_.get(),
+                     &v6_net_,
+                     port_mtus_.data(),
+                     config_.pod_cidr.network.networkOrder(),
+                     Ipv4Address{config_.pod_cidr.mask()}.networkOrder()};
   for (const ControlModule* m : modules_) m->fillRouteTables(tables);
   return tables;
 }
@@ -220,7 +228,8 @@ std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
 
 absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& raw, const std::string& netns) {
   auto parsed =
-      parsePortRequest(raw, config_.pod_cidr, config_.gateway, vdevPolicyFor(config_.state_dir), v6_cidr_);
+      parsePortRequest(raw, config_.pod_cidr, config_.gateway, vdevPolicyFor(config_.state_dir), v6_cidr_,
+                       config_.port_mtu);
   if (!parsed.ok()) return parsed.status();
   const PortRequest& req = *parsed;
   if (req.kind == PortKind::kSriovVf)
@@ -339,6 +348,18 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
     }
   }
 
+  // The driver enforces the MTU too where it can (a NIC's ethdev); the fast
+  // path enforces it on every packet routed to the port either way.
+  // net_vhost cannot: it has no MTU operation, and vhost-user passes the
+  // MTU from the front-end (the pod) to sluiced, never the other way.
+  if (absl::Status s = backend_.setMtu(created->dpdk_port, req.mtu); !s.ok()) {
+    if (absl::IsUnimplemented(s)) {
+      logDebug("port ", port_no, ": ", s.message(), "; MTU ", req.mtu, " is enforced by the fast path alone");
+    } else {
+      logWarning("port ", port_no, ": ", s.message(), "; MTU ", req.mtu, " is enforced by the fast path alone");
+    }
+  }
+
   PortEntry entry{req, socket_path, *created, 0, nullptr, raw, netns, {}, nullptr};
   if (pmds_.size() > created->tx_queues) entry.tx_lock = std::make_unique<rte_spinlock_t>();
   if (entry.tx_lock) rte_spinlock_init(entry.tx_lock.get());
@@ -423,7 +444,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
       logError(who, " not restored: ", why);
       ++summary.dropped;
     };
-    auto req = parsePortRequest(rec.request, config_.pod_cidr, config_.gateway, {}, v6_cidr_);
+    auto req = parsePortRequest(rec.request, config_.pod_cidr, config_.gateway, {}, v6_cidr_, config_.port_mtu);
     if (!req.ok()) {
       drop(std::string(req.status().message()));
       continue;
@@ -603,6 +624,9 @@ void DataplaneControl::republishLocked() {
   }
   auto fib = std::make_shared<const ForwardingTable>(routes);
   fib_ = fib;
+  // Pods' ports have their MTU checked; a module's port (the uplink) has none here.
+  for (uint16_t n = 0; n < kMaxPorts; ++n)
+    port_mtus_[n] = ports_[n] && ports_[n]->isPod() ? static_cast<uint16_t>(ports_[n]->request.mtu) : 0;
   fib6_ = std::make_shared<const Ipv6ForwardingTable>(routes6);
   // Megaflows the new tables do not support die now, before any PMD sees the
   // new tables (their packets meanwhile miss and are decided by the old ones).
@@ -661,6 +685,7 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
       snap->tx_ports[n] = {e.dpdk.dpdk_port, 0, true, e.tx_lock.get()};
       snap->port_macs[n] = toEther(e.request.mac);
     }
+    snap->port_mtus = port_mtus_;
     for (uint16_t n : rx_ports_per_pmd[p]) snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, 0, n});
     for (const ControlModule* m : modules_) m->fillSnapshot(*snap, p);
     next[p] = std::move(snap);

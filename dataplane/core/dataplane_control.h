@@ -284,6 +284,9 @@ class DataplaneControl {
   std::shared_ptr<const ForwardingTable> fib_ = std::make_shared<const ForwardingTable>();
   // The IPv6 /128 pod routes of the latest snapshot, likewise.
   std::shared_ptr<const Ipv6ForwardingTable> fib6_ = std::make_shared<const Ipv6ForwardingTable>();
+  // Each port's MTU by port number (0: a module's port, unchecked), made with
+  // fib_: translation copies the out port's into an output action.
+  std::array<uint16_t, kMaxPorts> port_mtus_{};
   FlowControl flows_;
   std::thread flow_thread_;
   std::condition_variable flow_cv_;

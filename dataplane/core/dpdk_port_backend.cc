@@ -7,6 +7,7 @@
 #include <rte_kvargs.h>
 #include <rte_mbuf.h>
 
+#include <cerrno>
 #include <memory>
 
 #include "common/log.h"
@@ -97,6 +98,13 @@ PortBackend::ByteCounts DpdkPortBackend::bytes(uint16_t dpdk_port) {
   rte_eth_stats s{};
   if (rte_eth_stats_get(dpdk_port, &s) != 0) return {};
   return {s.ibytes, s.obytes};
+}
+
+absl::Status DpdkPortBackend::setMtu(uint16_t dpdk_port, uint32_t mtu) {
+  const int rc = rte_eth_dev_set_mtu(dpdk_port, static_cast<uint16_t>(mtu));
+  if (rc == -ENOTSUP) return absl::UnimplementedError("the port's driver sets no MTU");
+  if (rc != 0) return dpdkError(absl::StrCat("setting MTU ", mtu), rc);
+  return absl::OkStatus();
 }
 
 bool DpdkPortBackend::linkUp(uint16_t dpdk_port) {

@@ -23,6 +23,7 @@ class DpdkPortBackend final : public PortBackend {
                                               bool client_mode) override;
   absl::StatusOr<CreatedPort> createVdev(uint16_t port_no, const std::string& devargs) override;
   void destroy(const CreatedPort& port) override;
+  absl::Status setMtu(uint16_t dpdk_port, uint32_t mtu) override;
   bool linkUp(uint16_t dpdk_port) override;
   ByteCounts bytes(uint16_t dpdk_port) override;
 

@@ -31,7 +31,7 @@ std::string matchBytes(const flow::FlowMask& mask, const flow::FlowKey& masked_k
 
 bool sameActions(const flow::MegaflowActions& a, const flow::MegaflowActions& b) {
   return a.kind == b.kind && a.rewrite_flags == b.rewrite_flags && a.out_port == b.out_port &&
-         a.drop_reason == b.drop_reason && a.arg == b.arg;
+         a.drop_reason == b.drop_reason && a.arg == b.arg && a.max_frame == b.max_frame;
 }
 
 std::string ipv4Text(uint32_t be) {

@@ -31,6 +31,12 @@ class PortBackend {
   // Stops, closes and removes the port (and, for a server, its socket file).
   // Called only after no PMD polls or transmits on it any more.
   virtual void destroy(const CreatedPort& port) = 0;
+  // Applies an IP MTU to the port's driver (rte_eth_dev_set_mtu).
+  // Unimplemented when the driver has no MTU to set (net_vhost, net_ring):
+  // the fast path's check is then the only one.
+  virtual absl::Status setMtu(uint16_t /*dpdk_port*/, uint32_t /*mtu*/) {
+    return absl::UnimplementedError("the port's driver sets no MTU");
+  }
   // Whether the peer is connected and the link up.
   virtual bool linkUp(uint16_t dpdk_port) = 0;
   // Bytes the port has received and sent since it was created, as its driver

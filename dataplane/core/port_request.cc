@@ -78,7 +78,7 @@ absl::Status checkKubernetesName(const std::string& field, const std::string& va
 bool PortRequest::sameParameters(const PortRequest& o) const {
   return attachment == o.attachment && pod_namespace == o.pod_namespace && pod_name == o.pod_name &&
          ip == o.ip && ipv6 == o.ipv6 && mac == o.mac && kind == o.kind && vhost_mode == o.vhost_mode &&
-         socket_subdir == o.socket_subdir && devargs == o.devargs && socket_group == o.socket_group;
+         socket_subdir == o.socket_subdir && devargs == o.devargs && socket_group == o.socket_group && mtu == o.mtu;
 }
 
 absl::Status validateAttachment(const AttachmentId& id) {
@@ -88,7 +88,7 @@ absl::Status validateAttachment(const AttachmentId& id) {
 
 absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
                                              Ipv4Address gateway, const VdevPolicy& vdev,
-                                             const std::optional<Ipv6PodCidr>& v6) {
+                                             const std::optional<Ipv6PodCidr>& v6, uint32_t default_mtu) {
   PortRequest req;
   req.attachment = {raw.container_id, raw.ifname};
   if (absl::Status s = validateAttachment(req.attachment); !s.ok()) return s;
@@ -124,6 +124,14 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
           absl::StrCat("ipv6: ", ip6->toString(), " is the network or gateway address"));
     req.ipv6 = *ip6;
   }
+
+  if (raw.mtu != 0 && (raw.mtu < kMinPortMtu || raw.mtu > kMaxPortMtu))
+    return invalid("mtu", absl::StrCat(raw.mtu, " is not in ", kMinPortMtu, "..", kMaxPortMtu,
+                                       " (0: the node's default)"));
+  req.mtu = raw.mtu != 0 ? raw.mtu : default_mtu;
+  if (req.ipv6 && req.mtu < kMinIpv6PortMtu)
+    return invalid("mtu", absl::StrCat(req.mtu, " is below IPv6's minimum link MTU ", kMinIpv6PortMtu,
+                                       ", and the port carries IPv6 (", req.ipv6->toString(), ")"));
 
   if (raw.mac.empty()) {
     req.mac = req.hasIpv4() ? MacAddress::fromIpv4(req.ip) : MacAddress::fromIpv6(*req.ipv6);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/net_address.h"
+#include "dataplane/config/port_mtu.h"
 #include "dataplane/core/vdev_devargs.h"
 
 namespace sluice {
@@ -45,6 +46,9 @@ struct PortRequest {
   std::string devargs;        // kDpdkVdev only: "<driver>[,key=value...]", validated (vdev_devargs.h)
   // Server-mode vhost-user only: the socket's group (mode 0660 with it).
   std::optional<uint32_t> socket_group;
+  // The port's IP MTU as applied: the request's, or the node's default
+  // (port-mtu) when it named none.
+  uint32_t mtu = kDefaultPortMtu;
 
   bool hasIpv4() const { return ip.value != 0; }
   bool sameParameters(const PortRequest& other) const;
@@ -58,6 +62,7 @@ struct RawPortRequest {
   VhostMode vhost_mode = VhostMode::kServer;
   std::optional<uint32_t> socket_group = {};
   std::string ipv6 = {};  // empty: no IPv6
+  uint32_t mtu = 0;       // 0: the node's default (port-mtu)
 };
 
 // This node's IPv6 pod network (pod-cidr-v6 and gateway-v6).
@@ -72,10 +77,13 @@ struct Ipv6PodCidr {
 // when ipv6 is given but the node has no IPv6 pod CIDR (`v6` empty), or it is
 // outside it or its network or gateway address. At least one of ip and ipv6.
 // A kDpdkVdev port's devargs are checked against `vdev` (vdev_devargs.h); the
-// default policy allows no pcap file.
+// default policy allows no pcap file. The MTU must be 0 (`default_mtu`) or
+// kMinPortMtu..kMaxPortMtu, and at least kMinIpv6PortMtu with an ipv6
+// (InvalidArgument).
 absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
                                              Ipv4Address gateway, const VdevPolicy& vdev = {},
-                                             const std::optional<Ipv6PodCidr>& v6 = std::nullopt);
+                                             const std::optional<Ipv6PodCidr>& v6 = std::nullopt,
+                                             uint32_t default_mtu = kDefaultPortMtu);
 
 // Checks an attachment id alone (DeletePort takes only that).
 absl::Status validateAttachment(const AttachmentId& id);

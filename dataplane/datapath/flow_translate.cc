@@ -103,6 +103,14 @@ void translateIpv6(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   if (route == nullptr) {
     setPrefixMask6(out.mask.ipv6_dst, destinationPrefix6(tables, dst));
     out.actions = dropAction(DropReason::kNoRoute);
+    if (tables.v6 != nullptr && tables.v6->contains(dst)) {
+      // Never wider than the pod CIDR: addresses outside it are not answered
+      // (and a prefix around one outside never reaches in: it would hold
+      // the gateway).
+      setPrefixMask6(out.mask.ipv6_dst,
+                     std::max<uint32_t>(destinationPrefix6(tables, dst), (tables.v6->prefix_len + 7U) / 8 * 8));
+      out.actions.rewrite_flags = kAnswerUnreachable;
+    }
     return;
   }
   out.mask.ttl_class = 0xff;
@@ -113,6 +121,7 @@ void translateIpv6(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   out.actions.kind = flow::MegaflowActions::Kind::kOutput;
   out.actions.rewrite_flags = kRewriteL3v6;
   out.actions.out_port = route->port_no;
+  if (tables.port_mtus != nullptr) out.actions.max_frame = maxFrameForMtu(tables.port_mtus[route->port_no]);
 }
 
 }  // namespace
@@ -162,8 +171,14 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
       }
     }
     if (tunnel == vxlan::kNoTunnel) {
-      out.mask.ipv4_dst = prefixMaskBe(destinationPrefix(tables, dst, true, 1));
+      // Inside our pod CIDR (no pod holds it): answered, and the prefix
+      // never reaches beyond the CIDR. (A prefix around an address outside
+      // it never reaches into it: it would hold the gateway.)
+      const bool in_pod_cidr = tables.pod_mask_be != 0 && (dst & tables.pod_mask_be) == tables.pod_net_be;
+      const uint32_t at_least = in_pod_cidr ? static_cast<uint32_t>(std::popcount(tables.pod_mask_be)) : 1;
+      out.mask.ipv4_dst = prefixMaskBe(destinationPrefix(tables, dst, true, at_least));
       out.actions = dropAction(DropReason::kNoRoute);
+      if (in_pod_cidr) out.actions.rewrite_flags = kAnswerUnreachable;
       return;
     }
   }
@@ -182,6 +197,7 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   }
   out.actions.kind = flow::MegaflowActions::Kind::kOutput;
   out.actions.out_port = route->port_no;
+  if (tables.port_mtus != nullptr) out.actions.max_frame = maxFrameForMtu(tables.port_mtus[route->port_no]);
 }
 
 }  // namespace sluice

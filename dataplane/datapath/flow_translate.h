@@ -40,6 +40,16 @@ inline constexpr uint8_t kRewriteL3 = 0x01;
 // The same for IPv6: Ethernet addresses as kRewriteL3, hop limit - 1 (no
 // checksum covers it).
 inline constexpr uint8_t kRewriteL3v6 = 0x02;
+// On a no_route drop: the destination lies in this node's pod CIDR (IPv4 or
+// IPv6) but no pod holds it, so the sender is told, as a router on the
+// pods' link must: ICMP host unreachable / ICMPv6 address unreachable, per
+// packet and rate-limited (never for a tunnelled packet).
+inline constexpr uint8_t kAnswerUnreachable = 0x04;
+
+// The largest frame a port with this IP MTU takes (the Ethernet header on top).
+inline constexpr uint16_t maxFrameForMtu(uint16_t mtu) {
+  return mtu == 0 ? uint16_t{0xffff} : static_cast<uint16_t>(mtu + 14);
+}
 
 // The tables a decision reads (borrowed; the caller keeps them alive).
 struct RouteTables {
@@ -57,6 +67,13 @@ struct RouteTables {
   // is not a local pod is unrouted, and tunnelled IPv6 is not relayed.
   const Ipv6ForwardingTable* fib6 = nullptr;
   const Ipv6PodNet* v6 = nullptr;
+  // Each port's IP MTU, indexed by port number (kMaxPorts entries; 0: not
+  // checked); null: none is checked. An output action carries its port's.
+  const uint16_t* port_mtus = nullptr;
+  // This node's IPv4 pod CIDR, network order (mask 0: unknown): a
+  // destination inside it that no pod holds is answered as unreachable.
+  uint32_t pod_net_be = 0;
+  uint32_t pod_mask_be = 0;
 };
 
 struct FlowTranslation {

@@ -118,10 +118,33 @@ class Pmd {
                        uint16_t in_port, uint64_t now);
   // Frees a packet, counted under its drop reason (pmd_actions.h).
   void dropPacket(rte_mbuf* m, DropReason reason);
+  // The ICMP errors the PMD sends about a packet it drops (pmd_icmp.cc).
+  enum class IcmpAnswer : uint8_t {
+    kTimeExceeded,  // TTL / hop limit expired
+    kTooBig,        // IPv4 fragmentation needed (DF set) / ICMPv6 packet too big, with an MTU
+    kUnreachable,   // IPv4 host unreachable / ICMPv6 address unreachable
+  };
+  // Turns m (already counted as a drop) into the error back out of in_port
+  // where the rules and the limiter allow, else frees it.
+  void answerWithError(rte_mbuf* m, uint16_t in_port, uint64_t now, IcmpAnswer answer, uint16_t mtu);
   // Packets whose TTL expired (pmd_icmp.cc): counted as ttl_exceeded drops,
   // and each answered with an ICMP Time Exceeded back out of in_port where
   // the rules and the limiter allow, else freed. Out of line: the rare path.
   [[gnu::noinline, gnu::cold]] void dropExpired(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port, uint64_t now);
+  // Packets to an address of the pod CIDR that no pod holds: no_route drops,
+  // each answered with Destination Unreachable likewise (pmd_icmp.cc).
+  [[gnu::noinline, gnu::cold]] void dropUnreachable(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port,
+                                                    uint64_t now);
+  // An output action's packets of which at least one is longer than
+  // a.max_frame (pmd_icmp.cc): those that fit are forwarded as the action
+  // says, the rest dropped and answered with fragmentation needed / packet
+  // too big; returns how many were dropped.
+  [[gnu::noinline, gnu::cold]] uint16_t outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pkts,
+                                                       uint16_t count, uint16_t in_port, uint64_t now);
+  // A packet the encap action refused as larger than the overlay MTU:
+  // counted as overlay_mtu_exceeded, answered with fragmentation needed
+  // (the overlay MTU) when it has DF set (pmd_icmp.cc).
+  [[gnu::noinline, gnu::cold]] void dropOverlayOversize(rte_mbuf* m, uint16_t in_port, uint64_t now);
   // The uplink's VXLAN/ARP stage (pmd_overlay.cc): decapsulated packets are
   // compacted to the front of pkts (returns their count), the rest are
   // counted and dropped, answered or punted here.

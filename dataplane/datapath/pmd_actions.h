@@ -22,6 +22,14 @@ template <bool kMayEncap>
                                                         uint16_t count, uint32_t key_hash, uint16_t in_port,
                                                         uint64_t now) {
   if (a.kind == flow::MegaflowActions::Kind::kOutput) {
+    // The out port's MTU: per packet, one compare of the frame length (on
+    // the mbuf's first line, which the rewrite reads anyway) with the
+    // action's max_frame (on the line this action came from); a packet
+    // over it sends the whole run down the cold path.
+    uint32_t over = 0;
+    for (uint16_t i = 0; i < count; ++i) over |= rte_pktmbuf_pkt_len(pkts[i]) > a.max_frame;
+    if (over != 0) [[unlikely]]
+      return outputOversize(a, pkts, count, in_port, now);
     if (a.rewrite_flags & kRewriteL3) {
       for (uint16_t i = 0; i < count; ++i) l3RewriteToPod(*snap_, pkts[i], a.out_port);
     } else if (a.rewrite_flags & kRewriteL3v6) {  // IPv4 pays only the test above
@@ -39,7 +47,11 @@ template <bool kMayEncap>
         const uint16_t next = vxlan::encapOne(snap_->overlay, snap_->gateway_mac, pkts[i],
                                               static_cast<uint16_t>(a.arg), key_hash, &reason);
         if (next == kNextDrop) {
-          dropPacket(pkts[i], reason);
+          if (reason == DropReason::kOverlayMtuExceeded) [[unlikely]] {
+            dropOverlayOversize(pkts[i], in_port, now);  // may answer it: still a drop of the packet received
+          } else {
+            dropPacket(pkts[i], reason);
+          }
           ++dropped;
         } else {
           enqueue(next, pkts[i], now);
@@ -49,6 +61,10 @@ template <bool kMayEncap>
     }
   }
   const auto reason = static_cast<DropReason>(a.drop_reason);
+  if (a.rewrite_flags & kAnswerUnreachable) [[unlikely]] {
+    dropUnreachable(pkts, count, in_port, now);  // answered likewise
+    return count;
+  }
   if (reason == DropReason::kTtlExceeded) [[unlikely]] {
     dropExpired(pkts, count, in_port, now);  // may answer them: still drops of the packets received
     return count;

@@ -1,14 +1,23 @@
-// The PMD's answer to packets whose TTL expired (Pmd::dropExpired), apart
-// from pmd.cc so that the rare path stays out of the pipeline's code: a
-// router's ICMP Time Exceeded (ICMPv6 Time Exceeded, hop limit, for IPv6),
-// rate-limited per PMD. PMD lcore only.
+// The PMD's rare paths that answer a packet it will not forward with an
+// ICMP/ICMPv6 error, as a router does, apart from pmd.cc so that they stay
+// out of the pipeline's code. PMD lcore only.
+//  - TTL / hop limit expired (Pmd::dropExpired): Time Exceeded.
+//  - Larger than the output port's MTU (Pmd::outputOversize): IPv4 with DF
+//    gets Destination Unreachable, fragmentation needed, with the port's MTU
+//    as the next-hop MTU (RFC 1191); IPv6 Packet Too Big with it (RFC 8201).
+//    IPv4 without DF is not fragmented here: it is dropped as
+//    mtu_exceeded_no_df, unanswered (a fragmenting router would forward it).
+//  - Larger than the overlay MTU on its way into a tunnel
+//    (Pmd::dropOverlayOversize): the same, with the overlay MTU.
+//  - To an address of this node's pod CIDR that no pod holds
+//    (Pmd::dropUnreachable): host unreachable / ICMPv6 address unreachable.
 //
-// Counting: every such packet is a ttl_exceeded drop (and an rx_dropped of
-// its port), answered or not: the datagram received is not forwarded. An
-// answer is a new packet the PMD sends, counted in icmp_errors_sent and in
-// the in-port's tx counters; one the limiter holds back (icmp-error-rate,
-// 0 included) in icmp_errors_rate_limited. A packet the rules forbid
-// answering (icmp_error.h) is only dropped.
+// Counting: every such packet is a drop under its reason (and an
+// rx_dropped of its port), answered or not: the datagram received is not
+// forwarded. An answer is a new packet the PMD sends, counted in
+// icmp_errors_sent and in the in-port's tx counters; one the limiter holds
+// back (icmp-error-rate, 0 included) in icmp_errors_rate_limited. A packet
+// the rules forbid answering (icmp_error.h) is only dropped.
 //
 // Packets that came through the VXLAN overlay (decapsulated on the uplink,
 // by the pipeline or the partial-offload branch) get no answer: the error
@@ -16,58 +25,154 @@
 // uplink carries no pod's traffic unencapsulated.
 #include "dataplane/datapath/icmp_error.h"
 #include "dataplane/datapath/pmd.h"
+#include "dataplane/datapath/pmd_actions.h"
 
 #include <rte_ether.h>
+#include <rte_ip.h>
 
 #include <cstring>
 
 namespace sluice {
+namespace {
+
+// Only untagged IPv4 and IPv6 frames reach these decisions: the EtherType
+// sits right after the addresses, and key extraction validated the headers.
+bool isIpv6Frame(const rte_mbuf* m) {
+  return rte_pktmbuf_data_len(m) >= sizeof(rte_ether_hdr) &&
+         rte_pktmbuf_mtod(m, const rte_ether_hdr*)->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6);
+}
+
+// The IP packet's own length (the frame may carry Ethernet padding or a
+// trailer after it), from the header key extraction validated.
+uint32_t ipPacketLength(const rte_mbuf* m, bool v6) {
+  const uint8_t* ip = rte_pktmbuf_mtod(m, const uint8_t*) + sizeof(rte_ether_hdr);
+  const uint32_t field = static_cast<uint32_t>(ip[v6 ? 4 : 2] << 8 | ip[v6 ? 5 : 3]);
+  return v6 ? sizeof(rte_ipv6_hdr) + field : field;
+}
+
+bool dontFragment(const rte_mbuf* m) {
+  const uint8_t* ip = rte_pktmbuf_mtod(m, const uint8_t*) + sizeof(rte_ether_hdr);
+  return (ip[6] & 0x40) != 0;
+}
+
+}  // namespace
+
+void Pmd::answerWithError(rte_mbuf* m, uint16_t in_port, uint64_t now, IcmpAnswer answer, uint16_t mtu) {
+  const vxlan::OverlaySnapshot& ov = snap_->overlay;
+  const bool tunnelled = ov.enabled && in_port == ov.uplink_port;
+  const bool v6 = isIpv6Frame(m);
+  icmp::Ipv4ErrorParams p4;
+  icmp::Ipv6ErrorParams p6;
+  if (v6) {
+    std::memcpy(p6.source.data(), snap_->v6.gateway, 16);
+    p6.mac = snap_->gateway_mac;
+    switch (answer) {
+      case IcmpAnswer::kTimeExceeded:
+        p6.type = icmp::kIpv6TimeExceeded;
+        p6.code = icmp::kIpv6CodeHopLimitExceeded;
+        break;
+      case IcmpAnswer::kTooBig:
+        p6.type = icmp::kIpv6PacketTooBig;
+        p6.code = 0;
+        p6.mtu = mtu;
+        break;
+      case IcmpAnswer::kUnreachable:
+        p6.type = icmp::kIpv6DestinationUnreachable;
+        p6.code = icmp::kIpv6CodeAddressUnreachable;
+        break;
+    }
+  } else {
+    p4.source_be = snap_->gateway_ip_be;
+    p4.mac = snap_->gateway_mac;
+    switch (answer) {
+      case IcmpAnswer::kTimeExceeded:
+        p4.type = icmp::kIpv4TimeExceeded;
+        p4.code = icmp::kIpv4CodeTtlExceeded;
+        break;
+      case IcmpAnswer::kTooBig:
+        p4.type = icmp::kIpv4DestinationUnreachable;
+        p4.code = icmp::kIpv4CodeFragmentationNeeded;
+        p4.next_hop_mtu = mtu;
+        break;
+      case IcmpAnswer::kUnreachable:
+        p4.type = icmp::kIpv4DestinationUnreachable;
+        p4.code = icmp::kIpv4CodeHostUnreachable;
+        break;
+    }
+  }
+  // The rules first: a packet that may not be answered spends no token.
+  // IPv6 is answered only where the node serves IPv6: the error's source
+  // is the pods' IPv6 gateway.
+  const bool refused = tunnelled || (v6 ? !snap_->v6.enabled || icmp::ipv6ErrorRefusal(m, p6.type) != icmp::Refusal::kNone
+                                        : icmp::ipv4ErrorRefusal(m) != icmp::Refusal::kNone);
+  if (refused) {
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if (!icmp_limiter_.admit(now)) {
+    counters_.icmp_errors_rate_limited.inc();
+    rte_pktmbuf_free(m);
+    return;
+  }
+  if ((v6 ? icmp::buildIpv6Error(m, p6) : icmp::buildIpv4Error(m, p4)) != icmp::Refusal::kNone) {
+    rte_pktmbuf_free(m);  // checked above: does not happen
+    return;
+  }
+  counters_.icmp_errors_sent.inc();
+  enqueue(in_port, m, now);
+}
 
 void Pmd::dropExpired(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port, uint64_t now) {
   counters_.drops[static_cast<size_t>(DropReason::kTtlExceeded)].add(count);
-  const vxlan::OverlaySnapshot& ov = snap_->overlay;
-  const bool tunnelled = ov.enabled && in_port == ov.uplink_port;
-  icmp::Ipv4ErrorParams p4;
-  p4.source_be = snap_->gateway_ip_be;
-  p4.mac = snap_->gateway_mac;
-  p4.type = icmp::kIpv4TimeExceeded;
-  p4.code = icmp::kIpv4CodeTtlExceeded;
-  // IPv6 (hop limit exceeded) is answered only where the node serves IPv6:
-  // the error's source is the pods' IPv6 gateway.
-  icmp::Ipv6ErrorParams p6;
-  std::memcpy(p6.source.data(), snap_->v6.gateway, 16);
-  p6.mac = snap_->gateway_mac;
-  p6.type = icmp::kIpv6TimeExceeded;
-  p6.code = icmp::kIpv6CodeHopLimitExceeded;
-  uint64_t sent = 0, limited = 0;
+  for (uint16_t i = 0; i < count; ++i) answerWithError(pkts[i], in_port, now, IcmpAnswer::kTimeExceeded, 0);
+}
+
+void Pmd::dropUnreachable(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port, uint64_t now) {
+  counters_.drops[static_cast<size_t>(DropReason::kNoRoute)].add(count);
+  for (uint16_t i = 0; i < count; ++i) answerWithError(pkts[i], in_port, now, IcmpAnswer::kUnreachable, 0);
+}
+
+uint16_t Pmd::outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint16_t in_port,
+                             uint64_t now) {
+  const auto mtu = static_cast<uint16_t>(a.max_frame - sizeof(rte_ether_hdr));
+  uint16_t dropped = 0;
   for (uint16_t i = 0; i < count; ++i) {
     rte_mbuf* m = pkts[i];
-    // Only untagged frames reach a ttl_exceeded decision: the EtherType
-    // sits right after the addresses.
-    const bool v6 = rte_pktmbuf_data_len(m) >= sizeof(rte_ether_hdr) &&
-                    rte_pktmbuf_mtod(m, const rte_ether_hdr*)->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6);
-    // The rules first: a packet that may not be answered spends no token.
-    const bool refused = tunnelled || (v6 ? !snap_->v6.enabled || icmp::ipv6ErrorRefusal(m, p6.type) != icmp::Refusal::kNone
-                                          : icmp::ipv4ErrorRefusal(m) != icmp::Refusal::kNone);
-    if (refused) {
-      rte_pktmbuf_free(m);
-      continue;
+    const bool v6 = (a.rewrite_flags & kRewriteL3v6) != 0;
+    if (rte_pktmbuf_pkt_len(m) > a.max_frame) {
+      const uint32_t ip_len = ipPacketLength(m, v6);
+      if (ip_len > mtu) {
+        ++dropped;
+        if (!v6 && !dontFragment(m)) {
+          dropPacket(m, DropReason::kMtuExceededNoDf);
+          continue;
+        }
+        counters_.drops[static_cast<size_t>(DropReason::kMtuExceeded)].inc();
+        answerWithError(m, in_port, now, IcmpAnswer::kTooBig, mtu);
+        continue;
+      }
+      // Only the frame's trailer (bytes after the IP packet) made it long:
+      // the packet fits, and leaves without them.
+      rte_pktmbuf_trim(m, static_cast<uint16_t>(rte_pktmbuf_pkt_len(m) - sizeof(rte_ether_hdr) - ip_len));
     }
-    if (!icmp_limiter_.admit(now)) {
-      ++limited;
-      rte_pktmbuf_free(m);
-      continue;
+    if (a.rewrite_flags & kRewriteL3) {
+      l3RewriteToPod(*snap_, m, a.out_port);
+    } else if (a.rewrite_flags & kRewriteL3v6) {
+      l3RewriteToPod6(*snap_, m, a.out_port);
     }
-    const icmp::Refusal built = v6 ? icmp::buildIpv6Error(m, p6) : icmp::buildIpv4Error(m, p4);
-    if (built != icmp::Refusal::kNone) {  // checked above: does not happen
-      rte_pktmbuf_free(m);
-      continue;
-    }
-    ++sent;
-    enqueue(in_port, m, now);
+    enqueue(a.out_port, m, now);
   }
-  if (sent != 0) counters_.icmp_errors_sent.add(sent);
-  if (limited != 0) counters_.icmp_errors_rate_limited.add(limited);
+  return dropped;
+}
+
+void Pmd::dropOverlayOversize(rte_mbuf* m, uint16_t in_port, uint64_t now) {
+  counters_.drops[static_cast<size_t>(DropReason::kOverlayMtuExceeded)].inc();
+  // Only IPv4 is encapsulated; without DF it is not fragmented here either.
+  if (!dontFragment(m)) {
+    rte_pktmbuf_free(m);
+    return;
+  }
+  answerWithError(m, in_port, now, IcmpAnswer::kTooBig, static_cast<uint16_t>(snap_->overlay.overlay_mtu));
 }
 
 }  // namespace sluice

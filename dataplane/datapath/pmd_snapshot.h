@@ -90,6 +90,9 @@ struct PmdSnapshot {
   // The pod MAC behind each port (the output action's Ethernet destination;
   // megaflows name only the port, so a port's MAC lives here, per version).
   std::array<rte_ether_addr, kMaxPorts> port_macs{};
+  // Each port's IP MTU (0: not checked, a module's port), for the inline
+  // translation, which copies the out port's into its output action.
+  std::array<uint16_t, kMaxPorts> port_mtus{};
   // Output batches wait at most this many TSC cycles (0: flush after every rx burst).
   uint64_t tx_flush_cycles = 0;
   // The PMD's live settings (flow-cache tiers, upcall budget). The PMD

@@ -79,6 +79,7 @@ TEST_F(CniTest, AddReturnsSocketInterfaceAddressesAndRoutes) {
   EXPECT_EQ(req.type(), v1::PORT_TYPE_VHOST_USER);
   EXPECT_EQ(req.vhost_mode(), v1::VHOST_MODE_SERVER);
   EXPECT_EQ(req.socket_subdir(), subdir);
+  EXPECT_EQ(req.mtu(), 1500u) << "the network's mtu is the port's";
 
   // Side effects: the address held, the record, the pod dir, device-info
   // (sluiced serves the socket, so the pod app is the vhost client).
@@ -119,6 +120,19 @@ TEST_F(CniTest, AddReportsTheOverlayMtuInResultAndDeviceInfo) {
   RunResult r2 = run(env("ADD", kContainerId, "net2"), c);
   ASSERT_EQ(r2.rc, 0) << r2.stdout_text;
   EXPECT_EQ(r2.out["interfaces"][0]["mtu"], 1400);
+}
+
+TEST_F(CniTest, TheNetworksMtuReachesSluicedAndWithoutOneSluicedsDefaultApplies) {
+  json c = conf();
+  c["mtu"] = 1280;
+  RunResult r = run(env("ADD"), c);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  c.erase("mtu");
+  RunResult r2 = run(env("ADD", kContainerId, "net2"), c);
+  ASSERT_EQ(r2.rc, 0) << r2.stdout_text;
+  ASSERT_EQ(fake_->addRequests().size(), 2u);
+  EXPECT_EQ(fake_->addRequests()[0].mtu(), 1280u);
+  EXPECT_EQ(fake_->addRequests()[1].mtu(), 0u) << "0: sluiced's port-mtu";
 }
 
 TEST_F(CniTest, AddInClientModeAsksForClientPortAndTellsPodToServe) {

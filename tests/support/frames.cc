@@ -137,6 +137,11 @@ uint32_t udp6Sequence(const Frame& f) {
 }
 
 Frame icmpTimeExceeded(const Frame& original, MacAddress gateway_mac, Ipv4Address gateway) {
+  return icmpError(original, gateway_mac, gateway, 11, 0, 0);
+}
+
+Frame icmpError(const Frame& original, MacAddress gateway_mac, Ipv4Address gateway, uint8_t type, uint8_t code,
+                uint16_t next_hop_mtu) {
   const size_t quote = std::min<size_t>(get16(original, kEth + 2), 548);
   Frame f(kEth + kIp + 8 + quote, 0);
   std::memcpy(&f[0], &original[6], 6);
@@ -151,9 +156,32 @@ Frame icmpTimeExceeded(const Frame& original, MacAddress gateway_mac, Ipv4Addres
   put32(f, kEth + 12, gateway.value);
   std::memcpy(&f[kEth + 16], &original[kEth + 12], 4);
   put16(f, kEth + 10, internetChecksum(&f[kEth], kIp));
-  f[kEth + kIp] = 11;  // Time Exceeded, code 0: TTL exceeded in transit
+  f[kEth + kIp] = type;
+  f[kEth + kIp + 1] = code;
+  put16(f, kEth + kIp + 6, next_hop_mtu);
   std::memcpy(&f[kEth + kIp + 8], &original[kEth], quote);
   put16(f, kEth + kIp + 2, internetChecksum(&f[kEth + kIp], f.size() - kEth - kIp));
+  return f;
+}
+
+Frame icmpv6Error(const Frame& original, MacAddress gateway_mac, const Ipv6Address& gateway, uint8_t type,
+                  uint8_t code, uint32_t mtu) {
+  const size_t quote = std::min<size_t>(kIp6 + get16(original, kEth + 4), 1280 - kIp6 - 8);
+  Frame f(kEth + kIp6 + 8 + quote, 0);
+  std::memcpy(&f[0], &original[6], 6);
+  std::memcpy(&f[6], gateway_mac.bytes.data(), 6);
+  put16(f, 12, 0x86dd);
+  f[kEth] = 0x60;
+  put16(f, kEth + 4, static_cast<uint16_t>(8 + quote));
+  f[kEth + 6] = 58;  // ICMPv6
+  f[kEth + 7] = 64;
+  std::memcpy(&f[kEth + 8], gateway.bytes.data(), 16);
+  std::memcpy(&f[kEth + 24], &original[kEth + 8], 16);  // back to the invoking packet's source
+  f[kEth + kIp6] = type;
+  f[kEth + kIp6 + 1] = code;
+  put32(f, kEth + kIp6 + 4, mtu);
+  std::memcpy(&f[kEth + kIp6 + 8], &original[kEth], quote);
+  put16(f, kEth + kIp6 + 2, icmpv6ChecksumOf(f, 8 + quote));
   return f;
 }
 

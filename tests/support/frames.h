@@ -53,6 +53,17 @@ Frame arpRequest(MacAddress sender_mac, Ipv4Address sender_ip, Ipv4Address targe
 // code 0, then its datagram (padding excluded) up to 548 bytes. Written out
 // field by field, apart from the dataplane's builder.
 Frame icmpTimeExceeded(const Frame& original, MacAddress gateway_mac, Ipv4Address gateway);
+// The same with any type and code, and the next-hop MTU field (RFC 1191)
+// of "fragmentation needed" (0 elsewhere).
+Frame icmpError(const Frame& original, MacAddress gateway_mac, Ipv4Address gateway, uint8_t type, uint8_t code,
+                uint16_t next_hop_mtu);
+// The ICMPv6 error (RFC 4443) a router at `gateway` sends back about
+// `original`, an untagged IPv6 frame: Ethernet to its source MAC, IPv6 from
+// the gateway to its source, hop limit 64, the type, code and 32-bit MTU
+// field (Packet Too Big; 0 elsewhere), then the invoking packet up to 1232
+// bytes (the error within 1280); checksum over the pseudo-header.
+Frame icmpv6Error(const Frame& original, MacAddress gateway_mac, const Ipv6Address& gateway, uint8_t type,
+                  uint8_t code, uint32_t mtu);
 
 // RFC 1071 checksum over a byte range (0 when the range holds a valid checksum).
 uint16_t internetChecksum(const uint8_t* data, size_t len);

@@ -306,12 +306,15 @@ class Node {
     std::filesystem::remove_all(dir_);
   }
 
-  uint16_t addPod(const std::string& container, unsigned host) {
+  // mtu 0: the node's default; ipv6 empty: none.
+  uint16_t addPod(const std::string& container, unsigned host, uint32_t mtu = 0, const std::string& ipv6 = "") {
     RawPortRequest r;
     r.container_id = container;
     r.ifname = "eth0";
     r.ip = podIp(host).toString();
     r.mac = podMac(host).toString();
+    r.mtu = mtu;
+    r.ipv6 = ipv6;
     auto added = control_->addPort(r);
     EXPECT_TRUE(added.ok()) << added.status();
     return added.ok() ? added->port.port_no : 0;

@@ -86,6 +86,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
   s.ports[1].netns.clear();
   s.ports[0].request.socket_group = 2345;
   s.ports[1].request.ipv6 = "fd00:10:244:1::b";
+  s.ports[1].request.mtu = 9000;
   s.sections["vfs"] = nlohmann::json::array({{{"pci", "0000:3b:02.1"}, {"container_id", "cccc"}}});
   CheckpointStore store(dir_ + "/state");
   ASSERT_TRUE(store.save(s).ok());
@@ -111,6 +112,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
     EXPECT_EQ(b.request.kind, a.request.kind);
     EXPECT_EQ(b.request.socket_subdir, a.request.socket_subdir);
     EXPECT_EQ(b.request.socket_group, a.request.socket_group);
+    EXPECT_EQ(b.request.mtu, a.request.mtu);
     EXPECT_EQ(b.socket_path, a.socket_path);
     EXPECT_EQ(b.netns, a.netns);
   }
@@ -253,11 +255,16 @@ TEST_F(CheckpointFileTest, TheVersion1FileMigratesWithEveryFieldKept) {
   EXPECT_EQ(b.request.socket_subdir, "");
   EXPECT_EQ(b.socket_path, "/var/run/sluice/vhost/beef01234567-net2.sock");
   // Written back, it is the same document at the current version with an
-  // empty "nodes" section and no port's IPv6: nothing else changed, nothing dropped.
+  // empty "nodes" section, no port's IPv6 and the node's default MTU: nothing
+  // else changed, nothing dropped. ("source_validation", which the migration
+  // adds too, is not written by this sluiced: an absent key reads as true.)
   nlohmann::json expected = nlohmann::json::parse(text);
   expected["version"] = kCheckpointVersion;
   expected["nodes"] = nlohmann::json::array();
-  for (nlohmann::json& port : expected["ports"]) port["ipv6"] = "";
+  for (nlohmann::json& port : expected["ports"]) {
+    port["ipv6"] = "";
+    port["mtu"] = 0;
+  }
   EXPECT_EQ(nlohmann::json::parse(serializeCheckpoint(*parsed)), expected);
   EXPECT_EQ(parsed->sections.size(), 2u);
   EXPECT_EQ(parsed->sections["vfs"], nlohmann::json::parse(text)["vfs"]);
@@ -270,7 +277,7 @@ TEST_F(CheckpointFileTest, EachMigrationStepIsItsOwnFunction) {
   // A "nodes" key a version-1 file had (no module's then) is kept as it was.
   nlohmann::json kept = {{"version", 1}, {"nodes", {{{"name", "w2"}}}}};
   ASSERT_TRUE(migrateCheckpoint(kept, 1).ok());
-  EXPECT_EQ(kept, (nlohmann::json{{"version", 3}, {"nodes", {{{"name", "w2"}}}}}));
+  EXPECT_EQ(kept, (nlohmann::json{{"version", 4}, {"nodes", {{{"name", "w2"}}}}}));
   // Version 2 → 3: every port gets an empty "ipv6"; one it had is kept.
   nlohmann::json v2 = {{"version", 2},
                        {"ports", {{{"port_no", 0}, {"ip", "10.244.1.10"}},
@@ -281,18 +288,32 @@ TEST_F(CheckpointFileTest, EachMigrationStepIsItsOwnFunction) {
   EXPECT_EQ(v2["ports"][1]["ipv6"], "fd00::5");
   nlohmann::json two = {{"version", 2}, {"ports", {{{"port_no", 4}}}}};
   ASSERT_TRUE(migrateCheckpoint(two, 2).ok());
-  EXPECT_EQ(two, (nlohmann::json{{"version", 3}, {"ports", {{{"port_no", 4}, {"ipv6", ""}}}}}));
+  EXPECT_EQ(two, (nlohmann::json{{"version", 4},
+                                  {"ports", {{{"port_no", 4}, {"ipv6", ""}, {"mtu", 0}, {"source_validation", true}}}}}));
+  // Version 3 → 4: every port gets "mtu": 0 and "source_validation": true;
+  // values it had are kept.
+  nlohmann::json v3 = {{"version", 3},
+                       {"ports", {{{"port_no", 0}, {"ipv6", ""}},
+                                  {{"port_no", 1}, {"mtu", 1400}, {"source_validation", false}},
+                                  "not an object"}}};
+  ASSERT_TRUE(migrateV3ToV4(v3).ok());
+  EXPECT_EQ(v3["ports"][0], (nlohmann::json{{"port_no", 0}, {"ipv6", ""}, {"mtu", 0}, {"source_validation", true}}));
+  EXPECT_EQ(v3["ports"][1], (nlohmann::json{{"port_no", 1}, {"mtu", 1400}, {"source_validation", false}}));
+  EXPECT_EQ(v3["ports"][2], "not an object") << "left for the reader to refuse";
+  nlohmann::json no_ports = {{"version", 3}, {"ports", 7}};
+  ASSERT_TRUE(migrateV3ToV4(no_ports).ok());
+  EXPECT_EQ(no_ports["ports"], 7);
   // The current version needs no step; no other version is migrated.
-  nlohmann::json current = {{"version", 3}};
-  ASSERT_TRUE(migrateCheckpoint(current, 3).ok());
-  EXPECT_EQ(current, (nlohmann::json{{"version", 3}}));
-  for (uint64_t v : {0u, 4u}) {
+  nlohmann::json current = {{"version", 4}};
+  ASSERT_TRUE(migrateCheckpoint(current, 4).ok());
+  EXPECT_EQ(current, (nlohmann::json{{"version", 4}}));
+  for (uint64_t v : {0u, 5u}) {
     nlohmann::json doc2 = nlohmann::json::object();
     absl::Status s = migrateCheckpoint(doc2, v);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << v;
-    EXPECT_EQ(s.message(), "checkpoint: version: " + std::to_string(v) + " is not 1..3") << v;
+    EXPECT_EQ(s.message(), "checkpoint: version: " + std::to_string(v) + " is not 1..4") << v;
   }
-  EXPECT_EQ(kCheckpointVersion, 3u);
+  EXPECT_EQ(kCheckpointVersion, 4u);
 }
 
 TEST_F(CheckpointFileTest, AVersion1FileIsLoadedMigratedAndNotRewrittenByTheLoad) {
@@ -313,17 +334,17 @@ TEST_F(CheckpointFileTest, ANewerVersionIsRefusedAndLeftInPlaceByteForByte) {
   const std::string newer =
       "{\"format\": \"sluice-checkpoint\", \"version\": 99,\n \"ports\": {\"by-number\": {}},\n"
       " \"future\": 7}\n";
-  for (const std::string& text : {newer, std::string(R"({"format": "sluice-checkpoint", "version": 4, "ports": []})")}) {
+  for (const std::string& text : {newer, std::string(R"({"format": "sluice-checkpoint", "version": 5, "ports": []})")}) {
     fs::remove_all(dir_);
     CheckpointStore store(dir_ + "/state");
     fs::create_directories(store.dir());
     writeText(store.path(), text);
-    const std::string version = text == newer ? "99" : "4";
+    const std::string version = text == newer ? "99" : "5";
     absl::StatusOr<CheckpointLoad> loaded = store.load();
     ASSERT_FALSE(loaded.ok());
     EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_EQ(loaded.status().message(), store.path() + ": checkpoint version " + version +
-                                             " is newer than this sluiced understands (versions 1 to 3); "
+                                             " is newer than this sluiced understands (versions 1 to 4); "
                                              "left in place");
     EXPECT_EQ(readText(store.path()), text);
     EXPECT_EQ(filesIn(store.dir()), std::vector<std::string>{"checkpoint.json"}) << "nothing moved aside";
@@ -526,6 +547,74 @@ TEST_F(ControlCheckpointTest, Ipv6PortsAreCheckedCheckpointedAndRestoredWithThei
   }
   EXPECT_EQ(ipv6Decision(*second.control, "fd00:10:244:1::1").actions.drop_reason,
             static_cast<uint16_t>(DropReason::kToGateway));
+  second.control->removeAllPorts();
+}
+
+FlowTranslation ipv4Decision(DataplaneControl& control, const std::string& dst) {
+  test::UdpFrameSpec s{*MacAddress::parse("02:aa:00:00:00:01"), *MacAddress::parse("02:00:00:00:00:01"),
+                       *Ipv4Address::parse("10.244.1.99"), *Ipv4Address::parse(dst)};
+  test::Frame f = test::udpFrame(s);
+  flow::FlowKey key;
+  EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), 0, std::nullopt, key),
+            flow::ParseResult::kOk);
+  return control.translate(key);
+}
+
+TEST_F(ControlCheckpointTest, PortMtusAreCheckedCheckpointedRestoredAndCarriedByOutputActions) {
+  config_.pod_cidr_v6 = *Ipv6Cidr::parse("fd00:10:244:1::/64");
+  config_.gateway_v6 = *Ipv6Address::parse("fd00:10:244:1::1");
+  {
+    Node node(config_, 0);
+    RawPortRequest named = request("aaaa", "10.244.1.10");
+    named.mtu = 1400;
+    auto added = node.control->addPort(named);
+    ASSERT_TRUE(added.ok()) << added.status();
+    EXPECT_EQ(added->port.request.mtu, 1400u);
+    auto plain = node.control->addPort(request("bbbb", "10.244.1.11"));
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    EXPECT_EQ(plain->port.request.mtu, 1500u) << "port-mtu's default";
+    // Out of range, or below IPv6's minimum on a port with IPv6: refused, naming the field.
+    for (uint32_t bad : {67u, 9217u}) {
+      RawPortRequest r = request("cccc", "10.244.1.12");
+      r.mtu = bad;
+      absl::StatusOr<AddPortResult> refused = node.control->addPort(r);
+      EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+      EXPECT_EQ(refused.status().message(), absl::StrCat("mtu: ", bad, " is not in 68..9216 (0: the node's default)"));
+    }
+    RawPortRequest v6 = request("cccc", "10.244.1.12");
+    v6.ipv6 = "fd00:10:244:1::c";
+    v6.mtu = 1279;
+    absl::StatusOr<AddPortResult> refused = node.control->addPort(v6);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(refused.status().message(),
+              "mtu: 1279 is below IPv6's minimum link MTU 1280, and the port carries IPv6 (fd00:10:244:1::c)");
+    v6.mtu = 1280;
+    ASSERT_TRUE(node.control->addPort(v6).ok());
+    // The same attachment with another MTU is another request.
+    named.mtu = 1500;
+    EXPECT_EQ(node.control->addPort(named).status().code(), absl::StatusCode::kAlreadyExists);
+    named.mtu = 1400;
+    EXPECT_TRUE(node.control->addPort(named).ok());
+    // Each output action carries its port's longest frame (MTU + 14).
+    EXPECT_EQ(ipv4Decision(*node.control, "10.244.1.10").actions.max_frame, 1414);
+    EXPECT_EQ(ipv4Decision(*node.control, "10.244.1.11").actions.max_frame, 1514);
+    EXPECT_EQ(ipv6Decision(*node.control, "fd00:10:244:1::c").actions.max_frame, 1294);
+    CheckpointState disk = onDisk();
+    ASSERT_EQ(disk.ports.size(), 3u);
+    EXPECT_EQ(disk.ports[0].request.mtu, 1400u);
+    EXPECT_EQ(disk.ports[1].request.mtu, 0u) << "what was asked: the node's default";
+    EXPECT_EQ(disk.ports[2].request.mtu, 1280u);
+    node.control->removeAllPorts();
+  }
+  // Restarted with another default: the port that named none takes it.
+  config_.port_mtu = 9000;
+  Node second(config_, 0);
+  EXPECT_EQ(second.control->restore(second.store.load()->state).restored, 3u);
+  std::vector<PortView> ports = second.control->listPorts();
+  ASSERT_EQ(ports.size(), 3u);
+  EXPECT_EQ(ports[0].request.mtu, 1400u);
+  EXPECT_EQ(ports[1].request.mtu, 9000u);
+  EXPECT_EQ(ipv4Decision(*second.control, "10.244.1.11").actions.max_frame, 9014);
   second.control->removeAllPorts();
 }
 

@@ -32,6 +32,31 @@ TEST(PortRequestTest, AcceptsAGoodRequestAndDerivesTheMac) {
             "/run/sluice/vhost/pod-0123/net1.sock");
 }
 
+TEST(PortRequestTest, TheMtuIsTheRequestsOrTheNodesDefaultWithinItsRange) {
+  EXPECT_EQ(parsePortRequest(good(), kCidr, kGateway)->mtu, 1500u) << "0: the default's default";
+  EXPECT_EQ(parsePortRequest(good(), kCidr, kGateway, {}, std::nullopt, 9000)->mtu, 9000u);
+  for (uint32_t ok : {68u, 1400u, 9216u}) {
+    RawPortRequest r = good();
+    r.mtu = ok;
+    EXPECT_EQ(parsePortRequest(r, kCidr, kGateway)->mtu, ok);
+  }
+  for (uint32_t bad : {1u, 67u, 9217u, 65536u}) {
+    RawPortRequest r = good();
+    r.mtu = bad;
+    EXPECT_EQ(parsePortRequest(r, kCidr, kGateway).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  // A port with IPv6 needs IPv6's minimum link MTU, asked for or by default.
+  const Ipv6PodCidr v6{*Ipv6Cidr::parse("fd00::/64"), *Ipv6Address::parse("fd00::1")};
+  RawPortRequest r = good();
+  r.ipv6 = "fd00::a";
+  r.mtu = 1279;
+  EXPECT_EQ(parsePortRequest(r, kCidr, kGateway, {}, v6).status().code(), absl::StatusCode::kInvalidArgument);
+  r.mtu = 0;
+  EXPECT_EQ(parsePortRequest(r, kCidr, kGateway, {}, v6, 1000).status().code(), absl::StatusCode::kInvalidArgument);
+  r.mtu = 1280;
+  EXPECT_EQ(parsePortRequest(r, kCidr, kGateway, {}, v6, 1000)->mtu, 1280u);
+}
+
 TEST(PortRequestTest, NamesThatCouldEscapeTheSocketDirectoryAreRejected) {
   for (const std::string& bad : std::vector<std::string>{"../etc", "..", ".", "a/b", "/abs", std::string("a\0b", 3), "", "a b", "-rf"}) {
     RawPortRequest r = good();

@@ -53,7 +53,12 @@ struct MegaflowActions {
   uint8_t rewrite_flags = 0;  // which header rewrites apply (owned by the action stage)
   uint16_t out_port = 0;      // datapath port number for kOutput
   uint16_t drop_reason = 0;   // named drop reason for kDrop (action stage's list)
-  uint16_t pad = 0;
+  // kOutput: the longest frame (Ethernet header included) the out port
+  // takes, its MTU + 14, decided at translation so that the action stage
+  // compares each packet's length with a value on the line it already read.
+  // Longer frames leave by the action stage's cold path (ICMP
+  // "fragmentation needed" / "packet too big"). The default takes any.
+  uint16_t max_frame = 0xffff;
   uint32_t arg = 0;           // e.g. a next-hop or tunnel index
 };
 
