@@ -129,7 +129,8 @@ std::string describeActions(const flow::MegaflowActions& a) {
                         (a.rewrite_flags & kRewriteL3) ? "(l3_rewrite)" : "");
   }
   const size_t r = a.drop_reason;
-  return "drop:" + std::string(r < kDropReasonCount ? kDropReasonNames[r] : std::string_view("?"));
+  return "drop:" + std::string(r < kDropReasonCount ? kDropReasonNames[r] : std::string_view("?")) +
+         ((a.rewrite_flags & kAnswerUnreachable) ? "(icmp_unreachable)" : "");
 }
 
 FlowControl::FlowControl(const std::vector<PmdContext*>& pmds, uint64_t tsc_hz, uint32_t idle_timeout_ms, TscFn tsc)

@@ -38,6 +38,13 @@ uint32_t destinationPrefix(const RouteTables& tables, uint32_t dst_be, bool rout
   return std::min<uint32_t>(32, (bits + 7) / 8 * 8);
 }
 
+// The shortest whole-octet prefix around dst_be that does not hold a_be
+// (32 when they are equal).
+uint32_t prefixExcluding(uint32_t dst_be, uint32_t a_be) {
+  const auto d = static_cast<uint32_t>(std::countl_zero(rte_be_to_cpu_32(dst_be ^ a_be)));
+  return std::min<uint32_t>(32, (d + 1 + 7) / 8 * 8);
+}
+
 uint32_t prefixMaskBe(uint32_t bits) {
   return bits == 0 ? 0 : rte_cpu_to_be_32(~uint32_t{0} << (32 - bits));
 }
@@ -176,9 +183,17 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
       // it never reaches into it: it would hold the gateway.)
       const bool in_pod_cidr = tables.pod_mask_be != 0 && (dst & tables.pod_mask_be) == tables.pod_net_be;
       const uint32_t at_least = in_pod_cidr ? static_cast<uint32_t>(std::popcount(tables.pod_mask_be)) : 1;
-      out.mask.ipv4_dst = prefixMaskBe(destinationPrefix(tables, dst, true, at_least));
+      uint32_t bits = destinationPrefix(tables, dst, true, at_least);
+      // The CIDR's network and broadcast addresses name no host and are not
+      // answered (a directed broadcast must not draw errors): the prefix of
+      // an answered address holds neither.
+      const uint32_t broadcast = tables.pod_net_be | ~tables.pod_mask_be;
+      const bool answer = in_pod_cidr && dst != tables.pod_net_be && dst != broadcast;
+      if (in_pod_cidr)
+        bits = answer ? std::max({bits, prefixExcluding(dst, tables.pod_net_be), prefixExcluding(dst, broadcast)}) : 32;
+      out.mask.ipv4_dst = prefixMaskBe(bits);
       out.actions = dropAction(DropReason::kNoRoute);
-      if (in_pod_cidr) out.actions.rewrite_flags = kAnswerUnreachable;
+      if (answer) out.actions.rewrite_flags = kAnswerUnreachable;
       return;
     }
   }

@@ -173,7 +173,8 @@ TEST_F(TwoPodsTest, ArpForTheGatewayIsAnswered) {
 TEST_F(TwoPodsTest, TtlExpiredAndUnknownDestinationsAreDroppedUnderTheirReasons) {
   const std::vector<Frame> expired = aToB(10, /*ttl=*/1);
   ASSERT_EQ(pod_a_->send(expired), 10u);
-  ASSERT_EQ(pod_a_->send(aToB(7, 64, *Ipv4Address::parse("10.250.0.99"))), 7u);
+  const std::vector<Frame> unused = aToB(7, 64, *Ipv4Address::parse("10.250.0.99"));
+  ASSERT_EQ(pod_a_->send(unused), 7u);
   ASSERT_EQ(pod_a_->send(aToB(3, 64, *Ipv4Address::parse("192.0.2.1"))), 3u);
   // A good frame after them: once it arrives, the ones before were processed
   // (one queue, one PMD, order kept).
@@ -183,19 +184,21 @@ TEST_F(TwoPodsTest, TtlExpiredAndUnknownDestinationsAreDroppedUnderTheirReasons)
   EXPECT_EQ(ipv4Ttl(got[0]), 63);
   // Each expired packet came back to A as an ICMP Time Exceeded from the
   // gateway (within the default icmp-error-rate's burst of 50), in order;
-  // unknown destinations get no error.
-  std::vector<Frame> errors = pod_a_->receive(10);
-  ASSERT_EQ(errors.size(), 10u);
-  for (size_t i = 0; i < errors.size(); ++i)
-    EXPECT_EQ(errors[i], icmpTimeExceeded(expired[i], kGatewayMac, kGateway)) << i;
+  // then each one to the unused pod address as host unreachable; the
+  // destination outside the pod CIDR gets no error.
+  std::vector<Frame> errors = pod_a_->receive(17);
+  ASSERT_EQ(errors.size(), 17u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(errors[i], icmpTimeExceeded(expired[i], kGatewayMac, kGateway)) << i;
+  for (size_t i = 0; i < 7; ++i)
+    EXPECT_EQ(errors[10 + i], icmpError(unused[i], kGatewayMac, kGateway, 3, 1, 0)) << i;
   v1::GetStatsResponse s = node_->stats();
   EXPECT_EQ(dropCount(s, "ttl_exceeded"), 10u) << "answered, and still counted as dropped";
   EXPECT_EQ(dropCount(s, "no_route"), 10u);
-  EXPECT_EQ(s.pmds(0).icmp_errors_sent(), 10u);
+  EXPECT_EQ(s.pmds(0).icmp_errors_sent(), 17u);
   EXPECT_EQ(s.pmds(0).icmp_errors_rate_limited(), 0u);
   EXPECT_EQ(portStats(s, port_a_)->rx_packets(), 21u);
   EXPECT_EQ(portStats(s, port_a_)->rx_dropped(), 20u);
-  EXPECT_EQ(portStats(s, port_a_)->tx_packets(), 10u);
+  EXPECT_EQ(portStats(s, port_a_)->tx_packets(), 17u);
   EXPECT_EQ(portStats(s, port_b_)->tx_packets(), 1u);
   EXPECT_EQ(pod_b_->drainCount(), 0u);
   EXPECT_EQ(pod_a_->drainCount(), 0u);

@@ -188,17 +188,23 @@ TEST_F(Ipv6PodsTest, HopLimitGatewayAndUnknownDestinationsAreDroppedByReason) {
   ASSERT_EQ(errors.size(), 4u) << node_->stats().DebugString();
   for (size_t i = 0; i < errors.size(); ++i) EXPECT_EQ(errors[i], timeExceeded(expiring[i])) << i;
   ASSERT_EQ(pod_a_->send(aToB(3, 64, kGateway6)), 3u);
-  ASSERT_EQ(pod_a_->send(aToB(2, 64, *Ipv6Address::parse("fd00:250::99"))), 2u);
+  const std::vector<Frame> unused = aToB(2, 64, *Ipv6Address::parse("fd00:250::99"));
+  ASSERT_EQ(pod_a_->send(unused), 2u);
   ASSERT_EQ(pod_a_->send(aToB(1)), 1u);
   ASSERT_EQ(pod_b_->receive(1).size(), 1u);
+  // An address of pod-cidr-v6 that no pod holds: ICMPv6 address unreachable.
+  errors = pod_a_->receive(2);
+  ASSERT_EQ(errors.size(), 2u) << node_->stats().DebugString();
+  for (size_t i = 0; i < errors.size(); ++i)
+    EXPECT_EQ(errors[i], icmpv6Error(unused[i], kGatewayMac, kGateway6, 1, 3, 0)) << i;
   v1::GetStatsResponse s = node_->stats();
   EXPECT_EQ(dropCount(s, "ttl_exceeded"), 4u);
   EXPECT_EQ(dropCount(s, "to_gateway"), 3u);
   EXPECT_EQ(dropCount(s, "no_route"), 2u);
   EXPECT_EQ(portStats(s, port_a_)->rx_packets(), 10u);
   EXPECT_EQ(portStats(s, port_a_)->rx_dropped(), 9u);
-  EXPECT_EQ(portStats(s, port_a_)->tx_packets(), 4u) << "the four errors";
-  EXPECT_EQ(s.pmds(0).icmp_errors_sent(), 4u);
+  EXPECT_EQ(portStats(s, port_a_)->tx_packets(), 6u) << "the six errors";
+  EXPECT_EQ(s.pmds(0).icmp_errors_sent(), 6u);
   EXPECT_EQ(portStats(s, port_b_)->tx_packets(), 1u);
   EXPECT_EQ(pod_b_->drainCount(), 0u);
 }

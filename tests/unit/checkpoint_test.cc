@@ -13,6 +13,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
+#include <bit>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -616,6 +619,36 @@ TEST_F(ControlCheckpointTest, PortMtusAreCheckedCheckpointedRestoredAndCarriedBy
   EXPECT_EQ(ports[1].request.mtu, 9000u);
   EXPECT_EQ(ipv4Decision(*second.control, "10.244.1.11").actions.max_frame, 9014);
   second.control->removeAllPorts();
+}
+
+TEST_F(ControlCheckpointTest, UnusedPodAddressesAreAnsweredAsUnreachableByAPrefixInsideThePodCidr) {
+  config_.pod_cidr_v6 = *Ipv6Cidr::parse("fd00:10:244:1::/64");
+  config_.gateway_v6 = *Ipv6Address::parse("fd00:10:244:1::1");
+  Node node(config_, 0);
+  ASSERT_TRUE(node.control->addPort(request("aaaa", "10.244.1.10")).ok());
+  auto decided = [&](const std::string& dst) {
+    const FlowTranslation t = ipv4Decision(*node.control, dst);
+    EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kDrop) << dst;
+    EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kNoRoute)) << dst;
+    return std::pair{(t.actions.rewrite_flags & kAnswerUnreachable) != 0,
+                     static_cast<uint32_t>(std::popcount(ntohl(t.mask.ipv4_dst)))};
+  };
+  // In the pod CIDR 10.244.1.0/24, no pod: answered; the prefix stays in the CIDR.
+  EXPECT_EQ(decided("10.244.1.99"), std::pair(true, 32u)) << "beside pod .10 and the gateway";
+  // Its network and broadcast addresses name no host: not answered, /32 each.
+  EXPECT_EQ(decided("10.244.1.0"), std::pair(false, 32u));
+  EXPECT_EQ(decided("10.244.1.255"), std::pair(false, 32u));
+  // Outside it: not answered, a prefix that stays outside.
+  EXPECT_EQ(decided("10.244.2.7"), std::pair(false, 24u));
+  EXPECT_EQ(decided("192.0.2.1"), std::pair(false, 8u));
+  // IPv6 likewise: an unused address of pod-cidr-v6 is answered, one outside not.
+  FlowTranslation in6 = ipv6Decision(*node.control, "fd00:10:244:1::99");
+  EXPECT_EQ(in6.actions.rewrite_flags, kAnswerUnreachable);
+  FlowTranslation out6 = ipv6Decision(*node.control, "fd00:99::1");
+  EXPECT_EQ(out6.actions.rewrite_flags, 0);
+  EXPECT_EQ(out6.actions.drop_reason, static_cast<uint16_t>(DropReason::kNoRoute));
+  EXPECT_EQ(describeActions(in6.actions), "drop:no_route(icmp_unreachable)");
+  node.control->removeAllPorts();
 }
 
 TEST_F(ControlCheckpointTest, AnAddWhoseCheckpointCannotBeWrittenIsUndone) {
