@@ -75,7 +75,9 @@ absl::StatusOr<CheckpointPort> parsePort(const json& p, const std::string& where
   }
   // Absent in files written before version 4: the node's default.
   if (auto m = p.find("mtu"); m != p.end()) {
-    if (!m->is_number_unsigned() || m->get<uint64_t>() > 0xffffffff)
+    // A migration's 0 is a signed JSON integer; a file's is unsigned.
+    if (!(m->is_number_unsigned() || (m->is_number_integer() && m->get<int64_t>() >= 0)) ||
+        m->get<uint64_t>() > 0xffffffff)
       return bad(absl::StrCat(where, ".mtu"), "must be an integer 0..4294967295");
     r.mtu = static_cast<uint32_t>(m->get<uint64_t>());
   }

@@ -89,6 +89,8 @@ class MtuPipelineTest : public ::testing::Test {
     o.edit_config = [](SluicedConfig& c) {
       c.pod_cidr_v6 = *Ipv6Cidr::parse("fd00:77::/64");
       c.gateway_v6 = kGateway6;
+      // Remote node r2's VTEP resolved from the start: its tunnel can send.
+      c.overlay.uplink->static_neighbors.push_back({kRemote2, *MacAddress::parse("02:77:77:00:00:02")});
     };
     return o;
   }

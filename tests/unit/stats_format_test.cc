@@ -114,6 +114,22 @@ TEST(StatsFormatTest, TierBreakdownAndFlows) {
   EXPECT_NE(ft.find("mask: eth_type=0xffff,ipv4_dst=255.255.255.255"), std::string::npos) << ft;
 }
 
+TEST(StatsFormatTest, PortsShowTheirMtu) {
+  v1::ListPortsResponse ports;
+  v1::Port* p = ports.add_ports();
+  p->set_port_no(3);
+  p->mutable_attachment()->set_container_id("c0ffee");
+  p->mutable_attachment()->set_ifname("net1");
+  p->set_ip("10.244.1.10");
+  p->set_mac("02:53:0a:f4:01:0a");
+  p->set_link_up(true);
+  p->set_mtu(1400);
+  p->set_socket_path("/s.sock");
+  const std::string text = formatPorts(ports);
+  EXPECT_NE(text.find(" LINK MTU   SOCKET\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" up   1400  /s.sock\n"), std::string::npos) << text;
+}
+
 TEST(NodesFormatTest, ShowsEachNodesSourceAndAgeAndTheController) {
   v1::ListNodesResponse r;
   v1::RemoteNode* n = r.add_nodes();
