@@ -228,6 +228,12 @@ TEST_F(PacketTraceTest, WouldHappenAgreesWithWhatPacketsDid) {
         ASSERT_EQ(out.size(), 1u) << "packet " << i;
         EXPECT_EQ(out[0].first, a) << "packet " << i;
         EXPECT_EQ(out[0].second[34], 11) << "packet " << i;
+      } else if (act.rewrite_flags & kAnswerUnreachable) {
+        // An unused address of the pod CIDR: answered with host unreachable.
+        ASSERT_EQ(out.size(), 1u) << "packet " << i;
+        EXPECT_EQ(out[0].first, a) << "packet " << i;
+        EXPECT_EQ(out[0].second[34], 3) << "packet " << i;
+        EXPECT_EQ(out[0].second[35], 1) << "packet " << i;
       } else {
         EXPECT_TRUE(out.empty()) << "packet " << i;
       }
