@@ -24,9 +24,11 @@
 //                 its key sent to control as an upcall (upcall_gate.h,
 //                 upcall_queue.h) unless over the port's or PMD's upcall
 //                 rate (then only counted: the packet is forwarded anyway)
-//   act           output -> L3 rewrite, next = port; drop -> reason (TTL
-//                 expired: answered with ICMP Time Exceeded where allowed,
-//                 pmd_icmp.cc)
+//   act           output -> the out port's MTU checked (longer: answered
+//                 with fragmentation needed / packet too big), L3 rewrite,
+//                 next = port; drop -> reason (TTL expired, or an unused
+//                 pod address: answered with ICMP Time Exceeded / Destination
+//                 Unreachable where allowed, pmd_icmp.cc)
 // then drops are counted and freed, the rest go to the output batches.
 #pragma once
 

@@ -135,10 +135,10 @@ void Pmd::dropUnreachable(rte_mbuf* const* pkts, uint16_t count, uint16_t in_por
 uint16_t Pmd::outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint16_t in_port,
                              uint64_t now) {
   const auto mtu = static_cast<uint16_t>(a.max_frame - sizeof(rte_ether_hdr));
+  const bool v6 = (a.rewrite_flags & kRewriteL3v6) != 0;
   uint16_t dropped = 0;
   for (uint16_t i = 0; i < count; ++i) {
     rte_mbuf* m = pkts[i];
-    const bool v6 = (a.rewrite_flags & kRewriteL3v6) != 0;
     if (rte_pktmbuf_pkt_len(m) > a.max_frame) {
       const uint32_t ip_len = ipPacketLength(m, v6);
       if (ip_len > mtu) {
