@@ -30,7 +30,7 @@ grep -qx 'RUN SLUICE_TEST_TOOLS=0 bash scripts/setup.sh' <<<"$build_stage" \
   || fail "build stage does not run 'SLUICE_TEST_TOOLS=0 bash scripts/setup.sh'"
 
 cmake_run=$(grep '^RUN cmake ' <<<"$build_stage" || true)
-[[ $cmake_run == 'RUN cmake -S . -B build -DSLUICE_BENCH=OFF && cmake --build build --parallel --target sluiced sluicectl sluice-cni sluice-agent && cmake --install build --strip' ]] \
+[[ $cmake_run == 'RUN cmake -S . -B build -DSLUICE_BENCH=OFF && cmake --build build --parallel "$(nproc)" --target sluiced sluicectl sluice-cni sluice-agent && cmake --install build --strip' ]] \
   && ok "build stage: the four programs, built and installed stripped" \
   || fail "build stage cmake commands are: ${cmake_run:-none}"
 
