@@ -284,6 +284,8 @@ class DataplaneControl {
   std::shared_ptr<const ForwardingTable> fib_ = std::make_shared<const ForwardingTable>();
   // The IPv6 /128 pod routes of the latest snapshot, likewise.
   std::shared_ptr<const Ipv6ForwardingTable> fib6_ = std::make_shared<const Ipv6ForwardingTable>();
+  // Every port's allowed sources in the latest snapshot, likewise.
+  std::shared_ptr<const SourceTable> sources_ = std::make_shared<const SourceTable>();
   FlowControl flows_;
   std::thread flow_thread_;
   std::condition_variable flow_cv_;

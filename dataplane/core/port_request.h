@@ -45,6 +45,9 @@ struct PortRequest {
   std::string devargs;        // kDpdkVdev only: "<driver>[,key=value...]", validated (vdev_devargs.h)
   // Server-mode vhost-user only: the socket's group (mode 0660 with it).
   std::optional<uint32_t> socket_group;
+  // Whether the fast path drops the pod's packets whose source MAC or IP is
+  // not its own (source_check.h); off for a pod that routes others' traffic.
+  bool source_validation = true;
 
   bool hasIpv4() const { return ip.value != 0; }
   bool sameParameters(const PortRequest& other) const;
@@ -58,6 +61,7 @@ struct RawPortRequest {
   VhostMode vhost_mode = VhostMode::kServer;
   std::optional<uint32_t> socket_group = {};
   std::string ipv6 = {};  // empty: no IPv6
+  bool source_validation = true;  // AddPortRequest.source_validation (unset: on)
 };
 
 // This node's IPv6 pod network (pod-cidr-v6 and gateway-v6).

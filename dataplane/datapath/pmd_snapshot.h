@@ -32,6 +32,7 @@
 #include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/overlay_snapshot.h"
+#include "dataplane/datapath/source_check.h"
 
 namespace sluice {
 namespace flow {
@@ -90,6 +91,9 @@ struct PmdSnapshot {
   // The pod MAC behind each port (the output action's Ethernet destination;
   // megaflows name only the port, so a port's MAC lives here, per version).
   std::array<rte_ether_addr, kMaxPorts> port_macs{};
+  // Which sources each port's pod may send with (shared like fib; null:
+  // nothing is checked, as in snapshots built by tests).
+  std::shared_ptr<const SourceTable> sources;
   // Output batches wait at most this many TSC cycles (0: flush after every rx burst).
   uint64_t tx_flush_cycles = 0;
   // The PMD's live settings (flow-cache tiers, upcall budget). The PMD

@@ -306,12 +306,14 @@ class Node {
     std::filesystem::remove_all(dir_);
   }
 
-  uint16_t addPod(const std::string& container, unsigned host) {
+  // source_validation false: the pod may send with any source (a router).
+  uint16_t addPod(const std::string& container, unsigned host, bool source_validation = true) {
     RawPortRequest r;
     r.container_id = container;
     r.ifname = "eth0";
     r.ip = podIp(host).toString();
     r.mac = podMac(host).toString();
+    r.source_validation = source_validation;
     auto added = control_->addPort(r);
     EXPECT_TRUE(added.ok()) << added.status();
     return added.ok() ? added->port.port_no : 0;
