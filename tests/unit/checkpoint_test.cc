@@ -485,7 +485,9 @@ FlowTranslation ipv6Decision(DataplaneControl& control, const std::string& dst) 
                         *Ipv6Address::parse("fd00:10:244:1::99"), *Ipv6Address::parse(dst)};
   test::Frame f = test::udp6Frame(s);
   flow::FlowKey key;
-  EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), 0, std::nullopt, key),
+  // From a port no pod has (the uplink's number): the routes are under
+  // test here, not the sources, which no pod's are.
+  EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), kUplinkPortNo, std::nullopt, key),
             flow::ParseResult::kOk);
   return control.translate(key);
 }
@@ -822,10 +824,13 @@ TEST_F(ControlCheckpointTest, TheVersion1FileRestoresEveryPortAndVf) {
   EXPECT_EQ(held[0].vf.pci_address, "0000:3b:02.0");
   EXPECT_EQ(held[0].settings.vlan, 42u);
   EXPECT_TRUE(pf.calls().empty()) << "the VF is held again without touching the PF";
-  // Rewritten at the current version: the same ports (without IPv6) and VF
-  // record, an empty "nodes".
+  // Rewritten at the current version: the same ports (without IPv6, their
+  // sources checked as before the setting existed) and VF record, an empty "nodes".
   nlohmann::json before = nlohmann::json::parse(text);
-  for (nlohmann::json& port : before["ports"]) port["ipv6"] = "";
+  for (nlohmann::json& port : before["ports"]) {
+    port["ipv6"] = "";
+    port["source_validation"] = true;
+  }
   const nlohmann::json after = nlohmann::json::parse(readText(config_.state_dir + "/checkpoint.json"));
   EXPECT_EQ(after["version"], kCheckpointVersion);
   EXPECT_EQ(after["ports"], before["ports"]);

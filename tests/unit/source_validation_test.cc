@@ -233,7 +233,7 @@ TEST_F(SourceValidationTranslateTest, EveryKeyInsideAMaskIsDecidedAlike) {
     const bool v6 = rng() % 2 == 0;
     const uint16_t in_port = ports[rng() % 5];
     MacAddress mac = macs[rng() % 4];
-    flipBits(mac.bytes.data(), rng() % 4 == 0 ? 6 : 0);
+    if (rng() % 4 == 0) flipBits(mac.bytes.data(), 6);
     FlowKey k;
     if (v6) {
       Ipv6Address src = ip6s[rng() % 6];
