@@ -171,7 +171,8 @@ TEST_F(SourceValidationTest, ARouterPodForwardsForeignSourcesAndKeepsItsSettingA
   std::string error;
   ASSERT_TRUE(node_->restart(&error)) << error;
   std::map<std::string, bool> restored;
-  for (const v1::Port& p : node_->ports().ports()) restored[p.attachment().container_id()] = p.source_validation();
+  const v1::ListPortsResponse listed_again = node_->ports();
+  for (const v1::Port& p : listed_again.ports()) restored[p.attachment().container_id()] = p.source_validation();
   EXPECT_EQ(restored, (std::map<std::string, bool>{
                           {"srcval-pod-a", true}, {"srcval-pod-b", true}, {"srcval-pod-r", false}}));
 }
