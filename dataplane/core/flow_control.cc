@@ -133,16 +133,31 @@ std::string describeMask(const flow::FlowMask& mask) {
   field("vlan_tci", mask.vlan_tci, absl::StrCat("0x", absl::Hex(ntohs(mask.vlan_tci))));
   field("ip_proto", mask.ip_proto, absl::StrCat("0x", absl::Hex(mask.ip_proto)));
   field("ttl", mask.ttl_class, absl::StrCat("0x", absl::Hex(mask.ttl_class)));
+  // The sources source validation reads, as addresses of their own kind.
+  MacAddress eth_src_mask;
+  std::memcpy(eth_src_mask.bytes.data(), mask.eth_src, 6);
+  field("eth_src", eth_src_mask.isZero() ? 0 : 1, eth_src_mask.toString());
   field("ipv4_src", mask.ipv4_src, ipv4Text(mask.ipv4_src));
   field("ipv4_dst", mask.ipv4_dst, ipv4Text(mask.ipv4_dst));
+  Ipv6Address ipv6_src_mask;
+  std::memcpy(ipv6_src_mask.bytes.data(), mask.ipv6_src, 16);
+  field("ipv6_src", ipv6_src_mask.isZero() ? 0 : 1, ipv6_src_mask.toString());
   field("tp_src", mask.tp_src, absl::StrCat("0x", absl::Hex(ntohs(mask.tp_src))));
   field("tp_dst", mask.tp_dst, absl::StrCat("0x", absl::Hex(ntohs(mask.tp_dst))));
   field("tun_src", mask.tun_src, ipv4Text(mask.tun_src));
   field("tun_dst", mask.tun_dst, ipv4Text(mask.tun_dst));
   field("tun_vni", mask.tun_vni, absl::StrCat("0x", absl::Hex(mask.tun_vni)));
   for (uint32_t w = 3; w < flow::kMatchWords; ++w) {
-    if (w == 7 || w == 8) continue;
-    if (mask.words()[w] != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x", absl::Hex(mask.words()[w]));
+    if (w == 7 || w == 8 || w == 9 || w == 10) continue;  // tunnel words; ipv6_src, named above
+    uint64_t m = mask.words()[w];
+    if (w == 4) {
+      // eth_src is named above; the rest of its word (ip_tos) is not.
+      flow::FlowMask rest = flow::zeroKey();
+      rest.ip_tos = mask.ip_tos;
+      rest.pad0 = mask.pad0;
+      m = rest.words()[4];
+    }
+    if (m != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x", absl::Hex(m));
   }
   return out.empty() ? "none" : out;
 }

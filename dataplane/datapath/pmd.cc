@@ -276,7 +276,7 @@ void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t first, uint16
   // later packets count as coalesced with it (or lost with it). A lost
   // upcall loses no packet: the decision is made already; only caching waits.
   if (n_miss != 0) {
-    const RouteTables tables{snap_->fib.get(),  snap_->gateway_ip_be, snap_->overlay.tables.get(),
+    const RouteTables tables{snap_->fib.get(), snap_->gateway_ip_be, snap_->overlay.tables.get(),
                              snap_->overlay.uplink_port, snap_->fib6.get(), &snap_->v6,
                              snap_->sources.get()};
     uint64_t sent = 0, coalesced = 0, lost = 0, missed_followers = 0;
