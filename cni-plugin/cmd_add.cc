@@ -276,6 +276,8 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   // sluiced collects the port itself once this namespace is gone (only an
   // absolute path can be watched; anything else is the runtime's business).
   if (!env.netns.empty() && env.netns[0] == '/') req.set_netns(env.netns);
+  // Only when off: unset means on, also to a sluiced that predates the field.
+  if (conf.interface_type == InterfaceType::kVhostUser && !conf.source_validation) req.set_source_validation(false);
   // Asks sluiced to drop the port; notes when it could not confirm that.
   auto dropPort = [&c, &env, &port_fate_unknown] {
     absl::StatusOr<bool> del = c.dataplane.deletePort(toAttachment(env.container_id, env.ifname));

@@ -287,6 +287,8 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   absl::StatusOr<std::optional<bool>> flag = getBoolean(doc, "perPodSockets");
   if (!flag.ok()) return flag.status();
   conf.per_pod_sockets = flag->value_or(false);
+  if (flag = getBoolean(doc, "sourceValidation"); !flag.ok()) return flag.status();
+  conf.source_validation = flag->value_or(true);
   if (s = getString(doc, "socketVolume", false); !s.ok()) return s.status();
   if (!s->empty()) {
     if (absl::Status v = validateVolumeName(*s); !v.ok()) return invalid("socketVolume", sv(v.message()));
@@ -377,7 +379,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
       if (doc.contains(key)) return invalid(key, "applies to interfaceType \"sriov\" only");
     }
   } else {
-    for (std::string_view key : {"perPodSockets", "socketVolume", "podSocketDir", "socketGroup"}) {
+    for (std::string_view key : {"perPodSockets", "socketVolume", "podSocketDir", "socketGroup", "sourceValidation"}) {
       if (doc.contains(key)) return invalid(key, "applies to interfaceType \"vhost-user\" only");
     }
   }
@@ -393,7 +395,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
       "dataDir", "logFile", "mtu", "vlan", "timeoutMs", "ipam", "deviceID", "runtimeConfig",
       "prevResult", "cni.dev/valid-attachments", "sriovMode", "trust", "spoofchk", "perPodSockets",
       "socketVolume", "podSocketDir", "socketGroup", "vlanQoS", "vlanProto", "link_state", "min_tx_rate",
-      "max_tx_rate"};
+      "max_tx_rate", "sourceValidation"};
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
     if (!kKnown.contains(key) && !kKnownIgnored.contains(key)) conf.unknown_fields.push_back(key);

@@ -112,6 +112,10 @@ struct NetConf {
   // client mode may create its socket there). Unset: root's, as made.
   std::optional<uint32_t> socket_group;
   std::optional<uint32_t> mtu;  // reported to the pod (1.1 interface "mtu")
+  // vhost-user only: "sourceValidation" (JSON boolean, default true). false
+  // lets the pod send with sources other than its own (a router pod);
+  // SR-IOV's counterpart is "spoofchk".
+  bool source_validation = true;
   uint16_t vlan = 0;            // 0 = untagged
   std::optional<IpamConfig> ipam;
   std::string log_file;                     // empty: log to stderr

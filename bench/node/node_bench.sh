@@ -25,6 +25,9 @@
 # that succeeded during the run), against sluice unscraped in the same rounds.
 # sluice-capture: sluice with `sluicectl capture` of the input port running
 # (rx, to /dev/null), for what packet capture costs the PMD.
+# sluice-nosrcval: sluice with source validation off on every pod port (as
+# for a router pod), against sluice with it on (the default) in the same
+# rounds: what checking every pod packet's source MAC and IP costs.
 # sluice-base: another sluiced binary (--base-sluiced PATH, e.g. one built
 # from main before a change) run exactly like sluice, for A/B comparisons.
 # Rounds are outermost and the systems interleave within each (scenario, N):
@@ -155,6 +158,7 @@ for ((r = 1; r <= rounds; r++)); do
           sluice-base) line=$(sluiced=$base_sluiced run_sluice "$scenario" "$pcap" "$packets") ;;
           sluice-scraped) line=$(metrics_scrape=1 run_sluice "$scenario" "$pcap" "$packets") ;;
           sluice-capture) line=$(capture=1 run_sluice "$scenario" "$pcap" "$packets") ;;
+          sluice-nosrcval) line=$(no_source_validation=1 run_sluice "$scenario" "$pcap" "$packets") ;;
           ovs) line=$(run_ovs "$scenario" "$pcap" "$packets" false) ;;
           ovs-smc) line=$(run_ovs "$scenario" "$pcap" "$packets" true) ;;
           *) echo "node_bench.sh: unknown system $system" >&2; exit 2 ;;

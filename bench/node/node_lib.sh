@@ -84,7 +84,7 @@ pool_for() { echo $(($1 + 32768)); }
 # as with real pod traffic to one service. Its addresses are fixed:
 # 10.250.0.10 → 10.250.0.11.
 vh_cidr=10.250.0.0/24 vh_gw=10.250.0.1
-vh_ip_a=10.250.0.10 vh_mac_a=02:00:0a:fa:00:0a
+vh_ip_a=10.250.0.10 vh_mac_a=02:53:0a:fa:00:0a  # what pvp_traffic sends from (source validation)
 vh_ip_b=10.250.0.11 vh_mac_b=02:00:0a:fa:00:0b
 vh_gen_pid=
 
@@ -342,12 +342,17 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   if [[ -n $metrics_port ]]; then scraper_start "$metrics_port"; fi
   # Pods (null sinks) first, so the input's first packets find their routes.
   local ok=1 why=port-add-refused
+  # no_source_validation=1 (system sluice-nosrcval): every pod port as a
+  # router's, its sources unchecked; otherwise checked (the default), and
+  # the traffic carries each sending pod's own MAC and addresses.
+  local srcval=()
+  [[ -n ${no_source_validation:-} ]] && srcval=(--no-source-validation)
   if [[ $scenario == vhost ]]; then
     # Two vhost-user pod ports (sluiced serves the sockets), then the pods.
     ctl port add --container-id nb-vhost-a --ifname net1 --ip "$vh_ip_a" --mac "$vh_mac_a" --socket-subdir nb-vhost-a \
-      --mode server >>"$work/sluicectl.log" 2>&1 || ok=
+      --mode server "${srcval[@]}" >>"$work/sluicectl.log" 2>&1 || ok=
     ctl port add --container-id nb-vhost-b --ifname net1 --ip "$vh_ip_b" --mac "$vh_mac_b" --socket-subdir nb-vhost-b \
-      --mode server >>"$work/sluicectl.log" 2>&1 || ok=
+      --mode server "${srcval[@]}" >>"$work/sluicectl.log" 2>&1 || ok=
     if [[ -n $ok ]]; then
       vh_gen_start "$work/vhost/nb-vhost-a/net1.sock" "$work/vhost/nb-vhost-b/net1.sock" "$pcap" "$gw_mac"
       vh_gen_settle sluiced_sent || { ok= why=no-traffic; }
@@ -356,12 +361,13 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
     for ((k = 0; k < pods; k++)); do
       [[ $scenario == l3v6 ]] && v6=(--ipv6 "$(plan_pod $k 6)")
       ctl port add --container-id "nb-pod$k" --ifname net1 --ip "$(plan_pod $k 3)" --mac "$(plan_pod $k 4)" \
-        "${v6[@]}" --devargs "net_null,no-rx=1" >>"$work/sluicectl.log" 2>&1 || ok=
+        "${v6[@]}" "${srcval[@]}" --devargs "net_null,no-rx=1" >>"$work/sluicectl.log" 2>&1 || ok=
     done
   fi
   if [[ $scenario != decap && $scenario != vhost ]]; then
     [[ $scenario == l3v6 ]] && v6=(--ipv6 "$src_ip6")
-    ctl port add --container-id nb-src --ifname net1 --ip "$src_ip" --mac "$src_mac" "${v6[@]}" --devargs "$input" \
+    ctl port add --container-id nb-src --ifname net1 --ip "$src_ip" --mac "$src_mac" "${v6[@]}" "${srcval[@]}" \
+      --devargs "$input" \
       >>"$work/sluicectl.log" 2>&1 || ok=
   fi
   if [[ -z $ok ]]; then

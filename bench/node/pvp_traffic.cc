@@ -78,15 +78,16 @@ int main(int argc, char** argv) {
   }
   // Frames A → B, one per flow, 60 bytes + FCS, sent round-robin (the worst
   // case for caches). Flows differ in their UDP source port, and past 60000
-  // also in their source address (one /24 further per 60000 flows; sluiced
-  // routes on the destination, so any source reaches B).
+  // also in their destination port (one further per 60000 flows): always
+  // from A's own MAC and address, which sluiced's source validation lets
+  // through.
   auto ip_a = *sluice::Ipv4Address::parse("10.250.0.10");
   auto ip_b = *sluice::Ipv4Address::parse("10.250.0.11");
   std::vector<sluice::test::Frame> frames;
   frames.reserve(o.flows);
   for (unsigned f = 0; f < o.flows; ++f) {
     sluice::test::UdpFrameSpec s{sluice::MacAddress::fromIpv4(ip_a), o.gateway_mac, ip_a, ip_b};
-    s.src_ip.value = ip_a.value + (f / 60000) * 256;
+    s.dst_port = static_cast<uint16_t>(5001 + f / 60000);
     s.src_port = static_cast<uint16_t>(1024 + f % 60000);
     frames.push_back(sluice::test::udpFrame(s));
   }

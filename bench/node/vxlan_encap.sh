@@ -39,7 +39,10 @@ J
     --eal "--no-huge --no-pci -m 1024 --no-shconf --file-prefix=svxe-$$" 2>>"$work/sluiced.log" &
   dp_pid=$!
   for _ in $(seq 1 300); do ctl health >/dev/null 2>&1 && break; sleep 0.1; done
-  ctl port add --container-id vxe --ifname net1 --ip 10.250.0.10 --socket-subdir vxe --mode server >/dev/null
+  # testpmd's flowgen sends from its own source addresses, not the pod's:
+  # the port's sources are not checked (as a router pod's).
+  ctl port add --container-id vxe --ifname net1 --ip 10.250.0.10 --socket-subdir vxe --mode server \
+    --no-source-validation >/dev/null
   local gwmac
   gwmac=$(ctl --json health | sed -n 's/.*"gateway_mac": "\(.*\)".*/\1/p')
   stdbuf -oL dpdk-testpmd -l 0,1 --main-lcore 1 --no-huge --no-pci -m 1024 --no-shconf --file-prefix="svxe-pod-$$" \

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <rte_ether.h>
 
+#include <cstring>
 #include <optional>
 
 #include "common/net_address.h"
@@ -186,6 +187,11 @@ grpc::Status ObserveService::TracePacket(grpc::ServerContext*, const v1::TracePa
     absl::StatusOr<PacketSpec> spec = parsePacketSpec(req->packet());
     if (!spec.ok()) return invalid(std::string(spec.status().message()));
     if (grpc::Status s = checkPort(spec->in_port); !s.ok()) return s;
+    // A packet from the port's pod, unless told otherwise: its own MAC.
+    if (spec->eth_src_from_port) {
+      for (const PortView& p : control_.listPorts())
+        if (p.port_no == spec->in_port) std::memcpy(spec->frame.data() + 6, p.request.mac.bytes.data(), 6);
+    }
     const WouldHappen w = wouldHappen(control_, spec->in_port, spec->frame);
     fillKey(w.key, static_cast<uint8_t>(w.parse), resp);
     resp->set_length(static_cast<uint32_t>(spec->frame.size()));

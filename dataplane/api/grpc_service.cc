@@ -36,6 +36,7 @@ void fillPortMessage(const PortView& p, v1::Port* out) {
   out->set_dpdk_name(p.dpdk_name);
   out->set_link_up(p.link_up);
   out->set_netns(p.netns);
+  out->set_source_validation(p.request.source_validation);
 }
 
 grpc::Status toGrpcStatus(const absl::Status& s) {
@@ -61,6 +62,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     raw.socket_subdir = req->socket_subdir();
     raw.devargs = req->devargs();
     if (req->has_socket_group()) raw.socket_group = req->socket_group();
+    if (req->has_source_validation()) raw.source_validation = req->source_validation();
     switch (req->type()) {
       case v1::PORT_TYPE_UNSPECIFIED:
       case v1::PORT_TYPE_VHOST_USER: raw.kind = PortKind::kVhostUser; break;

@@ -46,6 +46,7 @@ constexpr char kUsage[] =
     "  port add --container-id ID --ifname NAME [--ip A.B.C.D] [--ipv6 ADDR] [--mac M] [--mode server|client]\n"
     "           [--namespace NS] [--pod NAME] [--socket-subdir DIR] [--devargs net_null,no-rx=1]\n"
     "           [--mtu 68..9216 (default: sluiced's port-mtu)]\n"
+    "           [--no-source-validation]  (the pod may send with any source MAC and IP: a router)\n"
     "  vfs                SR-IOV VFs of the pools: PF, index, PCI address, netdev, holder\n"
     "  port del --container-id ID --ifname NAME\n"
     "  nodes              remote nodes (source, VTEP, CIDRs, next hop, age), node controller state\n"
@@ -169,7 +170,8 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
       "mac", po::value<std::string>()->default_value(""), "")("mode", po::value<std::string>(&mode), "")(
       "namespace", po::value<std::string>()->default_value(""), "")("pod", po::value<std::string>()->default_value(""), "")(
       "socket-subdir", po::value<std::string>()->default_value(""), "")(
-      "devargs", po::value<std::string>()->default_value(""), "")("mtu", po::value<uint32_t>()->default_value(0), "");
+      "devargs", po::value<std::string>()->default_value(""), "")("mtu", po::value<uint32_t>()->default_value(0), "")(
+      "no-source-validation", "");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
@@ -188,6 +190,8 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
   req.set_devargs(vm["devargs"].as<std::string>());
   req.set_mtu(vm["mtu"].as<uint32_t>());  // 0: sluiced's port-mtu; sluiced checks the range
   req.set_type(req.devargs().empty() ? v1::PORT_TYPE_VHOST_USER : v1::PORT_TYPE_DPDK_VDEV);
+  // A pod that forwards others' traffic (a router) sends with foreign sources.
+  if (vm.count("no-source-validation") != 0) req.set_source_validation(false);
   if (mode == "server") req.set_vhost_mode(v1::VHOST_MODE_SERVER);
   else if (mode == "client") req.set_vhost_mode(v1::VHOST_MODE_CLIENT);
   else throw po::error("--mode must be server or client");

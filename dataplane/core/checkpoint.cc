@@ -81,6 +81,11 @@ absl::StatusOr<CheckpointPort> parsePort(const json& p, const std::string& where
       return bad(absl::StrCat(where, ".mtu"), "must be an integer 0..4294967295");
     r.mtu = static_cast<uint32_t>(m->get<uint64_t>());
   }
+  // Absent in files written before version 4: on.
+  if (auto v = p.find("source_validation"); v != p.end()) {
+    if (!v->is_boolean()) return bad(absl::StrCat(where, ".source_validation"), "must be true or false");
+    r.source_validation = v->get<bool>();
+  }
   return out;
 }
 
@@ -153,7 +158,8 @@ std::string serializeCheckpoint(const CheckpointState& state) {
                      {"vhost_mode", r.vhost_mode == VhostMode::kClient ? "client" : "server"},
                      {"socket_subdir", r.socket_subdir},
                      {"socket_path", p.socket_path},
-                     {"netns", p.netns}});
+                     {"netns", p.netns},
+                     {"source_validation", r.source_validation}});
     if (r.socket_group) ports.back()["socket_group"] = *r.socket_group;
     ports.back()["mtu"] = r.mtu;
   }

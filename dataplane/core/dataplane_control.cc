@@ -50,6 +50,19 @@ Ipv6PodNet ipv6PodNetOf(const SluicedConfig& c) {
   return net;
 }
 
+// What a pod's port may send with (source_check.h).
+PortSources portSourcesOf(const PortRequest& pod) {
+  PortSources s;
+  s.checked = pod.source_validation;
+  std::memcpy(s.mac, pod.mac.bytes.data(), 6);
+  s.has_ipv4 = pod.hasIpv4();
+  s.ipv4_be = pod.ip.networkOrder();
+  s.has_ipv6 = pod.ipv6.has_value();
+  if (pod.ipv6) std::memcpy(s.ipv6, pod.ipv6->bytes.data(), 16);
+  std::memcpy(s.link_local, linkLocalFromMac(pod.mac).bytes.data(), 16);
+  return s;
+}
+
 }  // namespace
 
 DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
@@ -163,7 +176,8 @@ RouteTables DataplaneControl::routeTablesLocked() const {
                      &v6_net_,
                      port_mtus_.data(),
                      config_.pod_cidr.network.networkOrder(),
-                     Ipv4Address{config_.pod_cidr.mask()}.networkOrder()};
+                     Ipv4Address{config_.pod_cidr.mask()}.networkOrder(),
+                     sources_.get()};
   for (const ControlModule* m : modules_) m->fillRouteTables(tables);
   return tables;
 }
@@ -609,6 +623,7 @@ void DataplaneControl::republishLocked() {
   std::vector<ForwardingTable::Entry> routes;
   std::vector<Ipv6ForwardingTable::Entry> routes6;
   std::vector<std::vector<uint16_t>> target(pmds_.size());
+  auto sources = std::make_shared<SourceTable>();  // a module's port (the uplink) is not checked
   size_t k = 0;
   for (uint16_t n = 0; n < kMaxPorts; ++n) {
     if (!ports_[n]) continue;
@@ -619,6 +634,7 @@ void DataplaneControl::republishLocked() {
     const PortRequest& pod = ports_[n]->request;
     if (pod.hasIpv4()) routes.push_back({pod.ip, n, pod.mac});
     if (pod.ipv6) routes6.push_back({*pod.ipv6, n, pod.mac});
+    sources->ports[n] = portSourcesOf(pod);
     // Round-robin over the pods' ports in number order.
     target[k++ % pmds_.size()].push_back(n);
   }
@@ -628,6 +644,10 @@ void DataplaneControl::republishLocked() {
   for (uint16_t n = 0; n < kMaxPorts; ++n)
     port_mtus_[n] = ports_[n] && ports_[n]->isPod() ? static_cast<uint16_t>(ports_[n]->request.mtu) : 0;
   fib6_ = std::make_shared<const Ipv6ForwardingTable>(routes6);
+  // A port's sources or their checking changing (a port added, removed, or
+  // re-made at the same number) revalidates its megaflows with the routes:
+  // each holds in_port and the source fields it was decided on.
+  sources_ = std::move(sources);
   // Megaflows the new tables do not support die now, before any PMD sees the
   // new tables (their packets meanwhile miss and are decided by the old ones).
   flows_.revalidate(routeTablesLocked());
@@ -673,6 +693,7 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
     snap->pod_mask_be = Ipv4Address{config_.pod_cidr.mask()}.networkOrder();
     snap->fib6 = fib6_;
     snap->v6 = v6_net_;
+    snap->sources = sources_;
     snap->tx_flush_cycles = tsc_hz_ / 1'000'000 * tx_flush_interval_us_;
     snap->settings = pmd_settings_;
     for (uint16_t n = 0; n < kMaxPorts; ++n) {

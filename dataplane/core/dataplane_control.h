@@ -287,6 +287,8 @@ class DataplaneControl {
   // Each port's MTU by port number (0: a module's port, unchecked), made with
   // fib_: translation copies the out port's into an output action.
   std::array<uint16_t, kMaxPorts> port_mtus_{};
+  // Every port's allowed sources in the latest snapshot, likewise.
+  std::shared_ptr<const SourceTable> sources_ = std::make_shared<const SourceTable>();
   FlowControl flows_;
   std::thread flow_thread_;
   std::condition_variable flow_cv_;

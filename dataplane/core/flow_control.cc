@@ -67,6 +67,20 @@ std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask) 
     }
     field(name, v, m, 0xffffffffU, ipv4Text(v));
   };
+  // Source validation reads the Ethernet and IPv6 sources, whole or by
+  // leading octets: shown as the address, with the prefix length when partial.
+  auto prefixLen = [](const uint8_t* m, uint32_t bits) {
+    uint32_t len = 0;
+    while (len < bits && (m[len / 8] & (0x80 >> (len % 8))) != 0) ++len;
+    return len;
+  };
+  const uint32_t mac_len = prefixLen(mask.eth_src, 48);
+  if (mac_len != 0) {
+    MacAddress mac;
+    std::memcpy(mac.bytes.data(), key.eth_src, 6);
+    absl::StrAppend(&out, out.empty() ? "" : ",", "eth_src=", mac.toString(), mac_len == 48 ? "" : "/",
+                    mac_len == 48 ? "" : absl::StrCat(mac_len));
+  }
   address("ipv4_src", key.ipv4_src, mask.ipv4_src);
   address("ipv4_dst", key.ipv4_dst, mask.ipv4_dst);
   // IPv6 decisions mask the destination by whole-octet prefixes: shown as a CIDR.
@@ -78,6 +92,13 @@ std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask) 
     absl::StrAppend(&out, out.empty() ? "" : ",", "ipv6_dst=", dst.toString(), v6_len == 128 ? "" : "/",
                     v6_len == 128 ? "" : absl::StrCat(v6_len));
   }
+  const uint32_t v6_src_len = prefixLen(mask.ipv6_src, 128);
+  if (v6_src_len != 0) {
+    Ipv6Address src;
+    std::memcpy(src.bytes.data(), key.ipv6_src, 16);
+    absl::StrAppend(&out, out.empty() ? "" : ",", "ipv6_src=", src.toString(), v6_src_len == 128 ? "" : "/",
+                    v6_src_len == 128 ? "" : absl::StrCat(v6_src_len));
+  }
   field("tp_src", key.tp_src, mask.tp_src, 0xffff, absl::StrCat(ntohs(key.tp_src)));
   field("tp_dst", key.tp_dst, mask.tp_dst, 0xffff, absl::StrCat(ntohs(key.tp_dst)));
   address("tun_src", key.tun_src, mask.tun_src);
@@ -87,8 +108,17 @@ std::string describeMatch(const flow::FlowKey& key, const flow::FlowMask& mask) 
   for (uint32_t w = 3; w < flow::kMatchWords; ++w) {
     if (w == 7 || w == 8) continue;  // the tunnel words, named above
     if ((w == 11 || w == 12) && v6_len != 0) continue;  // ipv6_dst, named above
-    if (mask.words()[w] != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x",
-                                              absl::Hex(key.words()[w]), "/0x", absl::Hex(mask.words()[w]));
+    if ((w == 9 || w == 10) && v6_src_len != 0) continue;  // ipv6_src, named above
+    uint64_t m = mask.words()[w];
+    if (w == 4 && mac_len != 0) {
+      // eth_src is named above; the rest of its word (ip_tos) is not.
+      flow::FlowMask rest = flow::zeroKey();
+      rest.ip_tos = mask.ip_tos;
+      rest.pad0 = mask.pad0;
+      m = rest.words()[4];
+    }
+    if (m != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x",
+                                absl::Hex(key.words()[w] & m), "/0x", absl::Hex(m));
   }
   return out.empty() ? "any" : out;
 }
@@ -103,16 +133,31 @@ std::string describeMask(const flow::FlowMask& mask) {
   field("vlan_tci", mask.vlan_tci, absl::StrCat("0x", absl::Hex(ntohs(mask.vlan_tci))));
   field("ip_proto", mask.ip_proto, absl::StrCat("0x", absl::Hex(mask.ip_proto)));
   field("ttl", mask.ttl_class, absl::StrCat("0x", absl::Hex(mask.ttl_class)));
+  // The sources source validation reads, as addresses of their own kind.
+  MacAddress eth_src_mask;
+  std::memcpy(eth_src_mask.bytes.data(), mask.eth_src, 6);
+  field("eth_src", eth_src_mask.isZero() ? 0 : 1, eth_src_mask.toString());
   field("ipv4_src", mask.ipv4_src, ipv4Text(mask.ipv4_src));
   field("ipv4_dst", mask.ipv4_dst, ipv4Text(mask.ipv4_dst));
+  Ipv6Address ipv6_src_mask;
+  std::memcpy(ipv6_src_mask.bytes.data(), mask.ipv6_src, 16);
+  field("ipv6_src", ipv6_src_mask.isZero() ? 0 : 1, ipv6_src_mask.toString());
   field("tp_src", mask.tp_src, absl::StrCat("0x", absl::Hex(ntohs(mask.tp_src))));
   field("tp_dst", mask.tp_dst, absl::StrCat("0x", absl::Hex(ntohs(mask.tp_dst))));
   field("tun_src", mask.tun_src, ipv4Text(mask.tun_src));
   field("tun_dst", mask.tun_dst, ipv4Text(mask.tun_dst));
   field("tun_vni", mask.tun_vni, absl::StrCat("0x", absl::Hex(mask.tun_vni)));
   for (uint32_t w = 3; w < flow::kMatchWords; ++w) {
-    if (w == 7 || w == 8) continue;
-    if (mask.words()[w] != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x", absl::Hex(mask.words()[w]));
+    if (w == 7 || w == 8 || w == 9 || w == 10) continue;  // tunnel words; ipv6_src, named above
+    uint64_t m = mask.words()[w];
+    if (w == 4) {
+      // eth_src is named above; the rest of its word (ip_tos) is not.
+      flow::FlowMask rest = flow::zeroKey();
+      rest.ip_tos = mask.ip_tos;
+      rest.pad0 = mask.pad0;
+      m = rest.words()[4];
+    }
+    if (m != 0) absl::StrAppend(&out, out.empty() ? "" : ",", "word", w, "=0x", absl::Hex(m));
   }
   return out.empty() ? "none" : out;
 }

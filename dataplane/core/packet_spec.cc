@@ -106,6 +106,7 @@ absl::StatusOr<PacketSpec> parsePacketSpec(std::string_view text) {
     if (!a) return absl::InvalidArgumentError(absl::StrCat(key, "=", v, ": not an IPv4 address"));
     return a->networkOrder();
   };
+  spec.eth_src_from_port = !fields.contains("eth_src");
   absl::StatusOr<MacAddress> eth_src = mac("eth_src"), eth_dst = mac("eth_dst");
   if (!eth_src.ok()) return eth_src.status();
   if (!eth_dst.ok()) return eth_dst.status();

@@ -8,7 +8,9 @@
 //
 // Keys: in_port (required), src, dst (IPv4, default 0.0.0.0), proto (tcp,
 // udp, icmp or 0-255, default udp), sport, dport (0-65535, default 0), ttl
-// (0-255, default 64), eth_src, eth_dst (MAC, default 02:00:00:00:00:00),
+// (0-255, default 64), eth_src (MAC, default the in_port's pod's MAC, so that
+// source validation passes it: see eth_src_from_port), eth_dst (MAC, default
+// 02:00:00:00:00:00),
 // len (IPv4 total length to pad to, 28-1500) ; or in_port and hex alone (14 to
 // 9216 bytes, an even number of hex digits).
 #pragma once
@@ -24,6 +26,9 @@ namespace sluice {
 struct PacketSpec {
   uint16_t in_port = 0;
   std::vector<uint8_t> frame;
+  // eth_src was not given (fields, not hex): the caller writes the in_port's
+  // MAC into frame bytes 6..11 (02:00:00:00:00:00 is there until then).
+  bool eth_src_from_port = false;
 };
 
 absl::StatusOr<PacketSpec> parsePacketSpec(std::string_view text);

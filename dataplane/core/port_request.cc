@@ -78,7 +78,8 @@ absl::Status checkKubernetesName(const std::string& field, const std::string& va
 bool PortRequest::sameParameters(const PortRequest& o) const {
   return attachment == o.attachment && pod_namespace == o.pod_namespace && pod_name == o.pod_name &&
          ip == o.ip && ipv6 == o.ipv6 && mac == o.mac && kind == o.kind && vhost_mode == o.vhost_mode &&
-         socket_subdir == o.socket_subdir && devargs == o.devargs && socket_group == o.socket_group && mtu == o.mtu;
+         socket_subdir == o.socket_subdir && devargs == o.devargs && socket_group == o.socket_group && mtu == o.mtu &&
+         source_validation == o.source_validation;
 }
 
 absl::Status validateAttachment(const AttachmentId& id) {
@@ -144,6 +145,7 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
 
   req.kind = raw.kind;
   req.vhost_mode = raw.vhost_mode;
+  req.source_validation = raw.source_validation;
   if (raw.kind == PortKind::kDpdkVdev) {
     if (absl::Status s = validateVdevDevargs(raw.devargs, vdev); !s.ok()) return s;
     req.devargs = raw.devargs;

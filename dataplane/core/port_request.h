@@ -49,6 +49,9 @@ struct PortRequest {
   // The port's IP MTU as applied: the request's, or the node's default
   // (port-mtu) when it named none.
   uint32_t mtu = kDefaultPortMtu;
+  // Whether the fast path drops the pod's packets whose source MAC or IP is
+  // not its own (source_check.h); off for a pod that routes others' traffic.
+  bool source_validation = true;
 
   bool hasIpv4() const { return ip.value != 0; }
   bool sameParameters(const PortRequest& other) const;
@@ -63,6 +66,7 @@ struct RawPortRequest {
   std::optional<uint32_t> socket_group = {};
   std::string ipv6 = {};  // empty: no IPv6
   uint32_t mtu = 0;       // 0: the node's default (port-mtu)
+  bool source_validation = true;  // AddPortRequest.source_validation (unset: on)
 };
 
 // This node's IPv6 pod network (pod-cidr-v6 and gateway-v6).

@@ -49,12 +49,63 @@ uint32_t prefixMaskBe(uint32_t bits) {
   return bits == 0 ? 0 : rte_cpu_to_be_32(~uint32_t{0} << (32 - bits));
 }
 
-// The first bit (from the top) where two IPv6 addresses differ; 128 if equal.
-uint32_t firstDifference(const uint8_t* a, const uint8_t* b) {
-  for (uint32_t i = 0; i < 16; ++i)
+// The first bit (from the top) where two byte strings of `len` bytes (IPv6
+// addresses by default) differ; len * 8 if equal.
+uint32_t firstDifference(const uint8_t* a, const uint8_t* b, uint32_t len = 16) {
+  for (uint32_t i = 0; i < len; ++i)
     if (const auto x = static_cast<uint8_t>(a[i] ^ b[i]); x != 0)
       return i * 8 + static_cast<uint32_t>(std::countl_zero(x));
-  return 128;
+  return len * 8;
+}
+
+// Sets the first `octets` bytes of a byte-string mask of `len` bytes.
+void setOctetMask(uint8_t* mask, uint32_t len, uint32_t octets) {
+  for (uint32_t i = 0; i < len; ++i) mask[i] = i < octets ? 0xff : 0x00;
+}
+
+// Whole octets holding the first `bits` bits.
+uint32_t octetsFor(uint32_t bits) { return (bits + 7) / 8; }
+
+// The source check of a port whose sources are checked (source_check.h).
+// An allowed source is matched exactly; a spoofed one only in the leading
+// octets that differ from every allowed value, which every address decided
+// alike shares: random spoofed sources then make at most a few hundred
+// megaflows per port, not one per address, and whole octets keep the
+// number of masks small. Returns false with the drop in `out`.
+bool sourcesAllowed(const PortSources& s, const flow::FlowKey& key, FlowTranslation& out) {
+  const uint32_t mac_diff = firstDifference(key.eth_src, s.mac, 6);
+  if (mac_diff < 48) {
+    setOctetMask(out.mask.eth_src, 6, octetsFor(mac_diff + 1));
+    out.actions = dropAction(DropReason::kSpoofedSourceMac);
+    return false;
+  }
+  setOctetMask(out.mask.eth_src, 6, 6);
+  if (key.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
+    const uint32_t ll_diff = firstDifference(key.ipv6_src, s.link_local);
+    const uint32_t own_diff = s.has_ipv6 ? firstDifference(key.ipv6_src, s.ipv6) : 0;
+    if (ll_diff == 128 || own_diff == 128) {
+      setOctetMask(out.mask.ipv6_src, 16, 16);
+      return true;
+    }
+    setOctetMask(out.mask.ipv6_src, 16, octetsFor(std::max(ll_diff, own_diff) + 1));
+    out.actions = dropAction(DropReason::kSpoofedSourceIp);
+    return false;
+  }
+  if (!s.has_ipv4) {
+    // An IPv6-only pod owns no IPv4 address: whatever the source, spoofed.
+    out.actions = dropAction(DropReason::kSpoofedSourceIp);
+    return false;
+  }
+  uint8_t src[4], own[4];
+  std::memcpy(src, &key.ipv4_src, 4);
+  std::memcpy(own, &s.ipv4_be, 4);
+  const uint32_t ip_diff = firstDifference(src, own, 4);
+  uint8_t mask[4];
+  setOctetMask(mask, 4, ip_diff == 32 ? 4 : octetsFor(ip_diff + 1));
+  std::memcpy(&out.mask.ipv4_src, mask, 4);
+  if (ip_diff == 32) return true;
+  out.actions = dropAction(DropReason::kSpoofedSourceIp);
+  return false;
 }
 
 // destinationPrefix for IPv6: the shortest whole-octet prefix around dst
@@ -138,6 +189,12 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   out.actions = flow::MegaflowActions{};
   // Consulted by every decision: IPv4 or IPv6 (the pipeline translates nothing else).
   out.mask.eth_type = 0xffff;
+  // Sources first: a spoofed packet is dropped whatever its destination.
+  if (tables.sources != nullptr) {
+    out.mask.in_port = 0xffff;
+    if (const PortSources* s = tables.sources->checked(key.in_port); s != nullptr && !sourcesAllowed(*s, key, out))
+      return;
+  }
   if (key.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
     translateIpv6(tables, key, out);
     return;

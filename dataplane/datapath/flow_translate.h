@@ -16,6 +16,8 @@
 // packet and drops the rest before lookup, so the mask of an L3 decision is
 // eth_type + ipv4_dst or ipv6_dst (+ ttl_class when the destination is a
 // local pod): 100k source ports to one pod share one megaflow.
+// With source validation, the mask also holds in_port, and for a port whose
+// sources are checked its Ethernet and IP source (see RouteTables::sources).
 // Only a pod or the gateway needs all 32 bits of the destination; a remote
 // node's CIDR or an unrouted destination is matched as the widest prefix that
 // holds no address decided otherwise, so that traffic to random destinations
@@ -30,6 +32,7 @@
 #include "dataplane/datapath/forwarding_table.h"
 #include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/overlay_tables.h"
+#include "dataplane/datapath/source_check.h"
 
 namespace sluice {
 
@@ -74,6 +77,13 @@ struct RouteTables {
   // destination inside it that no pod holds is answered as unreachable.
   uint32_t pod_net_be = 0;
   uint32_t pod_mask_be = 0;
+  // Which sources each port may send with (source_check.h; null: nothing
+  // is checked, and decisions read no source field). With it, every
+  // decision reads in_port (whether that port is checked), and one for a
+  // checked port reads eth_src and the IP source: exactly when they are the
+  // port's own, else only the leading octets that tell them from every
+  // allowed one (the packet is dropped before its destination is read).
+  const SourceTable* sources = nullptr;
 };
 
 struct FlowTranslation {

@@ -6,6 +6,7 @@
 #include <rte_ip.h>
 #include <rte_prefetch.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "dataplane/datapath/arp_responder.h"
@@ -27,7 +28,12 @@ inline Verdict drop(DropReason r) { return {kNextDrop, r}; }
 // The reason field is only read for drops.
 inline Verdict forwardTo(uint16_t port_no) { return {port_no, DropReason{}}; }
 
-Verdict forwardIpv4(const PmdSnapshot& snap, rte_ether_hdr* eth, uint32_t len) {
+// The port's sources when they are checked (source_check.h), else null.
+const PortSources* checkedSources(const PmdSnapshot& snap, uint16_t in_port) {
+  return snap.sources != nullptr ? snap.sources->checked(in_port) : nullptr;
+}
+
+Verdict forwardIpv4(const PmdSnapshot& snap, const PortSources* sources, rte_ether_hdr* eth, uint32_t len) {
   if (len < sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr)) return drop(DropReason::kTruncated);
   auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
   uint32_t ihl_bytes = (ip->version_ihl & 0x0f) * 4u;
@@ -38,6 +44,11 @@ Verdict forwardIpv4(const PmdSnapshot& snap, rte_ether_hdr* eth, uint32_t len) {
   uint32_t total_len = rte_be_to_cpu_16(ip->total_length);
   if (total_len < ihl_bytes) return drop(DropReason::kBadIpv4Header);
   if (total_len > l3_len) return drop(DropReason::kTruncated);
+  // Sources before the destination, as the megaflow translation decides.
+  if (sources != nullptr) {
+    if (!sources->macOk(eth->src_addr.addr_bytes)) return drop(DropReason::kSpoofedSourceMac);
+    if (!sources->ipv4Ok(ip->src_addr)) return drop(DropReason::kSpoofedSourceIp);
+  }
 
   uint32_t dst = ip->dst_addr;
   if (dst == snap.gateway_ip_be) return drop(DropReason::kToGateway);
@@ -52,7 +63,15 @@ Verdict forwardIpv4(const PmdSnapshot& snap, rte_ether_hdr* eth, uint32_t len) {
   return forwardTo(route->port_no);
 }
 
+// The caller has checked that m holds an Ethernet and an IPv6 header.
 Verdict answerNd(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m) {
+  if (const PortSources* sources = checkedSources(snap, in_port); sources != nullptr) {
+    const auto* frame = rte_pktmbuf_mtod(m, const uint8_t*);
+    DropReason why{};
+    if (!ndSourcesOk(*sources, frame + offsetof(rte_ether_hdr, src_addr),
+                     frame + sizeof(rte_ether_hdr) + offsetof(rte_ipv6_hdr, src_addr), &why))
+      return drop(why);
+  }
   // The advertisement may be longer than the solicitation (a DAD probe or
   // a unicast one carries no link-layer option): it may use the tailroom of
   // a single-segment mbuf.
@@ -80,6 +99,10 @@ Verdict forwardIpv6(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m, rte_
   // Neighbor discovery directly after the header (what a host sends).
   if (ip->proto == 58 && payload >= 4 && isNeighborDiscoveryType(raw[sizeof(rte_ipv6_hdr)]))
     return answerNd(snap, in_port, m);
+  if (const PortSources* sources = checkedSources(snap, in_port); sources != nullptr) {
+    if (!sources->macOk(eth->src_addr.addr_bytes)) return drop(DropReason::kSpoofedSourceMac);
+    if (!sources->ipv6Ok(ip->src_addr)) return drop(DropReason::kSpoofedSourceIp);
+  }
   if (snap.v6.isGateway(ip->dst_addr)) return drop(DropReason::kToGateway);
   const PodRoute6* route = snap.fib6 != nullptr ? snap.fib6->lookup(ip->dst_addr) : nullptr;
   if (route == nullptr) return drop(DropReason::kNoRoute);
@@ -93,6 +116,14 @@ Verdict forwardIpv6(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m, rte_
 Verdict answerArp(const PmdSnapshot& snap, uint16_t in_port, rte_ether_hdr* eth, uint32_t len) {
   if (len < sizeof(rte_ether_hdr) + sizeof(rte_arp_hdr)) return drop(DropReason::kTruncated);
   auto* arp = reinterpret_cast<rte_arp_hdr*>(eth + 1);
+  // A pod's ARP of any kind (a reply or gratuitous ARP too) names its own
+  // addresses, or it would teach its neighbors a lie.
+  if (const PortSources* sources = checkedSources(snap, in_port); sources != nullptr && isEthernetIpv4Arp(*arp)) {
+    DropReason why{};
+    if (!arpSourcesOk(*sources, eth->src_addr.addr_bytes, arp->arp_data.arp_sha.addr_bytes,
+                      arp->arp_data.arp_sip, &why))
+      return drop(why);
+  }
   if (!isEthernetIpv4Arp(*arp) || arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST))
     return drop(DropReason::kArpNotAnswered);
   uint32_t target = arp->arp_data.arp_tip;
@@ -115,7 +146,7 @@ Verdict forwardOne(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m) {
   auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
   switch (eth->ether_type) {
     case RTE_BE16(RTE_ETHER_TYPE_IPV4):
-      return forwardIpv4(snap, eth, len);
+      return forwardIpv4(snap, checkedSources(snap, in_port), eth, len);
     case RTE_BE16(RTE_ETHER_TYPE_ARP):
       return answerArp(snap, in_port, eth, len);
     case RTE_BE16(RTE_ETHER_TYPE_IPV6):

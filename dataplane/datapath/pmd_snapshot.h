@@ -32,6 +32,7 @@
 #include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/overlay_snapshot.h"
+#include "dataplane/datapath/source_check.h"
 
 namespace sluice {
 namespace flow {
@@ -93,6 +94,9 @@ struct PmdSnapshot {
   // Each port's IP MTU (0: not checked, a module's port), for the inline
   // translation, which copies the out port's into its output action.
   std::array<uint16_t, kMaxPorts> port_mtus{};
+  // Which sources each port's pod may send with (shared like fib; null:
+  // nothing is checked, as in snapshots built by tests).
+  std::shared_ptr<const SourceTable> sources;
   // Output batches wait at most this many TSC cycles (0: flush after every rx burst).
   uint64_t tx_flush_cycles = 0;
   // The PMD's live settings (flow-cache tiers, upcall budget). The PMD

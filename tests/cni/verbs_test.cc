@@ -135,6 +135,36 @@ TEST_F(CniTest, TheNetworksMtuReachesSluicedAndWithoutOneSluicedsDefaultApplies)
   EXPECT_EQ(fake_->addRequests()[1].mtu(), 0u) << "0: sluiced's port-mtu";
 }
 
+TEST_F(CniTest, SourceValidationIsOnUnlessTheNetworkTurnsItOffAsABoolean) {
+  // Unset: the request leaves the field unset (on, also to an older sluiced).
+  RunResult r = run(env("ADD"), conf());
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  EXPECT_FALSE(fake_->addRequests()[0].has_source_validation());
+  // true: the same as unset.
+  json on = conf();
+  on["sourceValidation"] = true;
+  r = run(env("ADD", kContainerId, "net2"), on);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  EXPECT_FALSE(fake_->addRequests()[1].has_source_validation());
+  // false (a router pod's network): asked for explicitly.
+  json off = conf();
+  off["sourceValidation"] = false;
+  r = run(env("ADD", kContainerId, "net3"), off);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  ASSERT_TRUE(fake_->addRequests()[2].has_source_validation());
+  EXPECT_FALSE(fake_->addRequests()[2].source_validation());
+  // Anything but a JSON boolean is a config error naming the key.
+  for (const json& bad : {json("false"), json(0), json("off")}) {
+    json c = conf();
+    c["sourceValidation"] = bad;
+    RunResult e = run(env("ADD", kContainerId, "net4"), c);
+    EXPECT_NE(e.rc, 0) << bad.dump();
+    EXPECT_EQ(e.code(), 7) << e.stdout_text;
+    EXPECT_NE(e.msg().find("\"sourceValidation\" must be true or false"), std::string::npos) << e.stdout_text;
+  }
+  EXPECT_EQ(fake_->addRequests().size(), 3u);
+}
+
 TEST_F(CniTest, AddInClientModeAsksForClientPortAndTellsPodToServe) {
   json c = conf();
   c["vhostMode"] = "client";

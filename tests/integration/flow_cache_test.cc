@@ -135,15 +135,19 @@ TEST_F(FlowCacheTest, ManySourcePortsToOnePodShareOneMegaflowAndLaterPacketsHit)
   for (const v1::DropCounter& d : s.drops()) EXPECT_EQ(d.packets(), 0u) << d.reason();
 
   // One megaflow for all kFlows source ports: its mask holds only what the
-  // decision read (EtherType, destination, TTL class), and it counted every hit.
+  // decision read (in-port and A's own sources, which source validation
+  // checked; EtherType, destination, TTL class), and it counted every hit.
   v1::ListFlowsResponse fl = listFlows();
   ASSERT_EQ(fl.flows_size(), 1);
   const v1::Flow& f = fl.flows(0);
-  EXPECT_EQ(f.match(), "eth_type=0x0800,ttl=2+,ipv4_dst=" + kIpB.toString());
+  EXPECT_EQ(f.match(), "in_port=" + std::to_string(port_a_) + ",eth_type=0x0800,ttl=2+,eth_src=" + kMacA.toString() +
+                          ",ipv4_src=" + kIpA.toString() + ",ipv4_dst=" + kIpB.toString());
   EXPECT_EQ(f.actions(), "output:" + std::to_string(port_b_) + "(l3_rewrite)");
   EXPECT_EQ(f.packets(), kTotal - p.misses());
   EXPECT_EQ(f.bytes(), f.packets() * 60);
-  EXPECT_EQ(f.mask(), "eth_type=0xffff,ttl=0xff,ipv4_dst=255.255.255.255");
+  EXPECT_EQ(f.mask(),
+            "in_port=0xffff,eth_type=0xffff,ttl=0xff,eth_src=ff:ff:ff:ff:ff:ff,ipv4_src=255.255.255.255,"
+            "ipv4_dst=255.255.255.255");
 
   // The operator's view of the same call.
   auto [rc, text] = sluicectl(node_->apiSocket(), "flows");

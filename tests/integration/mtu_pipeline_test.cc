@@ -95,9 +95,9 @@ class MtuPipelineTest : public ::testing::Test {
     return o;
   }
   void SetUp() override {
-    a_ = node_.addPod("mtu-a", kA, 0, kIp6A.toString());
-    b_ = node_.addPod("mtu-b", kB, kMtuB);
-    c_ = node_.addPod("mtu-c", kC, kMtuC, kIp6C.toString());
+    a_ = node_.addPod("mtu-a", kA, {.ipv6 = kIp6A.toString()});
+    b_ = node_.addPod("mtu-b", kB, {.mtu = kMtuB});
+    c_ = node_.addPod("mtu-c", kC, {.mtu = kMtuC, .ipv6 = kIp6C.toString()});
   }
 
   uint64_t drops(DropReason r) { return node_.counters().drops[static_cast<size_t>(r)].read(); }

@@ -306,15 +306,21 @@ class Node {
     std::filesystem::remove_all(dir_);
   }
 
-  // mtu 0: the node's default; ipv6 empty: none.
-  uint16_t addPod(const std::string& container, unsigned host, uint32_t mtu = 0, const std::string& ipv6 = "") {
+  // What a pod's port may differ in from the defaults.
+  struct PodSettings {
+    uint32_t mtu = 0;                // 0: the node's default
+    std::string ipv6 = {};           // empty: none
+    bool source_validation = true;   // false: the pod may send with any source (a router)
+  };
+  uint16_t addPod(const std::string& container, unsigned host, const PodSettings& settings = {}) {
     RawPortRequest r;
     r.container_id = container;
     r.ifname = "eth0";
     r.ip = podIp(host).toString();
     r.mac = podMac(host).toString();
-    r.mtu = mtu;
-    r.ipv6 = ipv6;
+    r.mtu = settings.mtu;
+    r.ipv6 = settings.ipv6;
+    r.source_validation = settings.source_validation;
     auto added = control_->addPort(r);
     EXPECT_TRUE(added.ok()) << added.status();
     return added.ok() ? added->port.port_no : 0;

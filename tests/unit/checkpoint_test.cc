@@ -90,6 +90,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
   s.ports[0].request.socket_group = 2345;
   s.ports[1].request.ipv6 = "fd00:10:244:1::b";
   s.ports[1].request.mtu = 9000;
+  s.ports[1].request.source_validation = false;
   s.sections["vfs"] = nlohmann::json::array({{{"pci", "0000:3b:02.1"}, {"container_id", "cccc"}}});
   CheckpointStore store(dir_ + "/state");
   ASSERT_TRUE(store.save(s).ok());
@@ -116,12 +117,29 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
     EXPECT_EQ(b.request.socket_subdir, a.request.socket_subdir);
     EXPECT_EQ(b.request.socket_group, a.request.socket_group);
     EXPECT_EQ(b.request.mtu, a.request.mtu);
+    EXPECT_EQ(b.request.source_validation, a.request.source_validation);
     EXPECT_EQ(b.socket_path, a.socket_path);
     EXPECT_EQ(b.netns, a.netns);
   }
   EXPECT_EQ(loaded.state.sections["vfs"], s.sections["vfs"]);
   // Text → state → text is the identity (what restore rewrites is what it read).
   EXPECT_EQ(serializeCheckpoint(loaded.state), readText(store.path()));
+}
+
+TEST_F(CheckpointFileTest, SourceValidationIsReadWithTrueForAnAbsentKeyAndMustBeABoolean) {
+  CheckpointState s;
+  s.ports = {port(0, "aaaa", "10.244.1.10")};
+  s.ports[0].request.source_validation = false;
+  nlohmann::json doc = nlohmann::json::parse(serializeCheckpoint(s));
+  EXPECT_EQ(doc["ports"][0]["source_validation"], false);
+  doc["ports"][0].erase("source_validation");
+  auto absent = parseCheckpoint(doc.dump());
+  ASSERT_TRUE(absent.ok()) << absent.status();
+  EXPECT_TRUE(absent->ports[0].request.source_validation);
+  doc["ports"][0]["source_validation"] = "false";
+  auto wrong = parseCheckpoint(doc.dump());
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(std::string(wrong.status().message()).find("source_validation"), std::string::npos) << wrong.status();
 }
 
 TEST_F(CheckpointFileTest, WithoutFsyncASaveIsStillAtomicAndReadable) {
@@ -264,10 +282,14 @@ TEST_F(CheckpointFileTest, TheVersion1FileMigratesWithEveryFieldKept) {
   nlohmann::json expected = nlohmann::json::parse(text);
   expected["version"] = kCheckpointVersion;
   expected["nodes"] = nlohmann::json::array();
+  // Sources checked, as for every port before the setting existed.
   for (nlohmann::json& port : expected["ports"]) {
     port["ipv6"] = "";
     port["mtu"] = 0;
+    port["source_validation"] = true;
   }
+  EXPECT_TRUE(a.request.source_validation);
+  EXPECT_TRUE(b.request.source_validation);
   EXPECT_EQ(nlohmann::json::parse(serializeCheckpoint(*parsed)), expected);
   EXPECT_EQ(parsed->sections.size(), 2u);
   EXPECT_EQ(parsed->sections["vfs"], nlohmann::json::parse(text)["vfs"]);
@@ -485,7 +507,9 @@ FlowTranslation ipv6Decision(DataplaneControl& control, const std::string& dst) 
                         *Ipv6Address::parse("fd00:10:244:1::99"), *Ipv6Address::parse(dst)};
   test::Frame f = test::udp6Frame(s);
   flow::FlowKey key;
-  EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), 0, std::nullopt, key),
+  // From a port no pod has (the uplink's number): the routes are under
+  // test here, not the sources, which no pod's are.
+  EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), kUplinkPortNo, std::nullopt, key),
             flow::ParseResult::kOk);
   return control.translate(key);
 }
@@ -921,11 +945,13 @@ TEST_F(ControlCheckpointTest, TheVersion1FileRestoresEveryPortAndVf) {
   EXPECT_EQ(held[0].settings.vlan, 42u);
   EXPECT_TRUE(pf.calls().empty()) << "the VF is held again without touching the PF";
   // Rewritten at the current version: the same ports (without IPv6, with
-  // the node's default MTU) and VF record, an empty "nodes".
+  // the node's default MTU, their sources checked as before the setting
+  // existed) and VF record, an empty "nodes".
   nlohmann::json before = nlohmann::json::parse(text);
   for (nlohmann::json& port : before["ports"]) {
     port["ipv6"] = "";
     port["mtu"] = 0;
+    port["source_validation"] = true;
   }
   const nlohmann::json after = nlohmann::json::parse(readText(config_.state_dir + "/checkpoint.json"));
   EXPECT_EQ(after["version"], kCheckpointVersion);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <set>
@@ -133,6 +134,33 @@ TEST_P(DataplaneControlTest, AddingTheSameAttachmentTwiceReturnsTheExistingPort)
   auto changed = control_->addPort(request("aaaa", "10.244.1.99"));
   EXPECT_EQ(changed.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(control_->listPorts()[0].request.ip.toString(), "10.244.1.10");
+}
+
+TEST_P(DataplaneControlTest, EachPortsSourcesReachThePmdsAndTheSettingIsAParameter) {
+  RawPortRequest router = request("rrrr", "10.244.1.20");
+  router.source_validation = false;
+  auto a = control_->addPort(request("aaaa", "10.244.1.10"));
+  auto r = control_->addPort(router);
+  ASSERT_TRUE(a.ok() && r.ok());
+  EXPECT_TRUE(a->port.request.source_validation);
+  EXPECT_FALSE(r->port.request.source_validation);
+  for (auto& m : mailboxes_) {
+    const PmdSnapshot* snap = m->published.load();
+    ASSERT_NE(snap->sources, nullptr);
+    const PortSources* checked = snap->sources->checked(a->port.port_no);
+    ASSERT_NE(checked, nullptr);
+    EXPECT_EQ(checked->ipv4_be, Ipv4Address::parse("10.244.1.10")->networkOrder());
+    EXPECT_EQ(std::memcmp(checked->mac, a->port.request.mac.bytes.data(), 6), 0);
+    EXPECT_EQ(std::memcmp(checked->link_local, linkLocalFromMac(a->port.request.mac).bytes.data(), 16), 0);
+    EXPECT_EQ(snap->sources->checked(r->port.port_no), nullptr) << "the router's sources are not checked";
+  }
+  // The same attachment asking for the other setting: a conflict.
+  RawPortRequest flipped = request("aaaa", "10.244.1.10");
+  flipped.source_validation = false;
+  EXPECT_EQ(control_->addPort(flipped).status().code(), absl::StatusCode::kAlreadyExists);
+  // A removed port's number is checked by nobody.
+  ASSERT_TRUE(control_->deletePort({"aaaa", "net1"}).ok());
+  EXPECT_EQ(mailboxes_[0]->published.load()->sources->checked(a->port.port_no), nullptr);
 }
 
 TEST_P(DataplaneControlTest, ConflictsAndFullTableAreRefusedWithoutChanges) {

@@ -1,5 +1,7 @@
 // Differential test of the cached decision against the tables current at
-// that moment: random traffic over random, changing pod tables. It drives
+// that moment: random traffic over random, changing pod tables (and, in the
+// last test, changing source validation: spoofed and own sources from ports
+// whose checking and addresses change). It drives
 // the real flow components the PMD uses (FlowLookup over a MegaflowTable,
 // inline translation of misses, upcalls through the queue) and the real
 // control side (FlowControl: install, revalidate, expire, commit), honouring
@@ -289,6 +291,185 @@ TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTable
   EXPECT_EQ(checked, hits + misses);
   EXPECT_GT(hits, checked / 2) << "the caches answered most packets";
   EXPECT_GT(v6_hits, hits / 4) << "IPv6 went through the caches too";
+  EXPECT_GT(control.counters()[0].revalidated, 0u);
+}
+
+
+// The same with source validation: four pod ports, each owning the IPv4,
+// IPv6 and MAC of one host number (which changes when the port is re-made
+// for another pod) and checked or not (which changes too). Sources are
+// drawn from a few hosts' addresses and link-local addresses, so that most
+// packets of a checked port are spoofed in one way or another: no megaflow
+// made for one port's own or spoofed source may answer a packet decided
+// otherwise, before or after any change.
+// A port's own sources are its owner host's MAC and IPv4 / IPv6 / link-local
+// address (the link-local one made from that MAC): `src_host` names whose
+// address the packet carries, whichever kind it is.
+Decision modelSources(bool checked, uint32_t owner, uint32_t mac_host, uint32_t src_host) {
+  if (!checked) return {true, 0};
+  if (mac_host != owner) return {false, static_cast<uint16_t>(DropReason::kSpoofedSourceMac)};
+  if (src_host != owner) return {false, static_cast<uint16_t>(DropReason::kSpoofedSourceIp)};
+  return {true, 0};
+}
+
+TEST(FlowPipelineDifferentialTest, SpoofedAndOwnSourcesAreDecidedByTheCurrentSourceTable) {
+  std::mt19937 rng(9191);
+  PmdContext pmd;
+  pmd.megaflows = std::make_unique<flow::MegaflowTable>(256);
+  flow::MegaflowTable& table = *pmd.megaflows;
+  UpcallQueue& queue = pmd.upcalls;
+  PmdMailbox& mailbox = pmd.mailbox;
+  FlowControl control({&pmd}, 1'000'000, /*idle_ms=*/5, &fakeTsc);
+  flow::FlowLookupConfig cfg;
+  cfg.emc = {256, 2, 7};
+  cfg.smc = {1024, true};
+  cfg.cycles = &fakeTsc;
+  auto lookup_or = flow::FlowLookup::create(cfg, table);
+  ASSERT_TRUE(lookup_or.ok());
+  flow::FlowLookup& lookup = **lookup_or;
+
+  Ipv6PodNet net;
+  net.enabled = true;
+  net.prefix_len = 64;
+  std::memcpy(net.net, kCidr6.network.bytes.data(), 16);
+  std::memcpy(net.gateway, addr6(1).bytes.data(), 16);
+  std::memcpy(net.gateway_link_local, linkLocalFromMac(MacAddress::fromIpv4(kGw)).bytes.data(), 16);
+  auto macOf = [](uint32_t host) { return MacAddress::fromIpv4(addr(host)); };
+
+  constexpr uint16_t kPorts = 4;
+  struct Tables {
+    std::array<uint32_t, kPorts> owner{2, 3, 4, 5};  // the host number whose addresses the port has
+    std::array<bool, kPorts> checked{true, true, true, false};
+    std::shared_ptr<const ForwardingTable> fib;
+    std::shared_ptr<const Ipv6ForwardingTable> fib6;
+    std::shared_ptr<const SourceTable> sources;
+  };
+  // Every port's pod is also a destination (port p at its owner's addresses).
+  auto build = [&](Tables& t) {
+    std::vector<ForwardingTable::Entry> e;
+    std::vector<Ipv6ForwardingTable::Entry> e6;
+    auto src = std::make_shared<SourceTable>();
+    for (uint16_t p = 0; p < kPorts; ++p) {
+      e.push_back({addr(t.owner[p]), p, macOf(t.owner[p])});
+      e6.push_back({addr6(t.owner[p]), p, macOf(t.owner[p])});
+      PortSources& ps = src->ports[p];
+      ps.checked = t.checked[p];
+      std::memcpy(ps.mac, macOf(t.owner[p]).bytes.data(), 6);
+      ps.has_ipv4 = ps.has_ipv6 = true;
+      ps.ipv4_be = addr(t.owner[p]).networkOrder();
+      std::memcpy(ps.ipv6, addr6(t.owner[p]).bytes.data(), 16);
+      std::memcpy(ps.link_local, linkLocalFromMac(macOf(t.owner[p])).bytes.data(), 16);
+    }
+    t.fib = std::make_shared<const ForwardingTable>(e);
+    t.fib6 = std::make_shared<const Ipv6ForwardingTable>(e6);
+    t.sources = src;
+  };
+  auto routes = [&](const Tables& t) {
+    return RouteTables{t.fib.get(), kGw.networkOrder(), nullptr, 0, t.fib6.get(), &net, t.sources.get()};
+  };
+  Tables tables;
+  build(tables);
+  auto commit = [&] {
+    lookup.setClassifier(nullptr);
+    control.commit();
+    lookup.setClassifier(mailbox.classifier.load());
+  };
+
+  uint64_t hits = 0, misses = 0, checked = 0, spoofed_hits = 0;
+  auto burst = [&](const Tables& now, const Tables& at_pmd) {
+    FlowKey keys[32];
+    struct Sent {
+      uint16_t in_port;
+      bool v6, link_local;
+      uint32_t src_host, mac_host, dst_port;
+    } sent[32];
+    for (int i = 0; i < 32; ++i) {
+      Sent& x = sent[i];
+      x.in_port = static_cast<uint16_t>(rng() % kPorts);
+      x.v6 = rng() % 2 == 0;
+      x.src_host = 2 + rng() % 6;
+      x.mac_host = rng() % 4 == 0 ? 2 + rng() % 6 : x.src_host;
+      x.link_local = x.v6 && rng() % 4 == 0;
+      x.dst_port = rng() % kPorts;  // to another port's pod, as the tables at the PMD place it
+      test::Frame f;
+      if (x.v6) {
+        const Ipv6Address src = x.link_local ? linkLocalFromMac(macOf(x.src_host)) : addr6(x.src_host);
+        test::Udp6FrameSpec s{macOf(x.mac_host), MacAddress::fromIpv4(kGw), src, addr6(at_pmd.owner[x.dst_port])};
+        s.src_port = static_cast<uint16_t>(rng());
+        f = test::udp6Frame(s);
+      } else {
+        test::UdpFrameSpec s{macOf(x.mac_host), MacAddress::fromIpv4(kGw), addr(x.src_host),
+                             addr(at_pmd.owner[x.dst_port])};
+        s.src_port = static_cast<uint16_t>(rng());
+        f = test::udpFrame(s);
+      }
+      ASSERT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), x.in_port, std::nullopt, keys[i]),
+                flow::ParseResult::kOk);
+    }
+    // The uncached rules: sources first, then the destination (a pod of
+    // `t`, or unrouted when that host's pod moved away meanwhile).
+    auto expected = [&](const Tables& t, int i) {
+      const Sent& x = sent[i];
+      Decision d = modelSources(t.checked[x.in_port], t.owner[x.in_port], x.mac_host, x.src_host);
+      if (!d.output) return d;
+      const uint32_t dst_host = at_pmd.owner[x.dst_port];
+      for (uint16_t p = 0; p < kPorts; ++p)
+        if (t.owner[p] == dst_host) return Decision{true, p};
+      return Decision{false, static_cast<uint16_t>(DropReason::kNoRoute)};
+    };
+    flow::MegaflowIndex out[32];
+    uint16_t miss_idx[32];
+    uint32_t n_miss = lookup.lookupBurst(keys, 32, out, miss_idx);
+    for (int i = 0; i < 32; ++i) {
+      if (out[i] == flow::kNoMegaflow) continue;
+      ++hits;
+      const Decision got = fromActions(table.at(out[i]).actions);
+      spoofed_hits += !got.output && got.port_or_reason != static_cast<uint16_t>(DropReason::kNoRoute);
+      ASSERT_EQ(got, expected(now, i)) << "port " << sent[i].in_port << " mac " << sent[i].mac_host << " src "
+                                       << sent[i].src_host << (sent[i].v6 ? " v6" : " v4");
+    }
+    for (uint32_t j = 0; j < n_miss; ++j) {
+      const int i = miss_idx[j];
+      ++misses;
+      FlowTranslation t;
+      translateFlow(routes(at_pmd), keys[i], t);
+      ASSERT_EQ(fromActions(t.actions), expected(at_pmd, i));
+      (void)queue.push(keys[i]);
+    }
+    checked += 32;
+  };
+
+  for (int epoch = 0; epoch < 600; ++epoch) {
+    g_tsc += 1000;
+    if (rng() % 4 == 0) {
+      // A port's checking turned over, or the port re-made for another
+      // pod (other addresses, possibly one another port had).
+      Tables next = tables;
+      const uint16_t p = static_cast<uint16_t>(rng() % kPorts);
+      if (rng() % 2 == 0) {
+        next.checked[p] = !next.checked[p];
+      } else {
+        uint32_t host = 2 + rng() % 6;
+        bool taken = false;
+        for (uint16_t q = 0; q < kPorts; ++q) taken |= q != p && next.owner[q] == host;
+        if (!taken) next.owner[p] = host;
+      }
+      build(next);
+      control.revalidate(routes(next));
+      burst(next, tables);
+      tables = std::move(next);
+      commit();
+    }
+    burst(tables, tables);
+    if (rng() % 2 == 0) {
+      control.handleUpcalls(routes(tables));
+      if (epoch % 7 == 0) control.expireIdle();
+      commit();
+    }
+  }
+  EXPECT_EQ(checked, hits + misses);
+  EXPECT_GT(hits, checked / 2) << "the caches answered most packets";
+  EXPECT_GT(spoofed_hits, hits / 10) << "spoofed packets were dropped from the caches too";
   EXPECT_GT(control.counters()[0].revalidated, 0u);
 }
 

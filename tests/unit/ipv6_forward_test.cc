@@ -335,6 +335,37 @@ TEST_F(Ipv6StageTest, DadProbesAreAnsweredOnlyForTheGateway) {
   expectChecksumValid(r.out);
 }
 
+TEST_F(Ipv6StageTest, ACheckedPodSolicitsAndSendsOnlyFromItsOwnAddresses) {
+  auto sources = std::make_shared<SourceTable>();
+  PortSources& a = sources->ports[kPortA];
+  a.checked = true;
+  std::memcpy(a.mac, kMacA.bytes.data(), 6);
+  a.has_ipv6 = true;
+  std::memcpy(a.ipv6, kPodA.bytes.data(), 16);
+  std::memcpy(a.link_local, linkLocalFromMac(kMacA).bytes.data(), 16);
+  snap_.sources = sources;
+  // Own global, own link-local: answered; the DAD probe (from ::) is not
+  // spoofing (and is not answered, as without the check).
+  EXPECT_EQ(run(test::neighborSolicitation(kMacA, kPodA, kGateway)).next, kPortA);
+  EXPECT_EQ(run(test::neighborSolicitation(kMacA, linkLocalFromMac(kMacA), kGatewayLinkLocal)).next, kPortA);
+  EXPECT_EQ(run(test::neighborSolicitation(kMacA, Ipv6Address{}, kPodA)).reason, DropReason::kNdNotAnswered);
+  // Another pod's address, another link-local address, another MAC.
+  Result r = run(test::neighborSolicitation(kMacA, kPodB, kGateway));
+  EXPECT_EQ(r.next, kNextDrop);
+  EXPECT_EQ(r.reason, DropReason::kSpoofedSourceIp);
+  EXPECT_EQ(run(test::neighborSolicitation(kMacA, linkLocalFromMac(kMacB), kGateway)).reason,
+            DropReason::kSpoofedSourceIp);
+  EXPECT_EQ(run(test::neighborSolicitation(kMacB, kPodA, kGateway)).reason, DropReason::kSpoofedSourceMac);
+  // UDP: own sources forwarded, others dropped by reason.
+  EXPECT_EQ(run(test::udp6Frame({kMacA, kGatewayMac, kPodA, kPodB})).next, kPortB);
+  EXPECT_EQ(run(test::udp6Frame({kMacA, kGatewayMac, linkLocalFromMac(kMacA), kPodB})).next, kPortB);
+  EXPECT_EQ(run(test::udp6Frame({kMacA, kGatewayMac, kUnused, kPodB})).reason, DropReason::kSpoofedSourceIp);
+  EXPECT_EQ(run(test::udp6Frame({kMacA, kGatewayMac, Ipv6Address{}, kPodB})).reason, DropReason::kSpoofedSourceIp);
+  EXPECT_EQ(run(test::udp6Frame({kMacB, kGatewayMac, kPodA, kPodB})).reason, DropReason::kSpoofedSourceMac);
+  // Port B is not checked.
+  EXPECT_EQ(run(test::udp6Frame({kMacA, kGatewayMac, kUnused, kPodA}), kPortB).next, kPortA);
+}
+
 TEST_F(Ipv6StageTest, SolicitationsNotOursAreNotAnswered) {
   auto reasonOf = [&](const Frame& f) {
     Result r = run(f);

@@ -192,6 +192,76 @@ TEST_F(L3ForwardTest, ProxyArpInsideThePodCidrOnly) {
   EXPECT_EQ(run(reply).reason, DropReason::kArpNotAnswered);
 }
 
+// Source validation on the reference stage and the ARP answer (which no
+// cache serves): port A checked, port B (a router) not.
+class L3ForwardSourcesTest : public L3ForwardTest {
+ protected:
+  L3ForwardSourcesTest() {
+    auto sources = std::make_shared<SourceTable>();
+    PortSources& a = sources->ports[kPortA];
+    a.checked = true;
+    std::memcpy(a.mac, kMacA.bytes.data(), 6);
+    a.has_ipv4 = true;
+    a.ipv4_be = kPodA.networkOrder();
+    std::memcpy(a.link_local, linkLocalFromMac(kMacA).bytes.data(), 16);
+    PortSources& b = sources->ports[kPortB];
+    std::memcpy(b.mac, kMacB.bytes.data(), 6);
+    b.has_ipv4 = true;
+    b.ipv4_be = kPodB.networkOrder();
+    snap_.sources = sources;
+  }
+  static Frame arp(const MacAddress& eth_src, const MacAddress& sha, Ipv4Address spa, Ipv4Address tpa) {
+    Frame f = test::arpRequest(sha, spa, tpa);
+    std::memcpy(&f[6], eth_src.bytes.data(), 6);
+    return f;
+  }
+};
+
+TEST_F(L3ForwardSourcesTest, SpoofedIpv4IsDroppedByReasonAndOwnSourcesForwarded) {
+  EXPECT_EQ(run(test::udpFrame(aToB())).next, kPortB);
+  test::UdpFrameSpec ip = aToB();
+  ip.src_ip = *Ipv4Address::parse("10.244.1.99");
+  Result r = run(test::udpFrame(ip));
+  EXPECT_EQ(r.next, kNextDrop);
+  EXPECT_EQ(r.reason, DropReason::kSpoofedSourceIp);
+  test::UdpFrameSpec mac = aToB();
+  mac.src_mac = kMacB;
+  r = run(test::udpFrame(mac));
+  EXPECT_EQ(r.next, kNextDrop);
+  EXPECT_EQ(r.reason, DropReason::kSpoofedSourceMac);
+  // The router on B forwards a foreign source.
+  test::UdpFrameSpec routed{*MacAddress::parse("02:01:02:03:04:05"), kGatewayMac,
+                            *Ipv4Address::parse("192.0.2.1"), kPodA};
+  EXPECT_EQ(run(test::udpFrame(routed), kPortB).next, kPortA);
+}
+
+TEST_F(L3ForwardSourcesTest, ArpMustNameThePodsOwnAddressesOrProbe) {
+  // Its own: answered.
+  EXPECT_EQ(run(arp(kMacA, kMacA, kPodA, kGateway)).next, kPortA);
+  // A probe (sender 0.0.0.0) is not spoofing: answered as before.
+  Result probe = run(arp(kMacA, kMacA, Ipv4Address{0}, kGateway));
+  EXPECT_EQ(probe.next, kPortA);
+  // Another pod's IP or MAC as sender, or a foreign Ethernet source.
+  Result r = run(arp(kMacA, kMacA, kPodB, kGateway));
+  EXPECT_EQ(r.next, kNextDrop);
+  EXPECT_EQ(r.reason, DropReason::kSpoofedArp);
+  r = run(arp(kMacA, kMacB, kPodA, kGateway));
+  EXPECT_EQ(r.reason, DropReason::kSpoofedArp);
+  r = run(arp(kMacB, kMacA, kPodA, kGateway));
+  EXPECT_EQ(r.reason, DropReason::kSpoofedSourceMac);
+  // A spoofed reply (ARP poisoning) is named as such, not "not answered".
+  Frame reply = arp(kMacA, kMacA, kPodB, kPodB);
+  reply[21] = 2;
+  EXPECT_EQ(run(reply).reason, DropReason::kSpoofedArp);
+  // The same through the per-packet answer the cached pipeline calls.
+  FakeMbuf m(arp(kMacA, kMacA, kPodB, kGateway));
+  DropReason why{};
+  EXPECT_EQ(l3AnswerArp(snap_, kPortA, &m.mbuf, &why), kNextDrop);
+  EXPECT_EQ(why, DropReason::kSpoofedArp);
+  // Unchecked port B may say anything.
+  EXPECT_EQ(run(arp(kMacB, kMacB, kPodA, kGateway), kPortB).next, kPortB);
+}
+
 TEST_F(L3ForwardTest, BurstVerdictsArePerPacketAndCounted) {
   test::UdpFrameSpec dead = aToB();
   dead.ttl = 1;

@@ -17,6 +17,7 @@ TEST(PacketSpecTest, FieldsMakeTheFrameByteForByte) {
       0x0a, 0x00, 0x00, 0x01, 0x0a, 0x00, 0x00, 0x02,                                      // ... addresses
       0x03, 0xe8, 0x07, 0xd0, 0x00, 0x08, 0x00, 0x00};                                     // UDP
   EXPECT_EQ(s->frame, expected);
+  EXPECT_FALSE(s->eth_src_from_port) << "eth_src given";
 }
 
 TEST(PacketSpecTest, TcpAndPaddingAndHex) {
@@ -25,10 +26,12 @@ TEST(PacketSpecTest, TcpAndPaddingAndHex) {
   ASSERT_EQ(s->frame.size(), 114u);
   EXPECT_EQ(s->frame[23], 6);     // protocol
   EXPECT_EQ(s->frame[46], 0x50);  // data offset 5
+  EXPECT_TRUE(s->eth_src_from_port) << "no eth_src: the port's pod's MAC goes there";
   s = parsePacketSpec("in_port=7,hex=0200000000010200000000020806");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->in_port, 7);
   EXPECT_EQ(s->frame, (std::vector<uint8_t>{2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 6}));
+  EXPECT_FALSE(s->eth_src_from_port) << "a whole frame is taken as it is";
 }
 
 TEST(PacketSpecTest, BadSpecsSayWhatIsWrong) {
