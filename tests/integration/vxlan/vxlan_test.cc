@@ -180,9 +180,6 @@ class VxlanKernelTest : public ::testing::Test {
         "ip link set vx0 addrgenmode none",
         "sysctl -qw net.ipv6.conf.vx0.disable_ipv6=0 net.ipv6.conf.lo.disable_ipv6=0 "
         "net.ipv6.conf.vx0.accept_ra=0 net.ipv6.conf.vx0.router_solicitations=0",
-        // Inner checksums filled by the kernel, not left to an offload the
-        // af_packet uplink would see unfinished.
-        "ethtool -K vx0 tx off",
         "ip link set vx0 up",
         "ip -6 addr add " + kRemotePodIp6.toString() + "/128 dev lo nodad",
         "ip -6 route add fd00:10:244::/64 via fd00:10:244::1 dev vx0 onlink src " + kRemotePodIp6.toString(),
@@ -194,6 +191,9 @@ class VxlanKernelTest : public ::testing::Test {
         "ip neigh add 10.244.0.1 lladdr " + kGatewayMac.toString() + " dev vx0 nud permanent",
     };
     for (const std::string& c : remote_setup) ASSERT_EQ(t.in(r, c), 0) << c;
+    // Inner checksums of what the namespace sends itself filled by the
+    // kernel, not left to an offload the af_packet uplink would see unfinished.
+    t.in(r, "ethtool -K vx0 tx off");
     ASSERT_EQ(t.in(rpod_ns_, "ip addr add 10.245.0.2/24 dev slvp" + tag + "b"), 0);
     ASSERT_EQ(t.in(rpod_ns_, "ip route add default via 10.245.0.1"), 0);
     // Inner UDP checksums filled by the sender, not left to an offload the
