@@ -7,13 +7,14 @@
 //     whose name a static or API node holds is left out (kForeignName);
 //   - this node itself is never a remote node;
 //   - a Node without the Sluice annotation, with another VNI, without an
-//     IPv4 pod CIDR is left out;
+//     IPv4 pod CIDR is left out (its IPv6 ones ride beside IPv4 ones);
 //   - a Node NotReady for longer than the grace period is left out (and so
 //     removed); within it, it stays;
 //   - a Node whose pod CIDR overlaps one already taken (our own, a static
 //     or API node's, or another Node's; IPv4 and IPv6 each against their
-//     own family) or whose VTEP another node has is refused. Who keeps a CIDR is stable: nodes already in the table first,
-//     then the others by name.
+//     own family) or whose VTEP another node has is refused. Who keeps a
+//     CIDR is stable: nodes already in the table first, then the others by
+//     name.
 #pragma once
 
 #include <chrono>
