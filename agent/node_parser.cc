@@ -2,6 +2,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <ctime>
 
@@ -22,18 +23,22 @@ const std::string* stringMember(const Json& object, const char* key) {
   return m != nullptr && m->is_string() ? m->get_ptr<const std::string*>() : nullptr;
 }
 
+// Adds a CIDR once: spec.podCIDR repeats podCIDRs[0].
+template <typename Cidr>
+void addOnce(std::vector<Cidr>& cidrs, const Cidr& c) {
+  if (std::find(cidrs.begin(), cidrs.end(), c) == cidrs.end()) cidrs.push_back(c);
+}
+
 void addCidr(KubeNode& node, const std::string& text) {
-  for (const Ipv4Cidr& have : node.pod_cidrs)
-    if (have.toString() == text) return;  // spec.podCIDR repeats podCIDRs[0]
   if (auto c = Ipv4Cidr::parse(text)) {
-    node.pod_cidrs.push_back(*c);
+    addOnce(node.pod_cidrs, *c);
     return;
   }
-  if (text.find(':') != std::string::npos)
-    node.problems.emplace_back(NodeProblem::kCidrWrongFamily,
-                               absl::StrCat("pod CIDR '", text, "' is IPv6 (the overlay carries IPv4): ignored"));
-  else
-    node.problems.emplace_back(NodeProblem::kBadCidr, absl::StrCat("pod CIDR '", text, "' is no IPv4 CIDR: ignored"));
+  if (auto c = Ipv6Cidr::parse(text)) {
+    addOnce(node.pod_cidrs_v6, *c);
+    return;
+  }
+  node.problems.emplace_back(NodeProblem::kBadCidr, absl::StrCat("pod CIDR '", text, "' is no CIDR: ignored"));
 }
 
 std::string dumped(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
@@ -45,7 +50,6 @@ const char* nodeProblemName(NodeProblem p) {
     case NodeProblem::kNoAnnotation: return "no_annotation";
     case NodeProblem::kBadAnnotation: return "bad_annotation";
     case NodeProblem::kUnknownAnnotation: return "unknown_annotation";
-    case NodeProblem::kCidrWrongFamily: return "cidr_wrong_family";
     case NodeProblem::kBadCidr: return "bad_cidr";
     case NodeProblem::kNoPodCidr: return "no_pod_cidr";
   }

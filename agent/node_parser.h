@@ -39,9 +39,8 @@ enum class NodeProblem {
   kNoAnnotation,         // no sluice.dev/vtep: the node does not run Sluice (skipped)
   kBadAnnotation,        // sluice.dev/vtep is not the JSON object above
   kUnknownAnnotation,    // sluice.dev/vtep of a version this controller does not read
-  kCidrWrongFamily,      // an IPv6 pod CIDR (the overlay carries IPv4 only): that CIDR ignored
-  kBadCidr,              // a pod CIDR that is no CIDR at all: that CIDR ignored
-  kNoPodCidr,            // no IPv4 pod CIDR: nothing to route to it
+  kBadCidr,              // a pod CIDR that is neither an IPv4 nor an IPv6 CIDR: that CIDR ignored
+  kNoPodCidr,            // no IPv4 pod CIDR: not a Sluice node (IPv6 only rides beside IPv4)
 };
 const char* nodeProblemName(NodeProblem p);
 
@@ -49,6 +48,7 @@ struct KubeNode {
   std::string name;
   std::string resource_version;
   std::vector<Ipv4Cidr> pod_cidrs;           // IPv4 ones, in the Node's order
+  std::vector<Ipv6Cidr> pod_cidrs_v6;        // IPv6 ones (a dual-stack Node's second), in the Node's order
   std::optional<Ipv4Address> internal_ip;    // status.addresses, type InternalIP (IPv4)
   // The Ready condition: true only for status "True"; a Node without one is
   // not ready (its kubelet never reported), since the transition time unknown.

@@ -3,6 +3,7 @@
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace sluice::agent {
 
@@ -21,44 +22,82 @@ const char* leftOutName(LeftOut r) {
   return "unknown";
 }
 
-bool cidrsOverlap(const Ipv4Cidr& a, const Ipv4Cidr& b) { return a.contains(b.network) || b.contains(a.network); }
+namespace {
+
+// A CIDR's first and last address, as keys that order as the addresses do.
+uint32_t firstOf(const Ipv4Cidr& c) { return c.network.value; }
+uint32_t lastOf(const Ipv4Cidr& c) { return c.broadcast().value; }
+Ipv6Address firstOf(const Ipv6Cidr& c) { return c.network; }
+Ipv6Address lastOf(const Ipv6Cidr& c) { return lastAddress(c); }
+
+// Who holds which pod CIDRs of one family.
+template <typename Cidr>
+class Claims {
+ public:
+  struct Claim {
+    std::string owner;
+    Cidr cidr;
+  };
+
+  // What is taken before any Node of the API claims it: our own CIDRs, and
+  // the static and API nodes'. A handful, and they may overlap each other
+  // (a misconfigured node): searched one by one.
+  void reserve(const std::string& owner, const Cidr& c) { reserved_.push_back({owner, c}); }
+  // The API's Nodes' claims, thousands on a large cluster: a CIDR is taken
+  // only when it overlaps nothing taken before, so these never overlap each
+  // other, and ordered by first address their last addresses are ordered
+  // too. The one claim that can overlap [first, last] is then the last one
+  // that starts at or before `last`: one search instead of a scan.
+  void take(const std::string& owner, const Cidr& c) { taken_[firstOf(c)] = {owner, c}; }
+
+  const Claim* overlapping(const Cidr& c) const {
+    for (const Claim& k : reserved_)
+      if (cidrsOverlap(c, k.cidr)) return &k;
+    auto after = taken_.upper_bound(lastOf(c));
+    if (after == taken_.begin()) return nullptr;
+    const Claim& k = std::prev(after)->second;
+    return !(lastOf(k.cidr) < firstOf(c)) ? &k : nullptr;
+  }
+
+  // Why a Node's CIDRs of this family cannot be had (empty: they can).
+  std::string conflict(const std::vector<Cidr>& cidrs) const {
+    for (size_t i = 0; i < cidrs.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (cidrsOverlap(cidrs[i], cidrs[j]))
+          return absl::StrCat(cidrs[i].toString(), " overlaps its own ", cidrs[j].toString());
+    for (const Cidr& c : cidrs)
+      if (const Claim* k = overlapping(c))
+        return absl::StrCat(c.toString(), " overlaps ", k->cidr.toString(), " of node ", k->owner);
+    return {};
+  }
+
+ private:
+  std::vector<Claim> reserved_;
+  std::map<decltype(firstOf(std::declval<Cidr>())), Claim> taken_;  // by first address
+};
+
+}  // namespace
 
 Plan planReconcile(const PlanInput& in) {
   Plan plan;
   std::map<std::string, const TableNode*> current;
   for (const TableNode& t : in.current) current[t.name] = &t;
 
-  // What is taken before any Node of the API claims it: our own CIDRs, and
-  // the static and API nodes' CIDRs and VTEPs. A handful, and they may
-  // overlap each other (a misconfigured node): searched one by one.
-  struct Claim {
-    std::string owner;
-    Ipv4Cidr cidr;
-  };
-  std::vector<Claim> claimed;
+  // The CIDRs taken, per family (see Claims), and the static and API
+  // nodes' VTEPs.
+  Claims<Ipv4Cidr> claims;
+  Claims<Ipv6Cidr> claims6;
   std::map<uint32_t, std::string> vteps;
-  if (auto own = in.nodes.find(in.own_name); own != in.nodes.end())
-    for (const Ipv4Cidr& c : own->second.pod_cidrs) claimed.push_back({in.own_name, c});
+  if (auto own = in.nodes.find(in.own_name); own != in.nodes.end()) {
+    for (const Ipv4Cidr& c : own->second.pod_cidrs) claims.reserve(in.own_name, c);
+    for (const Ipv6Cidr& c : own->second.pod_cidrs_v6) claims6.reserve(in.own_name, c);
+  }
   for (const TableNode& t : in.current) {
     if (t.kubernetes) continue;
-    for (const Ipv4Cidr& c : t.pod_cidrs) claimed.push_back({t.name, c});
+    for (const Ipv4Cidr& c : t.pod_cidrs) claims.reserve(t.name, c);
+    for (const Ipv6Cidr& c : t.pod_cidrs_v6) claims6.reserve(t.name, c);
     vteps[t.vtep.value] = t.name;
   }
-  // The API's Nodes' claims, thousands on a large cluster: a CIDR is taken
-  // only when it overlaps nothing taken before, so these never overlap each
-  // other, and ordered by first address their last addresses are ordered
-  // too. The one claim that can overlap [first, last] is then the last one
-  // that starts at or before `last`: one search instead of a scan.
-  std::map<uint32_t, Claim> taken;  // by first address
-  auto overlapping = [&](const Ipv4Cidr& c) -> const Claim* {
-    for (const Claim& k : claimed)
-      if (cidrsOverlap(c, k.cidr)) return &k;
-    const uint32_t first = c.network.value, last = first | ~c.mask();
-    auto after = taken.upper_bound(last);
-    if (after == taken.begin()) return nullptr;
-    const Claim& k = std::prev(after)->second;
-    return (k.cidr.network.value | ~k.cidr.mask()) >= first ? &k : nullptr;
-  };
 
   // Candidates: nodes already in the table keep what they have before new
   // ones claim anything; then by name (the map's order).
@@ -106,18 +145,8 @@ Plan planReconcile(const PlanInput& in) {
         if (!plan.next_expiry || expiry < *plan.next_expiry) plan.next_expiry = expiry;
       }
     }
-    std::string conflict;
-    for (size_t i = 0; i < n->pod_cidrs.size() && conflict.empty(); ++i)
-      for (size_t j = 0; j < i; ++j)
-        if (cidrsOverlap(n->pod_cidrs[i], n->pod_cidrs[j]))
-          conflict = absl::StrCat(n->pod_cidrs[i].toString(), " overlaps its own ", n->pod_cidrs[j].toString());
-    for (const Ipv4Cidr& c : n->pod_cidrs) {
-      if (!conflict.empty()) break;
-      if (const Claim* k = overlapping(c)) {
-        conflict = absl::StrCat(c.toString(), " overlaps ", k->cidr.toString(), " of node ", k->owner);
-        break;
-      }
-    }
+    std::string conflict = claims.conflict(n->pod_cidrs);
+    if (conflict.empty()) conflict = claims6.conflict(n->pod_cidrs_v6);
     if (!conflict.empty()) {
       skip(LeftOut::kOverlap, conflict);
       continue;
@@ -126,9 +155,10 @@ Plan planReconcile(const PlanInput& in) {
       skip(LeftOut::kVtepConflict, absl::StrCat("VTEP ", n->vtep->vtep.toString(), " is node ", v->second, "'s"));
       continue;
     }
-    for (const Ipv4Cidr& c : n->pod_cidrs) taken[c.network.value] = {n->name, c};
+    for (const Ipv4Cidr& c : n->pod_cidrs) claims.take(n->name, c);
+    for (const Ipv6Cidr& c : n->pod_cidrs_v6) claims6.take(n->name, c);
     vteps[n->vtep->vtep.value] = n->name;
-    desired[n->name] = TableNode{n->name, n->vtep->vtep, n->vtep->mac, n->pod_cidrs, true};
+    desired[n->name] = TableNode{n->name, n->vtep->vtep, n->vtep->mac, n->pod_cidrs, n->pod_cidrs_v6, true};
   }
 
   plan.desired = desired.size();

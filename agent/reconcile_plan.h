@@ -7,13 +7,14 @@
 //     whose name a static or API node holds is left out (kForeignName);
 //   - this node itself is never a remote node;
 //   - a Node without the Sluice annotation, with another VNI, without an
-//     IPv4 pod CIDR is left out;
+//     IPv4 pod CIDR is left out (its IPv6 ones ride beside IPv4 ones);
 //   - a Node NotReady for longer than the grace period is left out (and so
 //     removed); within it, it stays;
 //   - a Node whose pod CIDR overlaps one already taken (our own, a static
-//     or API node's, or another Node's) or whose VTEP another node has is
-//     refused. Who keeps a CIDR is stable: nodes already in the table first,
-//     then the others by name.
+//     or API node's, or another Node's; IPv4 and IPv6 each against their
+//     own family) or whose VTEP another node has is refused. Who keeps a
+//     CIDR is stable: nodes already in the table first, then the others by
+//     name.
 #pragma once
 
 #include <chrono>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "agent/node_parser.h"
+#include "common/cidr_overlap.h"
 #include "common/net_address.h"
 
 namespace sluice::agent {
@@ -33,6 +35,7 @@ struct TableNode {
   Ipv4Address vtep;
   std::optional<MacAddress> mac;
   std::vector<Ipv4Cidr> pod_cidrs;
+  std::vector<Ipv6Cidr> pod_cidrs_v6;
   bool kubernetes = true;  // its source is kubernetes (else static or API: never touched)
   bool operator==(const TableNode&) const = default;
 };
@@ -77,6 +80,5 @@ struct Plan {
 
 Plan planReconcile(const PlanInput& in);
 
-bool cidrsOverlap(const Ipv4Cidr& a, const Ipv4Cidr& b);
 
 }  // namespace sluice::agent

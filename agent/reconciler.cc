@@ -15,8 +15,10 @@ TableNode fromProto(const v1::RemoteNode& n) {
   t.name = n.name();
   t.vtep = Ipv4Address::parse(n.vtep()).value_or(Ipv4Address{});
   t.mac = MacAddress::parse(n.mac());
-  for (const std::string& c : n.pod_cidrs())
-    if (auto cidr = Ipv4Cidr::parse(c)) t.pod_cidrs.push_back(*cidr);
+  for (const std::string& c : n.pod_cidrs()) {
+    if (auto v4 = Ipv4Cidr::parse(c)) t.pod_cidrs.push_back(*v4);
+    else if (auto v6 = Ipv6Cidr::parse(c)) t.pod_cidrs_v6.push_back(*v6);
+  }
   t.kubernetes = n.source() == v1::NODE_SOURCE_KUBERNETES;
   return t;
 }
@@ -26,6 +28,7 @@ v1::RemoteNode toProto(const TableNode& t) {
   n.set_name(t.name);
   n.set_vtep(t.vtep.toString());
   for (const Ipv4Cidr& c : t.pod_cidrs) n.add_pod_cidrs(c.toString());
+  for (const Ipv6Cidr& c : t.pod_cidrs_v6) n.add_pod_cidrs(c.toString());
   if (t.mac) n.set_mac(t.mac->toString());
   return n;
 }

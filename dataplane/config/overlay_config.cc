@@ -4,6 +4,8 @@
 #include <absl/strings/str_split.h>
 #include <absl/strings/numbers.h>
 
+#include "common/cidr_overlap.h"
+
 namespace sluice {
 namespace {
 
@@ -11,7 +13,32 @@ absl::Status invalid(const std::string& key, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("config: ", key, ": ", why));
 }
 
-bool overlaps(const Ipv4Cidr& a, const Ipv4Cidr& b) { return a.contains(b.network) || b.contains(a.network); }
+
+// A node's CIDRs of one family against ours of that family and each other.
+template <typename Cidr>
+absl::Status checkOwnCidrs(const std::vector<Cidr>& cidrs, const std::optional<Cidr>& ours) {
+  for (size_t i = 0; i < cidrs.size(); ++i) {
+    const Cidr& c = cidrs[i];
+    if (ours && cidrsOverlap(c, *ours))
+      return absl::InvalidArgumentError(
+          absl::StrCat("pod_cidrs: ", c.toString(), " overlaps this node's pod CIDR ", ours->toString()));
+    for (size_t j = 0; j < i; ++j)
+      if (cidrsOverlap(c, cidrs[j]))
+        return absl::InvalidArgumentError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ", cidrs[j].toString()));
+  }
+  return absl::OkStatus();
+}
+
+// A node's CIDRs of one family against another node's.
+template <typename Cidr>
+absl::Status checkOtherCidrs(const std::vector<Cidr>& cidrs, const std::vector<Cidr>& others, const std::string& other) {
+  for (const Cidr& c : cidrs)
+    for (const Cidr& oc : others)
+      if (cidrsOverlap(c, oc))
+        return absl::AlreadyExistsError(
+            absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ", oc.toString(), " of node ", other));
+  return absl::OkStatus();
+}
 
 absl::Status parseUplink(const nlohmann::json& v, UplinkConfig& u) {
   if (!v.is_object()) return invalid("uplink", "must be an object");
@@ -83,9 +110,14 @@ absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, 
       if (field.is_array()) items.assign(field.begin(), field.end());
       else items.push_back(field);
       for (const auto& c : items) {
-        auto cidr = c.is_string() ? Ipv4Cidr::parse(c.get<std::string>()) : std::nullopt;
-        if (!cidr) return invalid(key, "must hold IPv4 CIDRs like 10.244.1.0/24 (host bits zero)");
-        n.pod_cidrs.push_back(*cidr);
+        const std::string text = c.is_string() ? c.get<std::string>() : std::string();
+        if (auto v4 = Ipv4Cidr::parse(text)) {
+          n.pod_cidrs.push_back(*v4);
+        } else if (auto v6 = Ipv6Cidr::parse(text)) {
+          n.pod_cidrs_v6.push_back(*v6);
+        } else {
+          return invalid(key, "must hold CIDRs like 10.244.1.0/24 or fd00:10:244:1::/64 (host bits zero)");
+        }
       }
     } else if (k == "mac") {
       auto mac = field.is_string() ? MacAddress::parse(field.get<std::string>()) : std::nullopt;
@@ -98,7 +130,7 @@ absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, 
   return absl::OkStatus();
 }
 
-absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
+absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
                                      std::optional<Ipv4Address> our_vtep) {
   // A Kubernetes Node's name (a DNS subdomain) fits, so the node controller
   // can use it as it is.
@@ -109,32 +141,21 @@ absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const Ipv4Cid
     return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is not a unicast address"));
   if (our_vtep && node.vtep == *our_vtep)
     return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is this node's own VTEP"));
-  if (node.pod_cidrs.empty()) return absl::InvalidArgumentError("pod_cidrs: at least one is required");
-  for (size_t i = 0; i < node.pod_cidrs.size(); ++i) {
-    const Ipv4Cidr& c = node.pod_cidrs[i];
-    if (overlaps(c, our_pod_cidr))
-      return absl::InvalidArgumentError(
-          absl::StrCat("pod_cidrs: ", c.toString(), " overlaps this node's pod CIDR ", our_pod_cidr.toString()));
-    for (size_t j = 0; j < i; ++j)
-      if (overlaps(c, node.pod_cidrs[j]))
-        return absl::InvalidArgumentError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ",
-                                                       node.pod_cidrs[j].toString()));
-  }
-  return absl::OkStatus();
+  if (node.pod_cidrs.empty() && node.pod_cidrs_v6.empty())
+    return absl::InvalidArgumentError("pod_cidrs: at least one is required");
+  if (absl::Status s = checkOwnCidrs(node.pod_cidrs, std::optional<Ipv4Cidr>(ours.v4)); !s.ok()) return s;
+  return checkOwnCidrs(node.pod_cidrs_v6, ours.v6);
 }
 
-absl::Status validateRemoteNode(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
+absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
                                 std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others) {
-  if (absl::Status s = validateRemoteNodeAlone(node, our_pod_cidr, our_vtep); !s.ok()) return s;
+  if (absl::Status s = validateRemoteNodeAlone(node, ours, our_vtep); !s.ok()) return s;
   for (const RemoteNodeConfig& o : others) {
     if (o.name == node.name) continue;
     if (o.vtep == node.vtep)
       return absl::AlreadyExistsError(absl::StrCat("vtep: ", node.vtep.toString(), " belongs to node ", o.name));
-    for (const Ipv4Cidr& c : node.pod_cidrs)
-      for (const Ipv4Cidr& oc : o.pod_cidrs)
-        if (overlaps(c, oc))
-          return absl::AlreadyExistsError(
-              absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ", oc.toString(), " of node ", o.name));
+    if (absl::Status s = checkOtherCidrs(node.pod_cidrs, o.pod_cidrs, o.name); !s.ok()) return s;
+    if (absl::Status s = checkOtherCidrs(node.pod_cidrs_v6, o.pod_cidrs_v6, o.name); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -163,7 +184,7 @@ absl::Status applyOverlayJson(const std::string& key, const nlohmann::json& valu
   return absl::OkStatus();
 }
 
-absl::Status validateOverlay(const OverlayConfig& c, const Ipv4Cidr& our_pod_cidr) {
+absl::Status validateOverlay(const OverlayConfig& c, const LocalPodCidrs& ours) {
   if (!c.remote_nodes.empty() && !c.uplink) return invalid("remote-nodes", "need an uplink");
   std::optional<Ipv4Address> vtep;
   if (c.uplink) vtep = c.uplink->vtep;
@@ -171,7 +192,7 @@ absl::Status validateOverlay(const OverlayConfig& c, const Ipv4Cidr& our_pod_cid
   for (const RemoteNodeConfig& n : c.remote_nodes) {
     for (const RemoteNodeConfig& o : seen)
       if (o.name == n.name) return invalid("remote-nodes", absl::StrCat("node ", n.name, " is listed twice"));
-    if (absl::Status s = validateRemoteNode(n, our_pod_cidr, vtep, seen); !s.ok())
+    if (absl::Status s = validateRemoteNode(n, ours, vtep, seen); !s.ok())
       return invalid(absl::StrCat("remote-nodes[", n.name, "]"), std::string(s.message()));
     seen.push_back(n);
   }

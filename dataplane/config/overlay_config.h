@@ -47,11 +47,24 @@ struct RemoteNodeConfig {
   std::string name;
   Ipv4Address vtep;
   std::vector<Ipv4Cidr> pod_cidrs;
+  // Its IPv6 pod CIDRs, carried over the same IPv4 underlay (in the config
+  // file, the API and the checkpoint they share one list with the IPv4 ones,
+  // each entry's family telling them apart).
+  std::vector<Ipv6Cidr> pod_cidrs_v6;
   // The inner Ethernet destination toward this node: the MAC of its VTEP
   // device (a Linux VXLAN device drops frames not addressed to it). Unset:
   // derived from the VTEP address (MacAddress::fromIpv4), which a remote
   // sluiced accepts (it does not check inner destination MACs).
   std::optional<MacAddress> mac;
+};
+
+// This node's own pod networks, which no remote node's CIDR may overlap.
+// Implicit from an IPv4 CIDR alone: a node without IPv6.
+struct LocalPodCidrs {
+  LocalPodCidrs(const Ipv4Cidr& v4_cidr, std::optional<Ipv6Cidr> v6_cidr = std::nullopt)  // NOLINT: implicit
+      : v4(v4_cidr), v6(v6_cidr) {}
+  Ipv4Cidr v4;
+  std::optional<Ipv6Cidr> v6;  // pod-cidr-v6, when set
 };
 
 struct OverlayConfig {
@@ -66,22 +79,23 @@ absl::Status applyOverlayJson(const std::string& key, const nlohmann::json& valu
                               bool* handled);
 
 // Parses one remote node object ({"name", "vtep", "pod-cidrs": [...] or
-// "pod-cidr": "...", "mac"}); `where` prefixes error messages.
+// "pod-cidr": "...", "mac"}; the CIDRs IPv4 or IPv6); `where` prefixes
+// error messages.
 absl::Status parseRemoteNode(const nlohmann::json& value, const std::string& where, RemoteNodeConfig& out);
 
 // The checks of validateRemoteNode that need no other node: name, VTEP, its
-// own CIDRs against ours and each other. The overlay's table checks the rest
-// against its indexes (a node at a time against thousands).
-absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
+// own CIDRs against ours and each other (per family). The overlay's table
+// checks the rest against its indexes (a node at a time against thousands).
+absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
                                      std::optional<Ipv4Address> our_vtep);
 
 // Checks one remote node against this node's settings and the other nodes:
 // a name (1-253 of [a-z0-9.-], as a Kubernetes Node's), a unicast VTEP that is not ours, at least one
-// pod CIDR, none overlapping our pod CIDR or another node's.
-absl::Status validateRemoteNode(const RemoteNodeConfig& node, const Ipv4Cidr& our_pod_cidr,
+// pod CIDR (of either family), none overlapping our pod CIDR of its family or another node's.
+absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
                                 std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others);
 
 // Cross-field checks after the whole file is read.
-absl::Status validateOverlay(const OverlayConfig& c, const Ipv4Cidr& our_pod_cidr);
+absl::Status validateOverlay(const OverlayConfig& c, const LocalPodCidrs& ours);
 
 }  // namespace sluice

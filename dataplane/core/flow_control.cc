@@ -171,7 +171,9 @@ std::string describeActions(const flow::MegaflowActions& a) {
   }
   if (a.kind == flow::MegaflowActions::Kind::kEncap) {
     return absl::StrCat("vxlan_encap(tunnel ", a.arg, "),output:", a.out_port,
-                        (a.rewrite_flags & kRewriteL3) ? "(l3_rewrite)" : "");
+                        (a.rewrite_flags & kRewriteL3)     ? "(l3_rewrite)"
+                        : (a.rewrite_flags & kRewriteL3v6) ? "(l3v6_rewrite)"
+                                                           : "");
   }
   const size_t r = a.drop_reason;
   return "drop:" + std::string(r < kDropReasonCount ? kDropReasonNames[r] : std::string_view("?")) +

@@ -109,20 +109,22 @@ bool sourcesAllowed(const PortSources& s, const flow::FlowKey& key, FlowTranslat
 }
 
 // destinationPrefix for IPv6: the shortest whole-octet prefix around dst
-// holding neither a pod nor a gateway address (the only addresses decided
-// otherwise: IPv6 has no remote routes yet). At least one octet.
-uint32_t destinationPrefix6(const RouteTables& tables, const uint8_t* dst) {
-  uint32_t bits = 1;
-  auto exclude = [&](const uint8_t* a) {
-    const uint32_t d = firstDifference(dst, a);
-    if (d < 128) bits = std::max(bits, d + 1);
+// holding neither a pod nor a gateway address, nor (with `routes`) a remote
+// node's IPv6 pod CIDR that does not contain dst. At least `at_least` bits.
+uint32_t destinationPrefix6(const RouteTables& tables, const uint8_t* dst, bool routes, uint32_t at_least) {
+  uint32_t bits = at_least;
+  auto exclude = [&](const uint8_t* net, uint32_t len) {
+    const uint32_t d = firstDifference(dst, net);
+    if (d < len) bits = std::max(bits, d + 1);
   };
   if (tables.v6 != nullptr && tables.v6->enabled) {
-    exclude(tables.v6->gateway);
-    exclude(tables.v6->gateway_link_local);
+    exclude(tables.v6->gateway, 128);
+    exclude(tables.v6->gateway_link_local, 128);
   }
   if (tables.fib6 != nullptr)
-    for (const Ipv6Address& pod : tables.fib6->addresses()) exclude(pod.bytes.data());
+    for (const Ipv6Address& pod : tables.fib6->addresses()) exclude(pod.bytes.data(), 128);
+  if (routes && tables.overlay != nullptr)
+    for (const vxlan::RemoteRoute6& r : tables.overlay->routes6()) exclude(r.net.data(), r.prefix_len);
   return std::min<uint32_t>(128, (bits + 7) / 8 * 8);
 }
 
@@ -134,52 +136,110 @@ void setPrefixMask6(uint8_t* mask, uint32_t bits) {
   }
 }
 
-// The IPv6 decision: a local pod's /128, the gateway, or unrouted.
-void translateIpv6(const RouteTables& tables, const flow::FlowKey& key, FlowTranslation& out) {
-  std::memset(out.mask.ipv6_dst, 0xff, 16);
-  const uint8_t* dst = key.ipv6_dst;
+// What every decision reads first with the overlay: tun_vni (tunnelled or
+// not), and for a tunnelled packet tun_src, since only known remote VTEPs
+// may send. True when that decided (a drop; `out` written).
+bool refusedTunnel(const RouteTables& tables, const flow::FlowKey& key, FlowTranslation& out) {
+  if (tables.overlay == nullptr) return false;
+  out.mask.tun_vni = 0xffffffffU;
+  if (key.tun_vni == 0) return false;
+  out.mask.tun_src = 0xffffffffU;
+  if (tables.overlay->tunnelForVtep(key.tun_src) != vxlan::kNoTunnel) return false;
+  out.actions = dropAction(DropReason::kVxlanUnknownSource);
+  return true;
+}
+
+// A remote node's pod CIDR holding the destination, as a tunnel and the
+// CIDR's prefix length.
+struct RemoteMatch {
+  uint16_t tunnel = vxlan::kNoTunnel;
+  uint32_t prefix_len = 0;
+};
+
+// The decision for a destination that is neither a local pod nor the
+// gateway, either family: the tunnel toward the remote node whose pod CIDR
+// holds it, or kNoTunnel after writing the drop. Only a destination prefix
+// decides, so `set_prefix(routes, at_least)` writes the destination mask as
+// the widest prefix that decides alike (destinationPrefix); `match()` is the
+// family's longest remote match; `unrouted()` writes the family's decision
+// for a destination no node holds (answered inside the pod CIDR).
+template <typename SetPrefix, typename Match, typename Unrouted>
+uint16_t remoteTunnel(const RouteTables& tables, bool tunnelled, SetPrefix set_prefix, Match match,
+                      Unrouted unrouted, FlowTranslation& out) {
   if (tables.overlay != nullptr) {
-    out.mask.tun_vni = 0xffffffffU;
-    if (key.tun_vni != 0) {
-      out.mask.tun_src = 0xffffffffU;
-      if (tables.overlay->tunnelForVtep(key.tun_src) == vxlan::kNoTunnel) {
-        out.actions = dropAction(DropReason::kVxlanUnknownSource);
-        return;
-      }
-      // IPv6 inside the overlay is not served yet: nothing tunnelled is
-      // delivered, whatever its destination.
-      setPrefixMask6(out.mask.ipv6_dst, 0);
+    if (tunnelled) {
+      // Remote nodes reach each other directly; we relay nothing.
+      set_prefix(false, 1);
       out.actions = dropAction(DropReason::kOverlayNoRoute);
-      return;
+      return vxlan::kNoTunnel;
+    }
+    if (const RemoteMatch r = match(); r.tunnel != vxlan::kNoTunnel) {
+      set_prefix(true, r.prefix_len);
+      return r.tunnel;
     }
   }
-  if (tables.v6 != nullptr && tables.v6->isGateway(dst)) {
-    out.actions = dropAction(DropReason::kToGateway);
-    return;
-  }
-  const PodRoute6* route = tables.fib6 != nullptr ? tables.fib6->lookup(dst) : nullptr;
-  if (route == nullptr) {
-    setPrefixMask6(out.mask.ipv6_dst, destinationPrefix6(tables, dst));
-    out.actions = dropAction(DropReason::kNoRoute);
-    if (tables.v6 != nullptr && tables.v6->contains(dst)) {
-      // Never wider than the pod CIDR: addresses outside it are not answered
-      // (and a prefix around one outside never reaches in: it would hold
-      // the gateway).
-      setPrefixMask6(out.mask.ipv6_dst,
-                     std::max<uint32_t>(destinationPrefix6(tables, dst), (tables.v6->prefix_len + 7U) / 8 * 8));
-      out.actions.rewrite_flags = kAnswerUnreachable;
-    }
-    return;
-  }
+  unrouted();
+  return vxlan::kNoTunnel;
+}
+
+// The end both families share once the destination is a local pod (out
+// port `pod_port`) or a remote node (`tunnel`): only now is the TTL or hop
+// limit read, so the drops above stay independent of it.
+void forwardTo(const RouteTables& tables, const flow::FlowKey& key, uint8_t rewrite, uint16_t pod_port,
+               uint16_t tunnel, FlowTranslation& out) {
   out.mask.ttl_class = 0xff;
   if (key.ttl_class != static_cast<uint8_t>(flow::TtlClass::kMany)) {
     out.actions = dropAction(DropReason::kTtlExceeded);
     return;
   }
+  out.actions.rewrite_flags = rewrite;
+  if (tunnel != vxlan::kNoTunnel) {
+    out.actions.kind = flow::MegaflowActions::Kind::kEncap;
+    out.actions.out_port = tables.uplink_port;
+    out.actions.arg = tunnel;
+    return;
+  }
   out.actions.kind = flow::MegaflowActions::Kind::kOutput;
-  out.actions.rewrite_flags = kRewriteL3v6;
-  out.actions.out_port = route->port_no;
-  if (tables.port_mtus != nullptr) out.actions.max_frame = maxFrameForMtu(tables.port_mtus[route->port_no]);
+  out.actions.out_port = pod_port;
+  if (tables.port_mtus != nullptr) out.actions.max_frame = maxFrameForMtu(tables.port_mtus[pod_port]);
+}
+
+// The IPv6 decision: a local pod's /128, the gateway, a remote node's IPv6
+// pod CIDR, or unrouted.
+void translateIpv6(const RouteTables& tables, const flow::FlowKey& key, FlowTranslation& out) {
+  std::memset(out.mask.ipv6_dst, 0xff, 16);
+  const uint8_t* dst = key.ipv6_dst;
+  if (refusedTunnel(tables, key, out)) return;
+  if (tables.v6 != nullptr && tables.v6->isGateway(dst)) {
+    out.actions = dropAction(DropReason::kToGateway);
+    return;
+  }
+  const PodRoute6* route = tables.fib6 != nullptr ? tables.fib6->lookup(dst) : nullptr;
+  if (route != nullptr) {
+    forwardTo(tables, key, kRewriteL3v6, route->port_no, vxlan::kNoTunnel, out);
+    return;
+  }
+  const uint16_t tunnel = remoteTunnel(
+      tables, key.tun_vni != 0,
+      [&](bool routes, uint32_t at_least) {
+        setPrefixMask6(out.mask.ipv6_dst, destinationPrefix6(tables, dst, routes, at_least));
+      },
+      [&] {
+        const vxlan::RemoteRoute6* r = tables.overlay->longestMatch6(dst);
+        return r != nullptr ? RemoteMatch{r->tunnel, r->prefix_len} : RemoteMatch{};
+      },
+      [&] {
+        // Inside our IPv6 pod CIDR (no pod holds it): answered, and the
+        // prefix never reaches beyond the CIDR. (A prefix around an address
+        // outside it never reaches into it: it would hold the gateway.)
+        const bool in_pod_cidr = tables.v6 != nullptr && tables.v6->contains(dst);
+        const uint32_t at_least = in_pod_cidr ? (tables.v6->prefix_len + 7U) / 8 * 8 : 1;
+        setPrefixMask6(out.mask.ipv6_dst, destinationPrefix6(tables, dst, true, at_least));
+        out.actions = dropAction(DropReason::kNoRoute);
+        if (in_pod_cidr) out.actions.rewrite_flags = kAnswerUnreachable;
+      },
+      out);
+  if (tunnel != vxlan::kNoTunnel) forwardTo(tables, key, kRewriteL3v6, 0, tunnel, out);
 }
 
 }  // namespace
@@ -201,75 +261,47 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   }
   out.mask.ipv4_dst = 0xffffffffU;
   const uint32_t dst = key.ipv4_dst;
-  const bool tunnelled = key.tun_vni != 0;
-  if (tables.overlay != nullptr) {
-    out.mask.tun_vni = 0xffffffffU;
-    if (tunnelled) {
-      out.mask.tun_src = 0xffffffffU;
-      if (tables.overlay->tunnelForVtep(key.tun_src) == vxlan::kNoTunnel) {
-        out.actions = dropAction(DropReason::kVxlanUnknownSource);
-        return;
-      }
-    }
-  }
+  if (refusedTunnel(tables, key, out)) return;
   if (dst == tables.gateway_ip_be) {
     out.actions = dropAction(DropReason::kToGateway);
     return;
   }
   const PodRoute* route = tables.fib != nullptr ? tables.fib->lookup(dst) : nullptr;
-  uint16_t tunnel = vxlan::kNoTunnel;
-  if (route == nullptr) {
-    // Not a pod, not the gateway: only a destination prefix decides, so the
-    // mask covers the whole prefix that decides alike (see destinationPrefix).
-    if (tables.overlay != nullptr) {
-      if (tunnelled) {
-        // Remote nodes reach each other directly; we relay nothing.
-        out.mask.ipv4_dst = prefixMaskBe(destinationPrefix(tables, dst, false, 1));
-        out.actions = dropAction(DropReason::kOverlayNoRoute);
-        return;
-      }
-      if (const vxlan::RemoteRoute* r = tables.overlay->longestMatch(dst); r != nullptr) {
-        tunnel = r->tunnel;
-        out.mask.ipv4_dst =
-            prefixMaskBe(destinationPrefix(tables, dst, true, static_cast<uint32_t>(std::popcount(r->mask_be))));
-      }
-    }
-    if (tunnel == vxlan::kNoTunnel) {
-      // Inside our pod CIDR (no pod holds it): answered, and the prefix
-      // never reaches beyond the CIDR. (A prefix around an address outside
-      // it never reaches into it: it would hold the gateway.)
-      const bool in_pod_cidr = tables.pod_mask_be != 0 && (dst & tables.pod_mask_be) == tables.pod_net_be;
-      const uint32_t at_least = in_pod_cidr ? static_cast<uint32_t>(std::popcount(tables.pod_mask_be)) : 1;
-      uint32_t bits = destinationPrefix(tables, dst, true, at_least);
-      // The CIDR's network and broadcast addresses name no host and are not
-      // answered (a directed broadcast must not draw errors): the prefix of
-      // an answered address holds neither.
-      const uint32_t broadcast = tables.pod_net_be | ~tables.pod_mask_be;
-      const bool answer = in_pod_cidr && dst != tables.pod_net_be && dst != broadcast;
-      if (in_pod_cidr)
-        bits = answer ? std::max({bits, prefixExcluding(dst, tables.pod_net_be), prefixExcluding(dst, broadcast)}) : 32;
-      out.mask.ipv4_dst = prefixMaskBe(bits);
-      out.actions = dropAction(DropReason::kNoRoute);
-      if (answer) out.actions.rewrite_flags = kAnswerUnreachable;
-      return;
-    }
-  }
-  // Only now is the TTL read: drops above stay independent of it.
-  out.mask.ttl_class = 0xff;
-  if (key.ttl_class != static_cast<uint8_t>(flow::TtlClass::kMany)) {
-    out.actions = dropAction(DropReason::kTtlExceeded);
+  if (route != nullptr) {
+    forwardTo(tables, key, kRewriteL3, route->port_no, vxlan::kNoTunnel, out);
     return;
   }
-  out.actions.rewrite_flags = kRewriteL3;
-  if (route == nullptr) {
-    out.actions.kind = flow::MegaflowActions::Kind::kEncap;
-    out.actions.out_port = tables.uplink_port;
-    out.actions.arg = tunnel;
-    return;
-  }
-  out.actions.kind = flow::MegaflowActions::Kind::kOutput;
-  out.actions.out_port = route->port_no;
-  if (tables.port_mtus != nullptr) out.actions.max_frame = maxFrameForMtu(tables.port_mtus[route->port_no]);
+  const uint16_t tunnel = remoteTunnel(
+      tables, key.tun_vni != 0,
+      [&](bool routes, uint32_t at_least) {
+        out.mask.ipv4_dst = prefixMaskBe(destinationPrefix(tables, dst, routes, at_least));
+      },
+      [&] {
+        const vxlan::RemoteRoute* r = tables.overlay->longestMatch(dst);
+        return r != nullptr ? RemoteMatch{r->tunnel, static_cast<uint32_t>(std::popcount(r->mask_be))}
+                            : RemoteMatch{};
+      },
+      [&] {
+        // Inside our pod CIDR (no pod holds it): answered, and the prefix
+        // never reaches beyond the CIDR. (A prefix around an address outside
+        // it never reaches into it: it would hold the gateway.)
+        const bool in_pod_cidr = tables.pod_mask_be != 0 && (dst & tables.pod_mask_be) == tables.pod_net_be;
+        const uint32_t at_least = in_pod_cidr ? static_cast<uint32_t>(std::popcount(tables.pod_mask_be)) : 1;
+        uint32_t bits = destinationPrefix(tables, dst, true, at_least);
+        // The CIDR's network and broadcast addresses name no host and are not
+        // answered (a directed broadcast must not draw errors): the prefix of
+        // an answered address holds neither.
+        const uint32_t broadcast = tables.pod_net_be | ~tables.pod_mask_be;
+        const bool answer = in_pod_cidr && dst != tables.pod_net_be && dst != broadcast;
+        if (in_pod_cidr)
+          bits = answer ? std::max({bits, prefixExcluding(dst, tables.pod_net_be), prefixExcluding(dst, broadcast)})
+                        : 32;
+        out.mask.ipv4_dst = prefixMaskBe(bits);
+        out.actions = dropAction(DropReason::kNoRoute);
+        if (answer) out.actions.rewrite_flags = kAnswerUnreachable;
+      },
+      out);
+  if (tunnel != vxlan::kNoTunnel) forwardTo(tables, key, kRewriteL3, 0, tunnel, out);
 }
 
 }  // namespace sluice

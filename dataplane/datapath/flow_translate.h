@@ -15,10 +15,11 @@
 // translated: the pipeline handles ARP and IPv6 neighbor discovery per
 // packet and drops the rest before lookup, so the mask of an L3 decision is
 // eth_type + ipv4_dst or ipv6_dst (+ ttl_class when the destination is a
-// local pod): 100k source ports to one pod share one megaflow.
+// local pod or a remote node): 100k source ports to one pod share one
+// megaflow. Both families decide alike, through the same steps.
 // With source validation, the mask also holds in_port, and for a port whose
 // sources are checked its Ethernet and IP source (see RouteTables::sources).
-// Only a pod or the gateway needs all 32 bits of the destination; a remote
+// Only a pod or the gateway needs all bits of the destination; a remote
 // node's CIDR or an unrouted destination is matched as the widest prefix that
 // holds no address decided otherwise, so that traffic to random destinations
 // cannot fill the megaflow table.
@@ -65,9 +66,9 @@ struct RouteTables {
   const vxlan::OverlayTables* overlay = nullptr;
   uint16_t uplink_port = 0;  // the encap action's output port
   // IPv6: the /128 pod routes (null: none) and the node's IPv6 pod network
-  // (null or disabled: no IPv6; every IPv6 destination is unrouted). IPv6
-  // is never encapsulated yet: with the overlay, an IPv6 destination that
-  // is not a local pod is unrouted, and tunnelled IPv6 is not relayed.
+  // (null or disabled: no local IPv6 pods or gateway). With the overlay, an
+  // IPv6 destination in a remote node's IPv6 pod CIDR is encapsulated toward
+  // it (inner IPv6 over the IPv4 underlay), as IPv4 is.
   const Ipv6ForwardingTable* fib6 = nullptr;
   const Ipv6PodNet* v6 = nullptr;
   // Each port's IP MTU, indexed by port number (kMaxPorts entries; 0: not

@@ -5,12 +5,15 @@
 
 namespace sluice::vxlan {
 
-OverlayTables::OverlayTables(std::vector<Tunnel> tunnels, std::vector<RemoteRoute> routes)
-    : tunnels_(std::move(tunnels)), routes_(std::move(routes)) {
+OverlayTables::OverlayTables(std::vector<Tunnel> tunnels, std::vector<RemoteRoute> routes,
+                             std::vector<RemoteRoute6> routes6)
+    : tunnels_(std::move(tunnels)), routes_(std::move(routes)), routes6_(std::move(routes6)) {
   // Longest prefix first (a wider mask has more one bits).
   std::stable_sort(routes_.begin(), routes_.end(), [](const RemoteRoute& a, const RemoteRoute& b) {
     return std::popcount(a.mask_be) > std::popcount(b.mask_be);
   });
+  std::stable_sort(routes6_.begin(), routes6_.end(),
+                   [](const RemoteRoute6& a, const RemoteRoute6& b) { return a.prefix_len > b.prefix_len; });
   if (tunnels_.size() > kMaxTunnels) tunnels_.resize(kMaxTunnels);
   const size_t slots = std::bit_ceil(std::max<size_t>(16, 2 * tunnels_.size()));
   vtep_slots_.assign(slots, VtepSlot{});

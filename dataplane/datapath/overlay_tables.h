@@ -1,11 +1,12 @@
 // The overlay's forwarding state as the fast path reads it: remote pod CIDRs
-// -> tunnel, remote VTEP address -> tunnel, and each tunnel's header template.
+// (IPv4 and IPv6, both carried over the IPv4 underlay) -> tunnel, remote VTEP address -> tunnel, and each tunnel's header template.
 // Built whole by the control path (overlay_control.h) on any change of remote
 // nodes or neighbors, then immutable and shared by every PMD's snapshot (as
 // the forwarding table is). PMDs read it without locks; the slow path's
 // translation (flow_translate.cc) reads it too.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -26,6 +27,24 @@ struct RemoteRoute {
   uint16_t tunnel = kNoTunnel;
 };
 
+// A remote node's IPv6 pod CIDR.
+struct RemoteRoute6 {
+  std::array<uint8_t, 16> net{};  // network order, host bits zero
+  uint8_t prefix_len = 0;         // 0..128
+  uint16_t tunnel = kNoTunnel;
+
+  bool contains(const uint8_t* addr) const {
+    uint32_t bits = prefix_len;
+    for (uint32_t i = 0; bits != 0; ++i) {
+      const uint32_t take = bits >= 8 ? 8 : bits;
+      const auto mask = static_cast<uint8_t>(0xff00u >> take);
+      if (((addr[i] ^ net[i]) & mask) != 0) return false;
+      bits -= take;
+    }
+    return true;
+  }
+};
+
 class OverlayTables {
  public:
   struct Tunnel {
@@ -35,9 +54,10 @@ class OverlayTables {
 
   OverlayTables() : OverlayTables({}, {}) {}
   // tunnels[i].tmpl.tunnel must be i (at most kMaxTunnels; vtep_be 0 marks
-  // a free index, never matched); routes may come
+  // a free index, never matched); routes of either family may come
   // in any order (they are kept longest prefix first).
-  OverlayTables(std::vector<Tunnel> tunnels, std::vector<RemoteRoute> routes);
+  OverlayTables(std::vector<Tunnel> tunnels, std::vector<RemoteRoute> routes,
+                std::vector<RemoteRoute6> routes6 = {});
 
   // Longest-prefix match over the remote pod CIDRs; kNoTunnel if none.
   // Linear: read by translations only (once per megaflow), not per packet.
@@ -54,6 +74,15 @@ class OverlayTables {
   // Every remote pod CIDR, longest prefix first (translations size their
   // destination masks from them).
   const std::vector<RemoteRoute>& routes() const { return routes_; }
+  // longestMatch for an IPv6 destination (16 bytes, network order); null if
+  // none. Linear as well: once per megaflow.
+  const RemoteRoute6* longestMatch6(const uint8_t* dst) const {
+    for (const RemoteRoute6& r : routes6_)
+      if (r.contains(dst)) return &r;
+    return nullptr;
+  }
+  // Every remote IPv6 pod CIDR, longest prefix first.
+  const std::vector<RemoteRoute6>& routes6() const { return routes6_; }
   // The tunnel whose remote VTEP is vtep_be; kNoTunnel if none. Per decapped
   // packet (rx counters): open addressing, at most half full.
   uint16_t tunnelForVtep(uint32_t vtep_be) const {
@@ -79,6 +108,7 @@ class OverlayTables {
 
   std::vector<Tunnel> tunnels_;
   std::vector<RemoteRoute> routes_;
+  std::vector<RemoteRoute6> routes6_;
   // Sized for the tunnels there are (a power of two, at least twice their
   // count, so a probe ends at an empty slot soon): a node with a few peers
   // keeps its VTEP lookups in a cache line or two.

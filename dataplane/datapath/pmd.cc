@@ -217,7 +217,8 @@ uint16_t Pmd::screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs) {
     } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) && (k.flags & flow::kFlagVlan) == 0) {
       // IPv6 is looked up through the same tiers as IPv4, except neighbor
       // discovery, answered per packet like ARP (never from the uplink: a
-      // peer node's pods are not on our pods' links).
+      // peer node's pods are not on our pods' links; the uplink stage drops
+      // the plain case, this the one behind extension headers).
       if (k.ip_proto != kIpProtoIcmpv6 || !isNeighborDiscoveryType(k.icmp_type)) {
         ++to_lookup;
         continue;
@@ -226,7 +227,7 @@ uint16_t Pmd::screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs) {
         d.next = l3AnswerNd(*snap_, in_port, pkts[runs_[r].first], &d.reason);
       } else {
         d.next = kNextDrop;
-        d.reason = DropReason::kNdNotAnswered;
+        d.reason = DropReason::kVxlanInnerNd;
       }
     } else {
       // The L3 rewrite assumes an untagged frame.

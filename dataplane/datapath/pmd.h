@@ -118,6 +118,11 @@ class Pmd {
   template <bool kMayEncap>
   uint16_t takeActions(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint32_t key_hash,
                        uint16_t in_port, uint64_t now);
+  // The encap action over a run of one megaflow's packets, inner IPv4 or
+  // IPv6 (pmd_actions.h); returns how many were dropped.
+  template <bool kInnerIpv6>
+  uint16_t encapRun(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint32_t key_hash,
+                    uint16_t in_port, uint64_t now);
   // Frees a packet, counted under its drop reason (pmd_actions.h).
   void dropPacket(rte_mbuf* m, DropReason reason);
   // The ICMP errors the PMD sends about a packet it drops (pmd_icmp.cc).

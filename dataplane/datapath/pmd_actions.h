@@ -17,6 +17,29 @@ namespace sluice {
   rte_pktmbuf_free(m);
 }
 
+template <bool kInnerIpv6>
+[[gnu::always_inline]] inline uint16_t Pmd::encapRun(const flow::MegaflowActions& a, rte_mbuf* const* pkts,
+                                                     uint16_t count, uint32_t key_hash, uint16_t in_port,
+                                                     uint64_t now) {
+  uint16_t dropped = 0;
+  for (uint16_t i = 0; i < count; ++i) {
+    DropReason reason{};  // set by encapOne when it drops
+    const uint16_t next = vxlan::encapOne<kInnerIpv6>(snap_->overlay, snap_->gateway_mac, pkts[i],
+                                                      static_cast<uint16_t>(a.arg), key_hash, &reason);
+    if (next == kNextDrop) {
+      if (reason == DropReason::kOverlayMtuExceeded) [[unlikely]] {
+        dropOverlayOversize(pkts[i], in_port, now);  // may answer it: still a drop of the packet received
+      } else {
+        dropPacket(pkts[i], reason);
+      }
+      ++dropped;
+    } else {
+      enqueue(next, pkts[i], now);
+    }
+  }
+  return dropped;
+}
+
 template <bool kMayEncap>
 [[gnu::always_inline]] inline uint16_t Pmd::takeActions(const flow::MegaflowActions& a, rte_mbuf* const* pkts,
                                                         uint16_t count, uint32_t key_hash, uint16_t in_port,
@@ -41,23 +64,9 @@ template <bool kMayEncap>
   }
   if constexpr (kMayEncap) {
     if (a.kind == flow::MegaflowActions::Kind::kEncap) {
-      uint16_t dropped = 0;
-      for (uint16_t i = 0; i < count; ++i) {
-        DropReason reason{};  // set by encapOne when it drops
-        const uint16_t next = vxlan::encapOne(snap_->overlay, snap_->gateway_mac, pkts[i],
-                                              static_cast<uint16_t>(a.arg), key_hash, &reason);
-        if (next == kNextDrop) {
-          if (reason == DropReason::kOverlayMtuExceeded) [[unlikely]] {
-            dropOverlayOversize(pkts[i], in_port, now);  // may answer it: still a drop of the packet received
-          } else {
-            dropPacket(pkts[i], reason);
-          }
-          ++dropped;
-        } else {
-          enqueue(next, pkts[i], now);
-        }
-      }
-      return dropped;
+      // The inner family once per run, as the output action tests it.
+      if (a.rewrite_flags & kRewriteL3) return encapRun<false>(a, pkts, count, key_hash, in_port, now);
+      return encapRun<true>(a, pkts, count, key_hash, in_port, now);
     }
   }
   const auto reason = static_cast<DropReason>(a.drop_reason);

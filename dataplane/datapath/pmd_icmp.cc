@@ -167,8 +167,9 @@ uint16_t Pmd::outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pk
 
 void Pmd::dropOverlayOversize(rte_mbuf* m, uint16_t in_port, uint64_t now) {
   counters_.drops[static_cast<size_t>(DropReason::kOverlayMtuExceeded)].inc();
-  // Only IPv4 is encapsulated; without DF it is not fragmented here either.
-  if (!dontFragment(m)) {
+  // IPv6 is always answered (its routers never fragment); IPv4 without DF
+  // is not fragmented here either, only dropped.
+  if (!isIpv6Frame(m) && !dontFragment(m)) {
     rte_pktmbuf_free(m);
     return;
   }

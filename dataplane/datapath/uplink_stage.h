@@ -71,11 +71,15 @@ inline void applyTunnelMeta(const TunnelMeta* meta, const flow::PacketRun* runs,
   }
 }
 
-// The encap action for a validated untagged IPv4 frame with TTL >= 2: inner
-// L3 rewrite (Ethernet source := gateway MAC, destination := the remote's
-// inner MAC, TTL - 1) and the tunnel's outer headers prepended. Returns the
-// uplink's port number, or kInvalidPort with *reason (unresolved next hop,
-// over the overlay MTU, no headroom). Inline: once per encapsulated packet.
+// The encap action for a validated untagged IPv4 frame with TTL >= 2, or
+// (kInnerIpv6) IPv6 frame with hop limit >= 2: inner L3 rewrite (Ethernet
+// source := gateway MAC, destination := the remote's inner MAC, TTL or hop
+// limit - 1) and the tunnel's outer headers prepended (the same IPv4
+// underlay for both). Returns the uplink's port number, or kInvalidPort
+// with *reason (unresolved next hop, over the overlay MTU, no headroom).
+// Inline: once per encapsulated packet; the family is a template argument
+// so that IPv4 pays no test for IPv6 (the caller picks once per run).
+template <bool kInnerIpv6 = false>
 inline uint16_t encapOne(const OverlaySnapshot& ov, const rte_ether_addr& gateway_mac, rte_mbuf* m, uint16_t tunnel,
                          uint32_t flow_hash, DropReason* reason) {
   const EncapTemplate& t = ov.tables->tunnel(tunnel);
@@ -83,6 +87,7 @@ inline uint16_t encapOne(const OverlaySnapshot& ov, const rte_ether_addr& gatewa
     *reason = DropReason::kNeighborUnresolved;
     return kNextDrop;
   }
+  // The inner IP packet, header included, either family.
   const uint32_t inner_len = rte_pktmbuf_pkt_len(m);
   if (inner_len - sizeof(rte_ether_hdr) > ov.overlay_mtu) {
     *reason = DropReason::kOverlayMtuExceeded;
@@ -95,8 +100,12 @@ inline uint16_t encapOne(const OverlaySnapshot& ov, const rte_ether_addr& gatewa
   // Inner L3 rewrite, as toward a local pod but addressed to the remote's
   // VTEP device.
   auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
-  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
-  decrementTtl(ip);
+  if constexpr (kInnerIpv6) {
+    auto* ip6 = reinterpret_cast<rte_ipv6_hdr*>(eth + 1);
+    ip6->hop_limits = static_cast<uint8_t>(ip6->hop_limits - 1);
+  } else {
+    decrementTtl(reinterpret_cast<rte_ipv4_hdr*>(eth + 1));
+  }
   std::memcpy(&eth->dst_addr, t.inner_dst, RTE_ETHER_ADDR_LEN);
   eth->src_addr = gateway_mac;
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "dataplane/datapath/drop_reason.h"
+#include "dataplane/datapath/neighbor_discovery.h"
 
 namespace sluice::vxlan {
 
@@ -67,10 +68,22 @@ inline DecapInfo drop(DropReason r) {
 
 inline constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 inline constexpr uint16_t kEtherTypeArp = 0x0806;
+inline constexpr uint16_t kEtherTypeIpv6 = 0x86dd;
+inline constexpr uint8_t kProtoIcmpv6 = 58;
+inline constexpr uint32_t kIpv6Len = 40;
 inline constexpr uint8_t kProtoUdp = 17;
 // IPv4 flags/fragment-offset word: MF bit and the 13-bit offset.
 inline constexpr uint16_t kIpMoreFragments = 0x2000;
 inline constexpr uint16_t kIpFragOffsetMask = 0x1fff;
+
+// Whether the inner frame inner[0, len) (at least an Ethernet header, IPv6
+// EtherType) carries neighbor discovery directly after its IPv6 header, as
+// hosts send it (behind extension headers, the pipeline's screen stage
+// drops it under the same reason).
+inline bool isInnerNeighborDiscovery(const uint8_t* inner, uint32_t len) {
+  if (len < kEthLen + kIpv6Len + 1) return false;
+  return inner[kEthLen + 6] == kProtoIcmpv6 && isNeighborDiscoveryType(inner[kEthLen + kIpv6Len]);
+}
 
 }  // namespace decap_detail
 
@@ -80,8 +93,9 @@ inline constexpr uint16_t kIpFragOffsetMask = 0x1fff;
 // (our VTEP), protocol UDP and destination port 4789, UDP length, VXLAN
 // flags (exactly the I bit; RFC 7348's reserved bits must be zero when sent,
 // and the kernel's VXLAN rejects other flags without extensions, so do we),
-// VNI, room for an inner Ethernet header, and an inner frame that is not ARP
-// (answering it would put an unencapsulated reply on the underlay). Outer checksums are not
+// VNI, room for an inner Ethernet header, and an inner frame that is neither
+// ARP nor IPv6 neighbor discovery (answering it would put an unencapsulated
+// reply on the underlay). Outer checksums are not
 // verified (the UDP one is zero by RFC 7348's recommendation; the IPv4 one
 // is the NIC's business where it offers it).
 // Inline: out of line, the 24-byte result went back through the stack and
@@ -131,7 +145,14 @@ inline DecapInfo classifyUplinkFrame(const uint8_t* data, uint32_t len, const De
   // ARP inside the tunnel would be answered by the pod-side ARP stage and the
   // reply sent out unencapsulated: peers must route to our pods through our
   // gateway with a static neighbor entry (as flannel programs the kernel).
-  if (load16be(vx + kVxlanLen + 12) == kEtherTypeArp) return drop(DropReason::kVxlanInnerArp);
+  // IPv6 neighbor discovery likewise (the same static entry for the IPv6
+  // pod CIDR). IPv4 pays the one test it paid for ARP alone.
+  const uint8_t* inner = vx + kVxlanLen;
+  if (const uint16_t inner_type = load16be(inner + 12); inner_type != kEtherTypeIpv4) [[unlikely]] {
+    if (inner_type == kEtherTypeArp) return drop(DropReason::kVxlanInnerArp);
+    if (inner_type == kEtherTypeIpv6 && isInnerNeighborDiscovery(inner, udp_len - kUdpLen - kVxlanLen))
+      return drop(DropReason::kVxlanInnerNd);
+  }
 
   DecapInfo d;
   d.cls = UplinkClass::kVxlan;

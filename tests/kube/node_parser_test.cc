@@ -41,9 +41,36 @@ TEST(NodeParser, ReadsADualStackNode) {
   EXPECT_EQ(n.vtep->vtep.toString(), "192.168.77.2");
   EXPECT_EQ(n.vtep->mac.toString(), "02:00:00:00:00:02");
   EXPECT_EQ(n.vtep->vni, 7u);
-  // The IPv6 CIDR is the one problem: counted, the rest of the Node used.
-  ASSERT_EQ(n.problems.size(), 1u);
-  EXPECT_EQ(n.problems[0].first, NodeProblem::kCidrWrongFamily);
+  // Both families are taken, each in its own list; nothing is wrong.
+  ASSERT_EQ(n.pod_cidrs_v6.size(), 1u);
+  EXPECT_EQ(n.pod_cidrs_v6[0].toString(), "fd00:2::/64");
+  EXPECT_TRUE(n.problems.empty());
+}
+
+TEST(NodeParser, Ipv6PodCidrsKeepTheirOrderAndAreTakenOnce) {
+  json j = node("w5");
+  // An IPv6-first dual-stack Node: spec.podCIDR repeats the IPv6 one.
+  j["spec"] = {{"podCIDR", "fd00:5::/64"}, {"podCIDRs", {"fd00:5::/64", "10.244.5.0/24", "fd00:5:1::/64"}}};
+  auto n = parseNode(j).node;
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->pod_cidrs, (std::vector<Ipv4Cidr>{*Ipv4Cidr::parse("10.244.5.0/24")}));
+  EXPECT_EQ(n->pod_cidrs_v6,
+            (std::vector<Ipv6Cidr>{*Ipv6Cidr::parse("fd00:5::/64"), *Ipv6Cidr::parse("fd00:5:1::/64")}));
+  EXPECT_TRUE(n->problems.empty());
+  // IPv6 alone is no Sluice node (every Sluice node has an IPv4 pod CIDR).
+  j["spec"] = {{"podCIDRs", {"fd00:5::/64"}}};
+  n = parseNode(j).node;
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->pod_cidrs_v6.size(), 1u);
+  ASSERT_EQ(n->problems.size(), 1u);
+  EXPECT_EQ(n->problems[0].first, NodeProblem::kNoPodCidr);
+  // An IPv6 CIDR with host bits is no CIDR, as for IPv4.
+  j["spec"] = {{"podCIDRs", {"10.244.5.0/24", "fd00:5::1/64"}}};
+  n = parseNode(j).node;
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(n->pod_cidrs_v6.empty());
+  ASSERT_EQ(n->problems.size(), 1u);
+  EXPECT_EQ(n->problems[0].first, NodeProblem::kBadCidr);
 }
 
 TEST(NodeParser, NamesEachProblem) {
@@ -66,8 +93,7 @@ TEST(NodeParser, NamesEachProblem) {
   EXPECT_TRUE(p->pod_cidrs.empty());
   std::vector<NodeProblem> kinds;
   for (const auto& [kind, detail] : p->problems) kinds.push_back(kind);
-  EXPECT_EQ(kinds, (std::vector<NodeProblem>{NodeProblem::kCidrWrongFamily, NodeProblem::kBadCidr,
-                                             NodeProblem::kBadCidr, NodeProblem::kNoPodCidr}));
+  EXPECT_EQ(kinds, (std::vector<NodeProblem>{NodeProblem::kBadCidr, NodeProblem::kBadCidr, NodeProblem::kNoPodCidr}));
 }
 
 TEST(NodeParser, RefusesWhatIsNoNode) {

@@ -22,7 +22,7 @@ KubeNode kubeNode(const std::string& name, const std::string& vtep, const std::s
 
 TableNode tableNode(const std::string& name, const std::string& vtep, const std::string& cidr, bool kube = true) {
   return TableNode{name, *Ipv4Address::parse(vtep), MacAddress::fromIpv4(*Ipv4Address::parse(vtep)),
-                   {*Ipv4Cidr::parse(cidr)}, kube};
+                   {*Ipv4Cidr::parse(cidr)}, {}, kube};
 }
 
 PlanInput input(std::vector<KubeNode> nodes, std::vector<TableNode> current) {
@@ -93,6 +93,44 @@ TEST(ReconcilePlan, RefusesOverlapsStably) {
   EXPECT_EQ(names(p.add), (std::vector<std::string>{"d"}));
   EXPECT_EQ(skips(p), (std::map<std::string, LeftOut>{
                           {"a", LeftOut::kOverlap}, {"c", LeftOut::kOverlap}, {"self", LeftOut::kOwnNode}}));
+}
+
+// IPv6 pod CIDRs go into the table beside the IPv4 ones, and are refused
+// where they overlap an IPv6 CIDR already taken (ours, a static or API
+// node's, another Node's): each family only against its own.
+TEST(ReconcilePlan, Ipv6PodCidrsAreCarriedAndRefusedPerFamily) {
+  auto dual = [](const std::string& name, const std::string& vtep, const std::string& cidr, const std::string& cidr6) {
+    KubeNode n = kubeNode(name, vtep, cidr);
+    n.pod_cidrs_v6 = {*Ipv6Cidr::parse(cidr6)};
+    return n;
+  };
+  KubeNode self = dual("self", "192.168.1.100", "10.1.100.0/24", "fd00:1:100::/64");
+  TableNode api = tableNode("api-1", "192.168.1.51", "10.1.51.0/24", false);
+  api.pod_cidrs_v6 = {*Ipv6Cidr::parse("fd00:1:51::/64")};
+  PlanInput in = input({self, dual("a", "192.168.1.1", "10.1.1.0/24", "fd00:1:1::/64"),
+                        dual("b", "192.168.1.2", "10.1.2.0/24", "fd00:1:100::/56"),   // holds ours
+                        dual("c", "192.168.1.3", "10.1.3.0/24", "fd00:1:51::/48"),    // holds api-1's
+                        dual("d", "192.168.1.4", "10.1.4.0/24", "fd00:1:1:0:8::/80"),  // inside a's
+                        dual("e", "192.168.1.5", "10.1.5.0/24", "fd00:1:5::/64")},
+                       {api, tableNode("e", "192.168.1.5", "10.1.5.0/24")});
+  in.nodes["f"] = kubeNode("f", "192.168.1.6", "10.1.6.0/24");
+  in.nodes["f"].pod_cidrs_v6 = {*Ipv6Cidr::parse("fd00:1:6::/64"), *Ipv6Cidr::parse("fd00:1:6::/80")};
+  const Plan p = planReconcile(in);
+  EXPECT_EQ(names(p.add), (std::vector<std::string>{"a"}));
+  ASSERT_EQ(p.add.size(), 1u);
+  EXPECT_EQ(p.add[0].pod_cidrs_v6, (std::vector<Ipv6Cidr>{*Ipv6Cidr::parse("fd00:1:1::/64")}));
+  EXPECT_EQ(names(p.update), (std::vector<std::string>{"e"})) << "the table's e has no IPv6 CIDR yet";
+  EXPECT_EQ(skips(p), (std::map<std::string, LeftOut>{{"self", LeftOut::kOwnNode},
+                                                      {"b", LeftOut::kOverlap},
+                                                      {"c", LeftOut::kOverlap},
+                                                      {"d", LeftOut::kOverlap},
+                                                      {"f", LeftOut::kOverlap}}));
+  std::map<std::string, std::string> details;
+  for (const Plan::Skip& s : p.skipped) details[s.name] = s.detail;
+  EXPECT_EQ(details["b"], "fd00:1:100::/56 overlaps fd00:1:100::/64 of node self");
+  EXPECT_EQ(details["c"], "fd00:1:51::/48 overlaps fd00:1:51::/64 of node api-1");
+  EXPECT_EQ(details["d"], "fd00:1:1:0:8::/80 overlaps fd00:1:1::/64 of node a");
+  EXPECT_EQ(details["f"], "fd00:1:6::/80 overlaps its own fd00:1:6::/64");
 }
 
 // The plan's overlap search against what it took before, over random

@@ -361,6 +361,13 @@ if (profile === 'dual-stack') {
       assert.equal(configs[name]['pod-cidr-v6'], v6, name);
     }
   });
+  check('dual-stack: remote nodes carry both pod CIDRs of each other node', () => {
+    assert.deepEqual(configs['node-worker-1.json']['remote-nodes'].map((r) => [r.name, r['pod-cidrs']]),
+      [['worker-2', ['10.244.2.0/24', 'fd00:10:244:2::/64']]]);
+    assert.deepEqual(configs['node-worker-2.json']['remote-nodes'].map((r) => [r.name, r['pod-cidrs']]),
+      [['worker-1', ['10.244.1.0/24', 'fd00:10:244:1::/64']]]);
+    for (const r of def['remote-nodes']) assert.equal(r['pod-cidrs'].length, 2, r.name);
+  });
   check('dual-stack: host-local gets one range set per family, filled in per node', () => {
     for (const n of ofKind('NetworkAttachmentDefinition')) assert.deepEqual(n.spec, {});
     assert.ok(Object.keys(cniConfs).length >= 2, 'the vhost-user and SR-IOV networks');

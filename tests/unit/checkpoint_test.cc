@@ -1065,6 +1065,36 @@ TEST_F(ControlCheckpointTest, NodesAddedThroughTheApiAreCheckpointedAndComeBackT
        "source": "api"}])"));
 }
 
+// IPv6 pod CIDRs are kept in the record's one list beside the IPv4 ones and
+// come back; a record written before IPv6 (IPv4 only) reads as it did.
+TEST_F(ControlCheckpointTest, RemoteNodesIpv6PodCidrsAreCheckpointed) {
+  {
+    OverlayNode first(config_, {});
+    RemoteNodeConfig dual = remoteNode("api-1", "192.168.77.2", "10.244.2.0/24");
+    dual.pod_cidrs_v6 = {*Ipv6Cidr::parse("fd00:10:244:2::/64")};
+    ASSERT_TRUE(*first.module->addNode(dual));
+    EXPECT_EQ(onDisk().sections["nodes"], nlohmann::json::parse(R"([
+      {"name": "api-1", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24", "fd00:10:244:2::/64"],
+       "source": "api"}])"));
+  }
+  CheckpointStore store(config_.state_dir);
+  CheckpointState saved = store.load()->state;
+  saved.sections["nodes"].push_back({{"name", "old"}, {"vtep", "192.168.77.9"}, {"pod-cidrs", {"10.244.9.0/24"}}});
+  ASSERT_TRUE(store.save(saved).ok());
+  OverlayNode second(config_, {});
+  second.node.control->restore(second.node.store.load()->state);
+  std::map<std::string, RemoteNodeConfig> nodes = second.nodes();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes["api-1"].pod_cidrs, (std::vector<Ipv4Cidr>{*Ipv4Cidr::parse("10.244.2.0/24")}));
+  EXPECT_EQ(nodes["api-1"].pod_cidrs_v6, (std::vector<Ipv6Cidr>{*Ipv6Cidr::parse("fd00:10:244:2::/64")}));
+  EXPECT_EQ(nodes["old"].pod_cidrs, (std::vector<Ipv4Cidr>{*Ipv4Cidr::parse("10.244.9.0/24")}));
+  EXPECT_TRUE(nodes["old"].pod_cidrs_v6.empty());
+  const vxlan::RemoteRoute6* route =
+      second.overlay.tables()->longestMatch6(Ipv6Address::parse("fd00:10:244:2::5")->bytes.data());
+  ASSERT_NE(route, nullptr) << "routed again after the restore";
+  EXPECT_EQ(route->tunnel, second.module->listNodes()[0].tunnel) << "api-1's (the list is by name)";
+}
+
 TEST_F(ControlCheckpointTest, TheNodeControllersNodesKeepTheirSourceAndAreChangedInPlace) {
   {
     OverlayNode first(config_, {remoteNode("static-1", "192.168.77.5", "10.244.5.0/24")});

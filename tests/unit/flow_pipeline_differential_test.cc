@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <set>
 
 #include "dataplane/core/flow_control.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
@@ -25,13 +26,15 @@ using flow::FlowKey;
 using flow::MegaflowActions;
 
 const Ipv4Address kGw = *Ipv4Address::parse("10.7.0.1");
+constexpr uint16_t kUplinkPort = 9;  // the encap action's output port
 
 Ipv4Address addr(uint32_t host) { return Ipv4Address{kGw.value - 1 + host}; }  // 10.7.0.<host>
 
 // The routing rules, written independently of flow_translate.cc.
 struct Decision {
   bool output;
-  uint16_t port_or_reason;
+  uint16_t port_or_reason;  // an encap's tunnel
+  bool encap = false;
   bool operator==(const Decision&) const = default;
 };
 Decision model(const std::map<uint32_t, uint16_t>& pods, Ipv4Address dst, uint8_t ttl) {
@@ -42,6 +45,7 @@ Decision model(const std::map<uint32_t, uint16_t>& pods, Ipv4Address dst, uint8_
   return {true, it->second};
 }
 Decision fromActions(const MegaflowActions& a) {
+  if (a.kind == MegaflowActions::Kind::kEncap) return Decision{true, static_cast<uint16_t>(a.arg), true};
   return a.kind == MegaflowActions::Kind::kOutput ? Decision{true, a.out_port} : Decision{false, a.drop_reason};
 }
 
@@ -148,12 +152,39 @@ TEST(FlowPipelineDifferentialTest, CachedDecisionsEqualTheCurrentTables) {
 }
 
 // The same over mixed IPv4 and IPv6 traffic, with both families' pod tables
-// changing: a megaflow of one family must never answer a packet of the
-// other, and IPv6 decisions must follow the /128 table as IPv4's follow theirs.
+// and the remote nodes' IPv6 pod CIDRs changing: a megaflow of one family
+// must never answer a packet of the other, and IPv6 decisions must follow
+// the /128 table and the remote routes as IPv4's follow theirs.
 const Ipv6Cidr kCidr6 = *Ipv6Cidr::parse("fd00:7::/64");
 Ipv6Address addr6(uint32_t host) { return kCidr6.host(host); }  // fd00:7::<host>
 
-Decision model6(const std::map<uint32_t, uint16_t>& pods6, uint32_t dst_host, uint8_t hop_limit) {
+// Remote nodes' IPv6 pod CIDRs that come and go (nested, adjacent, narrow)
+// and the tunnel of each; destinations in, between and beside them.
+struct RemoteCidr6 {
+  Ipv6Cidr cidr;
+  uint16_t tunnel;
+};
+const RemoteCidr6 kRemote6[] = {{*Ipv6Cidr::parse("fd00:8::/64"), 0},
+                                {*Ipv6Cidr::parse("fd00:8::/48"), 1},
+                                {*Ipv6Cidr::parse("fd00:9::/64"), 1},
+                                {*Ipv6Cidr::parse("2001:db8::/127"), 0}};
+const Ipv6Address kFar6[] = {*Ipv6Address::parse("fd00:8::5"),    *Ipv6Address::parse("fd00:8:0:1::5"),
+                             *Ipv6Address::parse("fd00:9::5"),    *Ipv6Address::parse("2001:db8::"),
+                             *Ipv6Address::parse("2001:db8::3"),  *Ipv6Address::parse("fd00:a::1")};
+constexpr uint32_t kFarBase = 0x10000;  // dst numbers from here on index kFar6
+
+Decision model6(const std::map<uint32_t, uint16_t>& pods6, const std::set<size_t>& remote, uint32_t dst_host,
+                uint8_t hop_limit) {
+  if (dst_host >= kFarBase) {
+    const Ipv6Address& to = kFar6[dst_host - kFarBase];
+    const RemoteCidr6* best = nullptr;
+    for (size_t r : remote)
+      if (kRemote6[r].cidr.contains(to) && (best == nullptr || kRemote6[r].cidr.prefix_len > best->cidr.prefix_len))
+        best = &kRemote6[r];
+    if (best == nullptr) return {false, static_cast<uint16_t>(DropReason::kNoRoute)};
+    if (hop_limit <= 1) return {false, static_cast<uint16_t>(DropReason::kTtlExceeded)};
+    return {true, best->tunnel, true};
+  }
   if (dst_host == 1) return {false, static_cast<uint16_t>(DropReason::kToGateway)};
   auto it = pods6.find(dst_host);
   if (it == pods6.end()) return {false, static_cast<uint16_t>(DropReason::kNoRoute)};
@@ -186,10 +217,25 @@ TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTable
 
   struct Tables {
     std::map<uint32_t, uint16_t> pods, pods6;  // host order IPv4 / IPv6 host number -> port
+    std::set<size_t> remote;                   // indices into kRemote6
     std::shared_ptr<const ForwardingTable> fib;
     std::shared_ptr<const Ipv6ForwardingTable> fib6;
+    std::shared_ptr<const vxlan::OverlayTables> overlay;
   };
   auto build = [](Tables& t) {
+    std::vector<vxlan::OverlayTables::Tunnel> tunnels(2);
+    tunnels[0].vtep_be = Ipv4Address{0xc0a84d02}.networkOrder();
+    tunnels[1].vtep_be = Ipv4Address{0xc0a84d03}.networkOrder();
+    std::vector<vxlan::RemoteRoute6> routes6;
+    for (size_t r : t.remote) {
+      vxlan::RemoteRoute6 route;
+      route.net = kRemote6[r].cidr.network.bytes;
+      route.prefix_len = kRemote6[r].cidr.prefix_len;
+      route.tunnel = kRemote6[r].tunnel;
+      routes6.push_back(route);
+    }
+    t.overlay = std::make_shared<const vxlan::OverlayTables>(std::move(tunnels), std::vector<vxlan::RemoteRoute>{},
+                                                             std::move(routes6));
     std::vector<ForwardingTable::Entry> e;
     for (auto [ip, port] : t.pods) e.push_back({Ipv4Address{ip}, port, MacAddress::fromIpv4(Ipv4Address{ip})});
     std::vector<Ipv6ForwardingTable::Entry> e6;
@@ -198,7 +244,7 @@ TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTable
     t.fib6 = std::make_shared<const Ipv6ForwardingTable>(e6);
   };
   auto routes = [&](const Tables& t) {
-    return RouteTables{t.fib.get(), kGw.networkOrder(), nullptr, 0, t.fib6.get(), &net};
+    return RouteTables{t.fib.get(), kGw.networkOrder(), t.overlay.get(), kUplinkPort, t.fib6.get(), &net};
   };
   Tables tables;
   build(tables);
@@ -208,7 +254,7 @@ TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTable
     lookup.setClassifier(mailbox.classifier.load());
   };
 
-  uint64_t hits = 0, misses = 0, checked = 0, v6_hits = 0;
+  uint64_t hits = 0, misses = 0, checked = 0, v6_hits = 0, encap_hits = 0;
   auto burst = [&](const Tables& now, const Tables& at_pmd) {
     FlowKey keys[32];
     bool v6[32];
@@ -219,10 +265,10 @@ TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTable
       ttl[i] = std::array<uint8_t, 4>{0, 1, 2, 64}[rng() % 4];
       test::Frame f;
       if (v6[i]) {
-        // Mostly the pod CIDR; now and then far away (a prefix megaflow).
-        dst[i] = rng() % 8 == 0 ? 0x10000 + rng() % 4 : 1 + rng() % 24;
-        const Ipv6Address to = dst[i] >= 0x10000 ? *Ipv6Address::parse("2001:db8::" + std::to_string(dst[i] & 3))
-                                                 : addr6(dst[i]);
+        // Mostly the pod CIDR; now and then a remote node or far away (a
+        // prefix megaflow).
+        dst[i] = rng() % 4 == 0 ? kFarBase + rng() % std::size(kFar6) : 1 + rng() % 24;
+        const Ipv6Address to = dst[i] >= kFarBase ? kFar6[dst[i] - kFarBase] : addr6(dst[i]);
         test::Udp6FrameSpec s{MacAddress::fromIpv6(addr6(2)), MacAddress::fromIpv4(kGw), addr6(2 + rng() % 3), to};
         s.hop_limit = ttl[i];
         s.src_port = static_cast<uint16_t>(rng());
@@ -240,7 +286,7 @@ TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTable
                 flow::ParseResult::kOk);
     }
     auto expected = [&](const Tables& t, int i) {
-      return v6[i] ? model6(t.pods6, dst[i], ttl[i]) : model(t.pods, Ipv4Address{dst[i]}, ttl[i]);
+      return v6[i] ? model6(t.pods6, t.remote, dst[i], ttl[i]) : model(t.pods, Ipv4Address{dst[i]}, ttl[i]);
     };
     flow::MegaflowIndex out[32];
     uint16_t miss_idx[32];
@@ -252,6 +298,10 @@ TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTable
       ASSERT_EQ(fromActions(table.at(out[i]).actions), expected(now, i)) << (v6[i] ? "v6 " : "v4 ") << dst[i];
       if (fromActions(table.at(out[i]).actions).output) {
         EXPECT_EQ(table.at(out[i]).actions.rewrite_flags, v6[i] ? kRewriteL3v6 : kRewriteL3);
+      }
+      if (table.at(out[i]).actions.kind == MegaflowActions::Kind::kEncap) {
+        ++encap_hits;
+        EXPECT_EQ(table.at(out[i]).actions.out_port, kUplinkPort);
       }
     }
     for (uint32_t j = 0; j < n_miss; ++j) {
@@ -270,10 +320,14 @@ TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTable
     if (rng() % 4 == 0) {
       Tables next = tables;
       const uint32_t host = 2 + rng() % 20;
-      if (rng() % 2 == 0) {
+      const uint32_t what = rng() % 3;
+      if (what == 0) {
         if (next.pods.erase(addr(host).value) == 0) next.pods[addr(host).value] = static_cast<uint16_t>(rng() % 8);
-      } else if (next.pods6.erase(host) == 0) {
-        next.pods6[host] = static_cast<uint16_t>(rng() % 8);
+      } else if (what == 1) {
+        if (next.pods6.erase(host) == 0) next.pods6[host] = static_cast<uint16_t>(rng() % 8);
+      } else {
+        const size_t r = rng() % std::size(kRemote6);  // a remote node's IPv6 CIDR comes or goes
+        if (next.remote.erase(r) == 0) next.remote.insert(r);
       }
       build(next);
       control.revalidate(routes(next));
@@ -291,6 +345,7 @@ TEST(FlowPipelineDifferentialTest, MixedIpv4AndIpv6DecisionsEqualTheCurrentTable
   EXPECT_EQ(checked, hits + misses);
   EXPECT_GT(hits, checked / 2) << "the caches answered most packets";
   EXPECT_GT(v6_hits, hits / 4) << "IPv6 went through the caches too";
+  EXPECT_GT(encap_hits, 0u) << "remote IPv6 destinations were encapsulated from the caches";
   EXPECT_GT(control.counters()[0].revalidated, 0u);
 }
 

@@ -95,6 +95,10 @@ MatchTranslation translateMatch(const FlowKey& k, const FlowMask& m, uint16_t of
   const bool v6 = k.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6);
   if (!v4 && !v6) return refuse(kRefuseNotIp);
   if (v6 && !caps.ipv6) return refuse(kRefuseIpv6);
+  // The PMD's decap branch pops and rewrites inner IPv4 only (mark_branch.h's
+  // guard): a rule for decapsulated IPv6 would mark packets it sends back
+  // to the normal path every time, so such megaflows are not offloaded.
+  if (v6 && tunneled) return refuse(kRefuseTunnel);
   if (v4 && (anyBytes(m.ipv6_src, 16) || anyBytes(m.ipv6_dst, 16))) return refuse(kRefuseOther);
   if (v6 && (m.ipv4_src != 0 || m.ipv4_dst != 0)) return refuse(kRefuseOther);
   if (m.ttl_class != 0 && m.ttl_class != 0xff) return refuse(kRefuseTtl);

@@ -58,7 +58,9 @@ struct MatchTranslation {
 // our VNI, so every packet of the megaflow has those values and a rule on
 // them matches a subset of it, never more. The outer IPv4 header is matched
 // as version 4 without options (version_ihl 0x45), so the PMD can pop a fixed
-// 50-byte outer header.
+// 50-byte outer header. A tunnelled IPv6 megaflow is refused (tunnel): the
+// PMD's decap branch serves inner IPv4 only. Encap megaflows, either family,
+// are never offered (the offload thread offloads output and drop actions).
 MatchTranslation translateMatch(const flow::FlowKey& masked_key, const flow::FlowMask& mask,
                                 uint16_t offload_in_port, const ProviderCaps& caps);
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "common/cidr_overlap.h"
 #include "common/log.h"
 #include "dataplane/modules/overlay/arp_frames.h"
 
@@ -17,7 +18,17 @@ constexpr uint16_t kArpOpReply = 2;  // RFC 826 ar$op
 MacAddress innerMacOf(const RemoteNodeConfig& n) { return n.mac ? *n.mac : MacAddress::fromIpv4(n.vtep); }
 
 bool sameNode(const RemoteNodeConfig& a, const RemoteNodeConfig& b) {
-  return a.name == b.name && a.vtep == b.vtep && a.pod_cidrs == b.pod_cidrs && innerMacOf(a) == innerMacOf(b);
+  return a.name == b.name && a.vtep == b.vtep && a.pod_cidrs == b.pod_cidrs && a.pod_cidrs_v6 == b.pod_cidrs_v6 &&
+         innerMacOf(a) == innerMacOf(b);
+}
+
+// The route of an IPv6 CIDR toward a tunnel, as the fast path's tables hold it.
+vxlan::RemoteRoute6 routeOf(const Ipv6Cidr& c, uint16_t tunnel) {
+  vxlan::RemoteRoute6 r;
+  r.net = c.network.bytes;
+  r.prefix_len = c.prefix_len;
+  r.tunnel = tunnel;
+  return r;
 }
 
 }  // namespace
@@ -37,7 +48,7 @@ std::optional<NodeSource> parseNodeSource(std::string_view name) {
   return std::nullopt;
 }
 
-OverlayControl::OverlayControl(const OverlayConfig& config, const Ipv4Cidr& pod_cidr, UplinkIo& uplink,
+OverlayControl::OverlayControl(const OverlayConfig& config, const LocalPodCidrs& pod_cidr, UplinkIo& uplink,
                                uint16_t uplink_port, size_t n_pmds, NeighborTiming timing)
     : config_(config), pod_cidr_(pod_cidr), uplink_(uplink), uplink_port_(uplink_port), neighbors_(timing) {
   for (uint16_t t = 0; t < vxlan::kMaxTunnels; ++t) free_tunnels_.insert(free_tunnels_.end(), t);
@@ -125,17 +136,30 @@ absl::Status OverlayControl::conflicts(const RemoteNodeConfig& node) const {
                                                      it->second.cidr.toString(), " of node ", it->second.name));
     }
   }
+  // The same search over the IPv6 claims.
+  for (const Ipv6Cidr& c : node.pod_cidrs_v6) {
+    const Ipv6Address last = lastAddress(c);
+    for (auto it = by_cidr6_.upper_bound(last); it != by_cidr6_.begin();) {
+      --it;
+      if (it->second.last < c.network) break;
+      if (it->second.name != node.name)
+        return absl::AlreadyExistsError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ",
+                                                     it->second.cidr.toString(), " of node ", it->second.name));
+    }
+  }
   return absl::OkStatus();
 }
 
 void OverlayControl::index(const RemoteNodeConfig& node) {
   by_vtep_[node.vtep] = node.name;
   for (const Ipv4Cidr& c : node.pod_cidrs) by_cidr_[c.network.value] = {c.broadcast().value, c, node.name};
+  for (const Ipv6Cidr& c : node.pod_cidrs_v6) by_cidr6_[c.network] = {lastAddress(c), c, node.name};
 }
 
 void OverlayControl::unindex(const RemoteNodeConfig& node) {
   by_vtep_.erase(node.vtep);
   for (const Ipv4Cidr& c : node.pod_cidrs) by_cidr_.erase(c.network.value);
+  for (const Ipv6Cidr& c : node.pod_cidrs_v6) by_cidr6_.erase(c.network);
 }
 
 absl::StatusOr<NodeChange> OverlayControl::put(RemoteNodeConfig node, NodeSource source, bool replace) {
@@ -206,6 +230,7 @@ void OverlayControl::rebuild() {
   for (const auto& [name, n] : nodes_) count = std::max(count, static_cast<uint16_t>(n.tunnel + 1));
   std::vector<vxlan::OverlayTables::Tunnel> tunnels(count);
   std::vector<vxlan::RemoteRoute> routes;
+  std::vector<vxlan::RemoteRoute6> routes6;
   const MacAddress our_mac = uplink_.mac();
   for (const auto& [name, n] : nodes_) {
     vxlan::EncapParams p{};
@@ -222,8 +247,9 @@ void OverlayControl::rebuild() {
     tunnels[n.tunnel] = {p.dst_ip_be, vxlan::buildEncapTemplate(p)};
     for (const Ipv4Cidr& c : n.cfg.pod_cidrs)
       routes.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), n.tunnel});
+    for (const Ipv6Cidr& c : n.cfg.pod_cidrs_v6) routes6.push_back(routeOf(c, n.tunnel));
   }
-  tables_ = std::make_shared<const vxlan::OverlayTables>(std::move(tunnels), std::move(routes));
+  tables_ = std::make_shared<const vxlan::OverlayTables>(std::move(tunnels), std::move(routes), std::move(routes6));
 }
 
 bool OverlayControl::poll(Clock::time_point now) {

@@ -82,7 +82,7 @@ class OverlayControl {
   using Clock = NeighborTable::Clock;
 
   // `config.uplink` must be set; config.remote_nodes validated already.
-  OverlayControl(const OverlayConfig& config, const Ipv4Cidr& pod_cidr, UplinkIo& uplink, uint16_t uplink_port,
+  OverlayControl(const OverlayConfig& config, const LocalPodCidrs& pod_cidr, UplinkIo& uplink, uint16_t uplink_port,
                  size_t n_pmds, NeighborTiming timing = NeighborTiming());
   OverlayControl(const OverlayControl&) = delete;
   OverlayControl& operator=(const OverlayControl&) = delete;
@@ -90,7 +90,8 @@ class OverlayControl {
   uint16_t uplinkPort() const { return uplink_port_; }
   rte_spinlock_t* uplinkTxLock() { return uplink_.txLock(); }
   uint16_t uplinkDpdkPort() const { return uplink_.dpdkPort(); }
-  // Largest inner IPv4 packet: the uplink MTU minus 50 bytes of outer headers.
+  // Largest inner IP packet (IPv4 or IPv6): the uplink MTU minus 50 bytes of
+  // outer headers.
   uint32_t overlayMtu() const;
   OverlayView view();
 
@@ -156,6 +157,13 @@ class OverlayControl {
     Ipv4Cidr cidr;
     std::string name;
   };
+  // The same for IPv6 pod CIDRs, indexed by their first address's bytes
+  // (network order compares as the numbers do).
+  struct CidrClaim6 {
+    Ipv6Address last;
+    Ipv6Cidr cidr;
+    std::string name;
+  };
   // putNode and deleteNode without the rebuild (applyNodes rebuilds once).
   absl::StatusOr<NodeChange> put(RemoteNodeConfig node, NodeSource source, bool replace);
   bool remove(const std::string& name);
@@ -170,7 +178,7 @@ class OverlayControl {
   std::array<uint64_t, 4> rawCounters(uint16_t tunnel) const;
 
   OverlayConfig config_;
-  Ipv4Cidr pod_cidr_;
+  LocalPodCidrs pod_cidr_;
   UplinkIo& uplink_;
   uint16_t uplink_port_;
   NeighborTable neighbors_;
@@ -178,6 +186,7 @@ class OverlayControl {
   std::set<std::string> configured_names_;  // the config file's remote-nodes
   std::map<Ipv4Address, std::string> by_vtep_;  // every node's VTEP → its name
   std::map<uint32_t, CidrClaim> by_cidr_;        // every node's pod CIDRs by first address
+  std::map<Ipv6Address, CidrClaim6> by_cidr6_;   // every node's IPv6 pod CIDRs by first address
   std::set<uint16_t> free_tunnels_;             // lowest first: indices are reused from the bottom
   // Counter values of a tunnel index when its node was added (indices are reused).
   std::vector<std::array<uint64_t, 4>> baseline_ = std::vector<std::array<uint64_t, 4>>(vxlan::kMaxTunnels);

@@ -97,7 +97,10 @@ nlohmann::json OverlayModule::checkpointRecords() const {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [n, source] : overlay_.addedNodes()) {
     nlohmann::json cidrs = nlohmann::json::array();
+    // Both families in the one list (a file written before IPv6 has IPv4
+    // ones only, and reads the same way).
     for (const Ipv4Cidr& c : n.pod_cidrs) cidrs.push_back(c.toString());
+    for (const Ipv6Cidr& c : n.pod_cidrs_v6) cidrs.push_back(c.toString());
     nlohmann::json record = {{"name", n.name},
                              {"vtep", n.vtep.toString()},
                              {"pod-cidrs", cidrs},

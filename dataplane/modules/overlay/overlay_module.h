@@ -6,7 +6,7 @@
 //
 // Remote nodes in the checkpoint: the section "nodes" holds the nodes the API
 // added, one record each in the config file's remote-node schema
-// ({"name", "vtep", "pod-cidrs": [...], "mac" when one was given}, plus
+// ({"name", "vtep", "pod-cidrs": [IPv4 and IPv6 ones], "mac" when one was given}, plus
 // "source": "api" | "kubernetes", which the config file does not take and
 // restore reads apart; a record without one is the API's), written
 // within the AddNode/DeleteNode change before it replies. The config file's

@@ -2,7 +2,8 @@
 // a frame received on the uplink. classifyUplinkFrame must never read past
 // the frame, and when it decapsulates, the inner frame it names must lie
 // inside the outer one and parse as a flow key with the tunnel metadata, as
-// the PMD does next (datapath/uplink_stage.cc).
+// the PMD does next (datapath/uplink_stage.cc), and must not be IPv6
+// neighbor discovery (the seeds hold inner IPv4, inner IPv6 and inner ND).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -26,6 +27,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<uint8_t> inner(frame.begin() + d.inner_ofs, frame.begin() + d.inner_ofs + d.inner_len);
     sluice::flow::FlowKey key;
     (void)sluice::flow::extractFlowKey(inner.data(), static_cast<uint32_t>(inner.size()), 31, std::nullopt, key);
+    // Neighbor discovery right behind an untagged inner IPv6 header is never
+    // decapsulated (answering it would reply outside the tunnel).
+    if (inner[12] == 0x86 && inner[13] == 0xdd && inner.size() > 14 + 40 && inner[14 + 6] == 58 &&
+        sluice::isNeighborDiscoveryType(inner[14 + 40]))
+      std::abort();
     key.tun_src = d.outer_src_be;
     key.tun_dst = d.outer_dst_be;
     key.tun_vni = d.vni;

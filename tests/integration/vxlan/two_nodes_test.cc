@@ -1,6 +1,7 @@
 // Two sluiced instances as two nodes (separate EAL file prefixes and API
 // sockets), their uplinks joined by a veth pair: pods on each exchange UDP
-// through the overlay both ways, with exact counters on both nodes.
+// through the overlay both ways, IPv4 and IPv6 (inside the IPv4 underlay),
+// with exact counters on both nodes.
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
@@ -18,6 +19,7 @@ struct Node {
   std::unique_ptr<SluicedProcess> sluiced;
   std::unique_ptr<VirtioPod> pod;
   Ipv4Address pod_ip, gateway;
+  Ipv6Address pod_ip6;
 };
 
 const v1::RemoteNode* tunnelOf(const v1::GetStatsResponse& s) { return s.tunnels_size() == 1 ? &s.tunnels(0) : nullptr; }
@@ -31,8 +33,10 @@ class TwoNodesTest : public ::testing::Test {
     ASSERT_TRUE(topo_.addVeth(if_a, "", if_b, "")) << topo_.error();
     dir_ = "/tmp/slvx2-" + tag;
     std::filesystem::create_directories(dir_);
-    startNode(a_, "a", if_a, "10.244.0.0/24", "192.168.88.1", "b", "192.168.88.2", "10.244.1.0/24");
-    startNode(b_, "b", if_b, "10.244.1.0/24", "192.168.88.2", "a", "192.168.88.1", "10.244.0.0/24");
+    startNode(a_, "a", if_a, "10.244.0.0/24", "fd00:44::/64", "192.168.88.1", "b", "192.168.88.2", "10.244.1.0/24",
+              "fd00:44:1::/64");
+    startNode(b_, "b", if_b, "10.244.1.0/24", "fd00:44:1::/64", "192.168.88.2", "a", "192.168.88.1", "10.244.0.0/24",
+              "fd00:44::/64");
   }
 
   void TearDown() override {
@@ -46,25 +50,27 @@ class TwoNodesTest : public ::testing::Test {
   }
 
   void startNode(Node& n, const std::string& name, const std::string& uplink_if, const std::string& cidr,
-                 const std::string& vtep, const std::string& peer, const std::string& peer_vtep,
-                 const std::string& peer_cidr) {
+                 const std::string& cidr6, const std::string& vtep, const std::string& peer,
+                 const std::string& peer_vtep, const std::string& peer_cidr, const std::string& peer_cidr6) {
     const std::string cfg = dir_ + "/" + name + ".json";
     std::ofstream(cfg) << R"({"vni": 7, "uplink": {"devargs": "net_af_packet0,iface=)" << uplink_if << R"(", "vtep": ")"
                        << vtep << R"(/24"}, "remote-nodes": [{"name": ")" << peer << R"(", "vtep": ")" << peer_vtep
-                       << R"(", "pod-cidrs": [")" << peer_cidr << R"("]}]})";
+                       << R"(", "pod-cidrs": [")" << peer_cidr << R"(", ")" << peer_cidr6 << R"("]}]})";
     SluicedOptions o;
     o.pod_cidr = cidr;
-    o.extra_flags = {"--config", cfg};
+    o.extra_flags = {"--config", cfg, "--pod-cidr-v6", cidr6};
     std::string error;
     n.sluiced = SluicedProcess::start(o, &error);
     ASSERT_NE(n.sluiced, nullptr) << error;
     const Ipv4Cidr c = *Ipv4Cidr::parse(cidr);
     n.gateway = Ipv4Address{c.network.value + 1};
     n.pod_ip = Ipv4Address{c.network.value + 10};
+    n.pod_ip6 = Ipv6Cidr::parse(cidr6)->host(10);
     v1::AddPortRequest req;
     req.mutable_attachment()->set_container_id("pod-" + name);
     req.mutable_attachment()->set_ifname("eth0");
     req.set_ip(n.pod_ip.toString());
+    req.set_ipv6(n.pod_ip6.toString());
     v1::AddPortResponse resp;
     ASSERT_TRUE(n.sluiced->addPort(req, &resp).ok());
     auto pod = VirtioPod::create(resp.port().socket_path(), false, podPool());
@@ -97,6 +103,40 @@ class TwoNodesTest : public ::testing::Test {
     }
   }
 
+  // The same over IPv6: hop limit one lower per node, the rest as sent.
+  void sendAndCheck6(Node& from, Node& to, int n) {
+    std::vector<Frame> frames;
+    for (int i = 0; i < n; ++i) {
+      Udp6FrameSpec s{MacAddress::fromIpv4(from.pod_ip), MacAddress::fromIpv4(from.gateway), from.pod_ip6,
+                      to.pod_ip6};
+      s.sequence = static_cast<uint32_t>(i);
+      s.src_port = static_cast<uint16_t>(5000 + i % 16);
+      frames.push_back(udp6Frame(s));
+    }
+    ASSERT_EQ(from.pod->send(frames), frames.size());
+    std::vector<Frame> got = to.pod->receive(frames.size());
+    ASSERT_EQ(got.size(), frames.size()) << from.sluiced->stats().DebugString() << to.sluiced->stats().DebugString();
+    for (size_t i = 0; i < got.size(); ++i) {
+      const Frame& f = got[i];
+      ASSERT_EQ(f.size(), frames[i].size());
+      EXPECT_EQ(ethDst(f), MacAddress::fromIpv4(to.pod_ip));
+      EXPECT_EQ(ethSrc(f), MacAddress::fromIpv4(to.gateway));
+      EXPECT_EQ(f[21], 62) << "hop limit: one per node";
+      EXPECT_TRUE(std::equal(f.begin() + 12, f.begin() + 21, frames[i].begin() + 12)) << "EtherType, IPv6 header";
+      EXPECT_TRUE(std::equal(f.begin() + 22, f.end(), frames[i].begin() + 22)) << "addresses and payload intact";
+      EXPECT_EQ(udp6Sequence(f), i) << "order kept";
+    }
+  }
+
+  void waitReachable() {
+    for (Node* n : {&a_, &b_}) {
+      ASSERT_TRUE(waitFor([&] {
+        const v1::GetStatsResponse s = n->sluiced->stats();
+        return tunnelOf(s) != nullptr && tunnelOf(s)->neighbor_state() == "reachable";
+      })) << n->sluiced->log();
+    }
+  }
+
   Topology topo_;
   std::string dir_;
   Node a_, b_;
@@ -104,12 +144,7 @@ class TwoNodesTest : public ::testing::Test {
 
 TEST_F(TwoNodesTest, PodsOnTwoNodesExchangeTrafficThroughTheOverlay) {
   // Each node resolves the other's VTEP by ARP (answered by the other sluiced).
-  for (Node* n : {&a_, &b_}) {
-    ASSERT_TRUE(waitFor([&] {
-      const v1::GetStatsResponse s = n->sluiced->stats();
-      return tunnelOf(s) != nullptr && tunnelOf(s)->neighbor_state() == "reachable";
-    })) << n->sluiced->log();
-  }
+  waitReachable();
   const v1::GetStatsResponse a0 = a_.sluiced->stats(), b0 = b_.sluiced->stats();
   constexpr int kCount = 300;
   sendAndCheck(a_, b_, kCount);
@@ -139,6 +174,23 @@ TEST_F(TwoNodesTest, PodsOnTwoNodesExchangeTrafficThroughTheOverlay) {
   UdpFrameSpec s{MacAddress::fromIpv4(a_.pod_ip), MacAddress::fromIpv4(a_.gateway), a_.pod_ip, b_.pod_ip};
   ASSERT_EQ(a_.pod->send({udpFrame(s), udpFrame(s), udpFrame(s)}), 3u);
   ASSERT_TRUE(waitFor([&] { return noRoute() == no_route_before + 3; })) << a_.sluiced->stats().DebugString();
+}
+
+TEST_F(TwoNodesTest, Ipv6PodsOnTwoNodesExchangeTrafficThroughTheOverlay) {
+  waitReachable();
+  const v1::GetStatsResponse a0 = a_.sluiced->stats(), b0 = b_.sluiced->stats();
+  constexpr int kCount = 300;
+  sendAndCheck6(a_, b_, kCount);
+  sendAndCheck6(b_, a_, kCount);
+  const v1::GetStatsResponse a1 = a_.sluiced->stats(), b1 = b_.sluiced->stats();
+  // The tunnels count inner frames: udp6Frame's, whole.
+  const uint64_t kFrame = Udp6FrameSpec{}.frame_len;
+  EXPECT_EQ(tunnelOf(a1)->tx_packets() - tunnelOf(a0)->tx_packets(), kCount);
+  EXPECT_EQ(tunnelOf(b1)->rx_packets() - tunnelOf(b0)->rx_packets(), kCount);
+  EXPECT_EQ(tunnelOf(b1)->tx_packets() - tunnelOf(b0)->tx_packets(), kCount);
+  EXPECT_EQ(tunnelOf(a1)->rx_packets() - tunnelOf(a0)->rx_packets(), kCount);
+  EXPECT_EQ(tunnelOf(a1)->tx_bytes() - tunnelOf(a0)->tx_bytes(), kCount * kFrame);
+  EXPECT_EQ(tunnelOf(b1)->rx_bytes() - tunnelOf(b0)->rx_bytes(), kCount * kFrame);
 }
 
 }  // namespace

@@ -36,6 +36,28 @@ TEST(VxlanDecap, AcceptsOurVniAndVtepAndLocatesTheInnerFrame) {
   EXPECT_EQ(Frame(f.begin() + d.inner_ofs, f.end()), in);
 }
 
+// Inner IPv6 is decapsulated like inner IPv4 (only neighbor discovery is
+// refused, below); an ICMPv6 message of another type, e.g. an echo request,
+// and a frame too short to hold an ICMPv6 type are not taken for it.
+TEST(VxlanDecap, InnerIpv6IsDecapsulated) {
+  test::Udp6FrameSpec s;
+  s.src_mac = *MacAddress::parse("02:00:00:00:00:aa");
+  s.dst_mac = *MacAddress::parse("02:00:00:00:00:bb");
+  s.src_ip = *Ipv6Address::parse("fd00:10:245::2");
+  s.dst_ip = *Ipv6Address::parse("fd00:10:244::5");
+  const Frame in = test::udp6Frame(s);
+  DecapInfo d = classify(test::vxlanFrame(in));
+  ASSERT_EQ(d.cls, UplinkClass::kVxlan);
+  EXPECT_EQ(d.inner_len, in.size());
+
+  Frame echo = in;
+  echo[14 + 6] = 58;       // ICMPv6
+  echo[14 + 40] = 128;     // echo request
+  EXPECT_EQ(classify(test::vxlanFrame(echo)).cls, UplinkClass::kVxlan);
+  Frame headers_only(echo.begin(), echo.begin() + 14 + 40);  // no room for a type
+  EXPECT_EQ(classify(test::vxlanFrame(headers_only)).cls, UplinkClass::kVxlan);
+}
+
 TEST(VxlanDecap, OuterIpOptionsMoveTheInnerFrame) {
   OuterSpec o;
   o.version_ihl = 0x46;  // one option word
@@ -123,6 +145,15 @@ TEST(VxlanDecap, MalformedAndForeignFramesAreDroppedWithTheirReason) {
     Frame arp = test::arpRequest(*MacAddress::parse("02:00:00:00:00:aa"), *Ipv4Address::parse("10.245.0.2"),
                                  *Ipv4Address::parse("10.244.0.5"));
     cases.push_back({"ARP inside the tunnel", test::vxlanFrame(arp), DropReason::kVxlanInnerArp});
+  }
+  {
+    const Frame ns = test::neighborSolicitation(*MacAddress::parse("02:00:00:00:00:aa"),
+                                                *Ipv6Address::parse("fd00:10:245::2"),
+                                                *Ipv6Address::parse("fd00:10:244::5"));
+    cases.push_back({"neighbor solicitation inside the tunnel", test::vxlanFrame(ns), DropReason::kVxlanInnerNd});
+    Frame advert = ns;
+    advert[14 + 40] = 136;  // neighbor advertisement: every neighbor discovery type is refused
+    cases.push_back({"neighbor advertisement inside the tunnel", test::vxlanFrame(advert), DropReason::kVxlanInnerNd});
   }
   for (const BadCase& c : cases) {
     DecapInfo d = classify(c.frame);

@@ -9,7 +9,7 @@ namespace {
 absl::StatusOr<SluicedConfig> parseJson(const std::string& json) {
   auto c = applyConfigJson(json, SluicedConfig{});
   if (!c.ok()) return c.status();
-  if (absl::Status s = validateOverlay(c->overlay, c->pod_cidr); !s.ok()) return s;
+  if (absl::Status s = validateOverlay(c->overlay, LocalPodCidrs(c->pod_cidr, c->pod_cidr_v6)); !s.ok()) return s;
   return c;
 }
 
@@ -33,6 +33,38 @@ TEST(OverlayConfig, ChartShapeAndDocumentedShapeBothParse) {
   ASSERT_EQ(c->overlay.remote_nodes.size(), 2u);
   EXPECT_EQ(c->overlay.remote_nodes[1].pod_cidrs.size(), 2u);
   EXPECT_EQ(c->overlay.remote_nodes[1].mac->toString(), "02:00:00:00:78:03");
+}
+
+// One list holds both families; each IPv6 CIDR is checked against this
+// node's pod-cidr-v6 and the other nodes' IPv6 CIDRs only.
+TEST(OverlayConfig, RemoteNodesTakeIpv6PodCidrs) {
+  auto c = parseJson(R"({"pod-cidr": "10.244.0.0/24", "pod-cidr-v6": "fd00:10:244::/64",
+      "uplink": {"devargs": "x", "vtep": "192.168.77.1"},
+      "remote-nodes": [{"name": "w2", "vtep": "192.168.77.2", "pod-cidrs": ["10.244.2.0/24", "fd00:10:244:2::/64"]},
+                       {"name": "w3", "vtep": "192.168.77.3", "pod-cidr": "fd00:10:244:3::/64"}]})");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->overlay.remote_nodes.size(), 2u);
+  EXPECT_EQ(c->overlay.remote_nodes[0].pod_cidrs, (std::vector<Ipv4Cidr>{*Ipv4Cidr::parse("10.244.2.0/24")}));
+  EXPECT_EQ(c->overlay.remote_nodes[0].pod_cidrs_v6,
+            (std::vector<Ipv6Cidr>{*Ipv6Cidr::parse("fd00:10:244:2::/64")}));
+  EXPECT_TRUE(c->overlay.remote_nodes[1].pod_cidrs.empty());
+  EXPECT_EQ(c->overlay.remote_nodes[1].pod_cidrs_v6.size(), 1u);
+
+  const std::string head = R"({"pod-cidr": "10.244.0.0/24", "pod-cidr-v6": "fd00:10:244::/64",
+      "uplink": {"devargs": "x", "vtep": "192.168.77.1"}, "remote-nodes": )";
+  auto mine = parseJson(head + R"([{"name": "a", "vtep": "1.2.3.5", "pod-cidr": "fd00:10:244::/48"}]})");
+  ASSERT_FALSE(mine.ok());
+  EXPECT_EQ(mine.status().message(),
+            "config: remote-nodes[a]: pod_cidrs: fd00:10:244::/48 overlaps this node's pod CIDR fd00:10:244::/64");
+  auto theirs = parseJson(head + R"([{"name": "a", "vtep": "1.2.3.5", "pod-cidr": "fd00:10:245::/48"},
+                                     {"name": "b", "vtep": "1.2.3.6", "pod-cidr": "fd00:10:245:1::/64"}]})");
+  ASSERT_FALSE(theirs.ok());
+  EXPECT_EQ(theirs.status().message(),
+            "config: remote-nodes[b]: pod_cidrs: fd00:10:245:1::/64 overlaps fd00:10:245::/48 of node a");
+  auto garbage = parseJson(head + R"([{"name": "a", "vtep": "1.2.3.5", "pod-cidr": "fd00:10:245::1/48"}]})");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_NE(std::string(garbage.status().message()).find("remote-nodes[0].pod-cidr"), std::string::npos)
+      << garbage.status();
 }
 
 TEST(OverlayConfig, BadValuesNameTheirKey) {

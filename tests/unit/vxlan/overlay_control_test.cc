@@ -96,6 +96,55 @@ TEST(OverlayControl, NodesGetTunnelsAndRoutes) {
   EXPECT_EQ(o.tables()->routeFor(Ipv4Address::parse("10.244.5.7")->networkOrder()), 0) << "index reused";
 }
 
+// IPv6 pod CIDRs ride beside the IPv4 ones: routed to the node's tunnel,
+// refused where they overlap this node's pod-cidr-v6 or another node's IPv6
+// CIDR (each family only against its own).
+TEST(OverlayControl, Ipv6PodCidrsAreRoutedAndCheckedPerFamily) {
+  Fixture f;
+  const LocalPodCidrs ours(f.pod_cidr, *Ipv6Cidr::parse("fd00:10:244::/64"));
+  OverlayControl o(f.config, ours, f.uplink, 31, 1);
+  RemoteNodeConfig b = node("b", "192.168.77.2", "10.244.2.0/24");
+  b.pod_cidrs_v6 = {*Ipv6Cidr::parse("fd00:10:245::/64")};
+  ASSERT_TRUE(*o.addNode(b));
+  RemoteNodeConfig v6_only;
+  v6_only.name = "c";
+  v6_only.vtep = *Ipv4Address::parse("192.168.77.3");
+  v6_only.pod_cidrs_v6 = {*Ipv6Cidr::parse("fd00:10:246::/56")};
+  ASSERT_TRUE(*o.addNode(v6_only)) << "a CIDR of either family is enough";
+  auto tunnelOf = [&](const char* dst) {
+    const vxlan::RemoteRoute6* r = o.tables()->longestMatch6(Ipv6Address::parse(dst)->bytes.data());
+    return r != nullptr ? r->tunnel : vxlan::kNoTunnel;
+  };
+  EXPECT_EQ(tunnelOf("fd00:10:245::9"), 0);
+  EXPECT_EQ(tunnelOf("fd00:10:246:ff::9"), 1);
+  EXPECT_EQ(tunnelOf("fd00:10:247::9"), vxlan::kNoTunnel);
+
+  RemoteNodeConfig d = node("d", "192.168.77.4", "10.244.4.0/24");
+  d.pod_cidrs_v6 = {*Ipv6Cidr::parse("fd00:10:244::/48")};
+  absl::StatusOr<bool> r = o.addNode(d);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), "pod_cidrs: fd00:10:244::/48 overlaps this node's pod CIDR fd00:10:244::/64");
+  d.pod_cidrs_v6 = {*Ipv6Cidr::parse("fd00:10:246:80::/64")};
+  r = o.addNode(d);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(r.status().message(), "pod_cidrs: fd00:10:246:80::/64 overlaps fd00:10:246::/56 of node c");
+  d.pod_cidrs_v6 = {*Ipv6Cidr::parse("fd00:10:247::/64"), *Ipv6Cidr::parse("fd00:10:247::/80")};
+  EXPECT_EQ(o.addNode(d).status().message(), "pod_cidrs: fd00:10:247::/80 overlaps fd00:10:247::/64");
+  d.pod_cidrs_v6 = {*Ipv6Cidr::parse("fd00:10:247::/64")};
+  ASSERT_TRUE(*o.addNode(d));
+  EXPECT_EQ(tunnelOf("fd00:10:247::9"), 2);
+
+  const std::optional<RemoteNodeView> view = o.nodeView("b", {});
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->node.pod_cidrs_v6, b.pod_cidrs_v6);
+  // Removing the node frees its IPv6 CIDR for another.
+  EXPECT_TRUE(o.deleteNode("c"));
+  EXPECT_EQ(tunnelOf("fd00:10:246:ff::9"), vxlan::kNoTunnel);
+  RemoteNodeConfig e = node("e", "192.168.77.5", "10.244.5.0/24");
+  e.pod_cidrs_v6 = {*Ipv6Cidr::parse("fd00:10:246:80::/64")};
+  EXPECT_TRUE(*o.addNode(e));
+}
+
 TEST(OverlayControl, HundredsOfNodesEachGetTheirTunnelAndRoute) {
   Fixture f;
   OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
@@ -406,7 +455,9 @@ TEST(OverlayControlBatch, TheTableFillsToItsSizeInOneBatchAndRefusesTheNext) {
 // every size: the same nodes accepted, the same refused.
 TEST(OverlayControlBatch, TheIndexesRefuseExactlyWhatComparingWithEveryNodeRefuses) {
   Fixture f;
-  OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
+  // This node's IPv6 pod CIDR lies among the random ones, as its IPv4 one may.
+  const LocalPodCidrs ours(f.pod_cidr, *Ipv6Cidr::parse("fd00:172:ab::/48"));
+  OverlayControl o(f.config, ours, f.uplink, 31, 1);
   std::vector<RemoteNodeConfig> held;
   uint32_t seed = 12345;
   auto next = [&seed] {
@@ -425,7 +476,19 @@ TEST(OverlayControlBatch, TheIndexesRefuseExactlyWhatComparingWithEveryNodeRefus
       // Within 172.0.0.0/8, so that the larger ones often overlap.
       n.pod_cidrs.push_back(Ipv4Cidr{Ipv4Address{((172u << 24) | (next() & 0xffffffu)) & mask}, prefix});
     }
-    absl::Status want = validateRemoteNode(n, f.pod_cidr, f.config.uplink->vtep, held);
+    // IPv6 ones beside them (none, one or two), within fd00:172::/32 alike.
+    const int count6 = static_cast<int>(next() % 3);
+    for (int c = 0; c < count6; ++c) {
+      const uint8_t prefix = static_cast<uint8_t>(40 + next() % 17);  // /40../56
+      Ipv6Address a = *Ipv6Address::parse("fd00:172::");
+      const uint32_t bits = next();
+      a.bytes[4] = static_cast<uint8_t>(bits >> 16);
+      a.bytes[5] = static_cast<uint8_t>(bits >> 8);
+      a.bytes[6] = static_cast<uint8_t>(bits);
+      for (uint32_t bit = prefix; bit < 128; ++bit) a.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80u >> (bit % 8)));
+      n.pod_cidrs_v6.push_back(Ipv6Cidr{a, prefix});
+    }
+    absl::Status want = validateRemoteNode(n, ours, f.config.uplink->vtep, held);
     const bool exists = std::any_of(held.begin(), held.end(), [&](const RemoteNodeConfig& h) { return h.name == n.name; });
     absl::StatusOr<NodeChange> got = o.putNode(n, NodeSource::kKubernetes, true);
     ASSERT_EQ(got.ok(), want.ok()) << i << ": " << n.name << " want " << want << " got " << got.status();

@@ -4,8 +4,10 @@
 #include <arpa/inet.h>
 
 #include <bit>
+#include <cstring>
 
 #include "dataplane/datapath/flow_translate.h"
+#include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/overlay_tables.h"
 
 namespace sluice {
@@ -130,6 +132,127 @@ TEST(OverlayTranslate, WithoutAnOverlayMasksStayAsBefore) {
   translateFlow(f.tables, key("10.246.1.1"), t);
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kNoRoute));
   EXPECT_EQ(t.mask.tun_vni, 0u);
+}
+
+// IPv6 over the same tunnels: a local pod fd00:10:244::5, remote IPv6 pod
+// CIDRs fd00:10:245::/64 (tunnel 0), fd00:10:246::/48 (tunnel 2) and,
+// inside it, fd00:10:246:7::/64 (tunnel 0).
+Ipv6Address v6(const char* text) { return *Ipv6Address::parse(text); }
+
+vxlan::RemoteRoute6 route6(const char* cidr, uint16_t tunnel) {
+  const Ipv6Cidr c = *Ipv6Cidr::parse(cidr);
+  vxlan::RemoteRoute6 r;
+  r.net = c.network.bytes;
+  r.prefix_len = c.prefix_len;
+  r.tunnel = tunnel;
+  return r;
+}
+
+struct Fixture6 {
+  Fixture6() {
+    const Ipv6Cidr cidr = *Ipv6Cidr::parse("fd00:10:244::/64");
+    net.enabled = true;
+    net.prefix_len = cidr.prefix_len;
+    std::memcpy(net.net, cidr.network.bytes.data(), 16);
+    std::memcpy(net.gateway, v6("fd00:10:244::1").bytes.data(), 16);
+    std::memcpy(net.gateway_link_local, v6("fe80::ff:fe00:1").bytes.data(), 16);
+  }
+  ForwardingTable fib{{{*Ipv4Address::parse("10.244.0.5"), 1, *MacAddress::parse("02:00:00:00:00:05")}}};
+  Ipv6ForwardingTable fib6{{{v6("fd00:10:244::5"), 1, *MacAddress::parse("02:00:00:00:00:05")}}};
+  Ipv6PodNet net;
+  vxlan::OverlayTables overlay{{{be("192.168.77.2"), {}}, {0, {}}, {be("192.168.77.3"), {}}},
+                               {{be("10.245.0.0"), be("255.255.255.0"), 0}},
+                               {route6("fd00:10:245::/64", 0), route6("fd00:10:246::/48", 2),
+                                route6("fd00:10:246:7::/64", 0)}};
+  RouteTables tables{&fib, be("10.244.0.1"), &overlay, 31, &fib6, &net};
+};
+
+flow::FlowKey key6(const char* dst, uint32_t vni = 0, const char* tun_src = "0.0.0.0") {
+  flow::FlowKey k = flow::zeroKey();
+  k.eth_type = 0xdd86;  // 0x86dd in network order
+  std::memcpy(k.ipv6_src, v6("fd00:10:244::9").bytes.data(), 16);
+  std::memcpy(k.ipv6_dst, v6(dst).bytes.data(), 16);
+  k.ttl_class = static_cast<uint8_t>(flow::TtlClass::kMany);
+  k.tun_vni = vni;
+  k.tun_src = be(tun_src);
+  return k;
+}
+
+uint32_t prefixLen6(const flow::FlowMask& m) {
+  uint32_t n = 0;
+  while (n < 128 && (m.ipv6_dst[n / 8] & (0x80 >> (n % 8))) != 0) ++n;
+  return n;
+}
+
+TEST(OverlayTables, LongestIpv6PrefixFirst) {
+  Fixture6 f;
+  auto tunnelOf = [&](const char* dst) {
+    const vxlan::RemoteRoute6* r = f.overlay.longestMatch6(v6(dst).bytes.data());
+    return r != nullptr ? r->tunnel : vxlan::kNoTunnel;
+  };
+  EXPECT_EQ(tunnelOf("fd00:10:245::77"), 0);
+  EXPECT_EQ(tunnelOf("fd00:10:246:9::1"), 2);
+  EXPECT_EQ(tunnelOf("fd00:10:246:7::1"), 0) << "the /64 inside the /48 wins";
+  EXPECT_EQ(tunnelOf("fd00:10:247::1"), vxlan::kNoTunnel);
+  EXPECT_EQ(tunnelOf("fd00:10:245:1::1"), vxlan::kNoTunnel) << "just past the /64";
+}
+
+// The IPv6 encap decision has the IPv4 one's shape: kEncap toward the
+// tunnel on the uplink, the IPv6 rewrite, a mask of eth_type, tun_vni,
+// ttl_class and a destination prefix, nothing else.
+TEST(OverlayTranslate, RemoteIpv6CidrIsEncapsulatedTowardItsTunnel) {
+  Fixture6 f;
+  FlowTranslation t;
+  translateFlow(f.tables, key6("fd00:10:246:1::1"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kEncap);
+  EXPECT_EQ(t.actions.out_port, 31);
+  EXPECT_EQ(t.actions.arg, 2u);
+  EXPECT_EQ(t.actions.rewrite_flags, kRewriteL3v6);
+  EXPECT_EQ(prefixLen6(t.mask), 64u) << "the /48 holds fd00:10:246:7::/64 of another tunnel";
+  flow::FlowMask expected = flow::zeroKey();
+  expected.eth_type = 0xffff;
+  expected.tun_vni = 0xffffffffU;
+  expected.ttl_class = 0xff;
+  std::memcpy(expected.ipv6_dst, t.mask.ipv6_dst, 16);
+  EXPECT_TRUE(flow::keysEqual(t.mask, expected));
+
+  translateFlow(f.tables, key6("fd00:10:245::77"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kEncap);
+  EXPECT_EQ(t.actions.arg, 0u);
+  EXPECT_EQ(prefixLen6(t.mask), 64u);
+
+  flow::FlowKey low = key6("fd00:10:246:1::1");
+  low.ttl_class = static_cast<uint8_t>(flow::TtlClass::kOne);
+  translateFlow(f.tables, low, t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kTtlExceeded));
+}
+
+TEST(OverlayTranslate, Ipv6OutsideEveryRouteIsNoRouteAsAPrefix) {
+  Fixture6 f;
+  FlowTranslation t;
+  translateFlow(f.tables, key6("fd00:10:247::1"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kNoRoute));
+  EXPECT_EQ(prefixLen6(t.mask), 48u) << "as far as no remote CIDR, pod or gateway";
+  EXPECT_EQ(t.mask.ttl_class, 0);
+}
+
+TEST(OverlayTranslate, DecapsulatedIpv6IsDeliveredOnlyToLocalPods) {
+  Fixture6 f;
+  FlowTranslation t;
+  translateFlow(f.tables, key6("fd00:10:244::5", 42, "192.168.77.2"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(t.actions.out_port, 1);
+  EXPECT_EQ(t.actions.rewrite_flags, kRewriteL3v6);
+  EXPECT_EQ(t.mask.tun_src, 0xffffffffU);
+  EXPECT_EQ(prefixLen6(t.mask), 128u);
+  translateFlow(f.tables, key6("fd00:10:244::5", 42, "192.168.77.9"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kVxlanUnknownSource));
+  translateFlow(f.tables, key6("fd00:10:244::77", 42, "192.168.77.2"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayNoRoute)) << "nobody";
+  translateFlow(f.tables, key6("fd00:10:246:1::1", 42, "192.168.77.2"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayNoRoute)) << "no relaying";
+  translateFlow(f.tables, key6("fd00:10:244::1", 42, "192.168.77.2"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kToGateway));
 }
 
 }  // namespace

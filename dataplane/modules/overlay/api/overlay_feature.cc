@@ -22,7 +22,7 @@ namespace {
 
 class OverlayFeature final : public Feature, public ServiceExtension {
  public:
-  OverlayFeature(const OverlayConfig& config, const Ipv4Cidr& pod_cidr, size_t pmds)
+  OverlayFeature(const OverlayConfig& config, const LocalPodCidrs& pod_cidr, size_t pmds)
       : config_(config), pod_cidr_(pod_cidr), pmds_(pmds) {}
 
   absl::Status openPorts(DataplaneControl& core, rte_mempool* mbufs) override {
@@ -70,7 +70,7 @@ class OverlayFeature final : public Feature, public ServiceExtension {
 
  private:
   const OverlayConfig config_;
-  const Ipv4Cidr pod_cidr_;
+  const LocalPodCidrs pod_cidr_;
   const size_t pmds_;
   std::unique_ptr<DpdkUplink> uplink_;
   std::unique_ptr<OverlayControl> overlay_;
@@ -79,7 +79,8 @@ class OverlayFeature final : public Feature, public ServiceExtension {
 };
 
 absl::StatusOr<std::unique_ptr<Feature>> makeOverlayFeature(const SluicedConfig& config) {
-  return std::make_unique<OverlayFeature>(config.overlay, config.pod_cidr, config.pmd_cores.size());
+  return std::make_unique<OverlayFeature>(config.overlay, LocalPodCidrs(config.pod_cidr, config.pod_cidr_v6),
+                                          config.pmd_cores.size());
 }
 
 }  // namespace

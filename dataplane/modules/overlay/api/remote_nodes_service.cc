@@ -29,10 +29,15 @@ grpc::Status decodeNode(const v1::RemoteNode& in, RemoteNodeConfig& node, NodeSo
   auto vtep = Ipv4Address::parse(in.vtep());
   if (!vtep) return invalid(absl::StrCat("vtep: '", in.vtep(), "' is not an IPv4 address"));
   node.vtep = *vtep;
+  // One list for both families, each entry's own syntax telling which.
   for (const std::string& text : in.pod_cidrs()) {
-    auto cidr = Ipv4Cidr::parse(text);
-    if (!cidr) return invalid(absl::StrCat("pod_cidrs: '", text, "' is not an IPv4 CIDR (host bits zero)"));
-    node.pod_cidrs.push_back(*cidr);
+    if (auto v4 = Ipv4Cidr::parse(text)) {
+      node.pod_cidrs.push_back(*v4);
+    } else if (auto v6 = Ipv6Cidr::parse(text)) {
+      node.pod_cidrs_v6.push_back(*v6);
+    } else {
+      return invalid(absl::StrCat("pod_cidrs: '", text, "' is not an IPv4 or IPv6 CIDR (host bits zero)"));
+    }
   }
   if (!in.mac().empty()) {
     auto mac = MacAddress::parse(in.mac());
@@ -62,6 +67,7 @@ void fillRemoteNode(const RemoteNodeView& n, v1::RemoteNode* out) {
   out->set_name(n.node.name);
   out->set_vtep(n.node.vtep.toString());
   for (const Ipv4Cidr& c : n.node.pod_cidrs) out->add_pod_cidrs(c.toString());
+  for (const Ipv6Cidr& c : n.node.pod_cidrs_v6) out->add_pod_cidrs(c.toString());
   if (n.node.mac) out->set_mac(n.node.mac->toString());
   out->set_tunnel(n.tunnel);
   out->set_next_hop(n.next_hop.toString());
