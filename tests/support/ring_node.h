@@ -236,6 +236,14 @@ struct NodeOptions {
   std::function<void(SluicedConfig&)> edit_config;
 };
 
+// What a pod's port (Node::addPod) may differ in from the defaults. Outside
+// Node: a nested type's member initializers cannot make its default argument.
+struct PodSettings {
+  uint32_t mtu = 0;               // 0: the node's default
+  std::string ipv6 = {};          // empty: none
+  bool source_validation = true;  // false: the pod may send with any source (a router)
+};
+
 // One node: a PMD, the control path and, given a provider, the offload manager.
 class Node {
  public:
@@ -306,12 +314,6 @@ class Node {
     std::filesystem::remove_all(dir_);
   }
 
-  // What a pod's port may differ in from the defaults.
-  struct PodSettings {
-    uint32_t mtu = 0;                // 0: the node's default
-    std::string ipv6 = {};           // empty: none
-    bool source_validation = true;   // false: the pod may send with any source (a router)
-  };
   uint16_t addPod(const std::string& container, unsigned host, const PodSettings& settings = {}) {
     RawPortRequest r;
     r.container_id = container;

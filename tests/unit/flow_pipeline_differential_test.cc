@@ -420,7 +420,8 @@ TEST(FlowPipelineDifferentialTest, SpoofedAndOwnSourcesAreDecidedByTheCurrentSou
     t.sources = src;
   };
   auto routes = [&](const Tables& t) {
-    return RouteTables{t.fib.get(), kGw.networkOrder(), nullptr, 0, t.fib6.get(), &net, t.sources.get()};
+    return RouteTables{.fib = t.fib.get(), .gateway_ip_be = kGw.networkOrder(), .fib6 = t.fib6.get(), .v6 = &net,
+                       .sources = t.sources.get()};
   };
   Tables tables;
   build(tables);

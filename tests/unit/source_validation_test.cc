@@ -72,7 +72,8 @@ class SourceValidationTranslateTest : public ::testing::Test {
   }
 
   RouteTables tables() const {
-    return RouteTables{fib_.get(), kGateway.networkOrder(), nullptr, 0, fib6_.get(), &net_, &sources_};
+    return RouteTables{.fib = fib_.get(), .gateway_ip_be = kGateway.networkOrder(), .fib6 = fib6_.get(), .v6 = &net_,
+                       .sources = &sources_};
   }
 
   static FlowKey key4(uint16_t in_port, const MacAddress& src_mac, Ipv4Address src, Ipv4Address dst) {
