@@ -577,9 +577,12 @@ TEST_F(ControlCheckpointTest, Ipv6PortsAreCheckedCheckpointedAndRestoredWithThei
   second.control->removeAllPorts();
 }
 
+// The decision for a packet from port 0, which the tests give to pod aaaa
+// (10.244.1.10, its derived MAC): its own sources, so source validation
+// lets it through to the destination.
 FlowTranslation ipv4Decision(DataplaneControl& control, const std::string& dst) {
-  test::UdpFrameSpec s{*MacAddress::parse("02:aa:00:00:00:01"), *MacAddress::parse("02:00:00:00:00:01"),
-                       *Ipv4Address::parse("10.244.1.99"), *Ipv4Address::parse(dst)};
+  test::UdpFrameSpec s{*MacAddress::parse("02:53:0a:f4:01:0a"), *MacAddress::parse("02:00:00:00:00:01"),
+                       *Ipv4Address::parse("10.244.1.10"), *Ipv4Address::parse(dst)};
   test::Frame f = test::udpFrame(s);
   flow::FlowKey key;
   EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), 0, std::nullopt, key),

@@ -124,6 +124,7 @@ TEST(StatsFormatTest, PortsShowTheirMtu) {
   p->set_mac("02:53:0a:f4:01:0a");
   p->set_link_up(true);
   p->set_mtu(1400);
+  p->set_source_validation(true);  // as sluiced reports a checked port
   p->set_socket_path("/s.sock");
   const std::string text = formatPorts(ports);
   EXPECT_NE(text.find(" LINK MTU   SOCKET\n"), std::string::npos) << text;
