@@ -168,16 +168,15 @@ void DataplaneControl::quiesceLocked() {
 }
 
 RouteTables DataplaneControl::routeTablesLocked() const {
-  RouteTables tables{fib_.get(),
-                     config_.gateway.networkOrder(),
-                     nullptr,
-                     0,
-                     fib6_.get(),
-                     &v6_net_,
-                     port_mtus_.data(),
-                     config_.pod_cidr.network.networkOrder(),
-                     Ipv4Address{config_.pod_cidr.mask()}.networkOrder(),
-                     sources_.get()};
+  // The overlay's fields are the overlay module's to fill.
+  RouteTables tables{.fib = fib_.get(),
+                     .gateway_ip_be = config_.gateway.networkOrder(),
+                     .fib6 = fib6_.get(),
+                     .v6 = &v6_net_,
+                     .port_mtus = port_mtus_.data(),
+                     .pod_net_be = config_.pod_cidr.network.networkOrder(),
+                     .pod_mask_be = Ipv4Address{config_.pod_cidr.mask()}.networkOrder(),
+                     .sources = sources_.get()};
   for (const ControlModule* m : modules_) m->fillRouteTables(tables);
   return tables;
 }

@@ -277,10 +277,16 @@ void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t first, uint16
   // later packets count as coalesced with it (or lost with it). A lost
   // upcall loses no packet: the decision is made already; only caching waits.
   if (n_miss != 0) {
-    const RouteTables tables{snap_->fib.get(),      snap_->gateway_ip_be,      snap_->overlay.tables.get(),
-                             snap_->overlay.uplink_port, snap_->fib6.get(),  &snap_->v6,
-                             snap_->port_mtus.data(),    snap_->pod_net_be,  snap_->pod_mask_be,
-                             snap_->sources.get()};
+    const RouteTables tables{.fib = snap_->fib.get(),
+                             .gateway_ip_be = snap_->gateway_ip_be,
+                             .overlay = snap_->overlay.tables.get(),
+                             .uplink_port = snap_->overlay.uplink_port,
+                             .fib6 = snap_->fib6.get(),
+                             .v6 = &snap_->v6,
+                             .port_mtus = snap_->port_mtus.data(),
+                             .pod_net_be = snap_->pod_net_be,
+                             .pod_mask_be = snap_->pod_mask_be,
+                             .sources = snap_->sources.get()};
     uint64_t sent = 0, coalesced = 0, lost = 0, missed_followers = 0;
     for (uint32_t j = 0; j < n_miss; ++j) {
       const uint16_t r = static_cast<uint16_t>(first + misses[j]);
