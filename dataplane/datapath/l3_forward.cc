@@ -131,8 +131,12 @@ Verdict answerArp(const PmdSnapshot& snap, uint16_t in_port, rte_ether_hdr* eth,
   bool for_gateway = target == snap.gateway_ip_be;
   bool in_pod_cidr = (target & snap.pod_mask_be) == snap.pod_net_be;
   // The asker's own address is duplicate-address detection or a gratuitous
-  // ARP: answering would tell the pod its own address is taken.
-  if ((!for_gateway && !in_pod_cidr) || target == sender) return drop(DropReason::kArpNotAnswered);
+  // ARP: answering would tell the pod its own address is taken. A gratuitous
+  // ARP names it as sender; a probe (RFC 5227) is sent from 0.0.0.0, so the
+  // address is known as the asker's by the port it belongs to.
+  const PodRoute* owner = snap.fib != nullptr ? snap.fib->lookup(target) : nullptr;
+  if ((!for_gateway && !in_pod_cidr) || target == sender || (owner != nullptr && owner->port_no == in_port))
+    return drop(DropReason::kArpNotAnswered);
 
   turnArpRequestIntoReply(eth, arp, snap.gateway_mac);
   return forwardTo(in_port);

@@ -187,6 +187,11 @@ TEST_F(L3ForwardTest, ProxyArpInsideThePodCidrOnly) {
   EXPECT_EQ(run(test::arpRequest(kMacA, kPodA, *Ipv4Address::parse("10.9.9.9"))).reason,
             DropReason::kArpNotAnswered);
   EXPECT_EQ(run(test::arpRequest(kMacA, kPodA, kPodA)).reason, DropReason::kArpNotAnswered);  // DAD
+  // A probe (sender 0.0.0.0) for the asker's own address is its duplicate
+  // address check: an answer would make it give the address up. The same
+  // probe for another pod's address is answered (proxy ARP).
+  EXPECT_EQ(run(test::arpRequest(kMacA, Ipv4Address{0}, kPodA)).reason, DropReason::kArpNotAnswered);
+  EXPECT_EQ(run(test::arpRequest(kMacA, Ipv4Address{0}, kPodB)).next, kPortA);
   Frame reply = test::arpRequest(kMacA, kPodA, kGateway);
   reply[21] = 2;
   EXPECT_EQ(run(reply).reason, DropReason::kArpNotAnswered);
