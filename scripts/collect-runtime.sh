@@ -23,9 +23,14 @@ done
 [[ -n $pmd_dir && -d $pmd_dir ]] || { echo "collect-runtime.sh: DPDK PMD directory not found" >&2; exit 1; }
 
 # Copies a path with its directories; a symlink is copied as a link and its
-# target follows, so sonames keep resolving inside DESTDIR.
+# target follows, so sonames keep resolving inside DESTDIR. Each path once:
+# the 76 plugins share most of their libraries, and resolving a path costs
+# several processes.
+declare -A copied
 copy() {
   local p=$1
+  [[ -z ${copied[$p]:-} ]] || return 0
+  copied[$p]=1
   while :; do
     # Physical directory: on merged-/usr systems ldd says /lib/..., which is a
     # symlink to /usr/lib/... in the image too; copy to the real place.
