@@ -36,9 +36,12 @@ e2e_cleanup() {
   done
   for ns in "${e2e_netns[@]}"; do ip netns del "$ns" 2>/dev/null; done
   # 77: the test skipped itself (CTest's SKIP_RETURN_CODE), nothing to show.
-  if ((rc != 0 && rc != 77)) && [[ -n $work && -f $work/sluiced.log ]]; then
-    echo "-- sluiced log (tail):" >&2
-    tail -30 "$work/sluiced.log" >&2
+  if ((rc != 0 && rc != 77)) && [[ -n $work ]]; then
+    for log in "$work"/sluiced.log "$work"/*/sluiced.log; do
+      [[ -f $log ]] || continue
+      echo "-- ${log#"$work"/} (tail):" >&2
+      tail -30 "$log" >&2
+    done
   fi
   if [[ -n ${SLUICE_TEST_KEEP:-} ]]; then
     echo "-- kept $work" >&2
@@ -83,7 +86,11 @@ wait_until() {
   done
 }
 
-ctl() { "$SLUICECTL" --socket "$work/api.sock" --timeout 10000 "$@"; }
+# A test with two nodes sets node_dir (start_sluiced, write_netconf and ctl
+# then use that node's sluiced); one node lives in $work itself.
+node_dir=
+
+ctl() { "$SLUICECTL" --socket "${node_dir:-$work}/api.sock" --timeout 10000 "$@"; }
 
 sluiced_healthy() { ctl health; }
 
@@ -92,9 +99,12 @@ sluiced_healthy() { ctl health; }
 start_sluiced() {
   # Its own state dir: the default /var/lib/sluice checkpoint would bring back
   # ports of whatever ran before.
-  "$SLUICED" --api-socket "$work/api.sock" --socket-dir "$work/vhost" --state-dir "$work/state" --pod-cidr "$1" \
+  local d=${node_dir:-$work}
+  mkdir -p "$d"
+  "$SLUICED" --api-socket "$d/api.sock" --socket-dir "$d/vhost" --state-dir "$d/state" --pod-cidr "$1" \
     --main-core 0 --pmd-cores 1 --max-ports 8 --mbufs 16384 \
-    --eal "--no-huge --no-pci -m 512 --no-shconf --file-prefix=se2e-$id" "${@:2}" >"$work/sluiced.log" 2>&1 &
+    --eal "--no-huge --no-pci -m 512 --no-shconf --file-prefix=se2e-$id${node_dir:+-${node_dir##*/}}" "${@:2}" \
+    >"$d/sluiced.log" 2>&1 &
   sluiced_pid=$!
   e2e_pids+=("$sluiced_pid")
   wait_until 60 sluiced_healthy || fail "sluiced not healthy within 60 s"
@@ -112,17 +122,20 @@ new_netns() {
 # The network config list cnitool loads by name from $NETCONFPATH.
 # Args: network name, cniVersion, host-local rangeStart, rangeEnd, and
 # optionally an IPv6 subnet: a second range set (dual-stack, gateway its
-# first host).
+# first host). The IPv4 subnet is 10.250.0.0/24 (gateway .1) unless
+# netconf_subnet and netconf_gateway say otherwise.
 write_netconf() {
-  mkdir -p "$work/net.d" "$work/ipam" "$work/records"
+  local d=${node_dir:-$work}
+  mkdir -p "$work/net.d" "$d/ipam" "$d/records"
   export NETCONFPATH="$work/net.d"
-  jq -n --arg name "$1" --arg v "$2" --arg api "$work/api.sock" --arg sd "$work/vhost" \
-    --arg dd "$work/records" --arg ipam "$work/ipam" --arg rs "$3" --arg re "$4" --arg v6 "${5:-}" '{
+  jq -n --arg name "$1" --arg v "$2" --arg api "$d/api.sock" --arg sd "$d/vhost" \
+    --arg dd "$d/records" --arg ipam "$d/ipam" --arg rs "$3" --arg re "$4" --arg v6 "${5:-}" \
+    --arg subnet "${netconf_subnet:-10.250.0.0/24}" --arg gw "${netconf_gateway:-10.250.0.1}" '{
       cniVersion: $v, name: $name,
       plugins: [{
         type: "sluice-cni", apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
         ipam: {type: "host-local", dataDir: $ipam,
-               ranges: ([[{subnet: "10.250.0.0/24", rangeStart: $rs, rangeEnd: $re, gateway: "10.250.0.1"}]]
+               ranges: ([[{subnet: $subnet, rangeStart: $rs, rangeEnd: $re, gateway: $gw}]]
                         + (if $v6 == "" then [] else [[{subnet: $v6}]] end))}
       }]
     }' >"$work/net.d/$1.conflist"
