@@ -35,6 +35,7 @@
 #include "dataplane/api/metrics_http.h"
 #include "dataplane/api/metrics_source.h"
 #include "dataplane/config/config.h"
+#include "dataplane/config/lcore_placement.h"
 #include "dataplane/config/runtime_config.h"
 #include "dataplane/core/config_file_watcher.h"
 #include "dataplane/core/checkpoint.h"
@@ -49,11 +50,9 @@ namespace {
 
 constexpr char kVersion[] = "0.1.0";
 
-std::vector<std::string> ealArguments(const SluicedConfig& c) {
+std::vector<std::string> ealArguments(const SluicedConfig& c, const LcorePlacement& placement) {
   std::vector<std::string> args = {"sluiced"};
-  std::string lcores = std::to_string(c.main_core);
-  for (unsigned core : c.pmd_cores) lcores += "," + std::to_string(core);
-  args.insert(args.end(), {"-l", lcores, "--main-lcore", std::to_string(c.main_core)});
+  args.insert(args.end(), {"--lcores", placement.ealLcores(), "--main-lcore", std::to_string(c.main_core)});
   std::istringstream extra(c.eal_args);
   for (std::string word; extra >> word;) args.push_back(word);
   // DPDK's own messages: keep them to warnings unless we are debugging.
@@ -146,7 +145,17 @@ int run(int argc, char** argv) {
     return 1;
   }
 
-  std::vector<std::string> eal_args = ealArguments(*config);
+  // Read before the EAL pins this thread to the main lcore's CPU.
+  absl::StatusOr<std::vector<unsigned>> cpus = allowedCpus();
+  absl::StatusOr<LcorePlacement> placement =
+      cpus.ok() ? placeLcores(*cpus, config->main_core, config->pmd_cores) : cpus.status();
+  if (!placement.ok()) {
+    logError("not starting: ", placement.status().message());
+    return 1;
+  }
+  logInfo(placement->describe(*cpus));
+
+  std::vector<std::string> eal_args = ealArguments(*config, *placement);
   std::vector<char*> eal_argv;
   for (std::string& a : eal_args) eal_argv.push_back(a.data());
   if (rte_eal_init(static_cast<int>(eal_argv.size()), eal_argv.data()) < 0) {

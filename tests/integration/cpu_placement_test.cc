@@ -1,0 +1,91 @@
+// sluiced's lcores on the CPUs it is allowed: main-core and pmd-cores are
+// indexes into its affinity at start (what a kubelet's cpuset grants), and
+// an index with no CPU stops it with the CPUs it has named.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "dataplane/config/lcore_placement.h"
+#include "tests/integration/sluiced_process.h"
+
+namespace sluice::test {
+namespace {
+
+// Restricts this thread, and so the sluiced it starts, to `cpus` while alive.
+class AffinityScope {
+ public:
+  explicit AffinityScope(const std::vector<unsigned>& cpus) {
+    sched_getaffinity(0, sizeof saved_, &saved_);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (unsigned cpu : cpus) CPU_SET(cpu, &set);
+    ok_ = sched_setaffinity(0, sizeof set, &set) == 0;
+  }
+  ~AffinityScope() { sched_setaffinity(0, sizeof saved_, &saved_); }
+  bool ok() const { return ok_; }
+
+ private:
+  cpu_set_t saved_;
+  bool ok_ = false;
+};
+
+// The Cpus_allowed_list of the thread of `pid` named `name` ("" if none is).
+std::string threadCpus(pid_t pid, const std::string& name) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::string comm;
+    std::getline(std::ifstream(task.path() / "comm"), comm);
+    if (comm != name) continue;
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 18));
+  }
+  return "";
+}
+
+// The machine's online CPUs, 0 to n-1 (this test process's own affinity is
+// the one CPU the EAL pinned its main thread to).
+std::vector<unsigned> onlineCpus() {
+  std::vector<unsigned> cpus;
+  for (long cpu = 0; cpu < sysconf(_SC_NPROCESSORS_ONLN); ++cpu) cpus.push_back(static_cast<unsigned>(cpu));
+  return cpus;
+}
+
+TEST(CpuPlacementTest, AnIndexWithoutACpuStopsSluicedNamingTheCpusItHas) {
+  const unsigned only = onlineCpus().back();
+  AffinityScope scope({only});
+  ASSERT_TRUE(scope.ok());
+  std::string error;
+  std::unique_ptr<SluicedProcess> node = SluicedProcess::start(SluicedOptions{}, &error);  // main 0, PMD 1
+  ASSERT_EQ(node, nullptr);
+  EXPECT_NE(error.find("not starting: pmd-cores 1 names no CPU: sluiced may run on 1 CPU (" + std::to_string(only) +
+                       "); main-core and pmd-cores are indexes into them, 0 to 0"),
+            std::string::npos)
+      << error;
+}
+
+TEST(CpuPlacementTest, ThePmdRunsOnTheCpuItsIndexNames) {
+  const std::vector<unsigned> cpus = onlineCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU: no PMD besides the main lcore";
+  // The last two CPUs: index 0 (main) is the first of them, index 1 (PMD) the second.
+  const std::vector<unsigned> granted(cpus.end() - 2, cpus.end());
+  AffinityScope scope(granted);
+  ASSERT_TRUE(scope.ok());
+  std::string error;
+  std::unique_ptr<SluicedProcess> node = SluicedProcess::start(SluicedOptions{}, &error);
+  ASSERT_NE(node, nullptr) << error;
+  EXPECT_NE(node->log().find("main lcore 0 on CPU " + std::to_string(granted[0]) + ", PMD lcore 1 on CPU " +
+                             std::to_string(granted[1]) + " (of CPUs " + cpuListString(granted) + ")"),
+            std::string::npos)
+      << node->log();
+  // The EAL names its worker threads after their lcore.
+  EXPECT_EQ(threadCpus(node->pid(), "rte-worker-1"), std::to_string(granted[1]));
+  EXPECT_EQ(node->stop(), 0);
+}
+
+}  // namespace
+}  // namespace sluice::test
