@@ -168,6 +168,10 @@ grpc::Status DataplaneService::Health(grpc::ServerContext*, const v1::HealthRequ
     resp->set_pod_cidr(h.pod_cidr.toString());
     resp->set_gateway(h.gateway.toString());
     resp->set_gateway_mac(h.gateway_mac.toString());
+    if (h.v6) {
+      resp->set_pod_cidr_v6(h.v6->cidr.toString());
+      resp->set_gateway_v6(h.v6->gateway.toString());
+    }
     resp->set_restored_ports(h.restored_ports);
     resp->set_garbage_collected_attachments(h.garbage_collected);
     for (ServiceExtension* e : extensions_) e->fillHealth(resp);

@@ -152,6 +152,9 @@ std::string formatHealth(const v1::HealthResponse& h) {
   return fmt("%s: sluiced %s, up %.0f s, %u/%u ports, %u PMD(s), pod CIDR %s, gateway %s (%s)\n",
              h.ready() ? "ready" : "NOT READY", h.version().c_str(), h.uptime_seconds(), h.ports(), h.max_ports(),
              h.pmds(), h.pod_cidr().c_str(), h.gateway().c_str(), h.gateway_mac().c_str()) +
+         (h.pod_cidr_v6().empty()
+              ? std::string()
+              : fmt("  IPv6: pod CIDR %s, gateway %s\n", h.pod_cidr_v6().c_str(), h.gateway_v6().c_str())) +
          fmt("  restored at start: %u ports; garbage-collected attachments: %llu\n", h.restored_ports(),
              static_cast<unsigned long long>(h.garbage_collected_attachments()));
 }

@@ -814,6 +814,7 @@ HealthView DataplaneControl::health() {
   h.pod_cidr = config_.pod_cidr;
   h.gateway = config_.gateway;
   h.gateway_mac = config_.gateway_mac;
+  h.v6 = v6_cidr_;
   h.restored_ports = restored_ports_;
   h.garbage_collected = gc_collected_;
   return h;

@@ -81,6 +81,7 @@ struct HealthView {
   Ipv4Cidr pod_cidr;
   Ipv4Address gateway;
   MacAddress gateway_mac;
+  std::optional<Ipv6PodCidr> v6;  // pod-cidr-v6 and gateway-v6, when set
   uint32_t restored_ports = 0;    // restored from the checkpoint at start
   uint64_t garbage_collected = 0; // attachments removed since start: pod netns vanished
 };

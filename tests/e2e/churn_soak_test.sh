@@ -93,7 +93,7 @@ rss_growth() {  # from to → the five mappings that grew most, "mapping:+kB"
     awk '$3 != $2 {print $3 - $2, $1}' | sort -nr | head -5 | awk '{printf "%s:%+d ", $2, $1}'
 }
 fd_count() { find "/proc/$sluiced_pid/fd" -mindepth 1 -maxdepth 1 | wc -l; }
-gc_count() { (ctl --json health || true) | jq -r '.garbage_collected_attachments // 0 | tonumber'; }
+gc_count() { ctl --json health | jq -r '.garbage_collected_attachments // 0 | tonumber'; }
 
 # --- the bystanders
 add_pod() {  # netns-path → result JSON on stdout
@@ -118,8 +118,7 @@ no_a=$(jq -r .port_no <<<"$port_a")
 no_b=$(jq -r .port_no <<<"$port_b")
 mac_a=$(jq -r .mac <<<"$port_a")
 mac_b=$(jq -r .mac <<<"$port_b")
-# (`sluicectl --json health` exits 1 even when ready; its JSON is right.)
-gw_mac=$( (ctl --json health || true) | jq -r .gateway_mac)
+gw_mac=$(ctl --json health | jq -r .gateway_mac)
 [[ $gw_mac =~ ^([0-9a-f]{2}:){5}[0-9a-f]{2}$ ]] || fail "no gateway MAC from sluicectl health: '$gw_mac'"
 # What the churn must leave exactly as it found it.
 snapshot_dirs() {

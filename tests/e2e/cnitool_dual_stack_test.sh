@@ -27,6 +27,9 @@ records() { find "$work/records" -type f ! -name cni.log; }
 
 # --- 1. A sluiced with an IPv6 pod CIDR.
 start_sluiced 10.250.0.0/24 --pod-cidr-v6 "$v6_subnet"
+health=$(ctl --json health)
+assert_jq "$health" '.pod_cidr_v6 == "fd00:250::/64" and .gateway_v6 == "fd00:250::1"' "health names the IPv6 pod CIDR"
+ctl health | grep -q "IPv6: pod CIDR fd00:250::/64, gateway fd00:250::1" || fail "sluicectl health: $(ctl health)"
 result=$(CAP_ARGS="{\"CNIDeviceInfoFile\":\"$info\"}" "$CNITOOL" add "$net" "$netns") ||
   fail "cnitool add failed: $result"
 assert_jq "$result" '.ips | length == 2' "two addresses"

@@ -52,7 +52,7 @@ if [[ -n ${PVP_TRAFFIC:-} ]]; then
   port_b=$(port_of "$sb_b" eth0)
   [[ -n $port_b ]] || fail "no sluiced port for sandbox $sb_b: $(ctl ports)"
   assert_jq "$port_b" '.ip == "10.250.0.11"' "pod-b's address"
-  gw_mac=$( (ctl --json health || true) | jq -r .gateway_mac)
+  gw_mac=$(ctl --json health | jq -r .gateway_mac)
   gen=$("$PVP_TRAFFIC" --sock-a "$socket" --sock-b "$(jq -r .socket_path <<<"$port_b")" --gateway-mac "$gw_mac" \
     --server 1 --warmup 0.5 --seconds 1 2>"$work/pvp.log" | tail -1) || { cat "$work/pvp.log" >&2; fail "pvp_traffic failed"; }
   note "generator between the sandboxes' ports: $gen"

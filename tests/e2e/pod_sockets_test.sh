@@ -133,7 +133,7 @@ done
 # in-pod path (sluiced is the vhost-user client and connects through the link).
 # Pod A replays frames to pod B from a pcap in its own volume; pod B only
 # receives. Both share CPU 0, niced, so that sluiced's PMD keeps core 1.
-gw_mac=$( (ctl --json health || true) | jq -r .gateway_mac)
+gw_mac=$(ctl --json health | jq -r .gateway_mac)
 [[ $gw_mac =~ ^([0-9a-f]{2}:){5}[0-9a-f]{2}$ ]] || fail "no gateway MAC from sluicectl health: '$gw_mac'"
 write_udp_pcap "$vol_a/a_to_b.pcap" "$gw_mac" "$mac_a"
 start_testpmd() {  # pod forward-mode vdev-args...

@@ -182,6 +182,7 @@ TEST_F(ApiTest, HealthDescribesTheNode) {
   EXPECT_TRUE(h.ready());
   EXPECT_EQ(h.pod_cidr(), "10.250.0.0/24");
   EXPECT_EQ(h.gateway(), "10.250.0.1");
+  EXPECT_EQ(h.pod_cidr_v6(), "") << "no pod-cidr-v6";
   EXPECT_EQ(h.max_ports(), 2u);
   EXPECT_EQ(h.pmds(), 1u);
 }

@@ -16,24 +16,6 @@
 namespace sluice::test {
 namespace {
 
-// Restricts this thread, and so the sluiced it starts, to `cpus` while alive.
-class AffinityScope {
- public:
-  explicit AffinityScope(const std::vector<unsigned>& cpus) {
-    sched_getaffinity(0, sizeof saved_, &saved_);
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (unsigned cpu : cpus) CPU_SET(cpu, &set);
-    ok_ = sched_setaffinity(0, sizeof set, &set) == 0;
-  }
-  ~AffinityScope() { sched_setaffinity(0, sizeof saved_, &saved_); }
-  bool ok() const { return ok_; }
-
- private:
-  cpu_set_t saved_;
-  bool ok_ = false;
-};
-
 // The Cpus_allowed_list of the thread of `pid` named `name` ("" if none is).
 std::string threadCpus(pid_t pid, const std::string& name) {
   for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
@@ -47,8 +29,7 @@ std::string threadCpus(pid_t pid, const std::string& name) {
   return "";
 }
 
-// The machine's online CPUs, 0 to n-1 (this test process's own affinity is
-// the one CPU the EAL pinned its main thread to).
+// The machine's online CPUs, 0 to n-1.
 std::vector<unsigned> onlineCpus() {
   std::vector<unsigned> cpus;
   for (long cpu = 0; cpu < sysconf(_SC_NPROCESSORS_ONLN); ++cpu) cpus.push_back(static_cast<unsigned>(cpu));
@@ -57,10 +38,10 @@ std::vector<unsigned> onlineCpus() {
 
 TEST(CpuPlacementTest, AnIndexWithoutACpuStopsSluicedNamingTheCpusItHas) {
   const unsigned only = onlineCpus().back();
-  AffinityScope scope({only});
-  ASSERT_TRUE(scope.ok());
+  SluicedOptions o;  // main-core 0, pmd-cores 1
+  o.cpus = {only};
   std::string error;
-  std::unique_ptr<SluicedProcess> node = SluicedProcess::start(SluicedOptions{}, &error);  // main 0, PMD 1
+  std::unique_ptr<SluicedProcess> node = SluicedProcess::start(o, &error);
   ASSERT_EQ(node, nullptr);
   EXPECT_NE(error.find("not starting: pmd-cores 1 names no CPU: sluiced may run on 1 CPU (" + std::to_string(only) +
                        "); main-core and pmd-cores are indexes into them, 0 to 0"),
@@ -73,10 +54,10 @@ TEST(CpuPlacementTest, ThePmdRunsOnTheCpuItsIndexNames) {
   if (cpus.size() < 2) GTEST_SKIP() << "one CPU: no PMD besides the main lcore";
   // The last two CPUs: index 0 (main) is the first of them, index 1 (PMD) the second.
   const std::vector<unsigned> granted(cpus.end() - 2, cpus.end());
-  AffinityScope scope(granted);
-  ASSERT_TRUE(scope.ok());
+  SluicedOptions o;
+  o.cpus = granted;
   std::string error;
-  std::unique_ptr<SluicedProcess> node = SluicedProcess::start(SluicedOptions{}, &error);
+  std::unique_ptr<SluicedProcess> node = SluicedProcess::start(o, &error);
   ASSERT_NE(node, nullptr) << error;
   EXPECT_NE(node->log().find("main lcore 0 on CPU " + std::to_string(granted[0]) + ", PMD lcore 1 on CPU " +
                              std::to_string(granted[1]) + " (of CPUs " + cpuListString(granted) + ")"),

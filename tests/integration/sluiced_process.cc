@@ -79,6 +79,12 @@ std::unique_ptr<SluicedProcess> SluicedProcess::start(const SluicedOptions& o, s
   if (!o.netns.empty()) args.insert(args.begin(), {"/usr/bin/ip", "netns", "exec", o.netns});
   p->args_ = args;
   p->environment_ = o.environment;
+  CPU_ZERO(&p->cpus_);
+  if (o.cpus.empty()) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) CPU_SET(cpu, &p->cpus_);  // the kernel keeps those that exist
+  } else {
+    for (unsigned cpu : o.cpus) CPU_SET(cpu, &p->cpus_);
+  }
   if (!p->launch(error)) return nullptr;
   return p;
 }
@@ -141,6 +147,7 @@ bool SluicedProcess::launch(std::string* error) {
     // Appended: a restarted daemon's log follows the first one's.
     FILE* log = std::freopen(log_path.c_str(), "a", stderr);
     if (log != nullptr) ::dup2(::fileno(stderr), STDOUT_FILENO);
+    if (::sched_setaffinity(0, sizeof cpus_, &cpus_) != 0) std::_Exit(126);
     ::execve(argv[0], argv.data(), envp.data());
     std::_Exit(127);
   }

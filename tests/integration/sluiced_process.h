@@ -2,6 +2,7 @@
 // directory (API socket, vhost sockets, log), and talks to it over gRPC.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -29,6 +30,10 @@ struct SluicedOptions {
   // Added to (or, with an empty value, removed from) sluiced's environment,
   // e.g. SLUICE_CRASH_AT.
   std::map<std::string, std::string> environment;
+  // The CPUs sluiced may run on (its affinity, which its main-core and
+  // pmd-cores index); empty: every CPU, as an unpinned container starts (not
+  // the test's own thread's, which its EAL pinned to one CPU).
+  std::vector<unsigned> cpus;
 };
 
 class SluicedProcess {
@@ -83,6 +88,7 @@ class SluicedProcess {
   std::optional<int> exit_code_;
   std::vector<std::string> args_;
   std::map<std::string, std::string> environment_;
+  cpu_set_t cpus_;
   std::string dir_;
   std::unique_ptr<v1::Dataplane::Stub> stub_;
   std::unique_ptr<v1::RemoteNodes::Stub> remote_nodes_;

@@ -81,6 +81,11 @@ TEST(StatsFormatTest, HealthSaysWhetherReady) {
   EXPECT_EQ(formatHealth(h).rfind("NOT READY", 0), 0u);
   h.set_ready(true);
   EXPECT_EQ(formatHealth(h).rfind("ready", 0), 0u);
+  EXPECT_EQ(formatHealth(h).find("IPv6"), std::string::npos) << "no line for a family the node lacks";
+  h.set_pod_cidr_v6("fd00:250::/64");
+  h.set_gateway_v6("fd00:250::1");
+  EXPECT_NE(formatHealth(h).find("\n  IPv6: pod CIDR fd00:250::/64, gateway fd00:250::1\n"), std::string::npos)
+      << formatHealth(h);
 }
 
 }  // namespace
