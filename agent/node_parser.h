@@ -33,7 +33,7 @@ struct VtepInfo {
   MacAddress mac;
   uint32_t vni = 0;
   uint32_t version = kVtepAnnotationVersion;
-  std::optional<Ipv6Address> vtep6;  // an IPv6 underlay's VTEP
+  std::optional<Ipv6Address> vtep6{};  // an IPv6 underlay's VTEP
   bool operator==(const VtepInfo&) const = default;
   std::string vtepText() const { return vtep6 ? vtep6->toString() : vtep.toString(); }
 };

@@ -20,7 +20,6 @@
 #include <set>
 #include <sstream>
 #include <thread>
-#include <tuple>
 
 #include "tests/integration/sluiced_process.h"
 #include "tests/integration/virtio_pod.h"
@@ -672,7 +671,7 @@ TEST_F(VxlanKernelIpv6UnderlayTest, BothFamiliesFromTheKernelArriveDecapsulated)
   EXPECT_EQ(nodes.nodes(0).next_hop(), kKernelVtep);
   constexpr int kCount = 100;
   const v1::GetStatsResponse before = node_->stats();
-  for (const std::string dst : {kPodIp.toString(), kPodIp6.toString()})
+  for (const std::string& dst : {kPodIp.toString(), kPodIp6.toString()})
     ASSERT_EQ(topo_->in(remote_ns_, "python3 " + dir_ + "/send.py " + dst + " 7777 " + std::to_string(kCount)), 0);
   std::vector<Frame> got = pod_->receive(2 * kCount);
   ASSERT_EQ(got.size(), 2u * kCount) << node_->stats().DebugString();
@@ -712,14 +711,16 @@ TEST_F(VxlanKernelIpv6UnderlayTest, BothFamiliesFromTheKernelArriveDecapsulated)
 TEST_F(VxlanKernelIpv6UnderlayTest, BothFamiliesFromAPodReachTheKernel) {
   constexpr int kCount = 100;
   const std::string out4 = dir_ + "/recv4.out", out6 = dir_ + "/recv6.out";
-  for (const auto& [port, out, family] :
-       {std::tuple{"7777", out4, ""}, std::tuple{"7778", out6, " 6"}}) {
-    std::filesystem::remove(out);
-    std::filesystem::remove(out + ".ready");
-    ASSERT_EQ(topo_->in(remote_ns_, "sh -c 'python3 " + dir_ + "/recv.py " + port + " " + std::to_string(kCount) +
-                                        " " + out + family + " >/dev/null 2>&1 &'"),
+  struct Receiver {
+    std::string port, out, family;
+  };
+  for (const Receiver& r : {Receiver{"7777", out4, ""}, Receiver{"7778", out6, " 6"}}) {
+    std::filesystem::remove(r.out);
+    std::filesystem::remove(r.out + ".ready");
+    ASSERT_EQ(topo_->in(remote_ns_, "sh -c 'python3 " + dir_ + "/recv.py " + r.port + " " + std::to_string(kCount) +
+                                        " " + r.out + r.family + " >/dev/null 2>&1 &'"),
               0);
-    ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(out + ".ready"); }));
+    ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(r.out + ".ready"); }));
   }
   const v1::GetStatsResponse before = node_->stats();
   std::vector<Frame> frames;
