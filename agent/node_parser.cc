@@ -125,11 +125,13 @@ ParsedVtep parseVtepAnnotation(std::string_view value) {
   VtepInfo v;
   const std::string* vtep = stringMember(j, "vtep");
   auto ip = vtep != nullptr ? Ipv4Address::parse(*vtep) : std::nullopt;
-  if (!ip) {
-    out.error = "\"vtep\" is not an IPv4 address";
+  auto ip6 = vtep != nullptr && !ip ? Ipv6Address::parse(*vtep) : std::nullopt;
+  if (!ip && !ip6) {
+    out.error = "\"vtep\" is not an IPv4 or IPv6 address";
     return out;
   }
-  v.vtep = *ip;
+  if (ip) v.vtep = *ip;
+  v.vtep6 = ip6;
   const std::string* mac = stringMember(j, "mac");
   auto m = mac != nullptr ? MacAddress::parse(*mac) : std::nullopt;
   if (!m || m->isMulticast() || m->isZero()) {
@@ -148,7 +150,7 @@ ParsedVtep parseVtepAnnotation(std::string_view value) {
 }
 
 std::string formatVtepAnnotation(const VtepInfo& v) {
-  return Json{{"version", v.version}, {"vtep", v.vtep.toString()}, {"mac", v.mac.toString()}, {"vni", v.vni}}.dump();
+  return Json{{"version", v.version}, {"vtep", v.vtepText()}, {"mac", v.mac.toString()}, {"vni", v.vni}}.dump();
 }
 
 ParsedNode parseNode(const Json& object) {

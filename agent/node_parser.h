@@ -20,18 +20,22 @@
 namespace sluice::agent {
 
 // The annotation a Sluice node publishes on its own Node: one JSON object,
-// {"version": 1, "vtep": "192.168.77.1", "mac": "02:..", "vni": 7}.
+// {"version": 1, "vtep": "192.168.77.1", "mac": "02:..", "vni": 7}; the
+// "vtep" of an IPv6 underlay is an IPv6 address (same version: a reader that
+// knows only IPv4 reports it as a bad annotation and leaves the node out).
 inline constexpr char kVtepAnnotation[] = "sluice.dev/vtep";
 // The annotation's format version this controller writes and reads.
 inline constexpr uint32_t kVtepAnnotationVersion = 1;
 
 // A node's VTEP as its own sluiced reported it.
 struct VtepInfo {
-  Ipv4Address vtep;
+  Ipv4Address vtep;  // 0.0.0.0 when vtep6 is set
   MacAddress mac;
   uint32_t vni = 0;
   uint32_t version = kVtepAnnotationVersion;
+  std::optional<Ipv6Address> vtep6{};  // an IPv6 underlay's VTEP
   bool operator==(const VtepInfo&) const = default;
+  std::string vtepText() const { return vtep6 ? vtep6->toString() : vtep.toString(); }
 };
 
 // What can be wrong with a Node, each counted under its own name.

@@ -87,7 +87,7 @@ Plan planReconcile(const PlanInput& in) {
   // nodes' VTEPs.
   Claims<Ipv4Cidr> claims;
   Claims<Ipv6Cidr> claims6;
-  std::map<uint32_t, std::string> vteps;
+  std::map<std::string, std::string> vteps;  // by VTEP text, either family
   if (auto own = in.nodes.find(in.own_name); own != in.nodes.end()) {
     for (const Ipv4Cidr& c : own->second.pod_cidrs) claims.reserve(in.own_name, c);
     for (const Ipv6Cidr& c : own->second.pod_cidrs_v6) claims6.reserve(in.own_name, c);
@@ -96,7 +96,7 @@ Plan planReconcile(const PlanInput& in) {
     if (t.kubernetes) continue;
     for (const Ipv4Cidr& c : t.pod_cidrs) claims.reserve(t.name, c);
     for (const Ipv6Cidr& c : t.pod_cidrs_v6) claims6.reserve(t.name, c);
-    vteps[t.vtep.value] = t.name;
+    vteps[t.vtepText()] = t.name;
   }
 
   // Candidates: nodes already in the table keep what they have before new
@@ -151,14 +151,15 @@ Plan planReconcile(const PlanInput& in) {
       skip(LeftOut::kOverlap, conflict);
       continue;
     }
-    if (auto v = vteps.find(n->vtep->vtep.value); v != vteps.end()) {
-      skip(LeftOut::kVtepConflict, absl::StrCat("VTEP ", n->vtep->vtep.toString(), " is node ", v->second, "'s"));
+    if (auto v = vteps.find(n->vtep->vtepText()); v != vteps.end()) {
+      skip(LeftOut::kVtepConflict, absl::StrCat("VTEP ", n->vtep->vtepText(), " is node ", v->second, "'s"));
       continue;
     }
     for (const Ipv4Cidr& c : n->pod_cidrs) claims.take(n->name, c);
     for (const Ipv6Cidr& c : n->pod_cidrs_v6) claims6.take(n->name, c);
-    vteps[n->vtep->vtep.value] = n->name;
-    desired[n->name] = TableNode{n->name, n->vtep->vtep, n->vtep->mac, n->pod_cidrs, n->pod_cidrs_v6, true};
+    vteps[n->vtep->vtepText()] = n->name;
+    desired[n->name] =
+        TableNode{n->name, n->vtep->vtep, n->vtep->mac, n->pod_cidrs, n->pod_cidrs_v6, true, n->vtep->vtep6};
   }
 
   plan.desired = desired.size();

@@ -37,7 +37,9 @@ struct TableNode {
   std::vector<Ipv4Cidr> pod_cidrs;
   std::vector<Ipv6Cidr> pod_cidrs_v6;
   bool kubernetes = true;  // its source is kubernetes (else static or API: never touched)
+  std::optional<Ipv6Address> vtep6{};  // an IPv6 underlay's VTEP (vtep then 0.0.0.0)
   bool operator==(const TableNode&) const = default;
+  std::string vtepText() const { return vtep6 ? vtep6->toString() : vtep.toString(); }
 };
 
 enum class LeftOut {

@@ -14,6 +14,7 @@ TableNode fromProto(const v1::RemoteNode& n) {
   TableNode t;
   t.name = n.name();
   t.vtep = Ipv4Address::parse(n.vtep()).value_or(Ipv4Address{});
+  t.vtep6 = Ipv6Address::parse(n.vtep());
   t.mac = MacAddress::parse(n.mac());
   for (const std::string& c : n.pod_cidrs()) {
     if (auto v4 = Ipv4Cidr::parse(c)) t.pod_cidrs.push_back(*v4);
@@ -26,7 +27,7 @@ TableNode fromProto(const v1::RemoteNode& n) {
 v1::RemoteNode toProto(const TableNode& t) {
   v1::RemoteNode n;
   n.set_name(t.name);
-  n.set_vtep(t.vtep.toString());
+  n.set_vtep(t.vtepText());
   for (const Ipv4Cidr& c : t.pod_cidrs) n.add_pod_cidrs(c.toString());
   for (const Ipv6Cidr& c : t.pod_cidrs_v6) n.add_pod_cidrs(c.toString());
   if (t.mac) n.set_mac(t.mac->toString());
@@ -161,12 +162,15 @@ void Reconciler::publishOwnVtep(const NodeCache::Snapshot& snap, const v1::Overl
   }
   VtepInfo want;
   auto vtep = Ipv4Address::parse(overlay.vtep());
+  auto vtep6 = vtep ? std::nullopt : Ipv6Address::parse(overlay.vtep());
   auto mac = MacAddress::parse(overlay.vtep_mac());
-  if (!vtep || !mac || overlay.vni() == 0) return;
-  want.vtep = *vtep;
+  if ((!vtep && !vtep6) || !mac || overlay.vni() == 0) return;
+  if (vtep) want.vtep = *vtep;
+  want.vtep6 = vtep6;
   want.mac = *mac;
   want.vni = overlay.vni();
-  if (own->second.internal_ip && *own->second.internal_ip != want.vtep)
+  // The InternalIP read is IPv4: only an IPv4 VTEP is compared with it.
+  if (vtep && own->second.internal_ip && *own->second.internal_ip != want.vtep)
     logOnce(absl::StrCat("own-ip\x1f", want.vtep.toString()),
             absl::StrCat("this node's InternalIP ", own->second.internal_ip->toString(), " is not its VTEP ",
                          want.vtep.toString(), " (the VTEP is published)"));
@@ -255,10 +259,10 @@ void Reconciler::apply(const Plan& plan) {
       (*held_)[t.name] = t;
       if (r.created()) {
         cache_.count(AgentCounter::k_nodes_added);
-        logInfo("node ", t.name, " added: VTEP ", t.vtep.toString());
+        logInfo("node ", t.name, " added: VTEP ", t.vtepText());
       } else if (r.updated()) {
         cache_.count(AgentCounter::k_nodes_updated);
-        logInfo("node ", t.name, " updated: VTEP ", t.vtep.toString());
+        logInfo("node ", t.name, " updated: VTEP ", t.vtepText());
       }
     }
   }

@@ -50,7 +50,7 @@ constexpr char kUsage[] =
     "  vfs                SR-IOV VFs of the pools: PF, index, PCI address, netdev, holder\n"
     "  port del --container-id ID --ifname NAME\n"
     "  nodes              remote nodes (source, VTEP, CIDRs, next hop, age), node controller state\n"
-    "  node add --name N --vtep A.B.C.D --pod-cidr CIDR [--pod-cidr CIDR...] [--mac M]   (CIDRs IPv4 or IPv6)\n"
+    "  node add --name N --vtep IP --pod-cidr CIDR [--pod-cidr CIDR...] [--mac M]   (VTEP of the underlay's family; CIDRs IPv4 or IPv6)\n"
     "  node del --name N\n"
     "  config get [KEY]   settings: value, live (changes now) or restart (at sluiced's next start), source\n"
     "  config set KEY VALUE  change a live setting while sluiced runs\n"

@@ -40,6 +40,14 @@ absl::Status checkOtherCidrs(const std::vector<Cidr>& cidrs, const std::vector<C
   return absl::OkStatus();
 }
 
+// A VTEP must be reachable without a zone: global or unique-local unicast,
+// not the unspecified address, loopback, multicast or link-local.
+bool isUnicastVtep6(const Ipv6Address& a) {
+  Ipv6Address loopback;
+  loopback.bytes[15] = 1;
+  return !a.isZero() && !a.isMulticast() && !a.isLinkLocal() && a != loopback;
+}
+
 absl::Status parseUplink(const nlohmann::json& v, UplinkConfig& u) {
   if (!v.is_object()) return invalid("uplink", "must be an object");
   for (const auto& [k, field] : v.items()) {
@@ -51,6 +59,15 @@ absl::Status parseUplink(const nlohmann::json& v, UplinkConfig& u) {
       if (!field.is_string()) return invalid(key, "must be a string");
       std::string text = field.get<std::string>();
       std::vector<std::string> parts = absl::StrSplit(text, '/');
+      if (auto ip6 = Ipv6Address::parse(parts[0])) {
+        uint32_t prefix6 = 128;
+        if (parts.size() > 2 || (parts.size() == 2 && (!absl::SimpleAtoi(parts[1], &prefix6) || prefix6 > 128)))
+          return invalid(key, absl::StrCat("'", text, "' is not an IPv6 address (optionally /prefix)"));
+        if (!isUnicastVtep6(*ip6)) return invalid(key, "must be a global or unique-local unicast address");
+        u.vtep6 = *ip6;
+        u.vtep6_prefix = static_cast<uint8_t>(prefix6);
+        continue;
+      }
       auto ip = Ipv4Address::parse(parts[0]);
       uint32_t prefix = 32;
       if (!ip || parts.size() > 2 || (parts.size() == 2 && (!absl::SimpleAtoi(parts[1], &prefix) || prefix > 32)))
@@ -63,8 +80,13 @@ absl::Status parseUplink(const nlohmann::json& v, UplinkConfig& u) {
       if (!mac || mac->isMulticast() || mac->isZero()) return invalid(key, "must be a unicast MAC");
       u.mac = *mac;
     } else if (k == "next-hop") {
-      auto ip = field.is_string() ? Ipv4Address::parse(field.get<std::string>()) : std::nullopt;
-      if (!ip) return invalid(key, "must be an IPv4 address");
+      const std::string text = field.is_string() ? field.get<std::string>() : std::string();
+      if (auto ip6 = Ipv6Address::parse(text)) {
+        u.next_hop6 = *ip6;
+        continue;
+      }
+      auto ip = Ipv4Address::parse(text);
+      if (!ip) return invalid(key, "must be an IPv4 or IPv6 address");
       u.next_hop = *ip;
     } else if (k == "mtu") {
       // 68: IPv4's minimum; 9216: common jumbo ceiling.
@@ -88,7 +110,13 @@ absl::Status parseUplink(const nlohmann::json& v, UplinkConfig& u) {
     }
   }
   if (u.devargs.empty()) return invalid("uplink.devargs", "is required");
-  if (u.vtep.value == 0) return invalid("uplink.vtep", "is required");
+  if (u.vtep.value == 0 && !u.vtep6) return invalid("uplink.vtep", "is required");
+  if (u.vtep6 && u.next_hop) return invalid("uplink.next-hop", "must be IPv6 on an IPv6 underlay (vtep is IPv6)");
+  if (!u.vtep6 && u.next_hop6) return invalid("uplink.next-hop", "must be IPv4 on an IPv4 underlay (vtep is IPv4)");
+  if (u.vtep6 && !u.static_neighbors.empty())
+    return invalid("uplink.static-neighbors", "are IPv4 only (an IPv6 underlay resolves its next hops)");
+  // 1280: IPv6's minimum link MTU, which the inner packets need too.
+  if (u.vtep6 && u.mtu < 1280 + 70) return invalid("uplink.mtu", "must be at least 1350 on an IPv6 underlay");
   return absl::OkStatus();
 }
 
@@ -102,9 +130,8 @@ absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, 
       if (!field.is_string()) return invalid(key, "must be a string");
       n.name = field.get<std::string>();
     } else if (k == "vtep") {
-      auto ip = field.is_string() ? Ipv4Address::parse(field.get<std::string>()) : std::nullopt;
-      if (!ip) return invalid(key, "must be an IPv4 address");
-      n.vtep = *ip;
+      if (!field.is_string() || !parseVtep(field.get<std::string>(), n))
+        return invalid(key, "must be an IPv4 or IPv6 address");
     } else if (k == "pod-cidr" || k == "pod-cidrs") {
       std::vector<nlohmann::json> items;
       if (field.is_array()) items.assign(field.begin(), field.end());
@@ -130,17 +157,50 @@ absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, 
   return absl::OkStatus();
 }
 
+std::string vtepText(const RemoteNodeConfig& node) {
+  return node.vtep6 ? node.vtep6->toString() : node.vtep.toString();
+}
+
+bool parseVtep(std::string_view text, RemoteNodeConfig& node) {
+  if (auto v6 = Ipv6Address::parse(text)) {
+    node.vtep = Ipv4Address{};
+    node.vtep6 = *v6;
+    return true;
+  }
+  auto v4 = Ipv4Address::parse(text);
+  if (!v4) return false;
+  node.vtep = *v4;
+  node.vtep6.reset();
+  return true;
+}
+
 absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
-                                     std::optional<Ipv4Address> our_vtep) {
+                                     std::optional<Ipv4Address> our_vtep, std::optional<Ipv6Address> our_vtep6) {
   // A Kubernetes Node's name (a DNS subdomain) fits, so the node controller
   // can use it as it is.
   if (node.name.empty() || node.name.size() > 253 ||
       node.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)
     return absl::InvalidArgumentError(absl::StrCat("name: '", node.name, "' is not 1-253 of [a-z0-9.-]"));
-  if (node.vtep.value == 0 || (node.vtep.value >> 28) >= 14)
-    return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is not a unicast address"));
-  if (our_vtep && node.vtep == *our_vtep)
-    return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is this node's own VTEP"));
+  if (node.vtep6) {
+    if (!isUnicastVtep6(*node.vtep6))
+      return absl::InvalidArgumentError(
+          absl::StrCat("vtep: ", node.vtep6->toString(), " is not a global or unique-local unicast address"));
+    if (our_vtep)
+      return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep6->toString(),
+                                                     " is IPv6 but this node's underlay is IPv4 (vtep ",
+                                                     our_vtep->toString(), "); one family per underlay"));
+    if (our_vtep6 && *node.vtep6 == *our_vtep6)
+      return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep6->toString(), " is this node's own VTEP"));
+  } else {
+    if (node.vtep.value == 0 || (node.vtep.value >> 28) >= 14)
+      return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is not a unicast address"));
+    if (our_vtep6)
+      return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(),
+                                                     " is IPv4 but this node's underlay is IPv6 (vtep ",
+                                                     our_vtep6->toString(), "); one family per underlay"));
+    if (our_vtep && node.vtep == *our_vtep)
+      return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is this node's own VTEP"));
+  }
   if (node.pod_cidrs.empty() && node.pod_cidrs_v6.empty())
     return absl::InvalidArgumentError("pod_cidrs: at least one is required");
   if (absl::Status s = checkOwnCidrs(node.pod_cidrs, std::optional<Ipv4Cidr>(ours.v4)); !s.ok()) return s;
@@ -148,12 +208,13 @@ absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const LocalPo
 }
 
 absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
-                                std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others) {
-  if (absl::Status s = validateRemoteNodeAlone(node, ours, our_vtep); !s.ok()) return s;
+                                std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others,
+                                std::optional<Ipv6Address> our_vtep6) {
+  if (absl::Status s = validateRemoteNodeAlone(node, ours, our_vtep, our_vtep6); !s.ok()) return s;
   for (const RemoteNodeConfig& o : others) {
     if (o.name == node.name) continue;
-    if (o.vtep == node.vtep)
-      return absl::AlreadyExistsError(absl::StrCat("vtep: ", node.vtep.toString(), " belongs to node ", o.name));
+    if (o.vtep == node.vtep && o.vtep6 == node.vtep6)
+      return absl::AlreadyExistsError(absl::StrCat("vtep: ", vtepText(node), " belongs to node ", o.name));
     if (absl::Status s = checkOtherCidrs(node.pod_cidrs, o.pod_cidrs, o.name); !s.ok()) return s;
     if (absl::Status s = checkOtherCidrs(node.pod_cidrs_v6, o.pod_cidrs_v6, o.name); !s.ok()) return s;
   }
@@ -187,12 +248,14 @@ absl::Status applyOverlayJson(const std::string& key, const nlohmann::json& valu
 absl::Status validateOverlay(const OverlayConfig& c, const LocalPodCidrs& ours) {
   if (!c.remote_nodes.empty() && !c.uplink) return invalid("remote-nodes", "need an uplink");
   std::optional<Ipv4Address> vtep;
-  if (c.uplink) vtep = c.uplink->vtep;
+  std::optional<Ipv6Address> vtep6;
+  if (c.uplink && c.uplink->vtep6) vtep6 = c.uplink->vtep6;
+  else if (c.uplink) vtep = c.uplink->vtep;
   std::vector<RemoteNodeConfig> seen;
   for (const RemoteNodeConfig& n : c.remote_nodes) {
     for (const RemoteNodeConfig& o : seen)
       if (o.name == n.name) return invalid("remote-nodes", absl::StrCat("node ", n.name, " is listed twice"));
-    if (absl::Status s = validateRemoteNode(n, ours, vtep, seen); !s.ok())
+    if (absl::Status s = validateRemoteNode(n, ours, vtep, seen, vtep6); !s.ok())
       return invalid(absl::StrCat("remote-nodes[", n.name, "]"), std::string(s.message()));
     seen.push_back(n);
   }

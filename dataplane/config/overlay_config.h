@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/net_address.h"
@@ -33,19 +34,30 @@ struct UplinkConfig {
   // next_hop. Without one, every VTEP is on-link unless next_hop is set.
   Ipv4Address vtep;
   uint8_t vtep_prefix = 32;
+  // An IPv6 VTEP instead ("vtep": "fd00:77::1/64"): the underlay is IPv6,
+  // every remote VTEP must be IPv6 too (one family per node's underlay), and
+  // next hops are resolved by neighbor discovery. `vtep` stays 0.0.0.0.
+  std::optional<Ipv6Address> vtep6;
+  uint8_t vtep6_prefix = 128;
   // Uplink MAC; unset: the device's own.
   std::optional<MacAddress> mac;
-  // Router toward VTEPs outside our subnet.
+  // Router toward VTEPs outside our subnet, of our VTEP's family.
   std::optional<Ipv4Address> next_hop;
+  std::optional<Ipv6Address> next_hop6;
   // The uplink's IP MTU; the overlay MTU is this minus the 50 bytes of outer
-  // headers (1500 -> 1450, as the Linux kernel's VXLAN default).
+  // headers (1500 -> 1450, as the Linux kernel's VXLAN default), or 70 on an
+  // IPv6 underlay (1500 -> 1430, as the kernel's VXLAN over IPv6).
   uint32_t mtu = 1500;
+  // IPv4 next hops only (an IPv6 underlay resolves every next hop).
   std::vector<StaticNeighbor> static_neighbors;
 };
 
 struct RemoteNodeConfig {
   std::string name;
-  Ipv4Address vtep;
+  Ipv4Address vtep;  // 0.0.0.0 when vtep6 is set
+  // An IPv6 VTEP (the config file's, the API's and the checkpoint's "vtep"
+  // of that family): only for a node whose own underlay is IPv6.
+  std::optional<Ipv6Address> vtep6;
   std::vector<Ipv4Cidr> pod_cidrs;
   // Its IPv6 pod CIDRs, carried over the same IPv4 underlay (in the config
   // file, the API and the checkpoint they share one list with the IPv4 ones,
@@ -67,6 +79,12 @@ struct LocalPodCidrs {
   std::optional<Ipv6Cidr> v6;  // pod-cidr-v6, when set
 };
 
+// A remote node's VTEP as text, whichever family.
+std::string vtepText(const RemoteNodeConfig& node);
+// Parses a VTEP of either family into node.vtep / node.vtep6; false if the
+// text is neither an IPv4 nor an IPv6 address.
+bool parseVtep(std::string_view text, RemoteNodeConfig& node);
+
 struct OverlayConfig {
   std::optional<UplinkConfig> uplink;  // unset: single node, no overlay
   uint32_t vni = 1;                    // 1..16777215
@@ -86,14 +104,18 @@ absl::Status parseRemoteNode(const nlohmann::json& value, const std::string& whe
 // The checks of validateRemoteNode that need no other node: name, VTEP, its
 // own CIDRs against ours and each other (per family). The overlay's table
 // checks the rest against its indexes (a node at a time against thousands).
+// our_vtep6: our VTEP on an IPv6 underlay. With either VTEP given, a remote
+// VTEP of the other family is refused (one family per underlay).
 absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
-                                     std::optional<Ipv4Address> our_vtep);
+                                     std::optional<Ipv4Address> our_vtep,
+                                     std::optional<Ipv6Address> our_vtep6 = std::nullopt);
 
 // Checks one remote node against this node's settings and the other nodes:
 // a name (1-253 of [a-z0-9.-], as a Kubernetes Node's), a unicast VTEP that is not ours, at least one
 // pod CIDR (of either family), none overlapping our pod CIDR of its family or another node's.
 absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
-                                std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others);
+                                std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others,
+                                std::optional<Ipv6Address> our_vtep6 = std::nullopt);
 
 // Cross-field checks after the whole file is read.
 absl::Status validateOverlay(const OverlayConfig& c, const LocalPodCidrs& ours);

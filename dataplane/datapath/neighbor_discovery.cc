@@ -55,7 +55,7 @@ uint16_t icmpv6Checksum(const uint8_t* src, const uint8_t* dst, const uint8_t* b
 }
 
 NdVerdict answerNeighborDiscovery(const Ipv6PodNet& net, const uint8_t gateway_mac[6], uint8_t* frame, uint32_t len,
-                                  uint32_t room, uint32_t* new_len) {
+                                  uint32_t room, uint32_t* new_len, bool router) {
   if (len < kEthLen + kIpv6Len + 4) return drop(DropReason::kNdMalformed);
   uint8_t* ip = frame + kEthLen;
   if ((ip[0] >> 4) != 6) return drop(DropReason::kNdMalformed);
@@ -114,7 +114,7 @@ NdVerdict answerNeighborDiscovery(const Ipv6PodNet& net, const uint8_t gateway_m
   icmp[0] = kIcmpv6NeighborAdvertisement;
   icmp[1] = 0;
   icmp[2] = icmp[3] = 0;
-  icmp[4] = static_cast<uint8_t>((for_gateway ? kFlagRouter : 0) | (dad ? 0 : kFlagSolicited) | kFlagOverride);
+  icmp[4] = static_cast<uint8_t>((for_gateway && router ? kFlagRouter : 0) | (dad ? 0 : kFlagSolicited) | kFlagOverride);
   icmp[5] = icmp[6] = icmp[7] = 0;
   std::memcpy(icmp + 8, asked, 16);
   icmp[24] = kOptionTargetLinkLayer;

@@ -68,8 +68,10 @@ struct NdVerdict {
 // in place. `room` is how many bytes from frame may be written (at least
 // len; the advertisement needs kNeighborAdvertisementFrameLen). Reads only
 // frame[0, len).
+// router=false clears the advertisement's Router flag for the gateway's
+// addresses too (an IPv6 underlay's VTEP answering for itself is a host).
 NdVerdict answerNeighborDiscovery(const Ipv6PodNet& net, const uint8_t gateway_mac[6], uint8_t* frame, uint32_t len,
-                                  uint32_t room, uint32_t* new_len);
+                                  uint32_t room, uint32_t* new_len, bool router = true);
 
 // RFC 1071 sum of the ICMPv6 pseudo-header (RFC 8200 section 8.1) and the
 // message body[0, body_len), as the checksum field should hold it (a

@@ -16,6 +16,8 @@
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/overlay_tables.h"
 #include "dataplane/datapath/vxlan_decap.h"
+#include "dataplane/datapath/vxlan_decap6.h"
+#include "dataplane/datapath/forwarding_table_v6.h"
 
 namespace sluice::vxlan {
 
@@ -35,12 +37,21 @@ struct alignas(64) OverlayCounters {
 struct OverlaySnapshot {
   bool enabled = false;             // false: no uplink; everything below unused
   uint16_t uplink_port = kInvalidPort;  // the uplink's port number
-  DecapConfig decap;                // our VTEP and VNI
+  DecapConfig decap;                // our VTEP and VNI (IPv4 underlay)
+  // An IPv6 underlay (our VTEP and every remote one IPv6): the uplink
+  // stage and the encap action take their IPv6 branch, chosen once per
+  // burst or run, never per packet.
+  bool underlay_ipv6 = false;
+  DecapConfig6 decap6;              // our IPv6 VTEP and VNI
+  // What neighbor solicitations on the uplink are answered for: our IPv6
+  // VTEP and the uplink MAC's link-local address (as a /128 "pod network"
+  // whose only address is the VTEP, for answerNeighborDiscovery).
+  Ipv6PodNet vtep_nd;
   rte_ether_addr vtep_mac{};        // the uplink's MAC (ARP replies for the VTEP)
-  uint32_t overlay_mtu = 0;         // largest inner IPv4 packet (uplink MTU - 50)
+  uint32_t overlay_mtu = 0;         // largest inner IP packet (uplink MTU - 50, IPv6 underlay - 70)
   bool tx_ip_checksum_offload = false;  // the uplink fills outer IPv4 checksums
   std::shared_ptr<const OverlayTables> tables;  // shared by all PMDs of a version
-  rte_ring* arp_punt = nullptr;     // ARP replies for control (MP enqueue, control dequeues)
+  rte_ring* arp_punt = nullptr;     // ARP replies (IPv6: neighbor advertisements) for control (MP enqueue, control dequeues)
   OverlayCounters* counters = nullptr;  // this PMD's block
 };
 

@@ -119,8 +119,9 @@ class Pmd {
   uint16_t takeActions(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint32_t key_hash,
                        uint16_t in_port, uint64_t now);
   // The encap action over a run of one megaflow's packets, inner IPv4 or
-  // IPv6 (pmd_actions.h); returns how many were dropped.
-  template <bool kInnerIpv6>
+  // IPv6, over an IPv4 or (kOuterIpv6) IPv6 underlay (pmd_actions.h);
+  // returns how many were dropped.
+  template <bool kInnerIpv6, bool kOuterIpv6>
   uint16_t encapRun(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint32_t key_hash,
                     uint16_t in_port, uint64_t now);
   // Frees a packet, counted under its drop reason (pmd_actions.h).

@@ -17,14 +17,14 @@ namespace sluice {
   rte_pktmbuf_free(m);
 }
 
-template <bool kInnerIpv6>
+template <bool kInnerIpv6, bool kOuterIpv6>
 [[gnu::always_inline]] inline uint16_t Pmd::encapRun(const flow::MegaflowActions& a, rte_mbuf* const* pkts,
                                                      uint16_t count, uint32_t key_hash, uint16_t in_port,
                                                      uint64_t now) {
   uint16_t dropped = 0;
   for (uint16_t i = 0; i < count; ++i) {
     DropReason reason{};  // set by encapOne when it drops
-    const uint16_t next = vxlan::encapOne<kInnerIpv6>(snap_->overlay, snap_->gateway_mac, pkts[i],
+    const uint16_t next = vxlan::encapOne<kInnerIpv6, kOuterIpv6>(snap_->overlay, snap_->gateway_mac, pkts[i],
                                                       static_cast<uint16_t>(a.arg), key_hash, &reason);
     if (next == kNextDrop) {
       if (reason == DropReason::kOverlayMtuExceeded) [[unlikely]] {
@@ -64,9 +64,14 @@ template <bool kMayEncap>
   }
   if constexpr (kMayEncap) {
     if (a.kind == flow::MegaflowActions::Kind::kEncap) {
-      // The inner family once per run, as the output action tests it.
-      if (a.rewrite_flags & kRewriteL3) return encapRun<false>(a, pkts, count, key_hash, in_port, now);
-      return encapRun<true>(a, pkts, count, key_hash, in_port, now);
+      // The inner family once per run, as the output action tests it, and
+      // the underlay's likewise.
+      if (snap_->overlay.underlay_ipv6) [[unlikely]] {
+        if (a.rewrite_flags & kRewriteL3) return encapRun<false, true>(a, pkts, count, key_hash, in_port, now);
+        return encapRun<true, true>(a, pkts, count, key_hash, in_port, now);
+      }
+      if (a.rewrite_flags & kRewriteL3) return encapRun<false, false>(a, pkts, count, key_hash, in_port, now);
+      return encapRun<true, false>(a, pkts, count, key_hash, in_port, now);
     }
   }
   const auto reason = static_cast<DropReason>(a.drop_reason);

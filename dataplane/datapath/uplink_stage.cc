@@ -38,6 +38,8 @@ ArpVerdict handleArp(const OverlaySnapshot& ov, rte_mbuf* m) {
 
 uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, TunnelMeta* meta,
                        UplinkRxOut& out) {
+  if (ov.underlay_ipv6) [[unlikely]]
+    return uplinkRxBurst6(ov, pkts, n, meta, out);  // once per burst: IPv4 pays this test alone
   out.n_drop = out.n_reply = out.n_punted = 0;
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
   const OverlayTables& tables = *ov.tables;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <rte_ether.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 
 #include <cstdint>
@@ -33,8 +34,8 @@ struct TunnelMeta {
 
 struct UplinkRxOut {
   uint16_t n_drop = 0;
-  uint16_t n_reply = 0;   // ARP replies (built in place) to send on the uplink
-  uint16_t n_punted = 0;  // ARP replies for our VTEP handed to control
+  uint16_t n_reply = 0;   // ARP replies / neighbor advertisements (built in place) to send on the uplink
+  uint16_t n_punted = 0;  // ARP replies / neighbor advertisements for our VTEP handed to control
   rte_mbuf* drop[kBurstSize];
   DropReason reason[kBurstSize];
   rte_mbuf* reply[kBurstSize];
@@ -43,6 +44,15 @@ struct UplinkRxOut {
 // Returns how many packets were decapsulated (now pkts[0..ret)).
 uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, TunnelMeta* meta,
                        UplinkRxOut& out);
+// The same stage on an IPv6 underlay (uplink_stage6.cc; uplinkRxBurst
+// hands the burst over): VXLAN over IPv6 from known remote VTEPs, their UDP
+// checksums verified, each packet's TunnelMeta carrying its tunnel's
+// tunnelKeyId as src_be and 0 as dst_be (so offload, which would match an
+// outer IPv4 header, refuses these megaflows); neighbor solicitations for our
+// VTEP answered in place (in `reply`); neighbor advertisements punted to
+// control's neighbor table (the ARP punt ring).
+uint16_t uplinkRxBurst6(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, TunnelMeta* meta,
+                        UplinkRxOut& out);
 
 // Bit i set: packet i came through another tunnel than packet i - 1, so it
 // cannot continue i - 1's run of one key (flow::extractFlowKeyRuns' breaks).
@@ -74,15 +84,21 @@ inline void applyTunnelMeta(const TunnelMeta* meta, const flow::PacketRun* runs,
 // The encap action for a validated untagged IPv4 frame with TTL >= 2, or
 // (kInnerIpv6) IPv6 frame with hop limit >= 2: inner L3 rewrite (Ethernet
 // source := gateway MAC, destination := the remote's inner MAC, TTL or hop
-// limit - 1) and the tunnel's outer headers prepended (the same IPv4
-// underlay for both). Returns the uplink's port number, or kInvalidPort
-// with *reason (unresolved next hop, over the overlay MTU, no headroom).
-// Inline: once per encapsulated packet; the family is a template argument
-// so that IPv4 pays no test for IPv6 (the caller picks once per run).
-template <bool kInnerIpv6 = false>
+// limit - 1) and the tunnel's outer headers prepended: IPv4 (50 bytes) or,
+// kOuterIpv6, IPv6 (70 bytes, with the UDP checksum summed over every
+// segment of a chained mbuf). Returns the uplink's port number, or
+// kInvalidPort with *reason (unresolved next hop, over the overlay MTU, no
+// headroom). Inline: once per encapsulated packet; both families are
+// template arguments so that IPv4 pays no test for IPv6 (the caller picks
+// once per run).
+template <bool kInnerIpv6 = false, bool kOuterIpv6 = false>
 inline uint16_t encapOne(const OverlaySnapshot& ov, const rte_ether_addr& gateway_mac, rte_mbuf* m, uint16_t tunnel,
                          uint32_t flow_hash, DropReason* reason) {
-  const EncapTemplate& t = ov.tables->tunnel(tunnel);
+  const auto& t = [&]() -> const auto& {
+    if constexpr (kOuterIpv6) return ov.tables->tunnel6(tunnel);
+    else return ov.tables->tunnel(tunnel);
+  }();
+  constexpr uint32_t kOuter = kOuterIpv6 ? kOuterLen6 : kOuterLen;
   if (!t.valid) {
     *reason = DropReason::kNeighborUnresolved;
     return kNextDrop;
@@ -93,7 +109,7 @@ inline uint16_t encapOne(const OverlaySnapshot& ov, const rte_ether_addr& gatewa
     *reason = DropReason::kOverlayMtuExceeded;
     return kNextDrop;
   }
-  if (rte_pktmbuf_headroom(m) < kOuterLen) {
+  if (rte_pktmbuf_headroom(m) < kOuter) {
     *reason = DropReason::kEncapNoHeadroom;
     return kNextDrop;
   }
@@ -109,9 +125,20 @@ inline uint16_t encapOne(const OverlaySnapshot& ov, const rte_ether_addr& gatewa
   std::memcpy(&eth->dst_addr, t.inner_dst, RTE_ETHER_ADDR_LEN);
   eth->src_addr = gateway_mac;
 
-  auto* outer = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, kOuterLen));
-  writeOuterHeaders(t, inner_len, flow_hash, !ov.tx_ip_checksum_offload, outer);
-  if (ov.tx_ip_checksum_offload) {
+  if constexpr (kOuterIpv6) {
+    // The inner frame's sum after its rewrite, over every segment (the
+    // first segment's data_len is not the frame when mbufs are chained).
+    uint16_t inner_sum = 0;
+    (void)rte_raw_cksum_mbuf(m, 0, inner_len, &inner_sum);  // fails only for a range past pkt_len
+    auto* outer = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, kOuter));
+    // rte_raw_cksum sums words as the CPU loads them; the template sums
+    // them big-endian (a one's complement sum swaps with its words).
+    writeOuterHeaders6(t, inner_len, flow_hash, rte_be_to_cpu_16(inner_sum), outer);
+  } else {
+    auto* outer = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, kOuter));
+    writeOuterHeaders(t, inner_len, flow_hash, !ov.tx_ip_checksum_offload, outer);
+  }
+  if (!kOuterIpv6 && ov.tx_ip_checksum_offload) {
     // Metadata writes only where the value changes (a vhost mbuf arrives
     // with these zero; a recycled one may already hold them).
     constexpr uint64_t kFlags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;

@@ -134,6 +134,24 @@ TEST(NodeParser, AnnotationRoundTrips) {
   EXPECT_EQ(*p.vtep, v);
 }
 
+// An IPv6 underlay's node publishes an IPv6 VTEP under the same version;
+// a VTEP of neither family is a bad annotation.
+TEST(NodeParser, Ipv6VtepAnnotationRoundTrips) {
+  VtepInfo v;
+  v.vtep6 = *Ipv6Address::parse("fd00:77::9");
+  v.mac = *MacAddress::parse("02:aa:bb:cc:dd:ee");
+  v.vni = 4096;
+  const std::string text = formatVtepAnnotation(v);
+  EXPECT_EQ(text, R"({"mac":"02:aa:bb:cc:dd:ee","version":1,"vni":4096,"vtep":"fd00:77::9"})");
+  ParsedVtep p = parseVtepAnnotation(text);
+  ASSERT_TRUE(p.vtep) << p.error;
+  EXPECT_EQ(*p.vtep, v);
+  EXPECT_EQ(p.vtep->vtep, Ipv4Address{});
+  ParsedVtep bad = parseVtepAnnotation(R"({"mac":"02:aa:bb:cc:dd:ee","version":1,"vni":4096,"vtep":"fd00::/64"})");
+  EXPECT_FALSE(bad.vtep);
+  EXPECT_EQ(bad.error, "\"vtep\" is not an IPv4 or IPv6 address");
+}
+
 TEST(NodeParser, Rfc3339) {
   EXPECT_EQ(std::chrono::system_clock::to_time_t(*parseRfc3339("1970-01-02T00:00:00Z")), 86400);
   EXPECT_EQ(std::chrono::system_clock::to_time_t(*parseRfc3339("1970-01-02T01:00:00.123+01:00")), 86400);

@@ -136,6 +136,25 @@ TEST(ReconcilePlan, Ipv6PodCidrsAreCarriedAndRefusedPerFamily) {
 // The plan's overlap search against what it took before, over random
 // prefixes of 16 to 28 bits (and nodes with two), checked against comparing
 // with every prefix taken.
+// IPv6 VTEPs are carried to the table as they are, and two nodes claiming
+// one IPv6 VTEP are a VTEP conflict as with IPv4.
+TEST(ReconcilePlan, Ipv6VtepsAreCarriedAndConflictsFound) {
+  auto v6node = [](const std::string& name, const std::string& vtep, const std::string& cidr) {
+    KubeNode n = kubeNode(name, "0.0.0.0", cidr);
+    n.vtep->vtep = Ipv4Address{};
+    n.vtep->vtep6 = *Ipv6Address::parse(vtep);
+    return n;
+  };
+  const Plan p = planReconcile(input({v6node("a", "fd00:77::2", "10.244.1.0/24"),
+                                      v6node("b", "fd00:77::2", "10.244.2.0/24"),
+                                      v6node("c", "fd00:77::3", "10.244.3.0/24")},
+                                     {}));
+  ASSERT_EQ(names(p.add), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(p.add[0].vtep6, Ipv6Address::parse("fd00:77::2"));
+  EXPECT_EQ(p.add[0].vtepText(), "fd00:77::2");
+  EXPECT_EQ(skips(p).at("b"), LeftOut::kVtepConflict);
+}
+
 TEST(ReconcilePlan, OverlapSearchAgreesWithComparingAgainstEveryClaim) {
   uint64_t seed = 0x9e3779b97f4a7c15ull;
   auto next = [&] {

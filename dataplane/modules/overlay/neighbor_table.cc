@@ -2,13 +2,15 @@
 
 namespace sluice {
 
-void NeighborTable::setStatic(Ipv4Address ip, MacAddress mac) {
+template <typename Addr>
+void BasicNeighborTable<Addr>::setStatic(Addr ip, MacAddress mac) {
   Entry& e = entries_[ip];
   e.mac = mac;
   e.is_static = true;
 }
 
-bool NeighborTable::setWanted(const std::set<Ipv4Address>& ips) {
+template <typename Addr>
+bool BasicNeighborTable<Addr>::setWanted(const std::set<Addr>& ips) {
   bool changed = false;
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (!it->second.is_static && !ips.contains(it->first)) {
@@ -18,11 +20,12 @@ bool NeighborTable::setWanted(const std::set<Ipv4Address>& ips) {
       ++it;
     }
   }
-  for (Ipv4Address ip : ips) entries_.try_emplace(ip);
+  for (const Addr& ip : ips) entries_.try_emplace(ip);
   return changed;
 }
 
-NeighborTable::Learned NeighborTable::learn(Ipv4Address ip, MacAddress mac, Clock::time_point now) {
+template <typename Addr>
+typename BasicNeighborTable<Addr>::Learned BasicNeighborTable<Addr>::learn(Addr ip, MacAddress mac, Clock::time_point now) {
   auto it = entries_.find(ip);
   if (it == entries_.end()) return {false, ArpRefusal::kNotANextHop};
   Entry& e = it->second;
@@ -35,15 +38,17 @@ NeighborTable::Learned NeighborTable::learn(Ipv4Address ip, MacAddress mac, Cloc
   return {changed, std::nullopt};
 }
 
-NeighborTable::State NeighborTable::stateOf(const Entry& e, Clock::time_point now) const {
+template <typename Addr>
+NeighborState BasicNeighborTable<Addr>::stateOf(const Entry& e, Clock::time_point now) const {
   if (e.is_static) return State::kStatic;
   if (!e.mac) return State::kIncomplete;
   return now - e.confirmed < timing_.reachable_time ? State::kReachable : State::kStale;
 }
 
-std::vector<Ipv4Address> NeighborTable::due(Clock::time_point now, bool* changed) {
+template <typename Addr>
+std::vector<Addr> BasicNeighborTable<Addr>::due(Clock::time_point now, bool* changed) {
   *changed = false;
-  std::vector<Ipv4Address> out;
+  std::vector<Addr> out;
   for (auto& [ip, e] : entries_) {
     const State s = stateOf(e, now);
     if (s == State::kStatic || s == State::kReachable) continue;
@@ -62,19 +67,22 @@ std::vector<Ipv4Address> NeighborTable::due(Clock::time_point now, bool* changed
   return out;
 }
 
-std::optional<MacAddress> NeighborTable::lookup(Ipv4Address ip) const {
+template <typename Addr>
+std::optional<MacAddress> BasicNeighborTable<Addr>::lookup(const Addr& ip) const {
   auto it = entries_.find(ip);
   if (it == entries_.end()) return std::nullopt;
   return it->second.mac;
 }
 
-std::optional<NeighborTable::State> NeighborTable::state(Ipv4Address ip, Clock::time_point now) const {
+template <typename Addr>
+std::optional<NeighborState> BasicNeighborTable<Addr>::state(const Addr& ip, Clock::time_point now) const {
   auto it = entries_.find(ip);
   if (it == entries_.end()) return std::nullopt;
   return stateOf(it->second, now);
 }
 
-std::vector<NeighborTable::View> NeighborTable::list(Clock::time_point now) const {
+template <typename Addr>
+std::vector<typename BasicNeighborTable<Addr>::View> BasicNeighborTable<Addr>::list(Clock::time_point now) const {
   std::vector<View> out;
   for (const auto& [ip, e] : entries_) {
     View v;
@@ -88,6 +96,9 @@ std::vector<NeighborTable::View> NeighborTable::list(Clock::time_point now) cons
   return out;
 }
 
+template class BasicNeighborTable<Ipv4Address>;
+template class BasicNeighborTable<Ipv6Address>;
+
 const char* arpRefusalName(ArpRefusal r) {
   switch (r) {
 #define SLUICE_ARP_REFUSAL(e, name, what) \
@@ -98,12 +109,12 @@ const char* arpRefusalName(ArpRefusal r) {
   return "?";
 }
 
-std::string neighborStateName(NeighborTable::State s) {
+std::string neighborStateName(NeighborState s) {
   switch (s) {
-    case NeighborTable::State::kIncomplete: return "incomplete";
-    case NeighborTable::State::kReachable: return "reachable";
-    case NeighborTable::State::kStale: return "stale";
-    case NeighborTable::State::kStatic: return "static";
+    case NeighborState::kIncomplete: return "incomplete";
+    case NeighborState::kReachable: return "reachable";
+    case NeighborState::kStale: return "stale";
+    case NeighborState::kStatic: return "static";
   }
   return "?";
 }

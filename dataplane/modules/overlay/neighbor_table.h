@@ -1,6 +1,8 @@
 // The uplink's neighbor table: next-hop IPv4 -> MAC, resolved by ARP that
 // sluiced sends and answers itself (the uplink belongs to DPDK, not to the
-// kernel). Pure state machine over an injected clock, so tests step time
+// kernel), or on an IPv6 underlay next-hop IPv6 -> MAC by neighbor
+// discovery (solicitations and advertisements in ARP's places, the same
+// states, timers and refusals). Pure state machine over an injected clock, so tests step time
 // instead of sleeping. Control thread only (within the control core's changes).
 //
 // Per wanted address: incomplete (no MAC; asked every retry interval) ->
@@ -51,26 +53,30 @@ struct NeighborTiming {
   std::chrono::steady_clock::duration stale_time = std::chrono::seconds(3);
 };
 
-class NeighborTable {
+enum class NeighborState { kIncomplete, kReachable, kStale, kStatic };
+
+// Addr: Ipv4Address (ARP) or Ipv6Address (neighbor discovery).
+template <typename Addr>
+class BasicNeighborTable {
  public:
   using Clock = std::chrono::steady_clock;
   using Timing = NeighborTiming;
-  enum class State { kIncomplete, kReachable, kStale, kStatic };
+  using State = NeighborState;
   struct View {
-    Ipv4Address ip;
+    Addr ip;
     std::optional<MacAddress> mac;
     State state = State::kIncomplete;
     double age_seconds = 0;   // since the MAC was last confirmed (0 if none)
     uint64_t requests = 0;    // ARP requests sent for it
   };
 
-  explicit NeighborTable(Timing timing = Timing()) : timing_(timing) {}
+  explicit BasicNeighborTable(Timing timing = Timing()) : timing_(timing) {}
 
-  void setStatic(Ipv4Address ip, MacAddress mac);
+  void setStatic(Addr ip, MacAddress mac);
   // The addresses to resolve (next hops of the remote nodes): new ones start
   // incomplete and are due at once; entries no longer wanted are forgotten
   // (static ones stay). Returns whether a MAC became unknown or known.
-  bool setWanted(const std::set<Ipv4Address>& ips);
+  bool setWanted(const std::set<Addr>& ips);
   // What an ARP reply did: whether the usable MAC changed, or why it was
   // refused (not a wanted address, a static entry, or no request of ours
   // awaiting a reply: each request is answered by the first reply only).
@@ -79,15 +85,15 @@ class NeighborTable {
     std::optional<ArpRefusal> refused;
   };
   // An ARP reply (already checked to be addressed to us) from ip with mac.
-  Learned learn(Ipv4Address ip, MacAddress mac, Clock::time_point now);
+  Learned learn(Addr ip, MacAddress mac, Clock::time_point now);
   // Addresses to send an ARP request for now (marks them asked). Also
   // forgets MACs stale beyond stale_time; *changed says whether any did.
-  std::vector<Ipv4Address> due(Clock::time_point now, bool* changed);
+  std::vector<Addr> due(Clock::time_point now, bool* changed);
   // The usable MAC (reachable, stale or static).
-  std::optional<MacAddress> lookup(Ipv4Address ip) const;
+  std::optional<MacAddress> lookup(const Addr& ip) const;
   // The state of one address (nullopt when it is no entry): what list()
   // says of it, without listing every entry.
-  std::optional<State> state(Ipv4Address ip, Clock::time_point now) const;
+  std::optional<State> state(const Addr& ip, Clock::time_point now) const;
   std::vector<View> list(Clock::time_point now) const;
 
  private:
@@ -103,9 +109,14 @@ class NeighborTable {
   State stateOf(const Entry& e, Clock::time_point now) const;
 
   Timing timing_;
-  std::map<Ipv4Address, Entry> entries_;
+  std::map<Addr, Entry> entries_;
 };
 
-std::string neighborStateName(NeighborTable::State s);
+extern template class BasicNeighborTable<Ipv4Address>;
+extern template class BasicNeighborTable<Ipv6Address>;
+using NeighborTable = BasicNeighborTable<Ipv4Address>;
+using NeighborTable6 = BasicNeighborTable<Ipv6Address>;
+
+std::string neighborStateName(NeighborState s);
 
 }  // namespace sluice

@@ -9,17 +9,21 @@
 #include "common/cidr_overlap.h"
 #include "common/log.h"
 #include "dataplane/modules/overlay/arp_frames.h"
+#include "dataplane/modules/overlay/nd_frames.h"
 
 namespace sluice {
 namespace {
 
 constexpr uint16_t kArpOpReply = 2;  // RFC 826 ar$op
 
-MacAddress innerMacOf(const RemoteNodeConfig& n) { return n.mac ? *n.mac : MacAddress::fromIpv4(n.vtep); }
+MacAddress innerMacOf(const RemoteNodeConfig& n) {
+  if (n.mac) return *n.mac;
+  return n.vtep6 ? MacAddress::fromIpv6(*n.vtep6) : MacAddress::fromIpv4(n.vtep);
+}
 
 bool sameNode(const RemoteNodeConfig& a, const RemoteNodeConfig& b) {
-  return a.name == b.name && a.vtep == b.vtep && a.pod_cidrs == b.pod_cidrs && a.pod_cidrs_v6 == b.pod_cidrs_v6 &&
-         innerMacOf(a) == innerMacOf(b);
+  return a.name == b.name && a.vtep == b.vtep && a.vtep6 == b.vtep6 && a.pod_cidrs == b.pod_cidrs &&
+         a.pod_cidrs_v6 == b.pod_cidrs_v6 && innerMacOf(a) == innerMacOf(b);
 }
 
 // The route of an IPv6 CIDR toward a tunnel, as the fast path's tables hold it.
@@ -50,7 +54,12 @@ std::optional<NodeSource> parseNodeSource(std::string_view name) {
 
 OverlayControl::OverlayControl(const OverlayConfig& config, const LocalPodCidrs& pod_cidr, UplinkIo& uplink,
                                uint16_t uplink_port, size_t n_pmds, NeighborTiming timing)
-    : config_(config), pod_cidr_(pod_cidr), uplink_(uplink), uplink_port_(uplink_port), neighbors_(timing) {
+    : config_(config),
+      pod_cidr_(pod_cidr),
+      uplink_(uplink),
+      uplink_port_(uplink_port),
+      neighbors_(timing),
+      neighbors6_(timing) {
   for (uint16_t t = 0; t < vxlan::kMaxTunnels; ++t) free_tunnels_.insert(free_tunnels_.end(), t);
   for (size_t p = 0; p < n_pmds; ++p) counters_.push_back(std::make_unique<vxlan::OverlayCounters>());
   for (const StaticNeighbor& s : config_.uplink->static_neighbors) neighbors_.setStatic(s.ip, s.mac);
@@ -66,12 +75,15 @@ OverlayControl::OverlayControl(const OverlayConfig& config, const LocalPodCidrs&
   rebuild();
 }
 
-uint32_t OverlayControl::overlayMtu() const { return config_.uplink->mtu - vxlan::kOuterLen; }
+uint32_t OverlayControl::overlayMtu() const {
+  return config_.uplink->mtu - (underlayIpv6() ? vxlan::kOuterLen6 : vxlan::kOuterLen);
+}
 
 OverlayView OverlayControl::view() {
   OverlayView v;
   v.enabled = true;
   v.vtep = config_.uplink->vtep;
+  v.vtep6 = config_.uplink->vtep6;
   v.vtep_mac = uplink_.mac();
   v.vni = config_.vni;
   v.overlay_mtu = overlayMtu();
@@ -90,6 +102,13 @@ Ipv4Address OverlayControl::nextHopFor(Ipv4Address vtep) const {
     if (subnet.contains(vtep)) return vtep;
   }
   return *u.next_hop;
+}
+
+Ipv6Address OverlayControl::nextHopFor6(const Ipv6Address& vtep) const {
+  const UplinkConfig& u = *config_.uplink;
+  if (!u.next_hop6) return vtep;
+  if (u.vtep6_prefix < 128 && Ipv6Cidr{*u.vtep6, u.vtep6_prefix}.contains(vtep)) return vtep;
+  return *u.next_hop6;
 }
 
 absl::StatusOr<NodeChange> OverlayControl::putNode(RemoteNodeConfig node, NodeSource source, bool replace) {
@@ -121,8 +140,13 @@ std::vector<absl::StatusOr<NodeChange>> OverlayControl::applyNodes(std::vector<N
 }
 
 absl::Status OverlayControl::conflicts(const RemoteNodeConfig& node) const {
-  if (auto it = by_vtep_.find(node.vtep); it != by_vtep_.end() && it->second != node.name)
+  if (node.vtep6) {
+    if (auto it = by_vtep6_.find(*node.vtep6); it != by_vtep6_.end() && it->second != node.name)
+      return absl::AlreadyExistsError(
+          absl::StrCat("vtep: ", node.vtep6->toString(), " belongs to node ", it->second));
+  } else if (auto it = by_vtep_.find(node.vtep); it != by_vtep_.end() && it->second != node.name) {
     return absl::AlreadyExistsError(absl::StrCat("vtep: ", node.vtep.toString(), " belongs to node ", it->second));
+  }
   for (const Ipv4Cidr& c : node.pod_cidrs) {
     const uint32_t first = c.network.value, last = c.broadcast().value;
     // Every claim starting at or before our last address that ends at or
@@ -151,19 +175,23 @@ absl::Status OverlayControl::conflicts(const RemoteNodeConfig& node) const {
 }
 
 void OverlayControl::index(const RemoteNodeConfig& node) {
-  by_vtep_[node.vtep] = node.name;
+  if (node.vtep6) by_vtep6_[*node.vtep6] = node.name;
+  else by_vtep_[node.vtep] = node.name;
   for (const Ipv4Cidr& c : node.pod_cidrs) by_cidr_[c.network.value] = {c.broadcast().value, c, node.name};
   for (const Ipv6Cidr& c : node.pod_cidrs_v6) by_cidr6_[c.network] = {lastAddress(c), c, node.name};
 }
 
 void OverlayControl::unindex(const RemoteNodeConfig& node) {
-  by_vtep_.erase(node.vtep);
+  if (node.vtep6) by_vtep6_.erase(*node.vtep6);
+  else by_vtep_.erase(node.vtep);
   for (const Ipv4Cidr& c : node.pod_cidrs) by_cidr_.erase(c.network.value);
   for (const Ipv6Cidr& c : node.pod_cidrs_v6) by_cidr6_.erase(c.network);
 }
 
 absl::StatusOr<NodeChange> OverlayControl::put(RemoteNodeConfig node, NodeSource source, bool replace) {
-  if (absl::Status s = validateRemoteNodeAlone(node, pod_cidr_, config_.uplink->vtep); !s.ok()) return s;
+  const std::optional<Ipv4Address> our_vtep =
+      underlayIpv6() ? std::nullopt : std::optional<Ipv4Address>(config_.uplink->vtep);
+  if (absl::Status s = validateRemoteNodeAlone(node, pod_cidr_, our_vtep, config_.uplink->vtep6); !s.ok()) return s;
   if (absl::Status s = conflicts(node); !s.ok()) return s;
   if (auto it = nodes_.find(node.name); it != nodes_.end()) {
     Node& existing = it->second;
@@ -179,8 +207,7 @@ absl::StatusOr<NodeChange> OverlayControl::put(RemoteNodeConfig node, NodeSource
     // it pick up the new header template with the next snapshot; routes and
     // decap matches change with the tables, and the caller's republish
     // revalidates the megaflows that no longer fit.
-    logInfo("remote node ", node.name, " changed: VTEP ", existing.cfg.vtep.toString(), " -> ",
-            node.vtep.toString());
+    logInfo("remote node ", node.name, " changed: VTEP ", vtepText(existing.cfg), " -> ", vtepText(node));
     unindex(existing.cfg);
     existing.cfg = std::move(node);
     index(existing.cfg);
@@ -191,7 +218,7 @@ absl::StatusOr<NodeChange> OverlayControl::put(RemoteNodeConfig node, NodeSource
   const uint16_t tunnel = *free_tunnels_.begin();
   free_tunnels_.erase(free_tunnels_.begin());
   baseline_[tunnel] = rawCounters(tunnel);
-  logInfo("remote node ", node.name, " added: VTEP ", node.vtep.toString(), ", tunnel ", tunnel);
+  logInfo("remote node ", node.name, " added: VTEP ", vtepText(node), ", tunnel ", tunnel);
   const std::string name = node.name;  // not node.name below: node is moved from
   Node& added = nodes_[name] = Node{std::move(node), tunnel, source, std::chrono::system_clock::now()};
   index(added.cfg);
@@ -223,16 +250,43 @@ std::vector<std::pair<RemoteNodeConfig, NodeSource>> OverlayControl::addedNodes(
 
 void OverlayControl::rebuild() {
   std::set<Ipv4Address> wanted;
-  for (const auto& [name, n] : nodes_) wanted.insert(nextHopFor(n.cfg.vtep));
+  std::set<Ipv6Address> wanted6;
+  for (const auto& [name, n] : nodes_) {
+    if (n.cfg.vtep6) wanted6.insert(nextHopFor6(*n.cfg.vtep6));
+    else wanted.insert(nextHopFor(n.cfg.vtep));
+  }
   neighbors_.setWanted(wanted);
+  neighbors6_.setWanted(wanted6);
 
   uint16_t count = 0;
   for (const auto& [name, n] : nodes_) count = std::max(count, static_cast<uint16_t>(n.tunnel + 1));
   std::vector<vxlan::OverlayTables::Tunnel> tunnels(count);
   std::vector<vxlan::RemoteRoute> routes;
   std::vector<vxlan::RemoteRoute6> routes6;
+  std::vector<vxlan::EncapTemplate6> templates6;
+  if (underlayIpv6()) templates6.resize(count);
   const MacAddress our_mac = uplink_.mac();
   for (const auto& [name, n] : nodes_) {
+    for (const Ipv4Cidr& c : n.cfg.pod_cidrs)
+      routes.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), n.tunnel});
+    for (const Ipv6Cidr& c : n.cfg.pod_cidrs_v6) routes6.push_back(routeOf(c, n.tunnel));
+    const MacAddress inner = innerMacOf(n.cfg);
+    if (underlayIpv6()) {
+      vxlan::EncapParams6 p{};
+      std::memcpy(p.src_mac, our_mac.bytes.data(), 6);
+      const std::optional<MacAddress> hop_mac = neighbors6_.lookup(nextHopFor6(*n.cfg.vtep6));
+      if (hop_mac) std::memcpy(p.dst_mac, hop_mac->bytes.data(), 6);
+      p.resolved = hop_mac.has_value();
+      std::memcpy(p.src_ip, config_.uplink->vtep6->bytes.data(), 16);
+      std::memcpy(p.dst_ip, n.cfg.vtep6->bytes.data(), 16);
+      p.vni = config_.vni;
+      std::memcpy(p.inner_dst, inner.bytes.data(), 6);
+      p.tunnel = n.tunnel;
+      tunnels[n.tunnel].vtep_be = vxlan::tunnelKeyId(n.tunnel);
+      tunnels[n.tunnel].vtep6 = n.cfg.vtep6->bytes;
+      templates6[n.tunnel] = vxlan::buildEncapTemplate6(p);
+      continue;
+    }
     vxlan::EncapParams p{};
     std::memcpy(p.src_mac, our_mac.bytes.data(), 6);
     const std::optional<MacAddress> hop_mac = neighbors_.lookup(nextHopFor(n.cfg.vtep));
@@ -241,18 +295,29 @@ void OverlayControl::rebuild() {
     p.src_ip_be = config_.uplink->vtep.networkOrder();
     p.dst_ip_be = n.cfg.vtep.networkOrder();
     p.vni = config_.vni;
-    const MacAddress inner = innerMacOf(n.cfg);
     std::memcpy(p.inner_dst, inner.bytes.data(), 6);
     p.tunnel = n.tunnel;
-    tunnels[n.tunnel] = {p.dst_ip_be, vxlan::buildEncapTemplate(p)};
-    for (const Ipv4Cidr& c : n.cfg.pod_cidrs)
-      routes.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), n.tunnel});
-    for (const Ipv6Cidr& c : n.cfg.pod_cidrs_v6) routes6.push_back(routeOf(c, n.tunnel));
+    tunnels[n.tunnel] = {p.dst_ip_be, vxlan::buildEncapTemplate(p), {}};
   }
-  tables_ = std::make_shared<const vxlan::OverlayTables>(std::move(tunnels), std::move(routes), std::move(routes6));
+  // An IPv6 underlay without nodes still needs its (empty) IPv6 tables.
+  if (underlayIpv6() && templates6.empty()) templates6.resize(1);
+  tables_ = std::make_shared<const vxlan::OverlayTables>(std::move(tunnels), std::move(routes), std::move(routes6),
+                                                         std::move(templates6));
 }
 
 bool OverlayControl::poll(Clock::time_point now) {
+  const bool changed = underlayIpv6() ? pollNd(now) : pollArp(now);
+  if (changed) rebuild();
+  return changed;
+}
+
+void OverlayControl::countRefusal(std::optional<ArpRefusal> refused) {
+  if (!refused) return;
+  ++arp_refused_[static_cast<size_t>(*refused)];
+  logDebug("neighbor frame from the uplink not learned from: ", arpRefusalName(*refused));
+}
+
+bool OverlayControl::pollArp(Clock::time_point now) {
   bool changed = false;
   const Ipv4Address vtep = config_.uplink->vtep;
   const MacAddress our_mac = uplink_.mac();
@@ -279,17 +344,53 @@ bool OverlayControl::poll(Clock::time_point now) {
         changed = true;
       }
     }
-    if (refused) {
-      ++arp_refused_[static_cast<size_t>(*refused)];
-      logDebug("ARP from the uplink not learned from: ", arpRefusalName(*refused));
-    }
+    countRefusal(refused);
   });
   bool forgot = false;
   for (Ipv4Address ip : neighbors_.due(now, &forgot)) {
-    if (absl::Status s = uplink_.send(buildArpRequest(uplink_.mac(), vtep, ip)); !s.ok())
+    if (absl::Status s = uplink_.send(buildArpRequest(our_mac, vtep, ip)); !s.ok())
       logWarning("ARP request for ", ip.toString(), ": ", s.message());
   }
-  if (changed || forgot) rebuild();
+  return changed || forgot;
+}
+
+// ARP's checks in neighbor discovery's terms: an advertisement (not a
+// solicitation or anything else), answering us (to our VTEP, or to the
+// all-nodes group only when unsolicited, which the table then refuses),
+// unicast to our MAC, a unicast target MAC, then the table's own checks (a
+// wanted next hop, not static, a solicitation of ours awaiting it).
+bool OverlayControl::pollNd(Clock::time_point now) {
+  bool changed = false;
+  const Ipv6Address vtep = *config_.uplink->vtep6;
+  const MacAddress our_mac = uplink_.mac();
+  uplink_.drainPunted([&](const uint8_t* data, size_t len) {
+    auto na = parseNeighborAdvertisement(data, len);
+    std::optional<ArpRefusal> refused;
+    if (!na) {
+      refused = ArpRefusal::kMalformed;
+    } else if (!na->solicited) {
+      refused = ArpRefusal::kNotAReply;
+    } else if (na->dst != vtep) {
+      refused = ArpRefusal::kNotToOurVtep;
+    } else if (na->eth_dst != our_mac) {
+      refused = ArpRefusal::kNotUnicastToUs;
+    } else if (na->target_mac.isMulticast() || na->target_mac.isZero()) {
+      refused = ArpRefusal::kBadSenderMac;
+    } else {
+      const NeighborTable6::Learned learned = neighbors6_.learn(na->target, na->target_mac, now);
+      refused = learned.refused;
+      if (learned.changed) {
+        logInfo("neighbor ", na->target.toString(), " is at ", na->target_mac.toString());
+        changed = true;
+      }
+    }
+    countRefusal(refused);
+  });
+  bool forgot = false;
+  for (const Ipv6Address& ip : neighbors6_.due(now, &forgot)) {
+    if (absl::Status s = uplink_.send(buildNeighborSolicitation(our_mac, vtep, ip)); !s.ok())
+      logWarning("neighbor solicitation for ", ip.toString(), ": ", s.message());
+  }
   return changed || forgot;
 }
 
@@ -299,6 +400,19 @@ void OverlayControl::fillSnapshot(vxlan::OverlaySnapshot& s, size_t pmd) const {
   s.decap.vtep_ip_be = config_.uplink->vtep.networkOrder();
   s.decap.vni = config_.vni;
   const MacAddress mac = uplink_.mac();
+  s.underlay_ipv6 = underlayIpv6();
+  if (s.underlay_ipv6) {
+    const Ipv6Address& vtep = *config_.uplink->vtep6;
+    std::memcpy(s.decap6.vtep, vtep.bytes.data(), 16);
+    s.decap6.vni = config_.vni;
+    // Our VTEP as a /128 whose gateway it is, and the link-local address
+    // of the uplink's MAC (the kernel peer may ask for either).
+    s.vtep_nd.enabled = true;
+    s.vtep_nd.prefix_len = 128;
+    std::memcpy(s.vtep_nd.net, vtep.bytes.data(), 16);
+    std::memcpy(s.vtep_nd.gateway, vtep.bytes.data(), 16);
+    std::memcpy(s.vtep_nd.gateway_link_local, linkLocalFromMac(mac).bytes.data(), 16);
+  }
   std::memcpy(s.vtep_mac.addr_bytes, mac.bytes.data(), 6);
   s.overlay_mtu = overlayMtu();
   s.tx_ip_checksum_offload = uplink_.ipChecksumOffload();
@@ -326,11 +440,18 @@ RemoteNodeView OverlayControl::viewOf(const Node& n, Clock::time_point now) cons
   v.source = n.source;
   v.added = n.added;
   v.tunnel = n.tunnel;
-  v.next_hop = nextHopFor(n.cfg.vtep);
-  v.next_hop_mac = neighbors_.lookup(v.next_hop);
-  // Looked up by address: every node has a next hop of its own, so scanning
-  // the neighbor list per node made a listing quadratic in the table.
-  const std::optional<NeighborTable::State> state = neighbors_.state(v.next_hop, now);
+  std::optional<NeighborState> state;
+  if (n.cfg.vtep6) {
+    v.next_hop6 = nextHopFor6(*n.cfg.vtep6);
+    v.next_hop_mac = neighbors6_.lookup(*v.next_hop6);
+    state = neighbors6_.state(*v.next_hop6, now);
+  } else {
+    v.next_hop = nextHopFor(n.cfg.vtep);
+    v.next_hop_mac = neighbors_.lookup(v.next_hop);
+    // Looked up by address: every node has a next hop of its own, so scanning
+    // the neighbor list per node made a listing quadratic in the table.
+    state = neighbors_.state(v.next_hop, now);
+  }
   v.neighbor_state = state ? neighborStateName(*state) : "incomplete";
   const std::array<uint64_t, 4> raw = rawCounters(n.tunnel);
   const std::array<uint64_t, 4>& base = baseline_[n.tunnel];

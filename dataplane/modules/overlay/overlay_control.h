@@ -61,6 +61,7 @@ struct RemoteNodeView {
   std::chrono::system_clock::time_point added;  // by this process (restored ones: at restore)
   uint16_t tunnel = 0;
   Ipv4Address next_hop;
+  std::optional<Ipv6Address> next_hop6;  // an IPv6 underlay's (next_hop unused)
   std::optional<MacAddress> next_hop_mac;
   std::string neighbor_state;  // incomplete | reachable | stale | static
   uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
@@ -69,6 +70,7 @@ struct RemoteNodeView {
 struct OverlayView {
   bool enabled = false;
   Ipv4Address vtep;
+  std::optional<Ipv6Address> vtep6;  // an IPv6 underlay's (vtep unused)
   MacAddress vtep_mac;
   uint32_t vni = 0;
   uint32_t overlay_mtu = 0;
@@ -91,7 +93,7 @@ class OverlayControl {
   rte_spinlock_t* uplinkTxLock() { return uplink_.txLock(); }
   uint16_t uplinkDpdkPort() const { return uplink_.dpdkPort(); }
   // Largest inner IP packet (IPv4 or IPv6): the uplink MTU minus 50 bytes of
-  // outer headers.
+  // outer headers (70 on an IPv6 underlay).
   uint32_t overlayMtu() const;
   OverlayView view();
 
@@ -130,7 +132,8 @@ class OverlayControl {
   // cost of one node, not of the table.
   std::optional<RemoteNodeView> nodeView(const std::string& name, Clock::time_point now) const;
   std::vector<NeighborTable::View> listNeighbors(Clock::time_point now) const { return neighbors_.list(now); }
-  // ARP frames from the uplink that taught nothing, per reason, since start.
+  // ARP frames (IPv6 underlay: neighbor advertisements) from the uplink
+  // that taught nothing, per reason, since start.
   const ArpRefusalCounts& arpRefusals() const { return arp_refused_; }
 
   // Neighbor upkeep: learns from punted ARP, sends due requests, forgets
@@ -173,6 +176,12 @@ class OverlayControl {
   void index(const RemoteNodeConfig& node);
   void unindex(const RemoteNodeConfig& node);
   Ipv4Address nextHopFor(Ipv4Address vtep) const;
+  Ipv6Address nextHopFor6(const Ipv6Address& vtep) const;
+  bool underlayIpv6() const { return config_.uplink->vtep6.has_value(); }
+  // poll's halves per family: learn from punted frames, ask what is due.
+  bool pollArp(Clock::time_point now);
+  bool pollNd(Clock::time_point now);
+  void countRefusal(std::optional<ArpRefusal> refused);
   RemoteNodeView viewOf(const Node& n, Clock::time_point now) const;
   void rebuild();
   std::array<uint64_t, 4> rawCounters(uint16_t tunnel) const;
@@ -182,9 +191,11 @@ class OverlayControl {
   UplinkIo& uplink_;
   uint16_t uplink_port_;
   NeighborTable neighbors_;
+  NeighborTable6 neighbors6_;  // an IPv6 underlay's next hops
   std::map<std::string, Node> nodes_;
   std::set<std::string> configured_names_;  // the config file's remote-nodes
   std::map<Ipv4Address, std::string> by_vtep_;  // every node's VTEP → its name
+  std::map<Ipv6Address, std::string> by_vtep6_;  // the same on an IPv6 underlay
   std::map<uint32_t, CidrClaim> by_cidr_;        // every node's pod CIDRs by first address
   std::map<Ipv6Address, CidrClaim6> by_cidr6_;   // every node's IPv6 pod CIDRs by first address
   std::set<uint16_t> free_tunnels_;             // lowest first: indices are reused from the bottom

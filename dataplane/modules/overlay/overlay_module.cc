@@ -102,7 +102,7 @@ nlohmann::json OverlayModule::checkpointRecords() const {
     for (const Ipv4Cidr& c : n.pod_cidrs) cidrs.push_back(c.toString());
     for (const Ipv6Cidr& c : n.pod_cidrs_v6) cidrs.push_back(c.toString());
     nlohmann::json record = {{"name", n.name},
-                             {"vtep", n.vtep.toString()},
+                             {"vtep", vtepText(n)},
                              {"pod-cidrs", cidrs},
                              {"source", std::string(nodeSourceName(source))}};
     // Only a MAC the caller gave: the derived one follows the VTEP.

@@ -4,6 +4,9 @@
 // inside the outer one and parse as a flow key with the tunnel metadata, as
 // the PMD does next (datapath/uplink_stage.cc), and must not be IPv6
 // neighbor discovery (the seeds hold inner IPv4, inner IPv6 and inner ND).
+// Every input is classified as an IPv6 underlay would too
+// (classifyUplinkFrame6, seeds outer IPv6 toward fd00:77::1): the same
+// promises, the sender's address inside the frame.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +15,7 @@
 
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/vxlan_decap.h"
+#include "dataplane/datapath/vxlan_decap6.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 65535) return 0;
@@ -37,6 +41,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     key.tun_vni = d.vni;
   } else if (d.cls == sluice::vxlan::UplinkClass::kDrop) {
     if (static_cast<size_t>(d.reason) >= sluice::kDropReasonCount) std::abort();
+  }
+
+  // VTEP fd00:77::1, VNI 42.
+  sluice::vxlan::DecapConfig6 cfg6;
+  cfg6.vtep[0] = 0xfd;
+  cfg6.vtep[3] = 0x77;
+  cfg6.vtep[15] = 1;
+  cfg6.vni = 42;
+  const sluice::vxlan::DecapInfo6 d6 =
+      sluice::vxlan::classifyUplinkFrame6(frame.data(), static_cast<uint32_t>(frame.size()), cfg6);
+  if (d6.cls == sluice::vxlan::UplinkClass6::kVxlan) {
+    if (d6.inner_ofs + d6.inner_len > size || d6.inner_len < 14 || d6.vni != cfg6.vni ||
+        d6.udp_len != d6.inner_len + 16u || d6.outer_src != frame.data() + 22 ||
+        std::memcmp(frame.data() + 38, cfg6.vtep, 16) != 0)
+      std::abort();
+    std::vector<uint8_t> inner(frame.begin() + d6.inner_ofs, frame.begin() + d6.inner_ofs + d6.inner_len);
+    sluice::flow::FlowKey key;
+    (void)sluice::flow::extractFlowKey(inner.data(), static_cast<uint32_t>(inner.size()), 31, std::nullopt, key);
+    if (inner[12] == 0x86 && inner[13] == 0xdd && inner.size() > 14 + 40 && inner[14 + 6] == 58 &&
+        sluice::isNeighborDiscoveryType(inner[14 + 40]))
+      std::abort();
+  } else if (d6.cls == sluice::vxlan::UplinkClass6::kNd) {
+    if (size < 14 + 40 + 1 || frame[20] != 58 || !sluice::isNeighborDiscoveryType(frame[54])) std::abort();
+  } else if (static_cast<size_t>(d6.reason) >= sluice::kDropReasonCount) {
+    std::abort();
   }
   return 0;
 }

@@ -553,5 +553,225 @@ TEST_F(VxlanKernelTest, MalformedOuterFramesAreDroppedAndCountedByReason) {
       << "only the well-formed VXLAN from a known VTEP counts as tunnel traffic";
 }
 
+
+// Turns transmit checksum offload off on an interface (argv[1]) through the
+// ethtool ioctl (ETHTOOL_STXCSUM), without the ethtool program: a veth
+// otherwise hands its peer packets whose checksums are still to be filled,
+// which an af_packet reader sees unfinished.
+constexpr char kTxChecksumOff[] = R"(import array, fcntl, socket, struct, sys
+value = array.array("B", struct.pack("II", 0x17, 0))
+ifreq = struct.pack("16sP", sys.argv[1].encode(), value.buffer_info()[0]) + bytes(16)
+fcntl.ioctl(socket.socket(socket.AF_INET, socket.SOCK_DGRAM), 0x8946, ifreq)
+)";
+
+// An IPv6 underlay with the kernel's VXLAN over IPv6 as the peer: sluiced's
+// VTEP fd00:77::1, the kernel's fd00:77::2 ("type vxlan ... local fd00:77::2
+// remote fd00:77::1", UDP checksums on as the kernel defaults for IPv6). Each
+// side resolves the other by neighbor discovery; pod traffic of both
+// families crosses the tunnel both ways, every byte and counter exact.
+class VxlanKernelIpv6UnderlayTest : public ::testing::Test {
+ protected:
+  static constexpr char kOurVtep[] = "fd00:77::1";
+  static constexpr char kKernelVtep[] = "fd00:77::2";
+
+  static void SetUpTestSuite() {
+    ASSERT_NE(podPool(), nullptr);
+    topo_ = new Topology();
+    const std::string tag = processTag();
+    remote_ns_ = "slv6r" + tag;
+    uplink_if_ = "slv6u" + tag + "a";
+    remote_if_ = "slv6u" + tag + "b";
+    Topology& t = *topo_;
+    const std::string& r = remote_ns_;
+    ASSERT_TRUE(t.addNetns(r)) << t.error();
+    ASSERT_TRUE(t.addVeth(uplink_if_, "", remote_if_, r)) << t.error();
+    // IPv6 on the underlay link and vx0 without link-local addresses (no
+    // DAD, router solicitation or MLD to disturb exact counts); the remote
+    // pod addresses of both families on lo, our pod CIDRs routed through our
+    // gateway over vx0.
+    const std::string gw_mac = kGatewayMac.toString();
+    const std::vector<std::string> remote_setup = {
+        "ip link set " + remote_if_ + " addrgenmode none",
+        "sysctl -qw net.ipv6.conf." + remote_if_ + ".disable_ipv6=0 net.ipv6.conf.lo.disable_ipv6=0 "
+        "net.ipv6.conf." + remote_if_ + ".accept_ra=0 net.ipv6.conf." + remote_if_ + ".router_solicitations=0",
+        "ip -6 addr add " + std::string(kKernelVtep) + "/64 dev " + remote_if_ + " nodad",
+        std::string("ip link add vx0 address ") + kRemoteVxMac + " type vxlan id 42 dstport 4789 local " +
+            kKernelVtep + " remote " + kOurVtep + " dev " + remote_if_ + " nolearning",
+        "ip link set vx0 addrgenmode none",
+        "sysctl -qw net.ipv6.conf.vx0.disable_ipv6=0 net.ipv6.conf.vx0.accept_ra=0 "
+        "net.ipv6.conf.vx0.router_solicitations=0",
+        "ip link set vx0 up",
+        "ip addr add " + kRemotePodIp.toString() + "/32 dev lo",
+        "ip route add 10.244.0.0/24 via 10.244.0.1 dev vx0 onlink src " + kRemotePodIp.toString(),
+        "ip neigh add 10.244.0.1 lladdr " + gw_mac + " dev vx0 nud permanent",
+        "ip -6 addr add " + kRemotePodIp6.toString() + "/128 dev lo nodad",
+        "ip -6 route add fd00:10:244::/64 via fd00:10:244::1 dev vx0 onlink src " + kRemotePodIp6.toString(),
+        "ip -6 neigh add fd00:10:244::1 lladdr " + gw_mac + " dev vx0 nud permanent",
+    };
+    for (const std::string& c : remote_setup) ASSERT_EQ(t.in(r, c), 0) << c;
+
+    std::string error;
+    SluicedOptions o;
+    o.pod_cidr = "10.244.0.0/24";
+    dir_ = "/tmp/slv6-" + tag;
+    std::filesystem::create_directories(dir_);
+    // The kernel's outer UDP checksums finished before they reach the veth
+    // (sluiced verifies them).
+    writeFile(dir_ + "/txcsum_off.py", kTxChecksumOff);
+    ASSERT_EQ(t.in(r, "python3 " + dir_ + "/txcsum_off.py " + remote_if_), 0);
+    const std::string cfg = dir_ + "/sluiced.json";
+    writeFile(cfg, R"({"vni": 42,
+      "uplink": {"devargs": "net_af_packet0,iface=)" + uplink_if_ + R"(", "vtep": "fd00:77::1/64", "mtu": 1500},
+      "remote-nodes": [{"name": "kernel", "vtep": "fd00:77::2", "pod-cidrs": ["10.245.0.0/24", "fd00:10:245::/64"],
+                        "mac": ")" + kRemoteVxMac + R"("}]})");
+    o.extra_flags = {"--config", cfg, "--pod-cidr-v6", "fd00:10:244::/64"};
+    node_ = SluicedProcess::start(o, &error).release();
+    ASSERT_NE(node_, nullptr) << error;
+    v1::AddPortResponse resp;
+    v1::AddPortRequest dual_stack = portRequest("v6upod", kPodIp);
+    dual_stack.set_ipv6(kPodIp6.toString());
+    ASSERT_TRUE(node_->addPort(dual_stack, &resp).ok());
+    EXPECT_EQ(resp.port().overlay_mtu(), 1430u) << "1500 - 70 of outer IPv6 headers";
+    auto pod = VirtioPod::create(resp.port().socket_path(), false, podPool());
+    ASSERT_TRUE(pod.ok()) << pod.status();
+    pod_ = pod->release();
+    ASSERT_TRUE(node_->waitLinkUp(resp.port().port_no()));
+    // Our solicitation answered by the kernel's advertisement.
+    ASSERT_TRUE(waitFor([] { return listNodes().nodes_size() == 1 && listNodes().nodes(0).neighbor_state() == "reachable"; }))
+        << listNodes().DebugString() << node_->log();
+    writeFile(dir_ + "/send.py", kUdpSender);
+    writeFile(dir_ + "/recv.py", kUdpReceiver);
+  }
+
+  static void TearDownTestSuite() {
+    delete pod_;
+    pod_ = nullptr;
+    if (node_ != nullptr) {
+      EXPECT_EQ(node_->stop(), 0) << node_->log();
+    }
+    delete node_;
+    node_ = nullptr;
+    delete topo_;
+    topo_ = nullptr;
+    std::filesystem::remove_all(dir_);
+  }
+
+  static v1::ListNodesResponse listNodes() {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::ListNodesResponse r;
+    grpc::Status s = node_->remoteNodes().ListNodes(&ctx, {}, &r);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return r;
+  }
+
+  static inline Topology* topo_ = nullptr;
+  static inline SluicedProcess* node_ = nullptr;
+  static inline VirtioPod* pod_ = nullptr;
+  static inline std::string remote_ns_, uplink_if_, remote_if_, dir_;
+};
+
+// The kernel sends to both pod addresses: it resolved our VTEP by a
+// solicitation the PMD answered, its checksummed datagrams pass our check,
+// and the pod gets every datagram with the hop limit or TTL one lower.
+TEST_F(VxlanKernelIpv6UnderlayTest, BothFamiliesFromTheKernelArriveDecapsulated) {
+  const v1::ListNodesResponse nodes = listNodes();
+  EXPECT_EQ(nodes.overlay().vtep(), kOurVtep);
+  ASSERT_EQ(nodes.nodes_size(), 1);
+  EXPECT_EQ(nodes.nodes(0).vtep(), kKernelVtep);
+  EXPECT_EQ(nodes.nodes(0).next_hop(), kKernelVtep);
+  constexpr int kCount = 100;
+  const v1::GetStatsResponse before = node_->stats();
+  for (const std::string& dst : {kPodIp.toString(), kPodIp6.toString()})
+    ASSERT_EQ(topo_->in(remote_ns_, "python3 " + dir_ + "/send.py " + dst + " 7777 " + std::to_string(kCount)), 0);
+  std::vector<Frame> got = pod_->receive(2 * kCount);
+  ASSERT_EQ(got.size(), 2u * kCount) << node_->stats().DebugString();
+  std::set<uint32_t> seqs4, seqs6;
+  const Frame payload_tail = {'s', 'l', 'u', 'i', 'c', 'e', '-', 'v', 'x', 'l', 'a', 'n'};
+  for (const Frame& f : got) {
+    EXPECT_EQ(ethDst(f), kPodMac);
+    EXPECT_EQ(ethSrc(f), kGatewayMac);
+    if (f[12] == 0x08) {
+      ASSERT_EQ(f.size(), 14u + 20 + 8 + 16);
+      EXPECT_EQ(ipv4Ttl(f), 63) << "64, -1 by sluiced (the remote node sent it itself)";
+      EXPECT_TRUE(ipv4ChecksumValid(f));
+      EXPECT_EQ(Frame(f.begin() + 46, f.end()), payload_tail);
+      seqs4.insert((uint32_t{f[42]} << 24) | (uint32_t{f[43]} << 16) | (uint32_t{f[44]} << 8) | f[45]);
+    } else {
+      ASSERT_EQ(f.size(), 14u + 40 + 8 + 16);
+      EXPECT_EQ(f[21], 63) << "hop limit 64, -1 by sluiced";
+      EXPECT_EQ(Frame(f.begin() + 22, f.begin() + 38), Frame(kRemotePodIp6.bytes.begin(), kRemotePodIp6.bytes.end()));
+      EXPECT_EQ(Frame(f.begin() + 38, f.begin() + 54), Frame(kPodIp6.bytes.begin(), kPodIp6.bytes.end()));
+      EXPECT_EQ(Frame(f.begin() + 66, f.end()), payload_tail);
+      seqs6.insert((uint32_t{f[62]} << 24) | (uint32_t{f[63]} << 16) | (uint32_t{f[64]} << 8) | f[65]);
+    }
+  }
+  EXPECT_EQ(seqs4.size(), static_cast<size_t>(kCount));
+  EXPECT_EQ(seqs6.size(), static_cast<size_t>(kCount));
+  const v1::GetStatsResponse after = node_->stats();
+  ASSERT_NE(tunnel(after, "kernel"), nullptr);
+  EXPECT_EQ(tunnel(after, "kernel")->rx_packets() - tunnel(before, "kernel")->rx_packets(), 2u * kCount);
+  EXPECT_EQ(tunnel(after, "kernel")->rx_bytes() - tunnel(before, "kernel")->rx_bytes(), kCount * (58u + 78u));
+  EXPECT_EQ(tunnel(after, "kernel")->tx_packets(), tunnel(before, "kernel")->tx_packets());
+  EXPECT_EQ(drops(after, "vxlan_bad_udp_checksum"), 0u);
+}
+
+// The pod sends both families to the kernel's pod addresses: encapsulated in
+// outer IPv6 with a UDP checksum the kernel verifies (it drops a bad or zero
+// one by default), every datagram received once.
+TEST_F(VxlanKernelIpv6UnderlayTest, BothFamiliesFromAPodReachTheKernel) {
+  constexpr int kCount = 100;
+  const std::string out4 = dir_ + "/recv4.out", out6 = dir_ + "/recv6.out";
+  struct Receiver {
+    std::string port, out, family;
+  };
+  for (const Receiver& r : {Receiver{"7777", out4, ""}, Receiver{"7778", out6, " 6"}}) {
+    std::filesystem::remove(r.out);
+    std::filesystem::remove(r.out + ".ready");
+    ASSERT_EQ(topo_->in(remote_ns_, "sh -c 'python3 " + dir_ + "/recv.py " + r.port + " " + std::to_string(kCount) +
+                                        " " + r.out + r.family + " >/dev/null 2>&1 &'"),
+              0);
+    ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(r.out + ".ready"); }));
+  }
+  const v1::GetStatsResponse before = node_->stats();
+  std::vector<Frame> frames;
+  uint64_t bytes = 0;
+  for (int i = 0; i < kCount; ++i) {
+    UdpFrameSpec s{kPodMac, kGatewayMac, kPodIp, kRemotePodIp};
+    s.dst_port = 7777;
+    s.src_port = static_cast<uint16_t>(4000 + i % 8);
+    s.sequence = static_cast<uint32_t>(i);
+    frames.push_back(udpFrame(s));
+    Udp6FrameSpec s6{kPodMac, kGatewayMac, kPodIp6, kRemotePodIp6};
+    s6.dst_port = 7778;
+    s6.src_port = static_cast<uint16_t>(4000 + i % 8);
+    s6.sequence = static_cast<uint32_t>(i);
+    s6.frame_len = 80 + static_cast<size_t>(i % 7);  // odd lengths too: the checksum's last byte pads
+    frames.push_back(udp6Frame(s6));
+  }
+  for (const Frame& f : frames) bytes += f.size();
+  for (size_t i = 0; i < frames.size(); i += 20) {
+    std::vector<Frame> run(frames.begin() + static_cast<std::ptrdiff_t>(i),
+                           frames.begin() + static_cast<std::ptrdiff_t>(i) + 20);
+    ASSERT_EQ(pod_->send(run), run.size());
+    const uint64_t want = tunnel(before, "kernel")->tx_packets() + i + 20;
+    ASSERT_TRUE(waitFor([&] { return tunnel(node_->stats(), "kernel")->tx_packets() >= want; }))
+        << node_->stats().DebugString();
+  }
+  for (const std::string& out : {out4, out6}) {
+    ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(out); }, std::chrono::seconds(30)));
+    EXPECT_EQ(readFile(out), "100 100") << out << ": received, distinct: every datagram exactly once";
+  }
+  const v1::GetStatsResponse after = node_->stats();
+  EXPECT_EQ(tunnel(after, "kernel")->tx_packets() - tunnel(before, "kernel")->tx_packets(), 2u * kCount);
+  EXPECT_EQ(tunnel(after, "kernel")->tx_bytes() - tunnel(before, "kernel")->tx_bytes(), bytes);
+  EXPECT_EQ(drops(after, "neighbor_unresolved"), drops(before, "neighbor_unresolved"));
+  EXPECT_EQ(drops(after, "no_route"), drops(before, "no_route"));
+  // The kernel's own count of IPv6 UDP checksum failures in its namespace.
+  std::string csum_errors;
+  ASSERT_EQ(topo_->in(remote_ns_, "awk '/^Udp6InCsumErrors/ {print $2}' /proc/net/snmp6", &csum_errors), 0);
+  EXPECT_EQ(csum_errors, "0\n");
+}
+
 }  // namespace
 }  // namespace sluice::test

@@ -67,6 +67,40 @@ TEST(OverlayConfig, RemoteNodesTakeIpv6PodCidrs) {
       << garbage.status();
 }
 
+// An IPv6 VTEP makes the underlay IPv6: remote VTEPs and the next hop of
+// that family only, static neighbors (IPv4 ARP entries) refused, and an
+// uplink MTU leaving IPv6's 1280 inside the 70 bytes of outer headers.
+TEST(OverlayConfig, AnIpv6VtepMakesAnIpv6Underlay) {
+  auto c = parseJson(R"({"pod-cidr": "10.244.0.0/24", "vni": 42,
+      "uplink": {"devargs": "net_af_packet0,iface=vx0", "vtep": "fd00:77::1/64", "next-hop": "fd00:77::fe"},
+      "remote-nodes": [{"name": "worker-2", "vtep": "fd00:77::2", "pod-cidr": "10.244.2.0/24"}]})");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->overlay.uplink->vtep6->toString(), "fd00:77::1");
+  EXPECT_EQ(c->overlay.uplink->vtep6_prefix, 64);
+  EXPECT_EQ(c->overlay.uplink->vtep, Ipv4Address{});
+  EXPECT_EQ(c->overlay.uplink->next_hop6->toString(), "fd00:77::fe");
+  EXPECT_EQ(vtepText(c->overlay.remote_nodes[0]), "fd00:77::2");
+  auto refused = [](const std::string& json) {
+    auto r = parseJson(json);
+    return r.ok() ? std::string("accepted") : std::string(r.status().message());
+  };
+  const std::string uplink6 = R"("uplink": {"devargs": "net_af_packet0,iface=vx0", "vtep": "fd00:77::1/64")";
+  EXPECT_EQ(refused(R"({"pod-cidr": "10.244.0.0/24", )" + uplink6 +
+                    R"(}, "remote-nodes": [{"name": "w", "vtep": "192.168.77.2", "pod-cidr": "10.244.2.0/24"}]})"),
+            "config: remote-nodes[w]: vtep: 192.168.77.2 is IPv4 but this node's underlay is IPv6 (vtep fd00:77::1); one "
+            "family per underlay");
+  EXPECT_EQ(refused(R"({"pod-cidr": "10.244.0.0/24", "uplink": {"devargs": "x", "vtep": "192.168.77.1"},
+                       "remote-nodes": [{"name": "w", "vtep": "fd00:77::2", "pod-cidr": "10.244.2.0/24"}]})"),
+            "config: remote-nodes[w]: vtep: fd00:77::2 is IPv6 but this node's underlay is IPv4 (vtep 192.168.77.1); one "
+            "family per underlay");
+  EXPECT_EQ(refused(R"({"pod-cidr": "10.244.0.0/24", )" + uplink6 + R"(, "next-hop": "192.168.77.254"}})"),
+            "config: uplink.next-hop: must be IPv6 on an IPv6 underlay (vtep is IPv6)");
+  EXPECT_EQ(refused(R"({"pod-cidr": "10.244.0.0/24", )" + uplink6 + R"(, "mtu": 1349}})"),
+            "config: uplink.mtu: must be at least 1350 on an IPv6 underlay");
+  EXPECT_EQ(refused(R"({"pod-cidr": "10.244.0.0/24", "uplink": {"devargs": "x", "vtep": "fe80::1"}})"),
+            "config: uplink.vtep: must be a global or unique-local unicast address");
+}
+
 TEST(OverlayConfig, BadValuesNameTheirKey) {
   struct Case {
     const char* json;

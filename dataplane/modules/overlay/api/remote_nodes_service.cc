@@ -26,9 +26,7 @@ v1::NodeSource toProto(NodeSource s) {
 // names the bad field.
 grpc::Status decodeNode(const v1::RemoteNode& in, RemoteNodeConfig& node, NodeSource& source) {
   node.name = in.name();
-  auto vtep = Ipv4Address::parse(in.vtep());
-  if (!vtep) return invalid(absl::StrCat("vtep: '", in.vtep(), "' is not an IPv4 address"));
-  node.vtep = *vtep;
+  if (!parseVtep(in.vtep(), node)) return invalid(absl::StrCat("vtep: '", in.vtep(), "' is not an IPv4 or IPv6 address"));
   // One list for both families, each entry's own syntax telling which.
   for (const std::string& text : in.pod_cidrs()) {
     if (auto v4 = Ipv4Cidr::parse(text)) {
@@ -65,12 +63,12 @@ int64_t unixSeconds(std::chrono::system_clock::time_point t) {
 
 void fillRemoteNode(const RemoteNodeView& n, v1::RemoteNode* out) {
   out->set_name(n.node.name);
-  out->set_vtep(n.node.vtep.toString());
+  out->set_vtep(vtepText(n.node));
   for (const Ipv4Cidr& c : n.node.pod_cidrs) out->add_pod_cidrs(c.toString());
   for (const Ipv6Cidr& c : n.node.pod_cidrs_v6) out->add_pod_cidrs(c.toString());
   if (n.node.mac) out->set_mac(n.node.mac->toString());
   out->set_tunnel(n.tunnel);
-  out->set_next_hop(n.next_hop.toString());
+  out->set_next_hop(n.next_hop6 ? n.next_hop6->toString() : n.next_hop.toString());
   if (n.next_hop_mac) out->set_next_hop_mac(n.next_hop_mac->toString());
   out->set_neighbor_state(n.neighbor_state);
   out->set_rx_packets(n.rx_packets);
@@ -82,7 +80,7 @@ void fillRemoteNode(const RemoteNodeView& n, v1::RemoteNode* out) {
 }
 
 void fillOverlay(const OverlayView& o, v1::Overlay* out) {
-  out->set_vtep(o.vtep.toString());
+  out->set_vtep(o.vtep6 ? o.vtep6->toString() : o.vtep.toString());
   out->set_vtep_mac(o.vtep_mac.toString());
   out->set_vni(o.vni);
   out->set_overlay_mtu(o.overlay_mtu);
