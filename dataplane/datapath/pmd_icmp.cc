@@ -146,14 +146,16 @@ uint16_t Pmd::answerEcho(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port
       dropPacket(m, DropReason::kToGateway);
       continue;
     }
-    if (!echo_limiter_.admit(now)) {
-      dropPacket(m, DropReason::kGatewayEchoRateLimited);
-      continue;
-    }
+    // The rules first (a refused request leaves the frame as it was): one
+    // that may not be answered spends no token.
     const icmp::Refusal r = v6 ? icmp::buildIpv6EchoReply(m, snap_->gateway_mac)
                                : icmp::buildIpv4EchoReply(m, snap_->gateway_mac);
     if (r != icmp::Refusal::kNone) {
       dropPacket(m, DropReason::kToGateway);
+      continue;
+    }
+    if (!echo_limiter_.admit(now)) {
+      dropPacket(m, DropReason::kGatewayEchoRateLimited);
       continue;
     }
     counters_.drops[static_cast<size_t>(DropReason::kGatewayEchoAnswered)].inc();
