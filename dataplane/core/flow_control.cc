@@ -177,7 +177,9 @@ std::string describeActions(const flow::MegaflowActions& a) {
   }
   const size_t r = a.drop_reason;
   return "drop:" + std::string(r < kDropReasonCount ? kDropReasonNames[r] : std::string_view("?")) +
-         ((a.rewrite_flags & kAnswerUnreachable) ? "(icmp_unreachable)" : "");
+         ((a.rewrite_flags & kAnswerUnreachable) ? "(icmp_unreachable)"
+          : (a.rewrite_flags & kAnswerEcho)  ? "(icmp_echo_reply)"
+                                             : "");
 }
 
 FlowControl::FlowControl(const std::vector<PmdContext*>& pmds, uint64_t tsc_hz, uint32_t idle_timeout_ms, TscFn tsc)

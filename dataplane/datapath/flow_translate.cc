@@ -11,6 +11,12 @@
 namespace sluice {
 namespace {
 
+// Protocol numbers and echo request types (RFC 792, RFC 4443 4.1).
+constexpr uint8_t kIpProtoIcmp = 1;
+constexpr uint8_t kIpProtoIcmpv6 = 58;
+constexpr uint8_t kIcmpEchoRequest = 8;
+constexpr uint8_t kIcmpv6EchoRequest = 128;
+
 // The shortest destination prefix, in whole octets, around dst_be that holds
 // none of the addresses a decision must tell apart from dst: the pods and the
 // gateway, and (with `routes`) every remote pod CIDR that does not contain
@@ -149,6 +155,25 @@ bool refusedTunnel(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   return true;
 }
 
+// A packet addressed to the gateway itself (either family): an echo request
+// that came whole and untunnelled is answered (a tunnelled one would need
+// its reply encapsulated back), the rest is to_gateway. Only this decision
+// reads ip_proto, and for ICMP the fragment state, type and code: the
+// protocol check comes first, so other traffic to the gateway shares one
+// megaflow per protocol.
+void toGateway(const flow::FlowKey& key, uint8_t icmp_proto, uint8_t echo_request, FlowTranslation& out) {
+  out.actions = dropAction(DropReason::kToGateway);
+  if (key.tun_vni != 0) return;  // (tun_vni is in the mask whenever it can be set)
+  out.mask.ip_proto = 0xff;
+  if (key.ip_proto != icmp_proto) return;
+  out.mask.ip_frag = 0xff;
+  if (key.ip_frag != static_cast<uint8_t>(flow::IpFrag::kNone)) return;
+  out.mask.icmp_type = 0xff;
+  out.mask.icmp_code = 0xff;
+  if (key.icmp_type != echo_request || key.icmp_code != 0) return;
+  out.actions.rewrite_flags = kAnswerEcho;
+}
+
 // A remote node's pod CIDR holding the destination, as a tunnel and the
 // CIDR's prefix length.
 struct RemoteMatch {
@@ -211,7 +236,7 @@ void translateIpv6(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   const uint8_t* dst = key.ipv6_dst;
   if (refusedTunnel(tables, key, out)) return;
   if (tables.v6 != nullptr && tables.v6->isGateway(dst)) {
-    out.actions = dropAction(DropReason::kToGateway);
+    toGateway(key, kIpProtoIcmpv6, kIcmpv6EchoRequest, out);
     return;
   }
   const PodRoute6* route = tables.fib6 != nullptr ? tables.fib6->lookup(dst) : nullptr;
@@ -263,7 +288,7 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   const uint32_t dst = key.ipv4_dst;
   if (refusedTunnel(tables, key, out)) return;
   if (dst == tables.gateway_ip_be) {
-    out.actions = dropAction(DropReason::kToGateway);
+    toGateway(key, kIpProtoIcmp, kIcmpEchoRequest, out);
     return;
   }
   const PodRoute* route = tables.fib != nullptr ? tables.fib->lookup(dst) : nullptr;

@@ -19,6 +19,8 @@
 // megaflow. Both families decide alike, through the same steps.
 // With source validation, the mask also holds in_port, and for a port whose
 // sources are checked its Ethernet and IP source (see RouteTables::sources).
+// A packet to the gateway also reads ip_proto and, for ICMP, the fragment
+// state and the ICMP type and code (is it an echo request to answer?).
 // Only a pod or the gateway needs all bits of the destination; a remote
 // node's CIDR or an unrouted destination is matched as the widest prefix that
 // holds no address decided otherwise, so that traffic to random destinations
@@ -49,6 +51,10 @@ inline constexpr uint8_t kRewriteL3v6 = 0x02;
 // pods' link must: ICMP host unreachable / ICMPv6 address unreachable, per
 // packet and rate-limited (never for a tunnelled packet).
 inline constexpr uint8_t kAnswerUnreachable = 0x04;
+// On a drop of a packet to the gateway itself: an unfragmented, untunnelled
+// ICMP echo request (ICMPv6 for the IPv6 gateway addresses) the gateway
+// answers with its echo reply, per packet and rate-limited (icmp_echo.h).
+inline constexpr uint8_t kAnswerEcho = 0x08;
 
 // The largest frame a port with this IP MTU takes (the Ethernet header on top).
 inline constexpr uint16_t maxFrameForMtu(uint16_t mtu) {

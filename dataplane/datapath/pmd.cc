@@ -134,6 +134,7 @@ void Pmd::applySettings(const PmdSettings& settings) {
   gate_.setRate(settings.upcall_rate, settings.upcall_burst);
   max_sleep_us_ = settings.max_sleep_us;
   icmp_limiter_.setRate(settings.icmp_error_rate);
+  echo_limiter_.setRate(settings.icmp_error_rate);
 }
 
 uint64_t Pmd::processBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now, uint64_t t) {

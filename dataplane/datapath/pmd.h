@@ -61,6 +61,8 @@ class Pmd {
         megaflows_(*context.megaflows), upcalls_(context.upcalls), gate_(context.gate), marks_(context.marks),
         tap_(context.tap), pmd_index_(context.index), max_sleep_us_(context.max_sleep_us),
         icmp_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
+                       context.icmp_errors.rate_per_sec}),
+        echo_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
                        context.icmp_errors.rate_per_sec}) {}
 
   // The poll loop; returns when the mailbox's stop flag is set, after
@@ -143,6 +145,12 @@ class Pmd {
   // each answered with Destination Unreachable likewise (pmd_icmp.cc).
   [[gnu::noinline, gnu::cold]] void dropUnreachable(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port,
                                                     uint64_t now);
+  // Echo requests to the gateway (pmd_icmp.cc): each answered with its echo
+  // reply back out of in_port within the PMD's echo rate (counted as
+  // gateway_echo_answered), else gateway_echo_rate_limited, or to_gateway
+  // when it may not be answered; all are consumed (returns count).
+  [[gnu::noinline, gnu::cold]] uint16_t answerEcho(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port,
+                                                   uint64_t now);
   // An output action's packets of which at least one is longer than
   // a.max_frame (pmd_icmp.cc): those that fit are forwarded as the action
   // says, the rest dropped and answered with fragmentation needed / packet
@@ -180,6 +188,10 @@ class Pmd {
   uint32_t max_sleep_us_;  // pmd-max-sleep-us (0: never sleep)
   uint32_t sleep_us_ = 0;  // length of the last sleep; 0 after a full burst
   IcmpErrorLimiter icmp_limiter_;  // the ICMP errors this PMD may still send
+  // The gateway's echo replies, at the same rate (icmp-error-rate) but in a
+  // bucket of their own: a ping flood cannot starve the errors (which PMTU
+  // discovery depends on), nor errors the replies.
+  IcmpErrorLimiter echo_limiter_;
   uint64_t settings_generation_ = 0;  // of the live settings applied last (0: as made)
   const flow::Classifier* classifier_ = nullptr;
   // The tier counters already copied into counters_ (FlowLookup keeps running

@@ -79,6 +79,8 @@ template <bool kMayEncap>
     dropUnreachable(pkts, count, in_port, now);  // answered likewise
     return count;
   }
+  if (a.rewrite_flags & kAnswerEcho) [[unlikely]]
+    return answerEcho(pkts, count, in_port, now);
   if (reason == DropReason::kTtlExceeded) [[unlikely]] {
     dropExpired(pkts, count, in_port, now);  // may answer them: still drops of the packets received
     return count;

@@ -11,6 +11,11 @@
 //    (Pmd::dropOverlayOversize): the same, with the overlay MTU.
 //  - To an address of this node's pod CIDR that no pod holds
 //    (Pmd::dropUnreachable): host unreachable / ICMPv6 address unreachable.
+// And the one question the gateway answers itself: an echo request to it
+// (Pmd::answerEcho), with its echo reply (icmp_echo.h), within a bucket of
+// its own at the icmp-error-rate. The request is consumed either way and
+// counted under gateway_echo_answered, gateway_echo_rate_limited or (one
+// the rules refuse, e.g. from a broadcast source) to_gateway.
 //
 // Counting: every such packet is a drop under its reason (and an
 // rx_dropped of its port), answered or not: the datagram received is not
@@ -23,6 +28,7 @@
 // by the pipeline or the partial-offload branch) get no answer: the error
 // would have to be encapsulated back to the sending node's VTEP, and the
 // uplink carries no pod's traffic unencapsulated.
+#include "dataplane/datapath/icmp_echo.h"
 #include "dataplane/datapath/icmp_error.h"
 #include "dataplane/datapath/pmd.h"
 #include "dataplane/datapath/pmd_actions.h"
@@ -130,6 +136,32 @@ void Pmd::dropExpired(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port, u
 void Pmd::dropUnreachable(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port, uint64_t now) {
   counters_.drops[static_cast<size_t>(DropReason::kNoRoute)].add(count);
   for (uint16_t i = 0; i < count; ++i) answerWithError(pkts[i], in_port, now, IcmpAnswer::kUnreachable, 0);
+}
+
+uint16_t Pmd::answerEcho(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port, uint64_t now) {
+  for (uint16_t i = 0; i < count; ++i) {
+    rte_mbuf* m = pkts[i];
+    const bool v6 = isIpv6Frame(m);
+    if (v6 && !snap_->v6.enabled) {  // (the decision gives none then: kept for safety)
+      dropPacket(m, DropReason::kToGateway);
+      continue;
+    }
+    // The rules first (a refused request leaves the frame as it was): one
+    // that may not be answered spends no token.
+    const icmp::Refusal r = v6 ? icmp::buildIpv6EchoReply(m, snap_->gateway_mac)
+                               : icmp::buildIpv4EchoReply(m, snap_->gateway_mac);
+    if (r != icmp::Refusal::kNone) {
+      dropPacket(m, DropReason::kToGateway);
+      continue;
+    }
+    if (!echo_limiter_.admit(now)) {
+      dropPacket(m, DropReason::kGatewayEchoRateLimited);
+      continue;
+    }
+    counters_.drops[static_cast<size_t>(DropReason::kGatewayEchoAnswered)].inc();
+    enqueue(in_port, m, now);
+  }
+  return count;
 }
 
 uint16_t Pmd::outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint16_t in_port,

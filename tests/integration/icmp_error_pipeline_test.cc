@@ -5,6 +5,7 @@
 // cached; so does one towards a remote node's pod. The PMD's limiter holds
 // back what exceeds its budget, and a rate of 0 set live sends nothing.
 // ICMP errors and packets that came through the overlay are not answered.
+// Ping to the gateway is answered within a budget of its own.
 // Every counter involved moves by exactly the packets sent.
 //
 // The limiter's budget is 100 errors per second on a clock it is told runs
@@ -134,6 +135,41 @@ TEST_F(IcmpErrorPipelineTest, LimiterHoldsBackBeyondItsBudgetAndRateZeroSendsNot
   EXPECT_EQ(ttlDrops(), kBurst + 4);
   EXPECT_EQ(sent(), kBurst);
   EXPECT_EQ(limited(), 4u);
+}
+
+// Ping to the gateway is answered from a bucket of its own: a flood of
+// echo requests spends it, not the errors' (the expired packet after it is
+// still answered), and what exceeds it is counted, not answered.
+TEST_F(IcmpErrorPipelineTest, GatewayPingIsAnsweredWithinItsOwnBudget) {
+  const MacAddress gateway_mac = MacAddress::fromIpv4(kGateway);
+  auto drops = [&](DropReason r) { return node_.counters().drops[static_cast<size_t>(r)].read(); };
+  // To the gateway's address but the broadcast MAC: not answered, and no
+  // token spent on it.
+  std::vector<Frame> pings = {icmpEcho(podMac(kA), *MacAddress::parse("ff:ff:ff:ff:ff:ff"), podIp(kA), kGateway, 8,
+                                       0x99, 1000)};
+  for (uint16_t i = 0; i < kBurst + 2; ++i)
+    pings.push_back(icmpEcho(podMac(kA), gateway_mac, podIp(kA), kGateway, 8, 0x99, i));
+  node_.injectBurst(a_, pings);
+  auto out = node_.collectAll();
+  ASSERT_EQ(out.size(), kBurst);
+  for (uint16_t i = 0; i < kBurst; ++i) {  // the first ones, in order
+    EXPECT_EQ(out[i].first, a_);
+    EXPECT_EQ(out[i].second, icmpEcho(gateway_mac, podMac(kA), kGateway, podIp(kA), 0, 0x99, i)) << i;
+  }
+  EXPECT_EQ(drops(DropReason::kGatewayEchoAnswered), kBurst);
+  EXPECT_EQ(drops(DropReason::kGatewayEchoRateLimited), 2u);
+  EXPECT_EQ(drops(DropReason::kToGateway), 1u);
+  EXPECT_EQ(port(a_).rx_dropped.read(), kBurst + 3);
+  EXPECT_EQ(port(a_).tx_packets.read(), kBurst);
+  EXPECT_EQ(sent(), 0u);
+  EXPECT_EQ(limited(), 0u);
+
+  const Frame expiring = udpTo(kA, podIp(kB), 1, 1000, 1);
+  node_.inject(a_, expiring);
+  out = node_.collectAll();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].second, expectedTimeExceeded(expiring));
+  EXPECT_EQ(sent(), 1u);
 }
 
 TEST_F(IcmpErrorPipelineTest, IcmpErrorsAndOverlayPacketsAreNotAnswered) {

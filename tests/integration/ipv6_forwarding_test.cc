@@ -3,7 +3,8 @@
 // process, one dual-stack and one IPv6-only. Neighbor solicitations are
 // answered with exact bytes, UDP arrives rewritten byte for byte, counters
 // move by exact amounts, an expired hop limit is answered with ICMPv6 Time
-// Exceeded; a node without pod-cidr-v6 refuses IPv6 attachments.
+// Exceeded, ping to the gateway (both families) gets its echo reply; a node
+// without pod-cidr-v6 refuses IPv6 attachments.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -197,13 +198,31 @@ TEST_F(Ipv6PodsTest, HopLimitGatewayAndUnknownDestinationsAreDroppedByReason) {
   ASSERT_EQ(errors.size(), 2u) << node_->stats().DebugString();
   for (size_t i = 0; i < errors.size(); ++i)
     EXPECT_EQ(errors[i], icmpv6Error(unused[i], kGatewayMac, kGateway6, 1, 3, 0)) << i;
+  // The gateway answers ping on both families (the IPv6 one on its global
+  // and its link-local address), byte for byte; the requests are consumed.
+  const Ipv4Address gateway4 = *Ipv4Address::parse("10.250.0.1");
+  Ipv6Address link_local = *Ipv6Address::parse("fe80::");  // modified EUI-64 of the gateway MAC
+  const auto& g = kGatewayMac.bytes;
+  const uint8_t iid[8] = {static_cast<uint8_t>(g[0] ^ 0x02), g[1], g[2], 0xff, 0xfe, g[3], g[4], g[5]};
+  std::memcpy(link_local.bytes.data() + 8, iid, 8);
+  const std::vector<Frame> pings = {icmpEcho(kMacA, kGatewayMac, kIpA, gateway4, 8, 0x77, 1, 1),
+                                    icmpv6Echo(kMacA, kGatewayMac, kIp6A, kGateway6, 128, 0x77, 2),
+                                    icmpv6Echo(kMacA, kGatewayMac, kIp6A, link_local, 128, 0x77, 3)};
+  ASSERT_EQ(pod_a_->send(pings), 3u);
+  const std::vector<Frame> replies = pod_a_->receive(3);
+  ASSERT_EQ(replies.size(), 3u) << node_->stats().DebugString();
+  EXPECT_EQ(replies[0], icmpEcho(kGatewayMac, kMacA, gateway4, kIpA, 0, 0x77, 1));
+  EXPECT_EQ(replies[1], icmpv6Echo(kGatewayMac, kMacA, kGateway6, kIp6A, 129, 0x77, 2));
+  EXPECT_EQ(replies[2], icmpv6Echo(kGatewayMac, kMacA, link_local, kIp6A, 129, 0x77, 3));
   v1::GetStatsResponse s = node_->stats();
   EXPECT_EQ(dropCount(s, "ttl_exceeded"), 4u);
   EXPECT_EQ(dropCount(s, "to_gateway"), 3u);
+  EXPECT_EQ(dropCount(s, "gateway_echo_answered"), 3u);
+  EXPECT_EQ(dropCount(s, "gateway_echo_rate_limited"), 0u);
   EXPECT_EQ(dropCount(s, "no_route"), 2u);
-  EXPECT_EQ(portStats(s, port_a_)->rx_packets(), 10u);
-  EXPECT_EQ(portStats(s, port_a_)->rx_dropped(), 9u);
-  EXPECT_EQ(portStats(s, port_a_)->tx_packets(), 6u) << "the six errors";
+  EXPECT_EQ(portStats(s, port_a_)->rx_packets(), 13u);
+  EXPECT_EQ(portStats(s, port_a_)->rx_dropped(), 12u) << "the echo requests are consumed, not forwarded";
+  EXPECT_EQ(portStats(s, port_a_)->tx_packets(), 9u) << "the six errors and three replies";
   EXPECT_EQ(s.pmds(0).icmp_errors_sent(), 6u);
   EXPECT_EQ(portStats(s, port_b_)->tx_packets(), 1u);
   EXPECT_EQ(pod_b_->drainCount(), 0u);

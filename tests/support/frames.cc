@@ -95,6 +95,45 @@ Frame udp6Frame(const Udp6FrameSpec& s) {
   return f;
 }
 
+Frame icmpEcho(MacAddress src_mac, MacAddress dst_mac, Ipv4Address src_ip, Ipv4Address dst_ip, uint8_t type,
+               uint16_t id, uint16_t sequence, uint8_t ttl) {
+  constexpr size_t kData = 32;
+  Frame f(kEth + kIp + 8 + kData, 0);
+  std::memcpy(&f[0], dst_mac.bytes.data(), 6);
+  std::memcpy(&f[6], src_mac.bytes.data(), 6);
+  put16(f, 12, 0x0800);
+  f[kEth] = 0x45;
+  put16(f, kEth + 2, static_cast<uint16_t>(f.size() - kEth));
+  f[kEth + 8] = ttl;
+  f[kEth + 9] = 1;  // ICMP
+  put32(f, kEth + 12, src_ip.value);
+  put32(f, kEth + 16, dst_ip.value);
+  put16(f, kEth + 10, internetChecksum(&f[kEth], kIp));
+  const size_t icmp = kEth + kIp;
+  f[icmp] = type;
+  put16(f, icmp + 4, id);
+  put16(f, icmp + 6, sequence);
+  for (size_t i = 0; i < kData; ++i) f[icmp + 8 + i] = static_cast<uint8_t>(0x40 + i);
+  put16(f, icmp + 2, internetChecksum(&f[icmp], f.size() - icmp));
+  return f;
+}
+
+Frame icmpv6Echo(MacAddress src_mac, MacAddress dst_mac, const Ipv6Address& src_ip, const Ipv6Address& dst_ip,
+                 uint8_t type, uint16_t id, uint16_t sequence, uint8_t hop_limit) {
+  constexpr size_t kData = 32;
+  Frame f(kEth + kIp6 + 8 + kData, 0);
+  std::memcpy(&f[0], dst_mac.bytes.data(), 6);
+  std::memcpy(&f[6], src_mac.bytes.data(), 6);
+  const size_t icmp = kEth + kIp6;
+  ipv6Header(f, src_ip, dst_ip, f.size() - icmp, 58, hop_limit);
+  f[icmp] = type;
+  put16(f, icmp + 4, id);
+  put16(f, icmp + 6, sequence);
+  for (size_t i = 0; i < kData; ++i) f[icmp + 8 + i] = static_cast<uint8_t>(0x40 + i);
+  put16(f, icmp + 2, upperLayerChecksum6(f, icmp, f.size() - icmp, 58));
+  return f;
+}
+
 uint16_t icmpv6ChecksumOf(const Frame& f, size_t icmp_len) {
   Frame zeroed = f;
   zeroed[kEth + kIp6 + 2] = zeroed[kEth + kIp6 + 3] = 0;

@@ -47,6 +47,16 @@ Frame neighborSolicitation(MacAddress sender_mac, Ipv6Address sender_ip, Ipv6Add
 uint16_t icmpv6ChecksumOf(const Frame& f, size_t icmp_len);
 Frame arpRequest(MacAddress sender_mac, Ipv4Address sender_ip, Ipv4Address target_ip);
 
+// ICMP echo (type 8 request, 0 reply; RFC 792) with identifier, sequence and
+// 32 bytes of data (0x40, 0x41, ...): IPv4 id 0, no flags, no padding
+// (74 bytes). Both checksums correct.
+Frame icmpEcho(MacAddress src_mac, MacAddress dst_mac, Ipv4Address src_ip, Ipv4Address dst_ip, uint8_t type,
+               uint16_t id, uint16_t sequence, uint8_t ttl = 64);
+// ICMPv6 echo (128 request, 129 reply; RFC 4443 4.1) likewise, traffic
+// class and flow label 0 (94 bytes).
+Frame icmpv6Echo(MacAddress src_mac, MacAddress dst_mac, const Ipv6Address& src_ip, const Ipv6Address& dst_ip,
+                 uint8_t type, uint16_t id, uint16_t sequence, uint8_t hop_limit = 64);
+
 // The ICMP Time Exceeded a router at `gateway` (MAC gateway_mac) sends
 // back about `original`, an untagged IPv4 frame: Ethernet to its source MAC,
 // IPv4 to its source address (TTL 64, precedence 6, DF, id 0), ICMP type 11

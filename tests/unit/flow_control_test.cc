@@ -79,11 +79,60 @@ TEST(TranslateFlowTest, DropsReadOnlyWhatTheyNeed) {
   EXPECT_EQ(tr.actions.kind, MegaflowActions::Kind::kDrop);
   EXPECT_EQ(tr.actions.drop_reason, static_cast<uint16_t>(DropReason::kNoRoute));
   translateFlow(t, keyOf(kGw), tr);
-  EXPECT_TRUE(flow::keysEqual(tr.mask, maskOf(false)));
+  FlowMask to_gateway = maskOf(false);
+  to_gateway.ip_proto = 0xff;  // an echo request would be answered
+  EXPECT_TRUE(flow::keysEqual(tr.mask, to_gateway));
   EXPECT_EQ(tr.actions.drop_reason, static_cast<uint16_t>(DropReason::kToGateway));
+  EXPECT_EQ(tr.actions.rewrite_flags, 0);
   translateFlow(t, keyOf(kB, 1000, 1), tr);  // a pod, but TTL 1
   EXPECT_TRUE(flow::keysEqual(tr.mask, maskOf(true)));
   EXPECT_EQ(tr.actions.drop_reason, static_cast<uint16_t>(DropReason::kTtlExceeded));
+}
+
+// An ICMP echo request to the gateway is answered (whatever its TTL); any
+// other ICMP, a fragment, or an echo request through the tunnel is not. Only
+// the gateway's decision reads protocol, fragment state, type and code.
+TEST(TranslateFlowTest, TheGatewayAnswersWholeUntunnelledEchoRequests) {
+  ForwardingTable fib = tableWith({{kB, 3}});
+  RouteTables t{&fib, kGw.networkOrder()};
+  auto icmp = [](Ipv4Address dst, uint8_t type, uint8_t code = 0, uint8_t ttl = 64) {
+    FlowKey k = keyOf(dst, 1000, ttl);
+    k.ip_proto = 1;
+    k.tp_src = k.tp_dst = 0;
+    k.icmp_type = type;
+    k.icmp_code = code;
+    return k;
+  };
+  FlowMask echo_mask = maskOf(false);
+  echo_mask.ip_proto = 0xff;
+  echo_mask.ip_frag = 0xff;
+  echo_mask.icmp_type = 0xff;
+  echo_mask.icmp_code = 0xff;
+  FlowTranslation tr;
+  for (uint8_t ttl : {64, 1}) {
+    translateFlow(t, icmp(kGw, 8, 0, ttl), tr);
+    EXPECT_TRUE(flow::keysEqual(tr.mask, echo_mask));
+    EXPECT_EQ(tr.actions.kind, MegaflowActions::Kind::kDrop);
+    EXPECT_EQ(tr.actions.drop_reason, static_cast<uint16_t>(DropReason::kToGateway));
+    EXPECT_EQ(tr.actions.rewrite_flags, kAnswerEcho);
+    EXPECT_EQ(describeActions(tr.actions), "drop:to_gateway(icmp_echo_reply)");
+  }
+  for (auto [type, code] : {std::pair{0, 0}, {13, 0}, {8, 1}}) {
+    translateFlow(t, icmp(kGw, static_cast<uint8_t>(type), static_cast<uint8_t>(code)), tr);
+    EXPECT_TRUE(flow::keysEqual(tr.mask, echo_mask)) << type;
+    EXPECT_EQ(tr.actions.rewrite_flags, 0) << type;
+  }
+  FlowKey fragment = icmp(kGw, 8);
+  fragment.ip_frag = static_cast<uint8_t>(flow::IpFrag::kFirst);
+  translateFlow(t, fragment, tr);
+  FlowMask frag_mask = maskOf(false);
+  frag_mask.ip_proto = frag_mask.ip_frag = 0xff;
+  EXPECT_TRUE(flow::keysEqual(tr.mask, frag_mask));
+  EXPECT_EQ(tr.actions.rewrite_flags, 0);
+  // An echo request to a pod is forwarded as any packet (mask unchanged).
+  translateFlow(t, icmp(kB, 8), tr);
+  EXPECT_TRUE(flow::keysEqual(tr.mask, maskOf(true)));
+  EXPECT_EQ(tr.actions.kind, MegaflowActions::Kind::kOutput);
 }
 
 // An unrouted destination is matched as the widest whole-octet prefix that

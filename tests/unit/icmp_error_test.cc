@@ -4,7 +4,8 @@
 // this code, and the checksums are verified again here with the test
 // support's RFC 1071 sum), what is quoted, and every rule for when no error
 // is sent (with the frame then left as it was). Also the per-PMD limiter on
-// a hand-driven clock.
+// a hand-driven clock. And the gateway's echo replies (icmp_echo.h), the
+// same way.
 #include "dataplane/datapath/icmp_error.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/datapath/icmp_echo.h"
 #include "dataplane/datapath/icmp_error_limiter.h"
 #include "tests/support/frames.h"
 
@@ -502,6 +504,85 @@ TEST(IcmpErrorLimiterTest, RefusalNamesAreDistinct) {
   EXPECT_STREQ(refusalName(Refusal::kNone), "none");
   EXPECT_STREQ(refusalName(Refusal::kAboutIcmpError), "about_icmp_error");
   EXPECT_STREQ(refusalName(Refusal::kNotWritable), "not_writable");
+}
+
+// Pod 10.244.0.10 pings the gateway 10.244.0.1 (identifier 0x1234, sequence
+// 1, "abcdefgh", TTL 63, DF, 6 bytes of Ethernet padding), and the reply:
+// the padding gone, addresses swapped, TTL 64, type 0 (bytes and checksums
+// computed apart from this code).
+const Frame kEchoRequest = fromHex(
+    "02000af4000102000af4000a080045000024432140003f01e2c50af4000a0af4000108005435123400016162636465666768000000000000");
+const Frame kEchoReply = fromHex(
+    "02000af4000a02000af40001080045000024432140004001e1c50af400010af4000a00005c35123400016162636465666768");
+// 2001:db8:1::a pings the IPv6 gateway 2001:db8:1::1 (flow label kept).
+const Frame kEcho6Request = fromHex(
+    "02000af4000102000af4000a86dd6001234500103a3f20010db800010000000000000000000a20010db800010000000000000000"
+    "00018000806b123400016162636465666768");
+const Frame kEcho6Reply = fromHex(
+    "02000af4000a02000af4000186dd6001234500103a4020010db800010000000000000000000120010db800010000000000000000"
+    "000a81007f6b123400016162636465666768");
+const rte_ether_addr kGatewayMac = {{0x02, 0x00, 0x0a, 0xf4, 0x00, 0x01}};
+
+TEST(EchoReplyTest, Ipv4ReplyHasExactBytes) {
+  TestMbuf m(kEchoRequest);
+  m.get()->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+  ASSERT_EQ(buildIpv4EchoReply(m.get(), kGatewayMac), Refusal::kNone);
+  EXPECT_EQ(m.frame(), kEchoReply);
+  EXPECT_EQ(m.get()->pkt_len, kEchoReply.size());
+  EXPECT_EQ(m.get()->ol_flags, 0u);
+  EXPECT_EQ(m.get()->data_off, kHeadroom);  // in place: nothing prepended
+  expectIpv4ChecksumsValid(m.frame());
+}
+
+TEST(EchoReplyTest, Ipv6ReplyHasExactBytes) {
+  TestMbuf m(kEcho6Request);
+  ASSERT_EQ(buildIpv6EchoReply(m.get(), kGatewayMac), Refusal::kNone);
+  EXPECT_EQ(m.frame(), kEcho6Reply);
+  expectIcmpv6ChecksumValid(m.frame());
+}
+
+TEST(EchoReplyTest, WhenNoReplyIsSent) {
+  auto v4 = [](void (*change)(Frame&)) {
+    Frame f = kEchoRequest;
+    change(f);
+    fixIpv4Checksum(f);
+    return f;
+  };
+  const std::vector<Case> cases = {
+      {"echo reply", v4([](Frame& f) { f[34] = 0; }), Refusal::kMalformed},
+      {"code 1", v4([](Frame& f) { f[35] = 1; }), Refusal::kMalformed},
+      {"UDP", v4([](Frame& f) { f[23] = 17; }), Refusal::kMalformed},
+      {"truncated datagram", v4([](Frame& f) { set16(f, 16, 200); }), Refusal::kMalformed},
+      {"first fragment (MF)", v4([](Frame& f) { set16(f, 20, 0x2000); }), Refusal::kNotFirstFragment},
+      {"later fragment", v4([](Frame& f) { set16(f, 20, 0x0001); }), Refusal::kNotFirstFragment},
+      {"link-layer broadcast", v4([](Frame& f) { std::memset(&f[0], 0xff, 6); }), Refusal::kMulticastDestination},
+      {"source 0.0.0.0", v4([](Frame& f) { std::memset(&f[26], 0, 4); }), Refusal::kSourceNotUnique},
+      {"source loopback", v4([](Frame& f) { f[26] = 127; }), Refusal::kSourceNotUnique},
+      {"source broadcast", v4([](Frame& f) { std::memset(&f[26], 0xff, 4); }), Refusal::kSourceNotUnique},
+      {"group source MAC", v4([](Frame& f) { f[6] = 0x03; }), Refusal::kSourceNotUnique},
+  };
+  for (const Case& c : cases) {
+    TestMbuf m(c.frame);
+    EXPECT_EQ(buildIpv4EchoReply(m.get(), kGatewayMac), c.want) << c.what;
+    EXPECT_EQ(m.frame(), c.frame) << c.what << ": left as it was";
+  }
+  const std::vector<Case> cases6 = {
+      {"echo reply", [] { Frame f = kEcho6Request; f[54] = 129; return f; }(), Refusal::kMalformed},
+      {"behind an extension header", [] { Frame f = kEcho6Request; f[20] = 0; return f; }(), Refusal::kMalformed},
+      {"multicast destination", [] { Frame f = kEcho6Request; f[38] = 0xff; return f; }(),
+       Refusal::kMulticastDestination},
+      {"unspecified source", [] { Frame f = kEcho6Request; std::memset(&f[22], 0, 16); return f; }(),
+       Refusal::kSourceNotUnique},
+  };
+  for (const Case& c : cases6) {
+    TestMbuf m(c.frame);
+    EXPECT_EQ(buildIpv6EchoReply(m.get(), kGatewayMac), c.want) << c.what;
+    EXPECT_EQ(m.frame(), c.frame) << c.what << ": left as it was";
+  }
+  TestMbuf shared(kEchoRequest);
+  rte_mbuf_refcnt_set(shared.get(), 2);
+  EXPECT_EQ(buildIpv4EchoReply(shared.get(), kGatewayMac), Refusal::kNotWritable);
+  EXPECT_EQ(shared.frame(), kEchoRequest);
 }
 
 }  // namespace

@@ -141,8 +141,32 @@ TEST_F(Ipv6TranslateTest, TheGatewayAddressesAreToGatewayWithoutReadingTheHopLim
   for (const Ipv6Address& gw : {kGateway, kGatewayLinkLocal}) {
     FlowTranslation t = translate(gw, 1);
     EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kToGateway)) << gw.toString();
+    EXPECT_EQ(t.actions.rewrite_flags, 0);
     EXPECT_EQ(prefixLen(t.mask), 128u);
+    EXPECT_EQ(t.mask.ip_proto, 0xff) << "an ICMPv6 echo request would be answered";
+    t.mask.ip_proto = 0;
     expectOnlyDecisionFields(t.mask, false);
+  }
+}
+
+TEST_F(Ipv6TranslateTest, AnIcmpv6EchoRequestToEitherGatewayAddressIsAnswered) {
+  for (const Ipv6Address& gw : {kGateway, kGatewayLinkLocal}) {
+    for (auto [type, answered] : {std::pair{128, true}, {129, false}, {1, false}}) {
+      test::Udp6FrameSpec s{kMacA, kGatewayMac, kPodA, gw};
+      Frame f = test::udp6Frame(s);
+      flow::FlowKey key;
+      ASSERT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), kPortA, std::nullopt, key),
+                flow::ParseResult::kOk);
+      key.ip_proto = 58;
+      key.tp_src = key.tp_dst = 0;
+      key.icmp_type = static_cast<uint8_t>(type);
+      FlowTranslation t;
+      translateFlow(RouteTables{&fib4_, 0, nullptr, 0, &fib6_, &net_}, key, t);
+      EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kToGateway));
+      EXPECT_EQ(t.actions.rewrite_flags, answered ? kAnswerEcho : 0) << gw.toString() << " " << type;
+      EXPECT_EQ(t.mask.icmp_type, 0xff);
+      EXPECT_EQ(t.mask.ttl_class, 0) << "the hop limit is never read";
+    }
   }
 }
 

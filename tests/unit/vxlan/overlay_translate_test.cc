@@ -99,6 +99,29 @@ TEST(OverlayTranslate, DecapsulatedPacketsMatchTheirSourceVtep) {
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayNoRoute)) << "no relaying";
 }
 
+// A ping to the gateway is answered only from a local pod: one that came
+// through the tunnel would need its reply encapsulated back.
+TEST(OverlayTranslate, OnlyAnUntunnelledPingToTheGatewayIsAnswered) {
+  Fixture f;
+  FlowTranslation t;
+  auto ping = [](uint32_t vni, const char* tun_src) {
+    flow::FlowKey k = key("10.244.0.1", vni, tun_src);
+    k.ip_proto = 1;
+    k.icmp_type = 8;
+    return k;
+  };
+  translateFlow(f.tables, ping(0, "0.0.0.0"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kToGateway));
+  EXPECT_EQ(t.actions.rewrite_flags, kAnswerEcho);
+  EXPECT_EQ(t.mask.tun_vni, 0xffffffffU);
+  EXPECT_EQ(t.mask.icmp_type, 0xff);
+  translateFlow(f.tables, ping(42, "192.168.77.2"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kToGateway));
+  EXPECT_EQ(t.actions.rewrite_flags, 0);
+  EXPECT_EQ(t.mask.tun_src, 0xffffffffU);
+  EXPECT_EQ(t.mask.ip_proto, 0) << "nothing but the tunnel decided it";
+}
+
 // A destination that is no pod is matched as the widest whole-octet prefix
 // that decides alike: a remote CIDR as itself (or narrower where a more
 // specific route lies inside it), an unrouted address as far as no route,
