@@ -153,7 +153,9 @@ std::string formatHealth(const v1::HealthResponse& h) {
              h.ready() ? "ready" : "NOT READY", h.version().c_str(), h.uptime_seconds(), h.ports(), h.max_ports(),
              h.pmds(), h.pod_cidr().c_str(), h.gateway().c_str(), h.gateway_mac().c_str()) +
          fmt("  restored at start: %u ports; garbage-collected attachments: %llu\n", h.restored_ports(),
-             static_cast<unsigned long long>(h.garbage_collected_attachments()));
+             static_cast<unsigned long long>(h.garbage_collected_attachments())) +
+         fmt("  IPv4 fragmented to an MTU: %llu datagrams, %llu fragments\n",
+             static_cast<unsigned long long>(h.ipv4_fragmented()), static_cast<unsigned long long>(h.ipv4_fragments()));
 }
 
 }  // namespace sluice

@@ -83,6 +83,8 @@ struct HealthView {
   MacAddress gateway_mac;
   uint32_t restored_ports = 0;    // restored from the checkpoint at start
   uint64_t garbage_collected = 0; // attachments removed since start: pod netns vanished
+  uint64_t ipv4_fragmented = 0;    // IPv4 datagrams fragmented since start, every PMD
+  uint64_t ipv4_fragments = 0;     // the fragments made of them
 };
 
 struct RestoreSummary {
