@@ -368,7 +368,14 @@ TEST_F(MtuPipelineTest, JumboFramesCrossChainedAndAreFragmentedOrAnsweredByTheOu
   o.vni = kVni;
   node_.injectUplink(vxlanFrame(inner, o));
   out = node_.collectAll();
-  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out.size(), 1u) << [&] {
+    std::string why;
+    for (size_t r = 0; r < kDropReasonCount; ++r)
+      if (node_.counters().drops[r].read() != 0)
+        why += std::string(dropReasonName(static_cast<DropReason>(r))) + "=" +
+               std::to_string(node_.counters().drops[r].read()) + " ";
+    return why;
+  }();
   EXPECT_EQ(out[0].first, d);
   EXPECT_EQ(out[0].second, forwardedTo(inner, kD)) << "intact";
 
