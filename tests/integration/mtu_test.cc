@@ -232,6 +232,9 @@ TEST_F(MtuPodsTest, AJumboFrameCrossesTheNodeWholeAndOneTooBigForItsPortIsAnswer
     EXPECT_EQ(got[i], want) << "fragment " << i;
   }
   EXPECT_EQ(dropCount(node_->stats(), "fragmentation_failed"), 0u);
+  const v1::HealthResponse h = node_->health();
+  EXPECT_EQ(h.ipv4_fragmented(), 1u);
+  EXPECT_EQ(h.ipv4_fragments(), 8u);
   pc->reset();
 }
 
