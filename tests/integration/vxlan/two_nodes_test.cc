@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -33,7 +34,10 @@ class TwoNodesTest : public ::testing::Test {
     const std::string if_a = "slvn" + tag + "a", if_b = "slvn" + tag + "b";
     ASSERT_TRUE(topo_.addVeth(if_a, "", if_b, "")) << topo_.error();
     if (jumbo_) {
-      for (const std::string& i : {if_a, if_b}) ASSERT_TRUE(topo_.run("ip link set dev " + i + " mtu 9216")) << topo_.error();
+      for (const std::string& i : {if_a, if_b}) {
+        const std::string cmd = "ip link set dev " + i + " mtu 9216";
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+      }
     }
     dir_ = "/tmp/slvx2-" + tag;
     std::filesystem::create_directories(dir_);
