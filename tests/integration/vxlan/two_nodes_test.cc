@@ -73,7 +73,7 @@ class TwoNodesTest : public ::testing::Test {
     SluicedOptions o;
     o.pod_cidr = cidr;
     o.extra_flags = {"--config", cfg, "--pod-cidr-v6", cidr6};
-    if (jumbo_) o.extra_flags.insert(o.extra_flags.end(), {"--port-mtu", "9216", "--mbuf-size", "10240", "--mbufs", "8192"});
+    if (jumbo_) o.extra_flags.insert(o.extra_flags.end(), {"--port-mtu", "9216", "--mbuf-size", "10240"});
     std::string error;
     n.sluiced = SluicedProcess::start(o, &error);
     ASSERT_NE(n.sluiced, nullptr) << error;
