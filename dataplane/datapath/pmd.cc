@@ -217,7 +217,8 @@ uint16_t Pmd::screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs) {
       // A chained frame's headers are read in its first segment only: one
       // that ends there is split, not short (its length checks passed on
       // the whole frame).
-      if (d.reason == DropReason::kTruncated && pkts[runs_[r].first]->nb_segs != 1) d.reason = DropReason::kHeadersSplit;
+      if (d.reason == DropReason::kTruncated && pkts[runs_[r].first]->nb_segs != 1)
+        d.reason = DropReason::kHeadersSplit;
     } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_ARP) && (k.flags & flow::kFlagVlan) == 0) {
       d.next = l3AnswerArp(*snap_, in_port, pkts[runs_[r].first], &d.reason);
     } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) && (k.flags & flow::kFlagVlan) == 0) {
