@@ -166,7 +166,8 @@ int run(int argc, char** argv) {
   // Cache of 256 per lcore: DPDK's recommended ceiling, amortises the ring.
   // DPDK's default ops, or (built with TSan) ops that state its hand-overs.
   rte_mempool* pool =
-      rte_pktmbuf_pool_create_by_ops("sluice_mbufs", config->mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+      rte_pktmbuf_pool_create_by_ops("sluice_mbufs", config->mbufs, 256, 0,
+                                     static_cast<uint16_t>(config->mbuf_size + RTE_PKTMBUF_HEADROOM),
                                      static_cast<int>(rte_socket_id()), handoverPoolOps());
   if (pool == nullptr) {
     logError("creating a pool of ", config->mbufs, " mbufs: ", rte_strerror(rte_errno));
@@ -200,6 +201,7 @@ int run(int argc, char** argv) {
     ctx.gate.burst = config->upcall_burst;
     ctx.max_sleep_us = config->pmd_max_sleep_us;
     ctx.icmp_errors = {rte_get_tsc_hz(), config->icmp_error_rate};
+    ctx.fragment_pool = pool;  // IPv4 fragments (rare): from the packet pool, direct and indirect alike
   }
   std::vector<PmdContext*> pmd_contexts;
   for (auto& ctx : contexts) pmd_contexts.push_back(ctx.get());

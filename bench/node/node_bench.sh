@@ -43,6 +43,15 @@
 #   bench/node/node_bench.sh --smoke [--build DIR]   (1 round, 2 s; l3, 100 flows unless given)
 #   --hugepages: every DPDK process on 2 MB hugepages (reserved here for the
 #   run, 4 GiB, and given back after), as DPDK is deployed; default: none.
+#   --frame-size 64|1514|9000 (the l3 scenario only): 64 on the wire (60
+#   bytes in the pcap, the default), or frames of 1514 or 9000 bytes (no
+#   FCS: IP packets of 1500 / 8986 bytes). Over 1514 every system's ports
+#   get MTU 9216 (sluiced: port-mtu; OVS: mtu_request), and the systems
+#   that replay the pcap get buffers that hold the frame whole: net_pcap's
+#   infinite_rx copies a preloaded frame's first segment only, so a chained
+#   input would arrive cut (sluiced: mbuf-size 9216; testpmd --mbuf-size;
+#   OVS sizes its buffers for the MTU). What chained mbufs cost is measured
+#   by the vhost path and the tests, not here.
 # Exit: 0 every system ran and forwarded what it received; 77 (smoke only)
 # the same but OVS is not installed, or --hugepages could not reserve its
 # pages; 1 a system failed to run or dropped packets (its note in runs.csv
@@ -56,7 +65,7 @@ rounds=3 seconds=5 warmup=2 smoke=
 scenarios="l3 l3v6 decap encap vhost"
 flows="1 100 1000 10000 100000 250000"
 systems="floor sluice ovs ovs-smc"
-out= base_sluiced= huge= scenarios_given= flows_given=
+out= base_sluiced= huge= scenarios_given= flows_given= frame_size=64
 while [[ $# -gt 0 ]]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
@@ -70,6 +79,7 @@ while [[ $# -gt 0 ]]; do
     --base-sluiced) base_sluiced=$2; shift 2 ;;
     --smoke) smoke=1; shift ;;
     --hugepages) huge=1; shift ;;
+    --frame-size) frame_size=$2; shift 2 ;;
     *) echo "node_bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -78,6 +88,17 @@ if [[ -n $smoke ]]; then
   [[ -n $scenarios_given ]] || scenarios=l3
   [[ -n $flows_given ]] || flows=100
 fi
+case $frame_size in
+  64) pcap_frame=60 ;;
+  1514|9000) pcap_frame=$frame_size ;;
+  *) echo "node_bench.sh: --frame-size must be 64, 1514 or 9000" >&2; exit 2 ;;
+esac
+if [[ $frame_size != 64 && $scenarios != l3 ]]; then
+  echo "node_bench.sh: --frame-size applies to the l3 scenario only (--scenarios l3)" >&2; exit 2
+fi
+# What the runners give their ports beyond 1514-byte frames (node_lib.sh).
+jumbo=
+((frame_size > 1514)) && jumbo=1
 [[ $EUID -eq 0 ]] || { echo "node_bench.sh: needs root (DPDK, network namespaces)" >&2; exit 2; }
 needed=("$build/bench/node/node_pcap_gen" "$build/dataplane/sluiced" "$build/dataplane/api/sluicectl")
 if [[ $systems == *sluice-base* ]]; then
@@ -133,7 +154,7 @@ echo "round,scenario,flows,system,mpps,cycles_per_packet,emc_pct,smc_pct,megaflo
   echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
   echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r)"
   echo "ovs: $( (ovs-vsctl --version 2>/dev/null || echo none) | head -1), dpdk: $(dpkg-query -W -f '${Version}' dpdk 2>/dev/null)"
-  echo "settings: rounds=$rounds seconds=$seconds warmup=$warmup, one PMD (lcore 1; vhost: the pods on lcore 0), $([[ -n $huge ]] && echo "2 MB hugepages" || echo "no hugepages"), 64-byte frames"
+  echo "settings: rounds=$rounds seconds=$seconds warmup=$warmup, one PMD (lcore 1; vhost: the pods on lcore 0), $([[ -n $huge ]] && echo "2 MB hugepages" || echo "no hugepages"), $frame_size-byte frames"
 } >"$out/machine.txt"
 
 failed=
@@ -144,8 +165,11 @@ for ((r = 1; r <= rounds; r++)); do
         # The pods generate the traffic: the runners take the flow count.
         pcap=$n packets=0
       else
-        pcap="$work/$scenario-$n.pcap"
-        [[ -f $pcap ]] || "$gen" --scenario "$scenario" --flows "$n" --out "$pcap" 2>>"$work/gen.log" || exit 1
+        pcap="$work/$scenario-$n-$pcap_frame.pcap"
+        frame_args=()
+        [[ $pcap_frame != 60 ]] && frame_args=(--frame-size "$pcap_frame")
+        [[ -f $pcap ]] || "$gen" --scenario "$scenario" --flows "$n" "${frame_args[@]}" --out "$pcap" \
+          2>>"$work/gen.log" || exit 1
         packets=$(( ( (1024 + n - 1) / n) * n ))
       fi
       for system in $systems; do

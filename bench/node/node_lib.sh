@@ -180,8 +180,8 @@ run_floor() {  # scenario pcap packets
   local pcap=$2 packets=$3 log="$work/testpmd.log" pid
   setsid stdbuf -oL dpdk-testpmd -l 0,1 $(eal_mem 2048) --no-pci --file-prefix="$tag-floor" \
     --vdev "net_pcap0,rx_pcap=$pcap,infinite_rx=1" --vdev "net_null0,no-rx=1" --log-level=4 -- \
-    --no-mlockall --total-num-mbufs="$(pool_for "$packets")" --forward-mode=io --nb-cores=1 -a \
-    --record-core-cycles --stats-period 1 >"$log" 2>&1 &
+    --no-mlockall --total-num-mbufs="$(pool_for "$packets")" ${jumbo:+--mbuf-size=$((9216 + 128))} \
+    --forward-mode=io --nb-cores=1 -a --record-core-cycles --stats-period 1 >"$log" 2>&1 &
   pid=$!
   echo "$pid" >"$work/testpmd.pid"  # runners run in subshells: cleanup finds it here
   # Loading a large file into the pool takes a while: time from the start of
@@ -298,6 +298,10 @@ run_sluice() {  # scenario pcap|flows(vhost) packets [offload]
   if [[ $scenario == l3v6 ]]; then
     extra+=(--pod-cidr-v6 "$pod_cidr_v6" --gateway-v6 "$gw_ip6")
   fi
+  # node_bench.sh --frame-size 9000: ports of MTU 9216, and buffers that
+  # hold the input's frames whole (net_pcap's infinite_rx copies only a
+  # preloaded frame's first segment).
+  [[ -n ${jumbo:-} ]] && extra+=(--port-mtu 9216 --mbuf-size 9216)
   if [[ -n $offload ]]; then
     # l3: marks on the source pod's port; decap: on the uplink (sluiced's
     # default without --offload-port: decap megaflows become tunnel rules).
@@ -489,7 +493,8 @@ ovs_stop() {
 }
 
 dpdk_port() {  # bridge name ofport devargs
-  echo -- add-port "$1" "$2" -- set Interface "$2" type=dpdk "options:dpdk-devargs=\"$4\"" "ofport_request=$3"
+  echo -- add-port "$1" "$2" -- set Interface "$2" type=dpdk "options:dpdk-devargs=\"$4\"" "ofport_request=$3" \
+    ${jumbo:+mtu_request=9216}
 }
 
 # Bridges and OpenFlow rules as a CNI would program them. Rules go in

@@ -116,7 +116,7 @@ std::string describePlan() {
   return out;
 }
 
-test::Frame flowFrame(Scenario s, uint32_t flow) {
+test::Frame flowFrame(Scenario s, uint32_t flow, uint32_t frame_len) {
   static_assert(kPods == kRemoteNodes, "flow i pairs pod k with remote node k");
   const uint32_t k = flow % kPods;
   test::UdpFrameSpec spec;
@@ -129,6 +129,7 @@ test::Frame flowFrame(Scenario s, uint32_t flow) {
       spec.src_mac = sourcePodMac();
       spec.src_ip = sourcePodIp();
       spec.dst_ip = localPodIp(k);
+      spec.frame_len = frame_len;
       return test::udpFrame(spec);
     case Scenario::kL3v6: {
       test::Udp6FrameSpec v6{sourcePodMac(), gatewayMac(), sourcePodIp6(), localPodIp6(k)};

@@ -79,8 +79,11 @@ std::string describePlan();
 // the 4-byte sequence the payload carries); for decap the same 60-byte inner frame plus 50 bytes of
 // outer Ethernet/IPv4/UDP/VXLAN (outer UDP source port from a hash of the
 // inner 5-tuple, as a VTEP does for the receiver's RSS; outer IPv4 checksum
-// set, UDP checksum 0).
-test::Frame flowFrame(Scenario s, uint32_t flow);
+// set, UDP checksum 0). The l3 scenario's frames may be longer:
+// frame_len bytes (60..kMaxL3FrameLen), the UDP payload padded.
+inline constexpr uint32_t kMinL3FrameLen = 60;
+inline constexpr uint32_t kMaxL3FrameLen = 9014;  // a 9000-byte IP packet
+test::Frame flowFrame(Scenario s, uint32_t flow, uint32_t frame_len = kMinL3FrameLen);
 
 // Packets in the replayed file for N flows: whole rounds, at least kMinPackets.
 uint32_t packetsForFlows(uint32_t flows);

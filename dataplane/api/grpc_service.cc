@@ -174,6 +174,8 @@ grpc::Status DataplaneService::Health(grpc::ServerContext*, const v1::HealthRequ
     }
     resp->set_restored_ports(h.restored_ports);
     resp->set_garbage_collected_attachments(h.garbage_collected);
+    resp->set_ipv4_fragmented(h.ipv4_fragmented);
+    resp->set_ipv4_fragments(h.ipv4_fragments);
     for (ServiceExtension* e : extensions_) e->fillHealth(resp);
     return grpc::Status::OK;
   });

@@ -156,7 +156,9 @@ std::string formatHealth(const v1::HealthResponse& h) {
               ? std::string()
               : fmt("  IPv6: pod CIDR %s, gateway %s\n", h.pod_cidr_v6().c_str(), h.gateway_v6().c_str())) +
          fmt("  restored at start: %u ports; garbage-collected attachments: %llu\n", h.restored_ports(),
-             static_cast<unsigned long long>(h.garbage_collected_attachments()));
+             static_cast<unsigned long long>(h.garbage_collected_attachments())) +
+         fmt("  IPv4 fragmented to an MTU: %llu datagrams, %llu fragments\n",
+             static_cast<unsigned long long>(h.ipv4_fragmented()), static_cast<unsigned long long>(h.ipv4_fragments()));
 }
 
 }  // namespace sluice

@@ -141,6 +141,12 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto v = number(4'194'304, 1024);
     if (!v.ok()) return v.status();
     c.mbufs = static_cast<uint32_t>(*v);
+  } else if (key == "mbuf-size") {
+    // 16384: twice the largest port MTU's frame, and within the 16-bit
+    // buffer length with DPDK's headroom.
+    auto v = number(16384, 2048);
+    if (!v.ok()) return v.status();
+    c.mbuf_size = static_cast<uint32_t>(*v);
   } else if (key == "emc-entries") {
     auto v = number(1u << 20, 2);  // 1M entries = 128 MB: beyond that it is no cache
     if (!v.ok()) return v.status();

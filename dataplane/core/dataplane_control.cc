@@ -817,6 +817,10 @@ HealthView DataplaneControl::health() {
   h.v6 = v6_cidr_;
   h.restored_ports = restored_ports_;
   h.garbage_collected = gc_collected_;
+  for (const PmdContext* pmd : pmds_) {
+    h.ipv4_fragmented += pmd->counters.ipv4_fragmented.read();
+    h.ipv4_fragments += pmd->counters.ipv4_fragments.read();
+  }
   return h;
 }
 

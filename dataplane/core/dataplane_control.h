@@ -84,6 +84,8 @@ struct HealthView {
   std::optional<Ipv6PodCidr> v6;  // pod-cidr-v6 and gateway-v6, when set
   uint32_t restored_ports = 0;    // restored from the checkpoint at start
   uint64_t garbage_collected = 0; // attachments removed since start: pod netns vanished
+  uint64_t ipv4_fragmented = 0;    // IPv4 datagrams fragmented since start, every PMD
+  uint64_t ipv4_fragments = 0;     // the fragments made of them
 };
 
 struct RestoreSummary {

@@ -59,18 +59,22 @@ bool ipv4IcmpInformational(uint8_t type) {
 }
 
 // The checks common to both functions of each family: the frame's layout,
-// and where its IP datagram ends (its length, for the quote).
+// and where its IP datagram ends (its length, for the quote). They read
+// f[0, len) only; the lengths the headers state are checked against
+// frame_len, the whole frame (more than len for a chained mbuf, whose first
+// segment must hold every header read here, else kMalformed).
 struct Ipv4Frame {
   Refusal refusal;
   uint32_t datagram_len;  // the original IP total length (trailing padding excluded)
 };
 
-Ipv4Frame checkIpv4(const uint8_t* f, uint32_t len) {
+Ipv4Frame checkIpv4(const uint8_t* f, uint32_t len, uint32_t frame_len) {
   if (len < kEth + kIpv4Header || load16(f + 12) != RTE_ETHER_TYPE_IPV4) return {Refusal::kMalformed, 0};
   const uint8_t* ip = f + kEth;
   const uint32_t ihl = (ip[0] & 0x0fu) * 4u;
   const uint32_t total = load16(ip + 2);
-  if ((ip[0] >> 4) != 4 || ihl < kIpv4Header || total < ihl || total > len - kEth) return {Refusal::kMalformed, 0};
+  if ((ip[0] >> 4) != 4 || ihl < kIpv4Header || total < ihl || total > frame_len - kEth)
+    return {Refusal::kMalformed, 0};
   // RFC 1812 4.3.2.7: no error about a link-layer broadcast (or multicast).
   if (groupMac(f)) return {Refusal::kMulticastDestination, 0};
   if (groupMac(f + 6)) return {Refusal::kSourceNotUnique, 0};  // no sender to send it back to
@@ -84,7 +88,7 @@ Ipv4Frame checkIpv4(const uint8_t* f, uint32_t len) {
   if (top == 0 || top == 127 || top >= 224) return {Refusal::kSourceNotUnique, 0};
   if ((load16(ip + 6) & 0x1fff) != 0) return {Refusal::kNotFirstFragment, 0};
   if (ip[9] == kProtoIcmp) {
-    if (total < ihl + 1) return {Refusal::kMalformed, 0};  // no type to tell
+    if (total < ihl + 1 || ihl + 1 > len - kEth) return {Refusal::kMalformed, 0};  // no type to tell
     if (!ipv4IcmpInformational(ip[ihl])) return {Refusal::kAboutIcmpError, 0};
   }
   return {Refusal::kNone, total};
@@ -105,11 +109,13 @@ bool ipv6Loopback(const uint8_t* a) {
   return std::memcmp(a, kLoopback, 16) == 0;
 }
 
-Ipv6Frame checkIpv6(const uint8_t* f, uint32_t len, uint8_t type) {
+Ipv6Frame checkIpv6(const uint8_t* f, uint32_t len, uint32_t frame_len, uint8_t type) {
   if (len < kEth + kIpv6Header || load16(f + 12) != RTE_ETHER_TYPE_IPV6) return {Refusal::kMalformed, 0};
   const uint8_t* ip = f + kEth;
   const uint32_t packet_len = kIpv6Header + load16(ip + 4);
-  if ((ip[0] >> 4) != 6 || packet_len > len - kEth) return {Refusal::kMalformed, 0};
+  if ((ip[0] >> 4) != 6 || packet_len > frame_len - kEth) return {Refusal::kMalformed, 0};
+  // The walk below reads within the packet and within the first segment.
+  const uint32_t readable = std::min(packet_len, len - kEth);
   // RFC 4443 2.4 (e.2-e.4): no error about a multicast destination, IP or
   // link-layer, except Packet Too Big (which multicast senders need).
   if (type != kIpv6PacketTooBig && (groupMac(f) || ipv6Multicast(ip + 24)))
@@ -124,14 +130,14 @@ Ipv6Frame checkIpv6(const uint8_t* f, uint32_t len, uint8_t type) {
   uint32_t off = kIpv6Header;
   for (;;) {
     if (next == kHopByHop || next == kRouting || next == kDestinationOptions || next == kAuthentication) {
-      if (off + 8 > packet_len) return {Refusal::kMalformed, 0};
+      if (off + 8 > readable) return {Refusal::kMalformed, 0};
       const uint32_t ext_len = next == kAuthentication ? (ip[off + 1] + 2u) * 4u : (ip[off + 1] + 1u) * 8u;
       next = ip[off];
       off += ext_len;
       continue;
     }
     if (next == kFragment) {
-      if (off + 8 > packet_len) return {Refusal::kMalformed, 0};
+      if (off + 8 > readable) return {Refusal::kMalformed, 0};
       const bool later = (load16(ip + off + 2) & 0xfff8) != 0;
       next = ip[off];
       off += 8;
@@ -146,16 +152,17 @@ Ipv6Frame checkIpv6(const uint8_t* f, uint32_t len, uint8_t type) {
   }
   if (off > packet_len) return {Refusal::kMalformed, 0};  // extension headers run past the packet
   if (next == kProtoIcmpv6) {
-    if (off + 1 > packet_len) return {Refusal::kMalformed, 0};
+    if (off + 1 > readable) return {Refusal::kMalformed, 0};
     if (ip[off] < 128) return {Refusal::kAboutIcmpError, 0};  // types 0-127 are errors (RFC 4443 2.1)
   }
   return {Refusal::kNone, packet_len};
 }
 
 // Whether the builder may write into m's buffer and prepend `prepend` bytes.
+// A chained mbuf may be rewritten when its first segment holds the part of
+// the frame the error keeps (checked by the builder, which frees the rest).
 bool writable(const rte_mbuf* m, uint16_t prepend) {
-  return RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1 && m->nb_segs == 1 && m->next == nullptr &&
-         rte_pktmbuf_headroom(m) >= prepend;
+  return RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1 && rte_pktmbuf_headroom(m) >= prepend;
 }
 
 void writeEthernet(uint8_t* f, const uint8_t* to_mac, const rte_ether_addr& from_mac, uint16_t ether_type) {
@@ -168,6 +175,11 @@ void writeEthernet(uint8_t* f, const uint8_t* to_mac, const rte_ether_addr& from
 // bytes; offload requests and the parsed packet type of the received frame
 // no longer hold.
 void reshape(rte_mbuf* m, uint16_t prepend, uint32_t frame_len, uint32_t ptype) {
+  if (m->next != nullptr) {  // the segments after the first hold nothing the error keeps
+    rte_pktmbuf_free(m->next);
+    m->next = nullptr;
+    m->nb_segs = 1;
+  }
   m->data_off = static_cast<uint16_t>(m->data_off - prepend);
   m->data_len = static_cast<uint16_t>(frame_len);
   m->pkt_len = frame_len;
@@ -191,32 +203,34 @@ const char* refusalName(Refusal r) {
   return "unknown";
 }
 
-Refusal ipv4ErrorRefusal(const uint8_t* frame, uint32_t len) { return checkIpv4(frame, len).refusal; }
+Refusal ipv4ErrorRefusal(const uint8_t* frame, uint32_t len) { return checkIpv4(frame, len, len).refusal; }
 
 Refusal ipv6ErrorRefusal(const uint8_t* frame, uint32_t len, uint8_t type) {
-  return checkIpv6(frame, len, type).refusal;
+  return checkIpv6(frame, len, len, type).refusal;
 }
 
 Refusal ipv4ErrorRefusal(const rte_mbuf* m) {
-  const Refusal r = ipv4ErrorRefusal(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m));
+  const Refusal r =
+      checkIpv4(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m)).refusal;
   if (r != Refusal::kNone) return r;
   return writable(m, kIpv4ErrorPrepend) ? Refusal::kNone : Refusal::kNotWritable;
 }
 
 Refusal ipv6ErrorRefusal(const rte_mbuf* m, uint8_t type) {
-  const Refusal r = ipv6ErrorRefusal(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), type);
+  const Refusal r =
+      checkIpv6(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), type).refusal;
   if (r != Refusal::kNone) return r;
   return writable(m, kIpv6ErrorPrepend) ? Refusal::kNone : Refusal::kNotWritable;
 }
 
 Refusal buildIpv4Error(rte_mbuf* m, const Ipv4ErrorParams& p) {
   const uint8_t* old = rte_pktmbuf_mtod(m, const uint8_t*);
-  const Ipv4Frame in = checkIpv4(old, rte_pktmbuf_data_len(m));
+  const Ipv4Frame in = checkIpv4(old, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m));
   if (in.refusal != Refusal::kNone) return in.refusal;
-  if (!writable(m, kIpv4ErrorPrepend)) return Refusal::kNotWritable;
-
   // The original IP header stays where it is; the new headers go in front.
   const uint32_t quote = std::min(in.datagram_len, kIpv4ErrorMaxDatagram - kIpv4ErrorPrepend);
+  if (!writable(m, kIpv4ErrorPrepend) || kEth + quote > rte_pktmbuf_data_len(m)) return Refusal::kNotWritable;
+
   const uint32_t icmp_len = 8 + quote;
   uint8_t* f = const_cast<uint8_t*>(old) - kIpv4ErrorPrepend;
   uint8_t sender_mac[RTE_ETHER_ADDR_LEN];
@@ -254,11 +268,10 @@ Refusal buildIpv4Error(rte_mbuf* m, const Ipv4ErrorParams& p) {
 
 Refusal buildIpv6Error(rte_mbuf* m, const Ipv6ErrorParams& p) {
   const uint8_t* old = rte_pktmbuf_mtod(m, const uint8_t*);
-  const Ipv6Frame in = checkIpv6(old, rte_pktmbuf_data_len(m), p.type);
+  const Ipv6Frame in = checkIpv6(old, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), p.type);
   if (in.refusal != Refusal::kNone) return in.refusal;
-  if (!writable(m, kIpv6ErrorPrepend)) return Refusal::kNotWritable;
-
   const uint32_t quote = std::min(in.packet_len, kIpv6ErrorMaxDatagram - kIpv6ErrorPrepend);
+  if (!writable(m, kIpv6ErrorPrepend) || kEth + quote > rte_pktmbuf_data_len(m)) return Refusal::kNotWritable;
   const uint32_t icmp_len = 8 + quote;
   uint8_t* f = const_cast<uint8_t*>(old) - kIpv6ErrorPrepend;
   uint8_t sender_mac[RTE_ETHER_ADDR_LEN];

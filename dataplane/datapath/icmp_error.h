@@ -30,7 +30,10 @@
 // single host (unspecified, loopback, multicast, broadcast, IPv4 class E),
 // a frame that is malformed or not untagged IPv4/IPv6 as the builder
 // expects it. An mbuf the builder may not rewrite (shared, indirect,
-// external, chained, or without the headroom) is refused too.
+// external, or without the headroom) is refused too. A chained mbuf is
+// rewritten when its first segment holds every header read and the part of
+// the datagram the error quotes (the later segments are freed); else it
+// is refused as not writable.
 //
 // Pure functions of their arguments (the gateway's addresses are
 // parameters, not read from a snapshot); any thread.
@@ -76,7 +79,7 @@ enum class Refusal : uint8_t {
   kNotFirstFragment,      // a later fragment
   kMulticastDestination,  // link-layer or IP multicast/broadcast destination
   kSourceNotUnique,       // source that names no single host
-  kNotWritable,           // shared, indirect, external or chained mbuf, or too little headroom
+  kNotWritable,           // shared, indirect or external mbuf, too little headroom, or a quote past the first segment
 };
 const char* refusalName(Refusal r);
 

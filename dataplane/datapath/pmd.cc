@@ -185,10 +185,12 @@ uint16_t Pmd::extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, u
   flow::PacketRef refs[kBurstSize];
   for (uint16_t i = 0; i < n; ++i) {
     const rte_mbuf* m = pkts[i];
-    // Headers must sit in the first segment: a chained mbuf whose first
-    // segment is shorter than its headers parses as truncated.
     refs[i] = {rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), m->hash.rss,
                (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0};
+    // A chained mbuf (a frame longer than one buffer: vhost chains them)
+    // is parsed in its first segment, its stated lengths checked against
+    // the whole frame (nb_segs shares the first line with data_off).
+    if (m->nb_segs != 1) [[unlikely]] refs[i].frame_len = rte_pktmbuf_pkt_len(m);
   }
   return static_cast<uint16_t>(flow::extractFlowKeyRuns(refs, n, in_port, breaks, keys_, runs_));
 }
@@ -213,6 +215,11 @@ uint16_t Pmd::screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs) {
     if (k.result() != flow::ParseResult::kOk) {
       d.next = kNextDrop;
       d.reason = parseDropReason(k.result());
+      // A chained frame's headers are read in its first segment only: one
+      // that ends there is split, not short (its length checks passed on
+      // the whole frame).
+      if (d.reason == DropReason::kTruncated && pkts[runs_[r].first]->nb_segs != 1)
+        d.reason = DropReason::kHeadersSplit;
     } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_ARP) && (k.flags & flow::kFlagVlan) == 0) {
       d.next = l3AnswerArp(*snap_, in_port, pkts[runs_[r].first], &d.reason);
     } else if (k.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) && (k.flags & flow::kFlagVlan) == 0) {

@@ -41,6 +41,7 @@
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/icmp_error_limiter.h"
+#include "dataplane/datapath/ipv4_fragment.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/mark_table.h"
 #include "dataplane/datapath/pmd_context.h"
@@ -59,7 +60,8 @@ class Pmd {
   explicit Pmd(PmdContext& context)
       : mailbox_(context.mailbox), counters_(context.counters), lookup_(*context.lookup),
         megaflows_(*context.megaflows), upcalls_(context.upcalls), gate_(context.gate), marks_(context.marks),
-        tap_(context.tap), pmd_index_(context.index), max_sleep_us_(context.max_sleep_us),
+        tap_(context.tap), fragment_pool_(context.fragment_pool), pmd_index_(context.index),
+        max_sleep_us_(context.max_sleep_us),
         icmp_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
                        context.icmp_errors.rate_per_sec}),
         echo_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
@@ -157,10 +159,17 @@ class Pmd {
   // too big; returns how many were dropped.
   [[gnu::noinline, gnu::cold]] uint16_t outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pkts,
                                                        uint16_t count, uint16_t in_port, uint64_t now);
-  // A packet the encap action refused as larger than the overlay MTU:
-  // counted as overlay_mtu_exceeded, answered with fragmentation needed
-  // (the overlay MTU) when it has DF set (pmd_icmp.cc).
-  [[gnu::noinline, gnu::cold]] void dropOverlayOversize(rte_mbuf* m, uint16_t in_port, uint64_t now);
+  // A packet the encap action refused as larger than the overlay MTU
+  // (pmd_icmp.cc): IPv4 without DF is fragmented to the overlay MTU and each
+  // fragment encapsulated (returns 0); the rest is counted as
+  // overlay_mtu_exceeded, answered with fragmentation needed / packet too
+  // big (the overlay MTU), and returns 1 (dropped).
+  [[gnu::noinline, gnu::cold]] uint16_t overlayOversize(const flow::MegaflowActions& a, rte_mbuf* m,
+                                                        uint32_t key_hash, uint16_t in_port, uint64_t now);
+  // Fragments m (IPv4, DF clear) to `mtu` (pmd_icmp.cc); the fragments are
+  // left in fragments_ (returns their count), or m is dropped as
+  // fragmentation_failed (returns 0).
+  uint32_t fragment(rte_mbuf* m, uint16_t mtu);
   // The uplink's VXLAN/ARP stage (pmd_overlay.cc): decapsulated packets are
   // compacted to the front of pkts (returns their count), the rest are
   // counted and dropped, answered or punted here.
@@ -183,6 +192,7 @@ class Pmd {
   UpcallGate gate_;
   const offload::MarkTable* marks_;
   PmdTap& tap_;
+  rte_mempool* fragment_pool_;  // where IPv4 fragments come from (null: none made)
   uint32_t pmd_index_;
   const PmdSnapshot* snap_ = nullptr;
   uint32_t max_sleep_us_;  // pmd-max-sleep-us (0: never sleep)
@@ -223,6 +233,8 @@ class Pmd {
   // decapsulated packets, and what it handed back.
   vxlan::TunnelMeta tun_meta_[kBurstSize];
   vxlan::UplinkRxOut uplink_out_;
+  // The fragments of the one datagram being fragmented (cold path).
+  rte_mbuf* fragments_[kMaxIpv4Fragments];
 };
 
 }  // namespace sluice

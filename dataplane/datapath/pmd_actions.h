@@ -28,11 +28,13 @@ template <bool kInnerIpv6, bool kOuterIpv6>
                                                       static_cast<uint16_t>(a.arg), key_hash, &reason);
     if (next == kNextDrop) {
       if (reason == DropReason::kOverlayMtuExceeded) [[unlikely]] {
-        dropOverlayOversize(pkts[i], in_port, now);  // may answer it: still a drop of the packet received
+        // Fragmented and sent, or dropped (perhaps answered: still a drop
+        // of the packet received).
+        dropped = static_cast<uint16_t>(dropped + overlayOversize(a, pkts[i], key_hash, in_port, now));
       } else {
         dropPacket(pkts[i], reason);
+        ++dropped;
       }
-      ++dropped;
     } else {
       enqueue(next, pkts[i], now);
     }

@@ -42,6 +42,12 @@ struct alignas(64) PmdCounters {
 #undef SLUICE_PMD_COUNTER
   std::array<Counter, kDropReasonCount> drops;
   std::array<PortCounters, kMaxPorts> ports;
+  // IPv4 datagrams without DF fragmented to an MTU (ipv4_fragment.h), and
+  // the fragments made of them. Not per-PMD fields of the API: the health
+  // call reports their sums over the PMDs (since start; ClearStats leaves
+  // them).
+  Counter ipv4_fragmented;
+  Counter ipv4_fragments;
 };
 
 }  // namespace sluice

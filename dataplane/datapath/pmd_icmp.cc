@@ -5,10 +5,12 @@
 //  - Larger than the output port's MTU (Pmd::outputOversize): IPv4 with DF
 //    gets Destination Unreachable, fragmentation needed, with the port's MTU
 //    as the next-hop MTU (RFC 1191); IPv6 Packet Too Big with it (RFC 8201).
-//    IPv4 without DF is not fragmented here: it is dropped as
-//    mtu_exceeded_no_df, unanswered (a fragmenting router would forward it).
+//    IPv4 without DF is fragmented instead (ipv4_fragment.h), each fragment
+//    forwarded as the packet would have been; only when that fails (mbufs
+//    exhausted) is it dropped, as fragmentation_failed, unanswered.
 //  - Larger than the overlay MTU on its way into a tunnel
-//    (Pmd::dropOverlayOversize): the same, with the overlay MTU.
+//    (Pmd::overlayOversize): the same, with the overlay MTU, each fragment
+//    encapsulated.
 //  - To an address of this node's pod CIDR that no pod holds
 //    (Pmd::dropUnreachable): host unreachable / ICMPv6 address unreachable.
 // And the one question the gateway answers itself: an echo request to it
@@ -176,7 +178,13 @@ uint16_t Pmd::outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pk
       if (ip_len > mtu) {
         ++dropped;
         if (!v6 && !dontFragment(m)) {
-          dropPacket(m, DropReason::kMtuExceededNoDf);
+          const uint32_t n = fragment(m, mtu);
+          if (n == 0) continue;
+          --dropped;  // forwarded, in pieces
+          for (uint32_t f = 0; f < n; ++f) {
+            l3RewriteToPod(*snap_, fragments_[f], a.out_port);
+            enqueue(a.out_port, fragments_[f], now);
+          }
           continue;
         }
         counters_.drops[static_cast<size_t>(DropReason::kMtuExceeded)].inc();
@@ -197,15 +205,41 @@ uint16_t Pmd::outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pk
   return dropped;
 }
 
-void Pmd::dropOverlayOversize(rte_mbuf* m, uint16_t in_port, uint64_t now) {
-  counters_.drops[static_cast<size_t>(DropReason::kOverlayMtuExceeded)].inc();
-  // IPv6 is always answered (its routers never fragment); IPv4 without DF
-  // is not fragmented here either, only dropped.
-  if (!isIpv6Frame(m) && !dontFragment(m)) {
-    rte_pktmbuf_free(m);
-    return;
+uint32_t Pmd::fragment(rte_mbuf* m, uint16_t mtu) {
+  const uint32_t n = fragmentIpv4(m, mtu, fragment_pool_, fragments_);
+  if (n == 0) {
+    counters_.drops[static_cast<size_t>(DropReason::kFragmentationFailed)].inc();
+    return 0;
   }
-  answerWithError(m, in_port, now, IcmpAnswer::kTooBig, static_cast<uint16_t>(snap_->overlay.overlay_mtu));
+  counters_.ipv4_fragmented.inc();
+  counters_.ipv4_fragments.add(n);
+  return n;
+}
+
+uint16_t Pmd::overlayOversize(const flow::MegaflowActions& a, rte_mbuf* m, uint32_t key_hash, uint16_t in_port,
+                              uint64_t now) {
+  const auto mtu = static_cast<uint16_t>(snap_->overlay.overlay_mtu);
+  // IPv6 is always answered (its routers never fragment); IPv4 without DF
+  // is fragmented and each fragment encapsulated as the packet would have
+  // been (the same tunnel, the same outer source port).
+  if (!isIpv6Frame(m) && !dontFragment(m)) {
+    const uint32_t n = fragment(m, mtu);
+    if (n == 0) return 1;
+    for (uint32_t f = 0; f < n; ++f) {
+      DropReason reason{};
+      const uint16_t next = vxlan::encapOne<false>(snap_->overlay, snap_->gateway_mac, fragments_[f],
+                                                   static_cast<uint16_t>(a.arg), key_hash, &reason);
+      if (next == kNextDrop) {
+        dropPacket(fragments_[f], reason);  // a fragment's loss: the datagram cannot be reassembled
+      } else {
+        enqueue(next, fragments_[f], now);
+      }
+    }
+    return 0;
+  }
+  counters_.drops[static_cast<size_t>(DropReason::kOverlayMtuExceeded)].inc();
+  answerWithError(m, in_port, now, IcmpAnswer::kTooBig, mtu);
+  return 1;
 }
 
 }  // namespace sluice

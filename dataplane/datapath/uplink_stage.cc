@@ -47,8 +47,10 @@ uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, T
   for (uint16_t i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
     rte_mbuf* m = pkts[i];
-    // Headers must sit in the first segment (as for key extraction).
-    const DecapInfo d = classifyUplinkFrame(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), ov.decap);
+    // Headers must sit in the first segment (as for key extraction); a
+    // chained frame's stated lengths are checked against all of it.
+    const DecapInfo d = classifyUplinkFrame(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), ov.decap,
+                                            m->nb_segs != 1 ? rte_pktmbuf_pkt_len(m) : 0);
     if (d.cls == UplinkClass::kVxlan) {
       const uint16_t t = tables.tunnelForVtep(d.outer_src_be);
       if (t == kNoTunnel) {

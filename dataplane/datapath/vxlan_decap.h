@@ -101,8 +101,14 @@ inline bool isInnerNeighborDiscovery(const uint8_t* inner, uint32_t len) {
 // Inline: out of line, the 24-byte result went back through the stack and
 // the caller's wide reload of it stalled on store forwarding, the uplink
 // stage's hottest spot (perf annotate, decap at 1k flows).
-inline DecapInfo classifyUplinkFrame(const uint8_t* data, uint32_t len, const DecapConfig& cfg) {
+// frame_len: the whole frame's length when data/len is only the first
+// segment of a chained mbuf (0: len). Headers are read in the first
+// segment only (one that does not hold them all: headers_split); the
+// lengths they state are checked against the whole frame.
+inline DecapInfo classifyUplinkFrame(const uint8_t* data, uint32_t len, const DecapConfig& cfg,
+                                     uint32_t frame_len = 0) {
   using namespace decap_detail;
+  const uint32_t whole = frame_len != 0 ? frame_len : len;
   if (len < kEthLen) return drop(DropReason::kVxlanTruncated);
   const uint16_t eth_type = load16be(data + 12);
   if (eth_type == kEtherTypeArp) {
@@ -120,7 +126,10 @@ inline DecapInfo classifyUplinkFrame(const uint8_t* data, uint32_t len, const De
   if (ihl_bytes > l3_avail) return drop(DropReason::kVxlanTruncated);
   const uint32_t total_len = load16be(ip + 2);
   if (total_len < ihl_bytes) return drop(DropReason::kVxlanBadOuterIp);
-  if (total_len > l3_avail) return drop(DropReason::kVxlanTruncated);
+  if (total_len > whole - kEthLen) return drop(DropReason::kVxlanTruncated);
+  // Contiguous, the length checks below keep every read within the frame.
+  if (whole != len && kEthLen + ihl_bytes + kUdpLen + kVxlanLen + kEthLen + kIpv6Len + 1 > len) [[unlikely]]
+    return drop(DropReason::kHeadersSplit);
   const uint16_t frag = load16be(ip + 6);
   if ((frag & (kIpMoreFragments | kIpFragOffsetMask)) != 0) return drop(DropReason::kVxlanFragment);
   const uint32_t dst_be = load32raw(ip + 16);

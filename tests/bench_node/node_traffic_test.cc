@@ -37,6 +37,22 @@ TEST(NodeTraffic, L3FrameOfFlow17GoesToPod1FromSourcePort1025) {
   EXPECT_EQ(test::udpSequence(f), 17u);
 }
 
+// --frame-size: the same flow, the frame padded to the length asked for
+// (the IP and UDP lengths follow it).
+TEST(NodeTraffic, L3FramesOf1514And9014BytesDifferOnlyInLengthAndPadding) {
+  const test::Frame small = flowFrame(Scenario::kL3, 17);
+  for (uint32_t len : {1514u, 9014u}) {
+    const test::Frame f = flowFrame(Scenario::kL3, 17, len);
+    ASSERT_EQ(f.size(), len);
+    EXPECT_EQ(get16(f, 16), len - 14) << "IP total length";
+    EXPECT_EQ(get16(f, 38), len - 34) << "UDP length";
+    EXPECT_EQ(get32(f, 30), get32(small, 30));
+    EXPECT_EQ(get16(f, 34), get16(small, 34));
+    EXPECT_TRUE(test::ipv4ChecksumValid(f));
+    EXPECT_EQ(test::udpSequence(f), 17u);
+  }
+}
+
 TEST(NodeTraffic, L3v6FrameOfFlow17GoesToPod1OverIpv6) {
   const test::Frame f = flowFrame(Scenario::kL3v6, 17);
   ASSERT_EQ(f.size(), 66u);

@@ -19,7 +19,8 @@
 namespace sluice::test {
 namespace {
 
-constexpr unsigned kA = 10, kB = 11, kC = 12;
+constexpr unsigned kA = 10, kB = 11, kC = 12, kD = 13;
+constexpr uint16_t kJumbo = 9000;
 constexpr uint32_t kBurst = 5;  // IcmpErrorLimiter::burstFor(100)
 constexpr uint16_t kMtuB = 1400;
 constexpr uint16_t kMtuC = 1280;
@@ -65,14 +66,58 @@ Frame udp6(Ipv6Address dst, size_t frame_len, uint32_t seq) {
   return udp6Frame(s);
 }
 
-// What pod b receives for `sent`: the router's rewrite (MACs, TTL - 1).
-Frame forwardedToB(Frame f) {
-  std::memcpy(&f[0], podMac(kB).bytes.data(), 6);
+// What pod `host` receives for `sent`: the router's rewrite (MACs, TTL - 1).
+Frame forwardedTo(Frame f, unsigned host) {
+  std::memcpy(&f[0], podMac(host).bytes.data(), 6);
   std::memcpy(&f[6], MacAddress::fromIpv4(kGateway).bytes.data(), 6);
   f[22] -= 1;
   put16(f, 24, 0);
   put16(f, 24, internetChecksum(&f[14], 20));
   return f;
+}
+Frame forwardedToB(Frame f) { return forwardedTo(std::move(f), kB); }
+
+// f's UDP payload filled with a pattern that shows any misplaced byte, and
+// the UDP checksum off (the router does not read it).
+Frame patterned(Frame f) {
+  for (size_t i = 42; i < f.size(); ++i) f[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  put16(f, 40, 0);
+  return f;
+}
+
+// The fragments a router makes of f (IPv4 without options, no trailer)
+// for an MTU, before its rewrite: the header copied with its own total
+// length, offset (8-byte units) and MF, and checksum; the data cut in
+// pieces of (mtu - 20) rounded down to 8 bytes.
+std::vector<Frame> fragmentsOf(const Frame& f, uint16_t mtu) {
+  const size_t data = f.size() - 34;
+  const size_t unit = (mtu - 20u) & ~size_t{7};
+  std::vector<Frame> out;
+  for (size_t off = 0; off < data; off += unit) {
+    const size_t len = std::min(unit, data - off);
+    Frame g(f.begin(), f.begin() + 34);
+    g.insert(g.end(), f.begin() + 34 + static_cast<std::ptrdiff_t>(off),
+             f.begin() + 34 + static_cast<std::ptrdiff_t>(off + len));
+    put16(g, 16, static_cast<uint16_t>(20 + len));
+    put16(g, 20, static_cast<uint16_t>(off / 8 | (off + len < data ? 0x2000 : 0)));
+    put16(g, 24, 0);
+    put16(g, 24, internetChecksum(&g[14], 20));
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+// An encapsulated frame on the uplink carries `inner` after the rewrite
+// toward the remote node (TTL - 1; its MACs are the tunnel's), with outer
+// lengths that fit it.
+void expectEncapsulated(const Frame& got, Frame inner) {
+  ASSERT_EQ(got.size(), 50 + inner.size());
+  inner[22] -= 1;
+  put16(inner, 24, 0);
+  put16(inner, 24, internetChecksum(&inner[14], 20));
+  EXPECT_EQ(Frame(got.begin() + 50 + 12, got.end()), Frame(inner.begin() + 12, inner.end()));
+  EXPECT_EQ(got[16] << 8 | got[17], 20 + 8 + 8 + inner.size()) << "outer IPv4 total length";
+  EXPECT_EQ(got[38] << 8 | got[39], 8 + 8 + inner.size()) << "outer UDP length";
 }
 
 Frame fragmentationNeeded(const Frame& original, uint16_t mtu) {
@@ -165,18 +210,25 @@ TEST_F(MtuPipelineTest, ARunMixingSizesForwardsThoseThatFitInOrder) {
                                     udp(kA, podIp(kB), 14 + kMtuB, true, 3), udp(kA, podIp(kB), 1500, false, 4)};
   node_.injectBurst(a_, burst);
   auto out = node_.collectAll();
-  ASSERT_EQ(out.size(), 3u);
+  ASSERT_EQ(out.size(), 5u);
   std::vector<Frame> to_b, to_a;
   for (auto& [p, f] : out) (p == b_ ? to_b : to_a).push_back(f);
-  ASSERT_EQ(to_b.size(), 2u);
+  ASSERT_EQ(to_b.size(), 4u);
   EXPECT_EQ(to_b[0], forwardedToB(burst[0]));
   EXPECT_EQ(to_b[1], forwardedToB(burst[2]));
+  const std::vector<Frame> pieces = fragmentsOf(burst[3], kMtuB);
+  ASSERT_EQ(pieces.size(), 2u) << "1466 bytes of UDP: 1376 + 90";
+  EXPECT_EQ(to_b[2], forwardedToB(pieces[0])) << "without DF: fragmented";
+  EXPECT_EQ(to_b[3], forwardedToB(pieces[1]));
   ASSERT_EQ(to_a.size(), 1u);
   EXPECT_EQ(to_a[0], fragmentationNeeded(burst[1], kMtuB));
   EXPECT_EQ(drops(DropReason::kMtuExceeded), 1u);
-  EXPECT_EQ(drops(DropReason::kMtuExceededNoDf), 1u) << "not fragmented, not answered";
+  EXPECT_EQ(drops(DropReason::kFragmentationFailed), 0u);
+  EXPECT_EQ(node_.counters().ipv4_fragmented.read(), 1u);
+  EXPECT_EQ(node_.counters().ipv4_fragments.read(), 2u);
   EXPECT_EQ(sent(), 1u);
-  EXPECT_EQ(port(a_).rx_dropped.read(), 2u);
+  EXPECT_EQ(port(a_).rx_dropped.read(), 1u);
+  EXPECT_EQ(port(b_).tx_packets.read(), 4u);
 }
 
 TEST_F(MtuPipelineTest, AFrameLongOnlyByItsTrailerIsForwardedWithoutIt) {
@@ -234,17 +286,105 @@ TEST_F(MtuPipelineTest, TowardTheOverlayTheOverlayMtuIsAnswered) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].first, a_) << "back to the pod, not encapsulated";
   EXPECT_EQ(out[0].second, fragmentationNeeded(big, kOverlayMtu));
-  // Without DF: dropped as before, unanswered.
-  node_.inject(a_, udp(kA, remote, 14 + kOverlayMtu + 1, false, 2));
-  EXPECT_TRUE(node_.collectAll().empty());
+  // Without DF: fragmented to the overlay MTU, each fragment encapsulated.
+  const Frame no_df = patterned(udp(kA, remote, 14 + kOverlayMtu + 1, false, 2));
+  node_.inject(a_, no_df);
+  out = node_.collectAll();
+  const std::vector<Frame> pieces = fragmentsOf(no_df, kOverlayMtu);
+  ASSERT_EQ(pieces.size(), 2u);
+  ASSERT_EQ(out.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(out[i].first, kUplinkPort);
+    expectEncapsulated(out[i].second, pieces[i]);
+  }
   // The largest that fits is encapsulated.
   node_.inject(a_, udp(kA, remote, 14 + kOverlayMtu, true, 3));
   out = node_.collectAll();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].first, kUplinkPort);
   EXPECT_EQ(out[0].second.size(), 50u + 14 + kOverlayMtu);
-  EXPECT_EQ(drops(DropReason::kOverlayMtuExceeded), 2u);
+  EXPECT_EQ(drops(DropReason::kOverlayMtuExceeded), 1u);
+  EXPECT_EQ(node_.counters().ipv4_fragments.read(), 2u);
   EXPECT_EQ(sent(), 1u);
+}
+
+// Frames of 9000 bytes of IP, which the ring node hands over as chained
+// mbufs (2 KB buffers), as vhost does.
+TEST_F(MtuPipelineTest, JumboFramesCrossChainedAndAreFragmentedOrAnsweredByTheOutPortsMtu) {
+  const uint16_t d = node_.addPod("mtu-d", kD, {.mtu = kJumbo});
+  const Frame jumbo = patterned(udp(kA, podIp(kD), 14 + kJumbo, true, 1));
+  node_.inject(a_, jumbo);
+  auto out = node_.collectAll();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first, d);
+  EXPECT_EQ(out[0].second, forwardedTo(jumbo, kD)) << "intact";
+
+  // DF toward b's 1400: fragmentation needed, built from the chain's head.
+  const Frame big_df = patterned(udp(kA, podIp(kB), 14 + kJumbo, true, 2));
+  node_.inject(a_, big_df);
+  out = node_.collectAll();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first, a_);
+  EXPECT_EQ(out[0].second, fragmentationNeeded(big_df, kMtuB));
+
+  // Without DF: seven fragments of at most 1400 bytes, offsets in 8-byte
+  // units, MF on all but the last, each with its own checksum.
+  const Frame big = patterned(udp(kA, podIp(kB), 14 + kJumbo, false, 3));
+  node_.inject(a_, big);
+  out = node_.collectAll();
+  const std::vector<Frame> pieces = fragmentsOf(big, kMtuB);
+  ASSERT_EQ(pieces.size(), 7u) << "8980 bytes of UDP: 6 x 1376 + 724";
+  ASSERT_EQ(out.size(), 7u);
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].first, b_);
+    EXPECT_EQ(out[i].second, forwardedToB(pieces[i])) << i;
+    EXPECT_LE(out[i].second.size(), 14u + kMtuB);
+    EXPECT_EQ(internetChecksum(&out[i].second[14], 20), 0) << i;
+  }
+
+  // Toward the overlay (MTU 1450): fragmented, each piece encapsulated.
+  const Frame remote_big = patterned(udp(kA, *Ipv4Address::parse("10.78.0.5"), 14 + kJumbo, false, 4));
+  node_.inject(a_, remote_big);
+  out = node_.collectAll();
+  const std::vector<Frame> remote_pieces = fragmentsOf(remote_big, kOverlayMtu);
+  ASSERT_EQ(remote_pieces.size(), 7u) << "8980 bytes: 6 x 1424 + 436";
+  ASSERT_EQ(out.size(), 7u);
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].first, kUplinkPort);
+    expectEncapsulated(out[i].second, remote_pieces[i]);
+  }
+
+  // From the overlay: a 9000-byte inner frame, decapsulated from a chain.
+  UdpFrameSpec s;
+  s.src_mac = *MacAddress::parse("02:78:00:00:00:05");
+  s.dst_mac = MacAddress::fromIpv4(kGateway);
+  s.src_ip = *Ipv4Address::parse("10.78.0.5");
+  s.dst_ip = podIp(kD);
+  s.frame_len = 14 + kJumbo;
+  const Frame inner = patterned(udpFrame(s));
+  OuterSpec o;
+  o.src = kRemote2;
+  o.dst = kVtep;
+  o.vni = kVni;
+  node_.injectUplink(vxlanFrame(inner, o));
+  out = node_.collectAll();
+  ASSERT_EQ(out.size(), 1u) << [&] {
+    std::string why;
+    for (size_t r = 0; r < kDropReasonCount; ++r)
+      if (node_.counters().drops[r].read() != 0)
+        why += std::string(dropReasonName(static_cast<DropReason>(r))) + "=" +
+               std::to_string(node_.counters().drops[r].read()) + " ";
+    return why;
+  }();
+  EXPECT_EQ(out[0].first, d);
+  EXPECT_EQ(out[0].second, forwardedTo(inner, kD)) << "intact";
+
+  EXPECT_EQ(node_.counters().ipv4_fragmented.read(), 2u);
+  EXPECT_EQ(node_.counters().ipv4_fragments.read(), 14u);
+  EXPECT_EQ(drops(DropReason::kMtuExceeded), 1u);
+  EXPECT_EQ(drops(DropReason::kHeadersSplit), 0u);
+  EXPECT_EQ(sent(), 1u);
+  EXPECT_EQ(port(d).tx_packets.read(), 2u);
 }
 
 TEST_F(MtuPipelineTest, PacketsThroughTheOverlayAreNotAnswered) {

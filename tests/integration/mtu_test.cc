@@ -5,8 +5,9 @@
 // next-hop MTU 1280) or ICMPv6 "packet too big", byte for byte; one of
 // exactly 1280 bytes arrives. A packet to an address of the pod CIDR that no
 // pod holds comes back as host / address unreachable. Counters move by
-// exactly the packets sent. The largest frame a pod sends that crosses the
-// node is measured here too (the mbufs are 2 KB, single-segment).
+// exactly the packets sent. A 9000-byte IP packet (chained 2 KB mbufs on
+// both sides) crosses to a jumbo port whole, and toward pod B is answered
+// (DF) or arrives in exact fragments (no DF).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -161,10 +162,11 @@ TEST_F(MtuPodsTest, AnUnusedPodAddressComesBackAsUnreachable) {
   EXPECT_EQ(s.pmds(0).icmp_errors_sent(), 2u);
 }
 
-TEST_F(MtuPodsTest, TheLargestFrameAPodCanSendCrossesTheNodeWhole) {
+TEST_F(MtuPodsTest, AJumboFrameCrossesTheNodeWholeAndOneTooBigForItsPortIsAnswered) {
   // Pod C's port takes jumbo frames (MTU 9216). A pod's mbufs, like
-  // sluiced's, hold 2048 bytes of data in one segment: the largest frame
-  // pod A can hand its virtio_user device is 2048 bytes, and it arrives whole.
+  // sluiced's, hold 2048 bytes of data: a 9000-byte IP packet travels as a
+  // chain, through virtio_user, vhost (dequeued as a chain), sluiced's
+  // pipeline and vhost again, and arrives whole.
   v1::AddPortRequest rc = portRequest("mtu-pod-c", "10.251.0.12");
   rc.set_mtu(9216);
   v1::AddPortResponse c;
@@ -173,7 +175,12 @@ TEST_F(MtuPodsTest, TheLargestFrameAPodCanSendCrossesTheNodeWhole) {
   auto pc = VirtioPod::create(c.port().socket_path(), false, podPool());
   ASSERT_TRUE(pc.ok()) << pc.status();
   ASSERT_TRUE(node_->waitLinkUp(c.port().port_no())) << node_->log();
-  const Frame jumbo = udpFromA(*Ipv4Address::parse("10.251.0.12"), 2048, 7);
+  auto patterned = [](Frame f) {
+    for (size_t i = 42; i < f.size(); ++i) f[i] = static_cast<uint8_t>(i * 7 + i / 251);
+    f[40] = f[41] = 0;  // no UDP checksum: the pattern is what is compared
+    return f;
+  };
+  const Frame jumbo = patterned(udpFromA(*Ipv4Address::parse("10.251.0.12"), 14 + 9000, 7));
   ASSERT_EQ(pod_a_->send({jumbo}), 1u);
   std::vector<Frame> got = (*pc)->receive(1);
   ASSERT_EQ(got.size(), 1u) << node_->stats().DebugString();
@@ -181,6 +188,53 @@ TEST_F(MtuPodsTest, TheLargestFrameAPodCanSendCrossesTheNodeWhole) {
   EXPECT_EQ(std::vector<uint8_t>(got[0].begin() + 34, got[0].end()), std::vector<uint8_t>(jumbo.begin() + 34, jumbo.end()))
       << "the UDP datagram byte for byte";
   EXPECT_EQ(dropCount(node_->stats(), "mtu_exceeded"), 0u);
+
+  // The same toward pod B (MTU 1280), DF set: fragmentation needed with
+  // 1280 back to pod A, built from the chain's first segment.
+  const Frame to_b = patterned(udpFromA(kIpB, 14 + 9000, 8));
+  ASSERT_EQ(pod_a_->send({to_b}), 1u);
+  got = pod_a_->receive(1);
+  ASSERT_EQ(got.size(), 1u) << node_->stats().DebugString();
+  EXPECT_EQ(got[0], icmpError(to_b, kGatewayMac, kGateway, 3, 4, kMtuB));
+  EXPECT_EQ(dropCount(node_->stats(), "mtu_exceeded"), 1u);
+
+  // Without DF: it arrives at pod B in eight fragments of at most 1280
+  // bytes (1256 bytes of data each, the last 188), reassemblable: the
+  // header copied with its own length, offset, MF and checksum, rewritten
+  // as the packet would have been (MACs, TTL - 1).
+  Frame no_df = to_b;
+  no_df[20] = 0;
+  no_df[24] = no_df[25] = 0;
+  const uint16_t no_df_sum = internetChecksum(&no_df[14], 20);
+  no_df[24] = static_cast<uint8_t>(no_df_sum >> 8);
+  no_df[25] = static_cast<uint8_t>(no_df_sum);
+  ASSERT_EQ(pod_a_->send({no_df}), 1u);
+  got = pod_b_->receive(8);
+  ASSERT_EQ(got.size(), 8u) << node_->stats().DebugString();
+  const size_t data = no_df.size() - 34, unit = 1256;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const size_t off = i * unit, len = std::min(unit, data - off);
+    Frame want(no_df.begin(), no_df.begin() + 34);
+    want.insert(want.end(), no_df.begin() + static_cast<std::ptrdiff_t>(34 + off),
+                no_df.begin() + static_cast<std::ptrdiff_t>(34 + off + len));
+    std::memcpy(&want[0], kMacB.bytes.data(), 6);
+    std::memcpy(&want[6], kGatewayMac.bytes.data(), 6);
+    want[16] = static_cast<uint8_t>((20 + len) >> 8);
+    want[17] = static_cast<uint8_t>(20 + len);
+    const uint16_t flags = static_cast<uint16_t>(off / 8 | (i + 1 < got.size() ? 0x2000 : 0));
+    want[20] = static_cast<uint8_t>(flags >> 8);
+    want[21] = static_cast<uint8_t>(flags);
+    want[22] -= 1;
+    want[24] = want[25] = 0;
+    const uint16_t want_sum = internetChecksum(&want[14], 20);
+    want[24] = static_cast<uint8_t>(want_sum >> 8);
+    want[25] = static_cast<uint8_t>(want_sum);
+    EXPECT_EQ(got[i], want) << "fragment " << i;
+  }
+  EXPECT_EQ(dropCount(node_->stats(), "fragmentation_failed"), 0u);
+  const v1::HealthResponse h = node_->health();
+  EXPECT_EQ(h.ipv4_fragmented(), 1u);
+  EXPECT_EQ(h.ipv4_fragments(), 8u);
   pc->reset();
 }
 

@@ -236,6 +236,12 @@ v1::GetStatsResponse SluicedProcess::stats() {
   return s;
 }
 
+v1::HealthResponse SluicedProcess::health() {
+  v1::HealthResponse h;
+  stub_->Health(ctx().get(), {}, &h);
+  return h;
+}
+
 v1::ListPortsResponse SluicedProcess::ports() {
   v1::ListPortsResponse s;
   stub_->ListPorts(ctx().get(), {}, &s);

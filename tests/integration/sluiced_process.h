@@ -78,6 +78,7 @@ class SluicedProcess {
                           v1::DeletePortResponse* resp = nullptr);
   v1::GetStatsResponse stats();
   v1::ListPortsResponse ports();
+  v1::HealthResponse health();
   // Waits until the port's link is up (the pod's virtio device negotiated).
   bool waitLinkUp(uint32_t port_no);
 

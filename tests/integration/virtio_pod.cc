@@ -104,8 +104,21 @@ size_t VirtioPod::send(const std::vector<Frame>& frames, std::chrono::steady_clo
     if (rte_pktmbuf_alloc_bulk(pool_, burst, n) != 0) return sent;
     for (uint16_t i = 0; i < n; ++i) {
       const Frame& f = frames[sent + i];
-      char* data = rte_pktmbuf_append(burst[i], static_cast<uint16_t>(f.size()));
-      std::memcpy(data, f.data(), f.size());
+      // A frame longer than one buffer goes as a chain of full ones (as a
+      // guest's jumbo frame spans several descriptors).
+      size_t at = 0;
+      for (rte_mbuf* seg = burst[i];;) {
+        const auto take = static_cast<uint16_t>(std::min<size_t>(f.size() - at, rte_pktmbuf_tailroom(seg)));
+        std::memcpy(rte_pktmbuf_append(seg, take), f.data() + at, take);
+        at += take;
+        if (at == f.size()) break;
+        seg = rte_pktmbuf_alloc(pool_);
+        if (seg == nullptr || rte_pktmbuf_chain(burst[i], seg) != 0) {
+          rte_pktmbuf_free(seg);
+          rte_pktmbuf_free_bulk(burst, n);
+          return sent;
+        }
+      }
     }
     uint16_t done = 0;
     while (done < n) {
@@ -127,8 +140,10 @@ std::vector<Frame> VirtioPod::receive(size_t count, std::chrono::steady_clock::d
     rte_mbuf* burst[32];
     uint16_t n = rte_eth_rx_burst(port_id_, 0, burst, 32);
     for (uint16_t i = 0; i < n; ++i) {
-      const uint8_t* d = rte_pktmbuf_mtod(burst[i], const uint8_t*);
-      out.emplace_back(d, d + rte_pktmbuf_data_len(burst[i]));
+      // Every segment of a chained (mergeable-buffer) frame.
+      Frame& f = out.emplace_back(rte_pktmbuf_pkt_len(burst[i]));
+      const void* d = rte_pktmbuf_read(burst[i], 0, static_cast<uint32_t>(f.size()), f.data());
+      if (d != f.data()) std::memcpy(f.data(), d, f.size());
     }
     rte_pktmbuf_free_bulk(burst, n);
     if (n == 0) std::this_thread::yield();

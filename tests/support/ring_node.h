@@ -18,6 +18,7 @@
 #include <rte_ring.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -48,6 +49,39 @@ namespace sluice::test {
 inline rte_mempool*& ringNodePool() {
   static rte_mempool* pool = nullptr;
   return pool;
+}
+
+// An mbuf of ringNodePool() holding frame f: one segment when f fits one
+// buffer, else a chain of full buffers (as vhost delivers a jumbo frame).
+inline rte_mbuf* frameMbuf(const Frame& f) {
+  rte_mbuf* head = nullptr;
+  size_t at = 0;
+  do {
+    rte_mbuf* seg = rte_pktmbuf_alloc(ringNodePool());
+    if (seg == nullptr) {
+      rte_pktmbuf_free(head);
+      return nullptr;
+    }
+    const auto take = static_cast<uint16_t>(std::min<size_t>(f.size() - at, rte_pktmbuf_tailroom(seg)));
+    std::memcpy(rte_pktmbuf_append(seg, take), f.data() + at, take);
+    at += take;
+    if (head == nullptr) {
+      head = seg;
+    } else if (rte_pktmbuf_chain(head, seg) != 0) {
+      rte_pktmbuf_free(seg);
+      rte_pktmbuf_free(head);
+      return nullptr;
+    }
+  } while (at < f.size());
+  return head;
+}
+
+// The frame an mbuf holds, every segment of it.
+inline Frame mbufFrame(const rte_mbuf* m) {
+  Frame f(rte_pktmbuf_pkt_len(m));
+  const void* d = rte_pktmbuf_read(m, 0, static_cast<uint32_t>(f.size()), f.data());
+  if (d != f.data()) std::memcpy(f.data(), d, f.size());
+  return f;
 }
 
 inline bool waitUntil(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(10)) {
@@ -113,8 +147,7 @@ class RingBackend final : public PortBackend {
       while (rte_ring_sc_dequeue(r.tx, &obj) == 0) {
         auto* m = static_cast<rte_mbuf*>(obj);
         takeOver(m);
-        const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
-        out.emplace_back(port_no, Frame(d, d + rte_pktmbuf_data_len(m)));
+        out.emplace_back(port_no, mbufFrame(m));
         rte_pktmbuf_free(m);
       }
     }
@@ -187,8 +220,7 @@ class RingUplink final : public UplinkIo {
     while (rte_ring_sc_dequeue(tx_, &obj) == 0) {
       auto* m = static_cast<rte_mbuf*>(obj);
       takeOver(m);
-      const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
-      out.emplace_back(d, d + rte_pktmbuf_data_len(m));
+      out.emplace_back(mbufFrame(m));
       rte_pktmbuf_free(m);
     }
     return out;
@@ -283,6 +315,7 @@ class Node {
     pmd_context_.gate = options.gate;
     if (pmd_context_.gate.tsc_hz == 0) pmd_context_.gate.tsc_hz = rte_get_tsc_hz();
     pmd_context_.icmp_errors = options.icmp_errors;
+    pmd_context_.fragment_pool = ringNodePool();
     pmd_context_.marks = manager_ ? &manager_->marks() : nullptr;
     pmd_ = std::make_unique<Pmd>(pmd_context_);
     control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},
@@ -340,9 +373,8 @@ class Node {
   // Puts one frame into port_no's rx ring and waits until the PMD has
   // processed it (its outputs are then in the tx rings).
   void inject(uint16_t port_no, const Frame& f) {
-    rte_mbuf* m = rte_pktmbuf_alloc(ringNodePool());
+    rte_mbuf* m = frameMbuf(f);
     ASSERT_NE(m, nullptr);
-    std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
     const uint64_t before = counters_.packets.read();
     handOver(m);
     ASSERT_EQ(rte_ring_sp_enqueue(backend_.ring(port_no)->rx, m), 0);
@@ -355,10 +387,8 @@ class Node {
     ASSERT_LE(frames.size(), kBurstSize);
     rte_mbuf* burst[kBurstSize];
     for (size_t i = 0; i < frames.size(); ++i) {
-      burst[i] = rte_pktmbuf_alloc(ringNodePool());
+      burst[i] = frameMbuf(frames[i]);
       ASSERT_NE(burst[i], nullptr);
-      std::memcpy(rte_pktmbuf_append(burst[i], static_cast<uint16_t>(frames[i].size())), frames[i].data(),
-                  frames[i].size());
     }
     const uint64_t before = counters_.packets.read();
     const auto n = static_cast<unsigned>(frames.size());
@@ -369,9 +399,8 @@ class Node {
   }
   // The same into the uplink's rx ring.
   void injectUplink(const Frame& f) {
-    rte_mbuf* m = rte_pktmbuf_alloc(ringNodePool());
+    rte_mbuf* m = frameMbuf(f);
     ASSERT_NE(m, nullptr);
-    std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
     const uint64_t before = counters_.packets.read();
     handOver(m);
     ASSERT_EQ(rte_ring_sp_enqueue(uplink_->rx(), m), 0);

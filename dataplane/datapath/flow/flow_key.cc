@@ -99,7 +99,11 @@ ParseResult parseL4(const uint8_t* data, uint32_t ofs, uint32_t end, uint8_t pro
   return ParseResult::kOk;
 }
 
-ParseResult parseIpv4(const uint8_t* data, uint32_t ofs, uint32_t len, FlowKey& key) {
+// The IP parsers read only data[0, len) (a chained mbuf's first segment);
+// the lengths the headers state are checked against frame_len, the whole
+// frame (len for a contiguous one). A header that the frame holds but its
+// first segment does not parses as truncated: never read past len.
+ParseResult parseIpv4(const uint8_t* data, uint32_t ofs, uint32_t len, uint32_t frame_len, FlowKey& key) {
   const uint32_t avail = len - ofs;
   if (avail < kIpv4MinHeaderLen) return ParseResult::kIpv4Truncated;
   const uint8_t* p = data + ofs;
@@ -109,7 +113,7 @@ ParseResult parseIpv4(const uint8_t* data, uint32_t ofs, uint32_t len, FlowKey& 
   if (hlen > avail) return ParseResult::kIpv4OptionsTruncated;
   const uint32_t total = host16(p + 2);
   if (total < hlen) return ParseResult::kIpv4BadTotalLength;
-  if (total > avail) return ParseResult::kIpv4LengthTruncated;
+  if (total > frame_len - ofs) return ParseResult::kIpv4LengthTruncated;
 
   key.ip_tos = p[1];
   key.ttl_class = ttlClass(p[8]);
@@ -126,23 +130,23 @@ ParseResult parseIpv4(const uint8_t* data, uint32_t ofs, uint32_t len, FlowKey& 
   }
   if (more_fragments) key.ip_frag = static_cast<uint8_t>(IpFrag::kFirst);
   // Ethernet padding after the IP datagram is not L4 data: bound by total.
-  return parseL4(data, ofs + hlen, ofs + total, key.ip_proto, kProtoIcmp, key);
+  return parseL4(data, ofs + hlen, std::min(ofs + total, len), key.ip_proto, kProtoIcmp, key);
 }
 
-ParseResult parseIpv6(const uint8_t* data, uint32_t ofs, uint32_t len, FlowKey& key) {
+ParseResult parseIpv6(const uint8_t* data, uint32_t ofs, uint32_t len, uint32_t frame_len, FlowKey& key) {
   const uint32_t avail = len - ofs;
   if (avail < kIpv6HeaderLen) return ParseResult::kIpv6Truncated;
   const uint8_t* p = data + ofs;
   if ((p[0] >> 4) != 6) return ParseResult::kIpv6BadVersion;
   const uint32_t payload = host16(p + 4);
-  if (kIpv6HeaderLen + payload > avail) return ParseResult::kIpv6LengthTruncated;
+  if (kIpv6HeaderLen + payload > frame_len - ofs) return ParseResult::kIpv6LengthTruncated;
 
   key.ip_tos = static_cast<uint8_t>(((p[0] & 0x0f) << 4) | (p[1] >> 4));
   key.ttl_class = ttlClass(p[7]);
   std::memcpy(key.ipv6_src, p + 8, 16);
   std::memcpy(key.ipv6_dst, p + 24, 16);
 
-  const uint32_t end = ofs + kIpv6HeaderLen + payload;
+  const uint32_t end = std::min(ofs + kIpv6HeaderLen + payload, len);
   uint32_t cur = ofs + kIpv6HeaderLen;
   uint8_t next = p[6];
   for (int n = 0;; ++n) {
@@ -199,7 +203,7 @@ ParseResult parseArp(const uint8_t* data, uint32_t ofs, uint32_t len, FlowKey& k
   return ParseResult::kOk;
 }
 
-ParseResult parseFrame(const uint8_t* data, uint32_t len, FlowKey& key) {
+ParseResult parseFrame(const uint8_t* data, uint32_t len, uint32_t frame_len, FlowKey& key) {
   if (len < kEthHeaderLen) return ParseResult::kEthTruncated;
   std::memcpy(key.eth_dst, data, 6);
   std::memcpy(key.eth_src, data + 6, 6);
@@ -217,8 +221,8 @@ ParseResult parseFrame(const uint8_t* data, uint32_t len, FlowKey& key) {
   }
   key.eth_type = type;
   key.l3_ofs = static_cast<uint16_t>(ofs);
-  if (type == be16(kEthTypeIpv4)) return parseIpv4(data, ofs, len, key);
-  if (type == be16(kEthTypeIpv6)) return parseIpv6(data, ofs, len, key);
+  if (type == be16(kEthTypeIpv4)) return parseIpv4(data, ofs, len, frame_len, key);
+  if (type == be16(kEthTypeIpv6)) return parseIpv6(data, ofs, len, frame_len, key);
   if (type == be16(kEthTypeArp)) return parseArp(data, ofs, len, key);
   // Any other EtherType (including a second VLAN tag or an 802.3 length) is
   // not malformed: the key holds L2 only and the decision drops or forwards.
@@ -227,10 +231,10 @@ ParseResult parseFrame(const uint8_t* data, uint32_t len, FlowKey& key) {
 }
 
 // Zeroes key and parses the frame into it, without hashing.
-ParseResult parseInto(const uint8_t* data, uint32_t len, uint16_t in_port, FlowKey& key) {
+ParseResult parseInto(const uint8_t* data, uint32_t len, uint32_t frame_len, uint16_t in_port, FlowKey& key) {
   std::memset(&key, 0, sizeof(key));
   key.in_port = in_port;
-  const ParseResult r = parseFrame(data, len, key);
+  const ParseResult r = parseFrame(data, len, frame_len, key);
   key.parse_result = static_cast<uint8_t>(r);
   return r;
 }
@@ -356,7 +360,7 @@ class HeaderRun {
 
 ParseResult extractFlowKey(const uint8_t* data, uint32_t len, uint16_t in_port,
                            std::optional<uint32_t> rss_hash, FlowKey& key) {
-  const ParseResult r = parseInto(data, len, in_port, key);
+  const ParseResult r = parseInto(data, len, len, in_port, key);
   if (r == ParseResult::kOk) {
     key.hash = rss_hash.has_value() ? *rss_hash : hashKey(key);
   }
@@ -385,7 +389,8 @@ uint32_t extractFlowKeyRuns(const PacketRef* pkts, uint32_t n, uint16_t in_port,
       run.start(p.data, p.len);
     } else {
       run.stop();
-      if (parseInto(p.data, p.len, in_port, keys[r]) == ParseResult::kOk) general |= uint64_t{1} << r;
+      const uint32_t frame_len = p.frame_len != 0 ? p.frame_len : p.len;
+      if (parseInto(p.data, p.len, frame_len, in_port, keys[r]) == ParseResult::kOk) general |= uint64_t{1} << r;
     }
     ++r;
   }

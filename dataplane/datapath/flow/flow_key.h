@@ -207,12 +207,16 @@ ParseResult extractFlowKey(const uint8_t* data, uint32_t len, uint16_t in_port,
                            std::optional<uint32_t> rss_hash, FlowKey& key);
 
 // One received packet, as the PMD sees it after rx (mbuf data pointer, data
-// length, RSS hash if the mbuf carries RTE_MBUF_F_RX_RSS_HASH).
+// length, RSS hash if the mbuf carries RTE_MBUF_F_RX_RSS_HASH). A chained
+// mbuf gives its first segment as data/len and its whole length as
+// frame_len: its headers must lie in the first segment (else the key is
+// truncated), the lengths they state are checked against the whole frame.
 struct PacketRef {
   const uint8_t* data;
   uint32_t len;
   uint32_t rss_hash;
   bool has_rss;
+  uint32_t frame_len = 0;  // 0: len (a contiguous frame)
 };
 
 // Burst form: keys[i] from pkts[i] for i < n (n <= kMaxBurst), all arriving on

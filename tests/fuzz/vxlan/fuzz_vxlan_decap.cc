@@ -25,6 +25,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const sluice::vxlan::DecapConfig cfg{0x014da8c0u, 42};
   const sluice::vxlan::DecapInfo d =
       sluice::vxlan::classifyUplinkFrame(frame.data(), static_cast<uint32_t>(frame.size()), cfg);
+  // The frame as a chained mbuf: a first segment of a length the last two
+  // input bytes choose, the whole length as frame_len. Decapsulated so, it
+  // must name what the contiguous frame names, with the inner headers read
+  // (Ethernet and an IPv6 header's first byte beyond) in the segment.
+  if (size >= 2) {
+    const size_t split = (data[size - 2] | size_t{data[size - 1]} << 8) % (size + 1);
+    std::vector<uint8_t> head(data, data + split);
+    const sluice::vxlan::DecapInfo c = sluice::vxlan::classifyUplinkFrame(
+        head.data(), static_cast<uint32_t>(split), cfg, static_cast<uint32_t>(size));
+    if (c.cls == sluice::vxlan::UplinkClass::kVxlan &&
+        (d.cls != c.cls || d.inner_ofs != c.inner_ofs || d.inner_len != c.inner_len || d.vni != c.vni ||
+         (split != size && c.inner_ofs + 14u + 40u + 1u > split)))
+      std::abort();
+  }
   if (d.cls == sluice::vxlan::UplinkClass::kVxlan) {
     if (d.inner_ofs + d.inner_len > size || d.inner_len < 14 || d.vni != cfg.vni || d.outer_dst_be != cfg.vtep_ip_be)
       std::abort();

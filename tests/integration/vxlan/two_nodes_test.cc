@@ -1,10 +1,12 @@
 // Two sluiced instances as two nodes (separate EAL file prefixes and API
 // sockets), their uplinks joined by a veth pair: pods on each exchange UDP
 // through the overlay both ways, IPv4 and IPv6 (inside the IPv4 underlay),
-// with exact counters on both nodes.
+// with exact counters on both nodes; and frames of 9000 bytes of IP, with
+// the underlay's MTU raised.
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -31,6 +33,12 @@ class TwoNodesTest : public ::testing::Test {
     const std::string tag = processTag();
     const std::string if_a = "slvn" + tag + "a", if_b = "slvn" + tag + "b";
     ASSERT_TRUE(topo_.addVeth(if_a, "", if_b, "")) << topo_.error();
+    if (jumbo_) {
+      for (const std::string& i : {if_a, if_b}) {
+        const std::string cmd = "ip link set dev " + i + " mtu 9216";
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+      }
+    }
     dir_ = "/tmp/slvx2-" + tag;
     std::filesystem::create_directories(dir_);
     startNode(a_, "a", if_a, "10.244.0.0/24", "fd00:44::/64", "192.168.88.1", "b", "192.168.88.2", "10.244.1.0/24",
@@ -53,12 +61,19 @@ class TwoNodesTest : public ::testing::Test {
                  const std::string& cidr6, const std::string& vtep, const std::string& peer,
                  const std::string& peer_vtep, const std::string& peer_cidr, const std::string& peer_cidr6) {
     const std::string cfg = dir_ + "/" + name + ".json";
-    std::ofstream(cfg) << R"({"vni": 7, "uplink": {"devargs": "net_af_packet0,iface=)" << uplink_if << R"(", "vtep": ")"
-                       << vtep << R"(/24"}, "remote-nodes": [{"name": ")" << peer << R"(", "vtep": ")" << peer_vtep
+    // Jumbo: net_af_packet copies a received frame into one mbuf and never
+    // chains, so its ring's frames and sluiced's buffers must hold a whole
+    // 9216-byte VXLAN frame; the uplink's MTU makes the overlay MTU 9166.
+    const std::string af_packet_sizes = jumbo_ ? ",framesz=10240,blocksz=20480" : "";
+    const std::string uplink_mtu = jumbo_ ? R"(, "mtu": 9216)" : "";
+    std::ofstream(cfg) << R"({"vni": 7, "uplink": {"devargs": "net_af_packet0,iface=)" << uplink_if << af_packet_sizes
+                       << R"(", "vtep": ")" << vtep << "/24\"" << uplink_mtu
+                       << R"(}, "remote-nodes": [{"name": ")" << peer << R"(", "vtep": ")" << peer_vtep
                        << R"(", "pod-cidrs": [")" << peer_cidr << R"(", ")" << peer_cidr6 << R"("]}]})";
     SluicedOptions o;
     o.pod_cidr = cidr;
     o.extra_flags = {"--config", cfg, "--pod-cidr-v6", cidr6};
+    if (jumbo_) o.extra_flags.insert(o.extra_flags.end(), {"--port-mtu", "9216", "--mbuf-size", "10240"});
     std::string error;
     n.sluiced = SluicedProcess::start(o, &error);
     ASSERT_NE(n.sluiced, nullptr) << error;
@@ -80,13 +95,18 @@ class TwoNodesTest : public ::testing::Test {
   }
 
   // n frames from `from`'s pod to `to`'s pod; checks they arrive rewritten.
-  void sendAndCheck(Node& from, Node& to, int n) {
+  void sendAndCheck(Node& from, Node& to, int n, size_t frame_len = UdpFrameSpec{}.frame_len) {
     std::vector<Frame> frames;
     for (int i = 0; i < n; ++i) {
       UdpFrameSpec s{MacAddress::fromIpv4(from.pod_ip), MacAddress::fromIpv4(from.gateway), from.pod_ip, to.pod_ip};
+      s.frame_len = frame_len;
       s.sequence = static_cast<uint32_t>(i);
       s.src_port = static_cast<uint16_t>(5000 + i % 16);
-      frames.push_back(udpFrame(s));
+      Frame f = udpFrame(s);
+      // A payload pattern that shows a misplaced byte (UDP checksum off).
+      for (size_t b = 46; b < f.size(); ++b) f[b] = static_cast<uint8_t>(b * 7 + b / 251);
+      f[40] = f[41] = 0;
+      frames.push_back(std::move(f));
     }
     ASSERT_EQ(from.pod->send(frames), frames.size());
     std::vector<Frame> got = to.pod->receive(frames.size());
@@ -140,7 +160,29 @@ class TwoNodesTest : public ::testing::Test {
   Topology topo_;
   std::string dir_;
   Node a_, b_;
+  bool jumbo_ = false;  // set by TwoNodesJumboTest before SetUp
 };
+
+// The underlay (veth) and both uplinks at MTU 9216, the pods' ports too.
+class TwoNodesJumboTest : public TwoNodesTest {
+ protected:
+  void SetUp() override {
+    jumbo_ = true;
+    TwoNodesTest::SetUp();
+  }
+};
+
+TEST_F(TwoNodesJumboTest, A9000BytePacketCrossesPodToOverlayToPodIntactBothWays) {
+  waitReachable();
+  const v1::GetStatsResponse a0 = a_.sluiced->stats();
+  constexpr int kCount = 20;
+  sendAndCheck(a_, b_, kCount, 14 + 9000);
+  sendAndCheck(b_, a_, kCount, 14 + 9000);
+  const v1::GetStatsResponse a1 = a_.sluiced->stats();
+  EXPECT_EQ(tunnelOf(a1)->tx_packets() - tunnelOf(a0)->tx_packets(), kCount);
+  EXPECT_EQ(tunnelOf(a1)->tx_bytes() - tunnelOf(a0)->tx_bytes(), kCount * (14u + 9000));
+  EXPECT_EQ(tunnelOf(a1)->rx_bytes() - tunnelOf(a0)->rx_bytes(), kCount * (14u + 9000));
+}
 
 TEST_F(TwoNodesTest, PodsOnTwoNodesExchangeTrafficThroughTheOverlay) {
   // Each node resolves the other's VTEP by ARP (answered by the other sluiced).

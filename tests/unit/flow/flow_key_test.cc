@@ -426,6 +426,51 @@ TEST(FlowKeyTest, PlainIpv4RouteEqualsGeneralParser) {
   EXPECT_GT(plain, 0U);  // the plain route was exercised, not only the general one
 }
 
+// A chained mbuf (a jumbo frame in 2 KB segments) is parsed in its first
+// segment, the lengths its headers state checked against the whole frame
+// (PacketRef.frame_len). Every first-segment length: the key is the whole
+// frame's once the segment holds the headers, a truncation before (never a
+// read past the segment: exact heap copies, for ASan); a whole frame
+// shorter than the IP length stays truncated.
+TEST(FlowKeyTest, AChainedFrameParsesInItsFirstSegmentAgainstItsWholeLength) {
+  std::vector<std::pair<Frame, uint32_t>> frames;  // frame, bytes of headers the key needs
+  Frame u4;
+  u4.eth(testing::kMacA, testing::kMacB, 0x0800).ipv4(kSrc, kDst, 17, 8 + 8972).udp(1234, 53, 8972);
+  frames.emplace_back(u4, 14 + 20 + 8);
+  Frame t4;
+  t4.eth(testing::kMacA, testing::kMacB, 0x0800).ipv4(kSrc, kDst, 6, 20 + 8960).tcp(1234, 80).zeros(8960);
+  frames.emplace_back(t4, 14 + 20 + 20);
+  Frame u6;
+  const Ip6 a{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  const Ip6 b{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+  u6.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 0, 8 + 8 + 8952).ipv6Ext(17).udp(1, 2, 8952);
+  frames.emplace_back(u6, 14 + 40 + 8 + 8);
+  for (const auto& [f, headers] : frames) {
+    FlowKey whole;
+    ASSERT_EQ(extract(f, whole), ParseResult::kOk);
+    for (uint32_t head = 0; head <= 2048; head = head < headers + 2 ? head + 1 : head * 2) {
+      std::unique_ptr<uint8_t[]> copy(new uint8_t[head == 0 ? 1 : head]);
+      std::memcpy(copy.get(), f.data(), head);
+      PacketRef ref{copy.get(), head, 0, false};
+      ref.frame_len = f.size();
+      FlowKey k;
+      extractFlowKeys(&ref, 1, 3, &k);
+      if (head >= headers) {
+        ASSERT_EQ(k.result(), ParseResult::kOk) << head;
+        EXPECT_EQ(0, std::memcmp(&k, &whole, sizeof(FlowKey))) << head;
+      } else {
+        EXPECT_NE(k.result(), ParseResult::kOk) << head;
+      }
+    }
+    // The whole frame one byte shorter than its IP length says.
+    PacketRef short_ref{f.data(), 1024, 0, false};
+    short_ref.frame_len = f.size() - 1;
+    FlowKey k;
+    extractFlowKeys(&short_ref, 1, 3, &k);
+    EXPECT_TRUE(k.result() == ParseResult::kIpv4LengthTruncated || k.result() == ParseResult::kIpv6LengthTruncated);
+  }
+}
+
 // Runs (extractFlowKeyRuns): the PMD decides once per run, so every packet
 // of a run must have exactly the key the single-packet extractor gives it.
 // Checks that, and that the runs cover the burst in order and start where
