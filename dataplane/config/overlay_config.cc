@@ -105,16 +105,18 @@ absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, 
       auto ip = field.is_string() ? Ipv4Address::parse(field.get<std::string>()) : std::nullopt;
       if (!ip) return invalid(key, "must be an IPv4 address");
       n.vtep = *ip;
-    } else if (k == "pod-cidr" || k == "pod-cidrs") {
+    } else if (k == "pod-cidr" || k == "pod-cidrs" || k == "routed-prefixes") {
+      // Pod CIDRs and the prefixes its pods own read alike, into their own lists.
+      const bool prefixes = k == "routed-prefixes";
       std::vector<nlohmann::json> items;
       if (field.is_array()) items.assign(field.begin(), field.end());
       else items.push_back(field);
       for (const auto& c : items) {
         const std::string text = c.is_string() ? c.get<std::string>() : std::string();
         if (auto v4 = Ipv4Cidr::parse(text)) {
-          n.pod_cidrs.push_back(*v4);
+          (prefixes ? n.routed_prefixes : n.pod_cidrs).push_back(*v4);
         } else if (auto v6 = Ipv6Cidr::parse(text)) {
-          n.pod_cidrs_v6.push_back(*v6);
+          (prefixes ? n.routed_prefixes_v6 : n.pod_cidrs_v6).push_back(*v6);
         } else {
           return invalid(key, "must hold CIDRs like 10.244.1.0/24 or fd00:10:244:1::/64 (host bits zero)");
         }
@@ -143,8 +145,8 @@ absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const LocalPo
     return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is this node's own VTEP"));
   if (node.pod_cidrs.empty() && node.pod_cidrs_v6.empty())
     return absl::InvalidArgumentError("pod_cidrs: at least one is required");
-  if (absl::Status s = checkOwnCidrs(node.pod_cidrs, std::optional<Ipv4Cidr>(ours.v4)); !s.ok()) return s;
-  return checkOwnCidrs(node.pod_cidrs_v6, ours.v6);
+  if (absl::Status s = checkOwnCidrs(node.claimed(), std::optional<Ipv4Cidr>(ours.v4)); !s.ok()) return s;
+  return checkOwnCidrs(node.claimed6(), ours.v6);
 }
 
 absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
@@ -154,8 +156,8 @@ absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidr
     if (o.name == node.name) continue;
     if (o.vtep == node.vtep)
       return absl::AlreadyExistsError(absl::StrCat("vtep: ", node.vtep.toString(), " belongs to node ", o.name));
-    if (absl::Status s = checkOtherCidrs(node.pod_cidrs, o.pod_cidrs, o.name); !s.ok()) return s;
-    if (absl::Status s = checkOtherCidrs(node.pod_cidrs_v6, o.pod_cidrs_v6, o.name); !s.ok()) return s;
+    if (absl::Status s = checkOtherCidrs(node.claimed(), o.claimed(), o.name); !s.ok()) return s;
+    if (absl::Status s = checkOtherCidrs(node.claimed6(), o.claimed6(), o.name); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
