@@ -52,6 +52,7 @@ const char* nodeProblemName(NodeProblem p) {
     case NodeProblem::kUnknownAnnotation: return "unknown_annotation";
     case NodeProblem::kBadCidr: return "bad_cidr";
     case NodeProblem::kNoPodCidr: return "no_pod_cidr";
+    case NodeProblem::kBadRoutedPrefixes: return "bad_routed_prefixes";
   }
   return "unknown";
 }
@@ -210,8 +211,38 @@ ParsedNode parseNode(const Json& object) {
     if (v.vtep) node.vtep = *v.vtep;
     else node.problems.emplace_back(v.problem, absl::StrCat("sluice.dev/vtep: ", v.error));
   }
+  // Absent: the node's pods own no prefixes. Unreadable: none of them is
+  // routed (its pod CIDRs still are).
+  if (const Json* prefixes = annotations != nullptr ? member(*annotations, kRoutedPrefixesAnnotation) : nullptr) {
+    if (!prefixes->is_string() ||
+        !parseRoutedPrefixesAnnotation(prefixes->get<std::string>(), node.routed_prefixes, node.routed_prefixes_v6))
+      node.problems.emplace_back(NodeProblem::kBadRoutedPrefixes,
+                                 absl::StrCat(kRoutedPrefixesAnnotation, " is not a JSON array of CIDRs: ignored"));
+  }
   out.node = std::move(node);
   return out;
+}
+
+bool parseRoutedPrefixesAnnotation(std::string_view value, std::vector<Ipv4Cidr>& v4, std::vector<Ipv6Cidr>& v6) {
+  Json j = Json::parse(value.begin(), value.end(), nullptr, false);
+  std::vector<Ipv4Cidr> got4;
+  std::vector<Ipv6Cidr> got6;
+  if (j.is_discarded() || !j.is_array()) return false;
+  for (const Json& c : j) {
+    if (!c.is_string()) return false;
+    const std::string& text = c.get_ref<const std::string&>();
+    if (auto a = Ipv4Cidr::parse(text)) got4.push_back(*a);
+    else if (auto b = Ipv6Cidr::parse(text)) got6.push_back(*b);
+    else return false;
+  }
+  v4 = std::move(got4);
+  v6 = std::move(got6);
+  return true;
+}
+
+std::string formatRoutedPrefixesAnnotation(std::vector<std::string> prefixes) {
+  std::sort(prefixes.begin(), prefixes.end());
+  return Json(prefixes).dump();
 }
 
 std::optional<WatchEvent> parseWatchEvent(std::string_view line, std::string* error) {

@@ -27,6 +27,12 @@ inline constexpr char kVtepAnnotation[] = "sluice.dev/vtep";
 // The annotation's format version this controller writes and reads.
 inline constexpr uint32_t kVtepAnnotationVersion = 1;
 
+// The prefixes routed to a node's pods (a UPF's UE pools), which that
+// node's controller publishes on its own Node beside its VTEP: a JSON array
+// of IPv4 and IPv6 CIDR strings, ["10.100.0.0/16", "fd00:100::/48"]; absent
+// when it has none. Every other node routes them toward it like its pod CIDRs.
+inline constexpr char kRoutedPrefixesAnnotation[] = "sluice.dev/routed-prefixes";
+
 // A node's VTEP as its own sluiced reported it.
 struct VtepInfo {
   Ipv4Address vtep;  // 0.0.0.0 when vtep6 is set
@@ -45,6 +51,7 @@ enum class NodeProblem {
   kUnknownAnnotation,    // sluice.dev/vtep of a version this controller does not read
   kBadCidr,              // a pod CIDR that is neither an IPv4 nor an IPv6 CIDR: that CIDR ignored
   kNoPodCidr,            // no IPv4 pod CIDR: not a Sluice node (IPv6 only rides beside IPv4)
+  kBadRoutedPrefixes,    // sluice.dev/routed-prefixes is not an array of CIDRs: no prefix of it routed
 };
 const char* nodeProblemName(NodeProblem p);
 
@@ -59,6 +66,9 @@ struct KubeNode {
   bool ready = false;
   std::optional<std::chrono::system_clock::time_point> ready_since;  // lastTransitionTime
   std::optional<VtepInfo> vtep;              // the parsed annotation
+  // sluice.dev/routed-prefixes, per family, in the annotation's order.
+  std::vector<Ipv4Cidr> routed_prefixes;
+  std::vector<Ipv6Cidr> routed_prefixes_v6;
   // What was wrong (with the detail to log), in the order found.
   std::vector<std::pair<NodeProblem, std::string>> problems;
 };
@@ -79,6 +89,12 @@ struct ParsedVtep {
 };
 ParsedVtep parseVtepAnnotation(std::string_view value);
 std::string formatVtepAnnotation(const VtepInfo& v);
+
+// sluice.dev/routed-prefixes' value into `v4` and `v6`; false (and both
+// left empty) when it is not a JSON array of CIDR strings with host bits zero.
+bool parseRoutedPrefixesAnnotation(std::string_view value, std::vector<Ipv4Cidr>& v4, std::vector<Ipv6Cidr>& v6);
+// The value for these prefixes (sorted, so that the same set is the same text).
+std::string formatRoutedPrefixesAnnotation(std::vector<std::string> prefixes);
 
 // One line of a watch stream.
 struct WatchEvent {

@@ -91,11 +91,15 @@ Plan planReconcile(const PlanInput& in) {
   if (auto own = in.nodes.find(in.own_name); own != in.nodes.end()) {
     for (const Ipv4Cidr& c : own->second.pod_cidrs) claims.reserve(in.own_name, c);
     for (const Ipv6Cidr& c : own->second.pod_cidrs_v6) claims6.reserve(in.own_name, c);
+    for (const Ipv4Cidr& c : own->second.routed_prefixes) claims.reserve(in.own_name, c);
+    for (const Ipv6Cidr& c : own->second.routed_prefixes_v6) claims6.reserve(in.own_name, c);
   }
   for (const TableNode& t : in.current) {
     if (t.kubernetes) continue;
     for (const Ipv4Cidr& c : t.pod_cidrs) claims.reserve(t.name, c);
     for (const Ipv6Cidr& c : t.pod_cidrs_v6) claims6.reserve(t.name, c);
+    for (const Ipv4Cidr& c : t.routed_prefixes) claims.reserve(t.name, c);
+    for (const Ipv6Cidr& c : t.routed_prefixes_v6) claims6.reserve(t.name, c);
     vteps[t.vtepText()] = t.name;
   }
 
@@ -145,8 +149,13 @@ Plan planReconcile(const PlanInput& in) {
         if (!plan.next_expiry || expiry < *plan.next_expiry) plan.next_expiry = expiry;
       }
     }
-    std::string conflict = claims.conflict(n->pod_cidrs);
-    if (conflict.empty()) conflict = claims6.conflict(n->pod_cidrs_v6);
+    // Its pod CIDRs and routed prefixes together: none may overlap another's.
+    std::vector<Ipv4Cidr> cidrs = n->pod_cidrs;
+    cidrs.insert(cidrs.end(), n->routed_prefixes.begin(), n->routed_prefixes.end());
+    std::vector<Ipv6Cidr> cidrs6 = n->pod_cidrs_v6;
+    cidrs6.insert(cidrs6.end(), n->routed_prefixes_v6.begin(), n->routed_prefixes_v6.end());
+    std::string conflict = claims.conflict(cidrs);
+    if (conflict.empty()) conflict = claims6.conflict(cidrs6);
     if (!conflict.empty()) {
       skip(LeftOut::kOverlap, conflict);
       continue;
@@ -155,11 +164,12 @@ Plan planReconcile(const PlanInput& in) {
       skip(LeftOut::kVtepConflict, absl::StrCat("VTEP ", n->vtep->vtepText(), " is node ", v->second, "'s"));
       continue;
     }
-    for (const Ipv4Cidr& c : n->pod_cidrs) claims.take(n->name, c);
-    for (const Ipv6Cidr& c : n->pod_cidrs_v6) claims6.take(n->name, c);
+    for (const Ipv4Cidr& c : cidrs) claims.take(n->name, c);
+    for (const Ipv6Cidr& c : cidrs6) claims6.take(n->name, c);
     vteps[n->vtep->vtepText()] = n->name;
-    desired[n->name] =
-        TableNode{n->name, n->vtep->vtep, n->vtep->mac, n->pod_cidrs, n->pod_cidrs_v6, true, n->vtep->vtep6};
+    desired[n->name] = TableNode{n->name,         n->vtep->vtep, n->vtep->mac,        n->pod_cidrs,
+                                 n->pod_cidrs_v6, true,          n->vtep->vtep6,      n->routed_prefixes,
+                                 n->routed_prefixes_v6};
   }
 
   plan.desired = desired.size();

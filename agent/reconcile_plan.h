@@ -10,9 +10,10 @@
 //     IPv4 pod CIDR is left out (its IPv6 ones ride beside IPv4 ones);
 //   - a Node NotReady for longer than the grace period is left out (and so
 //     removed); within it, it stays;
-//   - a Node whose pod CIDR overlaps one already taken (our own, a static
-//     or API node's, or another Node's; IPv4 and IPv6 each against their
-//     own family) or whose VTEP another node has is refused. Who keeps a
+//   - a Node whose pod CIDR or routed prefix overlaps one already taken
+//     (our own CIDRs and prefixes, a static or API node's, or another
+//     Node's; IPv4 and IPv6 each against their own family) or whose VTEP
+//     another node has is refused. Who keeps a
 //     CIDR is stable: nodes already in the table first, then the others by
 //     name.
 #pragma once
@@ -38,6 +39,10 @@ struct TableNode {
   std::vector<Ipv6Cidr> pod_cidrs_v6;
   bool kubernetes = true;  // its source is kubernetes (else static or API: never touched)
   std::optional<Ipv6Address> vtep6{};  // an IPv6 underlay's VTEP (vtep then 0.0.0.0)
+  // The prefixes its pods own (its sluice.dev/routed-prefixes), claimed and
+  // routed like its pod CIDRs.
+  std::vector<Ipv4Cidr> routed_prefixes = {};
+  std::vector<Ipv6Cidr> routed_prefixes_v6 = {};
   bool operator==(const TableNode&) const = default;
   std::string vtepText() const { return vtep6 ? vtep6->toString() : vtep.toString(); }
 };
@@ -49,7 +54,7 @@ enum class LeftOut {
   kNoPodCidr,
   kVniMismatch,
   kNotReady,      // NotReady longer than the grace period
-  kOverlap,       // a pod CIDR overlaps one already taken
+  kOverlap,       // a pod CIDR or routed prefix overlaps one already taken
   kVtepConflict,  // its VTEP is another node's
   kForeignName,   // a static or API node has its name
 };

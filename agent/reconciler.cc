@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "agent/prefix_publish.h"
 #include "common/log.h"
 
 namespace sluice::agent {
@@ -20,6 +21,10 @@ TableNode fromProto(const v1::RemoteNode& n) {
     if (auto v4 = Ipv4Cidr::parse(c)) t.pod_cidrs.push_back(*v4);
     else if (auto v6 = Ipv6Cidr::parse(c)) t.pod_cidrs_v6.push_back(*v6);
   }
+  for (const std::string& c : n.routed_prefixes()) {
+    if (auto v4 = Ipv4Cidr::parse(c)) t.routed_prefixes.push_back(*v4);
+    else if (auto v6 = Ipv6Cidr::parse(c)) t.routed_prefixes_v6.push_back(*v6);
+  }
   t.kubernetes = n.source() == v1::NODE_SOURCE_KUBERNETES;
   return t;
 }
@@ -30,6 +35,8 @@ v1::RemoteNode toProto(const TableNode& t) {
   n.set_vtep(t.vtepText());
   for (const Ipv4Cidr& c : t.pod_cidrs) n.add_pod_cidrs(c.toString());
   for (const Ipv6Cidr& c : t.pod_cidrs_v6) n.add_pod_cidrs(c.toString());
+  for (const Ipv4Cidr& c : t.routed_prefixes) n.add_routed_prefixes(c.toString());
+  for (const Ipv6Cidr& c : t.routed_prefixes_v6) n.add_routed_prefixes(c.toString());
   if (t.mac) n.set_mac(t.mac->toString());
   return n;
 }
@@ -60,6 +67,12 @@ void Reconciler::run() {
     if (stop_) break;
     NodeCache::Snapshot snap = cache_.snapshot();
     const auto now = std::chrono::steady_clock::now();
+    // Ports come and go without a Node event: their prefixes are looked up
+    // on their own schedule.
+    if (now >= next_prefixes_) {
+      publishOwnPrefixes(snap);
+      next_prefixes_ = now + settings_.prefixes_interval;
+    }
     if (snap.generation == seen && now < next_pass) continue;
     seen = snap.generation;
     if (!pass(snap)) {
@@ -194,6 +207,35 @@ void Reconciler::publishOwnVtep(const NodeCache::Snapshot& snap, const v1::Overl
   patched_value_ = value;
   cache_.count(AgentCounter::k_own_node_patches);
   logInfo("published ", kVtepAnnotation, "=", value, " on Node ", settings_.own_name);
+}
+
+void Reconciler::publishOwnPrefixes(const NodeCache::Snapshot& snap) {
+  auto own = snap.nodes.find(settings_.own_name);
+  if (own == snap.nodes.end() || !snap.synced) return;  // publishOwnVtep says why
+  v1::ListPortsResponse ports;
+  if (grpc::Status s = sluiced_.listPorts(&ports); !s.ok()) {
+    // Unreachable sluiced: the table's calls report it; its prefixes stay as published.
+    return;
+  }
+  std::vector<std::string> local;
+  for (const v1::Port& p : ports.ports()) local.insert(local.end(), p.routed_prefixes().begin(), p.routed_prefixes().end());
+  std::optional<nlohmann::json> patch = routedPrefixesPatch(local, own->second);
+  if (!patch) {
+    patched_prefixes_.reset();  // seen on the Node: a later change is written again
+    return;
+  }
+  if (patched_prefixes_ == *patch) return;  // written; the watch has not shown it yet
+  HttpResult r = kube_.patch("/api/v1/nodes/" + settings_.own_name, patch->dump(), "application/merge-patch+json");
+  if (!r.ok()) {
+    logOnce(absl::StrCat("patch-prefixes\x1f", r.status, r.error),
+            absl::StrCat("publishing this node's routed prefixes on Node ", settings_.own_name, ": ",
+                         r.error.empty() ? absl::StrCat("HTTP ", r.status) : r.error));
+    return;
+  }
+  patched_prefixes_ = *patch;
+  cache_.count(AgentCounter::k_own_node_patches);
+  logInfo("published ", kRoutedPrefixesAnnotation, "=", (*patch)["metadata"]["annotations"][kRoutedPrefixesAnnotation].dump(),
+          " on Node ", settings_.own_name);
 }
 
 void Reconciler::apply(const Plan& plan) {

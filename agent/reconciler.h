@@ -19,6 +19,10 @@
 //     the API unreachable) the table is left alone: sluiced forwards on its
 //     last table rather than on a guess.
 //   - Failed calls to sluiced are retried after a capped backoff.
+//   - Every `prefixes_interval` it reads the local ports from sluiced and
+//     publishes their routed prefixes on its own Node
+//     (sluice.dev/routed-prefixes, prefix_publish.h), which every other
+//     node's controller sends to its sluiced with this node.
 #pragma once
 
 #include <atomic>
@@ -26,6 +30,8 @@
 #include <map>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "agent/backoff.h"
 #include "agent/kube_client.h"
@@ -42,6 +48,11 @@ struct ReconcileSettings {
   Backoff::Duration backoff_initial{500};
   Backoff::Duration backoff_cap{30000};
   size_t max_batch = 2000;  // changes per ApplyNodes
+  // How often the local ports' routed prefixes are read from sluiced (and
+  // published on this node's own Node when they changed): how long a pod's
+  // new or released prefix takes to reach the other nodes, at most, plus
+  // their watch's delay.
+  std::chrono::milliseconds prefixes_interval{1000};
 };
 
 class Reconciler {
@@ -56,6 +67,9 @@ class Reconciler {
   // Reads sluiced's table into held_ (false: unreachable).
   bool list();
   void publishOwnVtep(const NodeCache::Snapshot& snap, const v1::Overlay& overlay);
+  // Publishes the local ports' routed prefixes (prefix_publish.h) on this
+  // node's own Node.
+  void publishOwnPrefixes(const NodeCache::Snapshot& snap);
   void apply(const Plan& plan);
   void report(const NodeCache::Snapshot& snap);
   // A reply's sluiced instance: another one than the listed table's means
@@ -73,6 +87,8 @@ class Reconciler {
   std::map<std::string, uint64_t> gauges_;  // from the last plan: nodes_desired, skipped_<reason>, ...
   std::string last_error_;                  // of the last pass toward sluiced (empty: fine)
   std::string patched_value_;               // the own annotation last written (not written twice)
+  std::optional<nlohmann::json> patched_prefixes_;  // the routed-prefixes patch last written, likewise
+  std::chrono::steady_clock::time_point next_prefixes_{};  // when the local ports are read next
   // sluiced's table as this loop knows it (every source), by name; none:
   // read it (ListNodes) before the next plan.
   std::optional<std::map<std::string, TableNode>> held_;

@@ -15,7 +15,10 @@ std::shared_ptr<grpc::Channel> channelTo(const std::string& socket) {
 }  // namespace
 
 SluicedClient::SluicedClient(const std::string& socket, std::chrono::milliseconds deadline)
-    : deadline_(deadline), channel_(channelTo(socket)), stub_(v1::RemoteNodes::NewStub(channel_)) {}
+    : deadline_(deadline),
+      channel_(channelTo(socket)),
+      stub_(v1::RemoteNodes::NewStub(channel_)),
+      ports_stub_(v1::Dataplane::NewStub(channel_)) {}
 
 std::unique_ptr<grpc::ClientContext> SluicedClient::context() const {
   auto c = std::make_unique<grpc::ClientContext>();
@@ -35,6 +38,10 @@ grpc::Status SluicedClient::report(const v1::ControllerState& state, v1::ReportC
   v1::ReportControllerRequest req;
   *req.mutable_state() = state;
   return stub_->ReportController(context().get(), req, out);
+}
+
+grpc::Status SluicedClient::listPorts(v1::ListPortsResponse* out) {
+  return ports_stub_->ListPorts(context().get(), v1::ListPortsRequest{}, out);
 }
 
 }  // namespace sluice::agent

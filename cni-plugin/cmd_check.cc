@@ -4,6 +4,10 @@
 // delegates are checked too), then requires sluiced's port for the
 // attachment to carry the same addresses (none of a family the result has
 // none of), MAC and (1.1.0) socket path.
+#include <absl/strings/str_join.h>
+
+#include <algorithm>
+
 #include "cni-plugin/text.h"
 #include "cni-plugin/cni_error.h"
 #include "cni-plugin/cni_result.h"
@@ -62,6 +66,16 @@ absl::Status runCheck(CommandContext& c) {
   }
   if (auto pci = iface.find("pciID"); pci != iface.end() && pci->get<std::string>() != port->pci_id()) {
     return mismatch(cat("port VF is ", port->pci_id(), ", prevResult says ", pci->get<std::string>()));
+  }
+  // The prefixes routed to the port are the config's (sluiced's text is the
+  // normalised form the config's was brought to).
+  std::vector<std::string> have_prefixes(port->routed_prefixes().begin(), port->routed_prefixes().end());
+  std::vector<std::string> want_prefixes = c.conf.routed_prefixes;
+  std::sort(have_prefixes.begin(), have_prefixes.end());
+  std::sort(want_prefixes.begin(), want_prefixes.end());
+  if (have_prefixes != want_prefixes) {
+    return mismatch(cat("port routed prefixes are [", absl::StrJoin(have_prefixes, ","), "], the config says [",
+                        absl::StrJoin(want_prefixes, ","), "]"));
   }
   // SR-IOV kernel mode: the VF's netdev is in the pod's netns, with the
   // port's MAC, and up.

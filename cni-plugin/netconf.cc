@@ -35,6 +35,8 @@ constexpr size_t kMaxRuntimeIps = 16;
 constexpr int64_t kMaxTimeoutMs = 120000;
 // Unix socket paths must fit sockaddr_un.sun_path (108 bytes with NUL).
 constexpr size_t kMaxSocketPathLen = 107;
+// Prefixes one attachment may own (sluiced's own limit per port).
+constexpr size_t kMaxRoutedPrefixes = 64;
 // Keys of the spec, of runtimes and of Multus that we accept without using.
 const std::set<std::string, std::less<>> kKnownIgnored = {
     "args", "capabilities", "cniVersions", "disableCheck", "disableGC", "dns",
@@ -181,6 +183,45 @@ absl::Status parseValidAttachments(const json& doc, NetConf& conf) {
   return absl::OkStatus();
 }
 
+// A "routedPrefixes" list at `field` of `obj` (absent: nullopt): an array
+// of at most kMaxRoutedPrefixes distinct CIDR strings, host bits zero.
+absl::StatusOr<std::optional<std::vector<std::string>>> getRoutedPrefixes(const json& obj, std::string_view field,
+                                                                          std::string_view where) {
+  auto it = obj.find(field);
+  if (it == obj.end() || it->is_null()) return std::optional<std::vector<std::string>>();
+  if (!it->is_array() || it->size() > kMaxRoutedPrefixes)
+    return invalid(where, cat("must be an array of at most ", kMaxRoutedPrefixes, " CIDR strings"));
+  std::vector<std::string> out;
+  for (const json& entry : *it) {
+    const std::string text = entry.is_string() ? entry.get<std::string>() : std::string();
+    std::string normal;
+    if (auto v4 = Ipv4Cidr::parse(text)) normal = v4->toString();
+    else if (auto v6 = Ipv6Cidr::parse(text)) normal = v6->toString();
+    else
+      return invalid(where, cat("entries must be IPv4 or IPv6 CIDRs with host bits zero, like 10.100.0.0/16 or "
+                                "fd00:100::/48; got ", entry.dump()));
+    if (std::find(out.begin(), out.end(), normal) != out.end()) return invalid(where, cat("lists ", normal, " twice"));
+    out.push_back(std::move(normal));
+  }
+  return std::optional(std::move(out));
+}
+
+// The network's "routedPrefixes", or the pod's from Multus's cni-args
+// (args.cni.routedPrefixes), which replaces it.
+absl::Status parseRoutedPrefixes(const json& doc, NetConf& conf) {
+  auto network = getRoutedPrefixes(doc, "routedPrefixes", "routedPrefixes");
+  if (!network.ok()) return network.status();
+  if (*network) conf.routed_prefixes = **network;
+  auto args = doc.find("args");
+  if (args == doc.end() || !args->is_object()) return absl::OkStatus();
+  auto cni = args->find("cni");
+  if (cni == args->end() || !cni->is_object()) return absl::OkStatus();
+  auto pod = getRoutedPrefixes(*cni, "routedPrefixes", "args.cni.routedPrefixes");
+  if (!pod.ok()) return pod.status();
+  if (*pod) conf.routed_prefixes = **pod;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const SpecVersion* findSpecVersion(std::string_view version) {
@@ -289,6 +330,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   conf.per_pod_sockets = flag->value_or(false);
   if (flag = getBoolean(doc, "sourceValidation"); !flag.ok()) return flag.status();
   conf.source_validation = flag->value_or(true);
+  if (absl::Status st = parseRoutedPrefixes(doc, conf); !st.ok()) return st;
   if (s = getString(doc, "socketVolume", false); !s.ok()) return s.status();
   if (!s->empty()) {
     if (absl::Status v = validateVolumeName(*s); !v.ok()) return invalid("socketVolume", sv(v.message()));
@@ -382,6 +424,8 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
     for (std::string_view key : {"perPodSockets", "socketVolume", "podSocketDir", "socketGroup", "sourceValidation"}) {
       if (doc.contains(key)) return invalid(key, "applies to interfaceType \"vhost-user\" only");
     }
+    // sluiced routes only to its own ports, not to a VF.
+    if (!conf.routed_prefixes.empty()) return invalid("routedPrefixes", "applies to interfaceType \"vhost-user\" only");
   }
 
   if (auto it = doc.find("prevResult"); it != doc.end() && !it->is_null()) {
@@ -395,7 +439,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
       "dataDir", "logFile", "mtu", "vlan", "timeoutMs", "ipam", "deviceID", "runtimeConfig",
       "prevResult", "cni.dev/valid-attachments", "sriovMode", "trust", "spoofchk", "perPodSockets",
       "socketVolume", "podSocketDir", "socketGroup", "vlanQoS", "vlanProto", "link_state", "min_tx_rate",
-      "max_tx_rate", "sourceValidation"};
+      "max_tx_rate", "sourceValidation", "routedPrefixes"};
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
     if (!kKnown.contains(key) && !kKnownIgnored.contains(key)) conf.unknown_fields.push_back(key);

@@ -116,6 +116,13 @@ struct NetConf {
   // lets the pod send with sources other than its own (a router pod);
   // SR-IOV's counterpart is "spoofchk".
   bool source_validation = true;
+  // vhost-user only: prefixes routed to the pod's port (a UPF's UE pools),
+  // IPv4 and IPv6 CIDRs with host bits zero, normalised text. The network's
+  // "routedPrefixes", unless the pod names its own through Multus's
+  // cni-args ("args": {"cni": {"routedPrefixes": [...]}}): the pod's list
+  // then replaces the network's (an empty one: none), so that a network
+  // several pods share never hands one prefix to each of them.
+  std::vector<std::string> routed_prefixes;
   uint16_t vlan = 0;            // 0 = untagged
   std::optional<IpamConfig> ipam;
   std::string log_file;                     // empty: log to stderr

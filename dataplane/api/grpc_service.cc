@@ -37,6 +37,8 @@ void fillPortMessage(const PortView& p, v1::Port* out) {
   out->set_link_up(p.link_up);
   out->set_netns(p.netns);
   out->set_source_validation(p.request.source_validation);
+  for (const Ipv4Cidr& c : p.request.routed_prefixes) out->add_routed_prefixes(c.toString());
+  for (const Ipv6Cidr& c : p.request.routed_prefixes_v6) out->add_routed_prefixes(c.toString());
 }
 
 grpc::Status toGrpcStatus(const absl::Status& s) {
@@ -63,6 +65,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     raw.devargs = req->devargs();
     if (req->has_socket_group()) raw.socket_group = req->socket_group();
     if (req->has_source_validation()) raw.source_validation = req->source_validation();
+    raw.routed_prefixes.assign(req->routed_prefixes().begin(), req->routed_prefixes().end());
     switch (req->type()) {
       case v1::PORT_TYPE_UNSPECIFIED:
       case v1::PORT_TYPE_VHOST_USER: raw.kind = PortKind::kVhostUser; break;

@@ -33,9 +33,12 @@ std::string formatAge(int64_t since_unix, int64_t now_unix) {
 std::string formatNode(const v1::RemoteNode& n, int64_t now_unix) {
   const std::string cidrs = absl::StrJoin(n.pod_cidrs(), ",");
   const std::string hop = n.next_hop_mac().empty() ? n.next_hop() : n.next_hop() + " (" + n.next_hop_mac() + ")";
-  return absl::StrFormat("  %-16s %-10s %-15s %-3u %-24s %-17s %-36s %-10s %s\n", n.name(), sourceName(n.source()),
+  // Its pods' routed prefixes, if any, close the line.
+  const std::string prefixes =
+      n.routed_prefixes().empty() ? "" : " routes " + absl::StrJoin(n.routed_prefixes(), ",");
+  return absl::StrFormat("  %-16s %-10s %-15s %-3u %-24s %-17s %-36s %-10s %s%s\n", n.name(), sourceName(n.source()),
                          n.vtep(), n.tunnel(), cidrs, n.mac(), hop, n.neighbor_state(),
-                         formatAge(n.added_unix_seconds(), now_unix));
+                         formatAge(n.added_unix_seconds(), now_unix), prefixes);
 }
 
 std::string formatNodes(const v1::ListNodesResponse& r, int64_t now_unix) {

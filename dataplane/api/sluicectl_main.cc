@@ -47,10 +47,12 @@ constexpr char kUsage[] =
     "           [--namespace NS] [--pod NAME] [--socket-subdir DIR] [--devargs net_null,no-rx=1]\n"
     "           [--mtu 68..9216 (default: sluiced's port-mtu)]\n"
     "           [--no-source-validation]  (the pod may send with any source MAC and IP: a router)\n"
+    "           [--routed-prefix CIDR...]  (routed to the pod, IPv4 or IPv6: a UPF's UE pool; repeatable)\n"
     "  vfs                SR-IOV VFs of the pools: PF, index, PCI address, netdev, holder\n"
     "  port del --container-id ID --ifname NAME\n"
     "  nodes              remote nodes (source, VTEP, CIDRs, next hop, age), node controller state\n"
     "  node add --name N --vtep IP --pod-cidr CIDR [--pod-cidr CIDR...] [--mac M]   (VTEP of the underlay's family; CIDRs IPv4 or IPv6)\n"
+    "           [--routed-prefix CIDR...]  (prefixes its pods own, routed toward it as its pod CIDRs)\n"
     "  node del --name N\n"
     "  config get [KEY]   settings: value, live (changes now) or restart (at sluiced's next start), source\n"
     "  config set KEY VALUE  change a live setting while sluiced runs\n"
@@ -171,7 +173,7 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
       "namespace", po::value<std::string>()->default_value(""), "")("pod", po::value<std::string>()->default_value(""), "")(
       "socket-subdir", po::value<std::string>()->default_value(""), "")(
       "devargs", po::value<std::string>()->default_value(""), "")("mtu", po::value<uint32_t>()->default_value(0), "")(
-      "no-source-validation", "");
+      "no-source-validation", "")("routed-prefix", po::value<std::vector<std::string>>(), "");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
@@ -192,6 +194,9 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
   req.set_type(req.devargs().empty() ? v1::PORT_TYPE_VHOST_USER : v1::PORT_TYPE_DPDK_VDEV);
   // A pod that forwards others' traffic (a router) sends with foreign sources.
   if (vm.count("no-source-validation") != 0) req.set_source_validation(false);
+  // Prefixes routed to the pod (repeatable): its UE pools, its subnets.
+  if (vm.count("routed-prefix") != 0)
+    for (const std::string& c : vm["routed-prefix"].as<std::vector<std::string>>()) req.add_routed_prefixes(c);
   if (mode == "server") req.set_vhost_mode(v1::VHOST_MODE_SERVER);
   else if (mode == "client") req.set_vhost_mode(v1::VHOST_MODE_CLIENT);
   else throw po::error("--mode must be server or client");
@@ -225,11 +230,14 @@ int nodeAdd(Client& client, const std::vector<std::string>& args) {
   po::options_description desc("node add");
   desc.add_options()("name", po::value<std::string>()->required(), "")("vtep", po::value<std::string>()->required(), "")(
       "pod-cidr", po::value<std::vector<std::string>>()->required(), "")(
-      "mac", po::value<std::string>()->default_value(""), "");
+      "mac", po::value<std::string>()->default_value(""), "")("routed-prefix", po::value<std::vector<std::string>>(), "");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
   v1::AddNodeRequest req;
+  if (vm.count("routed-prefix") != 0)
+    for (const std::string& c : vm["routed-prefix"].as<std::vector<std::string>>())
+      req.mutable_node()->add_routed_prefixes(c);
   req.mutable_node()->set_name(vm["name"].as<std::string>());
   req.mutable_node()->set_vtep(vm["vtep"].as<std::string>());
   for (const std::string& c : vm["pod-cidr"].as<std::vector<std::string>>()) req.mutable_node()->add_pod_cidrs(c);

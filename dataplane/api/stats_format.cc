@@ -2,6 +2,8 @@
 
 #include "dataplane/api/nodes_format.h"
 
+#include <absl/strings/str_join.h>
+
 #include <cstdio>
 #include <string>
 
@@ -121,11 +123,14 @@ std::string formatPort(const v1::Port& p) {
                p.pf().c_str(), p.vf_index(), p.vf_netdev().empty() ? "-" : p.vf_netdev().c_str(), p.vlan());
   // An IPv6 address is too wide for the IP column: it follows the socket.
   // Unchecked sources (a router pod) are the exception, and said so.
-  return fmt("  %-4u  %-22s %-15s %-17s %-6s %-4u %-4s %-5u %s%s%s%s\n", p.port_no(),
+  // Routed prefixes, if any, close the line.
+  const std::string prefixes =
+      p.routed_prefixes().empty() ? "" : " routes " + absl::StrJoin(p.routed_prefixes(), ",");
+  return fmt("  %-4u  %-22s %-15s %-17s %-6s %-4u %-4s %-5u %s%s%s%s%s\n", p.port_no(),
              attachmentText(p.attachment()).c_str(), p.ip().empty() ? "-" : p.ip().c_str(), p.mac().c_str(),
              p.vhost_mode() == v1::VHOST_MODE_CLIENT ? "client" : "server", p.pmd(), p.link_up() ? "up" : "down",
              p.mtu(), p.socket_path().c_str(), p.ipv6().empty() ? "" : " ipv6 ", p.ipv6().c_str(),
-             p.source_validation() ? "" : " sources-unchecked");
+             p.source_validation() ? "" : " sources-unchecked", prefixes.c_str());
 }
 
 std::string formatPorts(const v1::ListPortsResponse& ports) {

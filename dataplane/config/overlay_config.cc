@@ -132,16 +132,18 @@ absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, 
     } else if (k == "vtep") {
       if (!field.is_string() || !parseVtep(field.get<std::string>(), n))
         return invalid(key, "must be an IPv4 or IPv6 address");
-    } else if (k == "pod-cidr" || k == "pod-cidrs") {
+    } else if (k == "pod-cidr" || k == "pod-cidrs" || k == "routed-prefixes") {
+      // Pod CIDRs and the prefixes its pods own read alike, into their own lists.
+      const bool prefixes = k == "routed-prefixes";
       std::vector<nlohmann::json> items;
       if (field.is_array()) items.assign(field.begin(), field.end());
       else items.push_back(field);
       for (const auto& c : items) {
         const std::string text = c.is_string() ? c.get<std::string>() : std::string();
         if (auto v4 = Ipv4Cidr::parse(text)) {
-          n.pod_cidrs.push_back(*v4);
+          (prefixes ? n.routed_prefixes : n.pod_cidrs).push_back(*v4);
         } else if (auto v6 = Ipv6Cidr::parse(text)) {
-          n.pod_cidrs_v6.push_back(*v6);
+          (prefixes ? n.routed_prefixes_v6 : n.pod_cidrs_v6).push_back(*v6);
         } else {
           return invalid(key, "must hold CIDRs like 10.244.1.0/24 or fd00:10:244:1::/64 (host bits zero)");
         }
@@ -203,8 +205,8 @@ absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const LocalPo
   }
   if (node.pod_cidrs.empty() && node.pod_cidrs_v6.empty())
     return absl::InvalidArgumentError("pod_cidrs: at least one is required");
-  if (absl::Status s = checkOwnCidrs(node.pod_cidrs, std::optional<Ipv4Cidr>(ours.v4)); !s.ok()) return s;
-  return checkOwnCidrs(node.pod_cidrs_v6, ours.v6);
+  if (absl::Status s = checkOwnCidrs(node.claimed(), std::optional<Ipv4Cidr>(ours.v4)); !s.ok()) return s;
+  return checkOwnCidrs(node.claimed6(), ours.v6);
 }
 
 absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
@@ -215,8 +217,8 @@ absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidr
     if (o.name == node.name) continue;
     if (o.vtep == node.vtep && o.vtep6 == node.vtep6)
       return absl::AlreadyExistsError(absl::StrCat("vtep: ", vtepText(node), " belongs to node ", o.name));
-    if (absl::Status s = checkOtherCidrs(node.pod_cidrs, o.pod_cidrs, o.name); !s.ok()) return s;
-    if (absl::Status s = checkOtherCidrs(node.pod_cidrs_v6, o.pod_cidrs_v6, o.name); !s.ok()) return s;
+    if (absl::Status s = checkOtherCidrs(node.claimed(), o.claimed(), o.name); !s.ok()) return s;
+    if (absl::Status s = checkOtherCidrs(node.claimed6(), o.claimed6(), o.name); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

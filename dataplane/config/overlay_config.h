@@ -68,6 +68,23 @@ struct RemoteNodeConfig {
   // derived from the VTEP address (MacAddress::fromIpv4), which a remote
   // sluiced accepts (it does not check inner destination MACs).
   std::optional<MacAddress> mac;
+  // Prefixes its pods own (a UPF's UE pools), published by that node: routed
+  // toward it as its pod CIDRs are, and claimed like them (no other node's
+  // CIDR or prefix, nor this node's, may overlap them).
+  std::vector<Ipv4Cidr> routed_prefixes;
+  std::vector<Ipv6Cidr> routed_prefixes_v6;
+
+  // Everything routed toward the node, per family: pod CIDRs, then routed prefixes.
+  std::vector<Ipv4Cidr> claimed() const {
+    std::vector<Ipv4Cidr> all = pod_cidrs;
+    all.insert(all.end(), routed_prefixes.begin(), routed_prefixes.end());
+    return all;
+  }
+  std::vector<Ipv6Cidr> claimed6() const {
+    std::vector<Ipv6Cidr> all = pod_cidrs_v6;
+    all.insert(all.end(), routed_prefixes_v6.begin(), routed_prefixes_v6.end());
+    return all;
+  }
 };
 
 // This node's own pod networks, which no remote node's CIDR may overlap.

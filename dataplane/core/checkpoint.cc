@@ -86,6 +86,14 @@ absl::StatusOr<CheckpointPort> parsePort(const json& p, const std::string& where
     if (!v->is_boolean()) return bad(absl::StrCat(where, ".source_validation"), "must be true or false");
     r.source_validation = v->get<bool>();
   }
+  // Absent in files written before version 5: none.
+  if (auto v = p.find("routed_prefixes"); v != p.end()) {
+    if (!v->is_array()) return bad(absl::StrCat(where, ".routed_prefixes"), "must be an array of CIDR strings");
+    for (const json& c : *v) {
+      if (!c.is_string()) return bad(absl::StrCat(where, ".routed_prefixes"), "must be an array of CIDR strings");
+      r.routed_prefixes.push_back(c.get<std::string>());
+    }
+  }
   return out;
 }
 
@@ -159,7 +167,8 @@ std::string serializeCheckpoint(const CheckpointState& state) {
                      {"socket_subdir", r.socket_subdir},
                      {"socket_path", p.socket_path},
                      {"netns", p.netns},
-                     {"source_validation", r.source_validation}});
+                     {"source_validation", r.source_validation},
+                     {"routed_prefixes", r.routed_prefixes}});
     if (r.socket_group) ports.back()["socket_group"] = *r.socket_group;
     ports.back()["mtu"] = r.mtu;
   }

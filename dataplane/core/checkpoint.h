@@ -21,7 +21,7 @@
 // byte for byte, never moved aside or overwritten, and sluiced does not start
 // (a downgrade must not silently drop the pods' ports).
 //
-// Format (JSON, version 4):
+// Format (JSON, version 5):
 //   {"format": "sluice-checkpoint", "version": 4,
 //    "ports": [{"port_no": 0, "container_id": "...", "ifname": "net1",
 //               "pod_namespace": "...", "pod_name": "...", "ip": "10.244.0.5",
@@ -30,7 +30,9 @@
 //               "socket_subdir": "...", "socket_path": "/var/run/...",
 //               "netns": "/var/run/netns/...",
 //               "socket_group": 2000 (only when the request named one),
-//               "mtu": 1400 (0: the node's port-mtu)}],
+//               "mtu": 1400 (0: the node's port-mtu),
+//               "source_validation": true,
+//               "routed_prefixes": ["10.100.0.0/16", "fd00:100::/48"]}],
 //    "vfs": [ ...records of the SR-IOV module... ],
 //    "nodes": [ ...remote nodes the API added to the VXLAN overlay... ]}
 // Every other top-level key is a module's section (control_module.h), e.g.

@@ -15,6 +15,7 @@ constexpr Migration kMigrations[] = {
     migrateV1ToV2,
     migrateV2ToV3,
     migrateV3ToV4,
+    migrateV4ToV5,
 };
 static_assert(kOldestCheckpointVersion + std::size(kMigrations) == kCheckpointVersion,
               "one migration per version step, from the oldest version read to the one written");
@@ -42,6 +43,14 @@ absl::Status migrateV3ToV4(nlohmann::json& doc) {
     if (!port.contains("mtu")) port["mtu"] = 0;
     if (!port.contains("source_validation")) port["source_validation"] = true;
   }
+  return absl::OkStatus();
+}
+
+absl::Status migrateV4ToV5(nlohmann::json& doc) {
+  auto ports = doc.find("ports");
+  if (ports == doc.end() || !ports->is_array()) return absl::OkStatus();
+  for (nlohmann::json& port : *ports)
+    if (port.is_object() && !port.contains("routed_prefixes")) port["routed_prefixes"] = nlohmann::json::array();
   return absl::OkStatus();
 }
 

@@ -13,6 +13,8 @@
 //   4  each port has "mtu" (0: the node's port-mtu) and
 //      "source_validation" (whether the pod's sources are checked); readers
 //      take an absent key as its default (0, true).
+//   5  each port has "routed_prefixes", the CIDRs routed to it ([] for
+//      none); readers take an absent key as [].
 #pragma once
 
 #include <absl/status/status.h>
@@ -24,7 +26,7 @@
 namespace sluice {
 
 // The version this sluiced writes, and the newest it reads.
-inline constexpr uint64_t kCheckpointVersion = 4;
+inline constexpr uint64_t kCheckpointVersion = 5;
 // The oldest version it reads (migrating it).
 inline constexpr uint64_t kOldestCheckpointVersion = 1;
 
@@ -49,5 +51,10 @@ absl::Status migrateV2ToV3(nlohmann::json& doc);
 // check off). Keys already there are kept; odd shapes are left for the
 // reader, as in migrateV2ToV3.
 absl::Status migrateV3ToV4(nlohmann::json& doc);
+
+// Version 4 → 5: every port gets "routed_prefixes": [] (no version-4
+// sluiced routed prefixes to a port). Keys already there are kept; odd
+// shapes are left for the reader, as in migrateV2ToV3.
+absl::Status migrateV4ToV5(nlohmann::json& doc);
 
 }  // namespace sluice

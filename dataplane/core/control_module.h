@@ -79,6 +79,15 @@ class ControlModule {
     (void)id;
     return false;
   }
+
+  // Whether a port may own these routed prefixes as far as the module's
+  // tables go (the overlay: no remote node's pod CIDR or published prefix
+  // overlaps them); FailedPrecondition naming the conflict if not.
+  virtual absl::Status checkRoutedPrefixes(const std::vector<Ipv4Cidr>& v4, const std::vector<Ipv6Cidr>& v6) const {
+    (void)v4;
+    (void)v6;
+    return absl::OkStatus();
+  }
 };
 
 }  // namespace sluice

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/cidr_overlap.h"
 #include "common/log.h"
 #include "dataplane/core/crash_points.h"
 #include "dataplane/core/socket_owner.h"
@@ -176,7 +177,8 @@ RouteTables DataplaneControl::routeTablesLocked() const {
                      .port_mtus = port_mtus_.data(),
                      .pod_net_be = config_.pod_cidr.network.networkOrder(),
                      .pod_mask_be = Ipv4Address{config_.pod_cidr.mask()}.networkOrder(),
-                     .sources = sources_.get()};
+                     .sources = sources_.get(),
+                     .prefixes = prefixes_.get()};
   for (const ControlModule* m : modules_) m->fillRouteTables(tables);
   return tables;
 }
@@ -239,6 +241,49 @@ std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
   return std::nullopt;
 }
 
+absl::Status DataplaneControl::checkRoutedPrefixesLocked(const PortRequest& req) const {
+  if (req.routed_prefixes.empty() && req.routed_prefixes_v6.empty()) return absl::OkStatus();
+  auto refused = [](const std::string& prefix, const std::string& why) {
+    return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", prefix, " ", why));
+  };
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n] || !ports_[n]->isPod() ) continue;
+    const PortRequest& other = ports_[n]->request;
+    for (const Ipv4Cidr& c : req.routed_prefixes) {
+      if (other.hasIpv4() && c.contains(other.ip))
+        return refused(c.toString(), absl::StrCat("holds port ", n, "'s address ", other.ip.toString()));
+      for (const Ipv4Cidr& o : other.routed_prefixes)
+        if (cidrsOverlap(c, o))
+          return refused(c.toString(), absl::StrCat("overlaps ", o.toString(), ", routed to port ", n));
+    }
+    for (const Ipv6Cidr& c : req.routed_prefixes_v6) {
+      if (other.ipv6 && c.contains(*other.ipv6))
+        return refused(c.toString(), absl::StrCat("holds port ", n, "'s address ", other.ipv6->toString()));
+      for (const Ipv6Cidr& o : other.routed_prefixes_v6)
+        if (cidrsOverlap(c, o))
+          return refused(c.toString(), absl::StrCat("overlaps ", o.toString(), ", routed to port ", n));
+    }
+  }
+  for (const ControlModule* m : modules_)
+    if (absl::Status s = m->checkRoutedPrefixes(req.routed_prefixes, req.routed_prefixes_v6); !s.ok()) return s;
+  return absl::OkStatus();
+}
+
+std::vector<Ipv4Cidr> DataplaneControl::routedPrefixesLocked() const {
+  std::vector<Ipv4Cidr> out;
+  for (const auto& p : ports_)
+    if (p && p->isPod()) out.insert(out.end(), p->request.routed_prefixes.begin(), p->request.routed_prefixes.end());
+  return out;
+}
+
+std::vector<Ipv6Cidr> DataplaneControl::routedPrefixes6Locked() const {
+  std::vector<Ipv6Cidr> out;
+  for (const auto& p : ports_)
+    if (p && p->isPod())
+      out.insert(out.end(), p->request.routed_prefixes_v6.begin(), p->request.routed_prefixes_v6.end());
+  return out;
+}
+
 absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& raw, const std::string& netns) {
   auto parsed =
       parsePortRequest(raw, config_.pod_cidr, config_.gateway, vdevPolicyFor(config_.state_dir), v6_cidr_,
@@ -277,6 +322,7 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
     if (ports_[n]->request.mac == req.mac)
       return absl::AlreadyExistsError(absl::StrCat("mac: ", req.mac.toString(), " belongs to port ", n));
   }
+  if (absl::Status s = checkRoutedPrefixesLocked(req); !s.ok()) return s;
   std::optional<uint16_t> port_no = freePortNumberLocked();
   if (!port_no)
     return absl::ResourceExhaustedError(
@@ -483,6 +529,10 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
       drop("its attachment, IP, IPv6 or MAC is already restored for another port");
       continue;
     }
+    if (absl::Status s = checkRoutedPrefixesLocked(*req); !s.ok()) {
+      drop(std::string(s.message()));
+      continue;
+    }
     if (!vhostSocketPathMatches(config_.socket_dir, *req, rec.socket_path)) {
       drop(absl::StrCat("its socket ", rec.socket_path, " is not where socket-dir ", config_.socket_dir,
                         " puts it now"));
@@ -623,6 +673,8 @@ void DataplaneControl::republishLocked() {
   std::vector<Ipv6ForwardingTable::Entry> routes6;
   std::vector<std::vector<uint16_t>> target(pmds_.size());
   auto sources = std::make_shared<SourceTable>();  // a module's port (the uplink) is not checked
+  std::vector<RoutedPrefix> prefixes;
+  std::vector<RoutedPrefix6> prefixes6;
   size_t k = 0;
   for (uint16_t n = 0; n < kMaxPorts; ++n) {
     if (!ports_[n]) continue;
@@ -634,6 +686,9 @@ void DataplaneControl::republishLocked() {
     if (pod.hasIpv4()) routes.push_back({pod.ip, n, pod.mac});
     if (pod.ipv6) routes6.push_back({*pod.ipv6, n, pod.mac});
     sources->ports[n] = portSourcesOf(pod);
+    for (const Ipv4Cidr& c : pod.routed_prefixes)
+      prefixes.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), n});
+    for (const Ipv6Cidr& c : pod.routed_prefixes_v6) prefixes6.push_back({c.network.bytes, c.prefix_len, n});
     // Round-robin over the pods' ports in number order.
     target[k++ % pmds_.size()].push_back(n);
   }
@@ -647,6 +702,7 @@ void DataplaneControl::republishLocked() {
   // re-made at the same number) revalidates its megaflows with the routes:
   // each holds in_port and the source fields it was decided on.
   sources_ = std::move(sources);
+  prefixes_ = std::make_shared<const RoutedPrefixTable>(std::move(prefixes), std::move(prefixes6));
   // Megaflows the new tables do not support die now, before any PMD sees the
   // new tables (their packets meanwhile miss and are decided by the old ones).
   flows_.revalidate(routeTablesLocked());
@@ -693,6 +749,7 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
     snap->fib6 = fib6_;
     snap->v6 = v6_net_;
     snap->sources = sources_;
+    snap->prefixes = prefixes_;
     snap->tx_flush_cycles = tsc_hz_ / 1'000'000 * tx_flush_interval_us_;
     snap->settings = pmd_settings_;
     for (uint16_t n = 0; n < kMaxPorts; ++n) {

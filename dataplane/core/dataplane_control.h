@@ -213,6 +213,10 @@ class DataplaneControl {
   absl::Status addModulePortLocked(uint16_t port_no, const std::string& label, uint16_t dpdk_port,
                                    rte_spinlock_t* tx_lock, unsigned pmd);
   void removeModulePortLocked(uint16_t port_no);
+  // Every local port's routed prefixes (what a remote node's CIDRs and
+  // published prefixes must not overlap).
+  std::vector<Ipv4Cidr> routedPrefixesLocked() const;
+  std::vector<Ipv6Cidr> routedPrefixes6Locked() const;
 
  private:
   struct PortEntry {
@@ -250,6 +254,9 @@ class DataplaneControl {
                                 const std::string& netns, const std::string& socket_path);
   RouteTables routeTablesLocked() const;
   ControlModule* holderOfLocked(const AttachmentId& id) const;
+  // FailedPrecondition when `req`'s routed prefixes overlap another port's
+  // prefixes or addresses, or a module refuses them.
+  absl::Status checkRoutedPrefixesLocked(const PortRequest& req) const;
   // The flow thread: installs upcalled megaflows every millisecond, expires
   // idle ones and ticks the modules, each as a change like any other.
   void flowThreadMain();
@@ -292,6 +299,8 @@ class DataplaneControl {
   std::array<uint16_t, kMaxPorts> port_mtus_{};
   // Every port's allowed sources in the latest snapshot, likewise.
   std::shared_ptr<const SourceTable> sources_ = std::make_shared<const SourceTable>();
+  // Every port's routed prefixes in the latest snapshot, likewise.
+  std::shared_ptr<const RoutedPrefixTable> prefixes_ = std::make_shared<const RoutedPrefixTable>();
   FlowControl flows_;
   std::thread flow_thread_;
   std::condition_variable flow_cv_;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "common/cidr_overlap.h"
 #include "common/socket_name.h"
 
 namespace sluice {
@@ -73,13 +74,47 @@ absl::Status checkKubernetesName(const std::string& field, const std::string& va
   return absl::OkStatus();
 }
 
+// The request's routed prefixes into `req` (parsePortRequest says what is refused).
+absl::Status parseRoutedPrefixes(const std::vector<std::string>& texts, const Ipv4Cidr& pod_cidr,
+                                 const std::optional<Ipv6PodCidr>& v6, PortRequest& req) {
+  if (texts.size() > kMaxRoutedPrefixes)
+    return invalid("routed_prefixes", absl::StrCat(texts.size(), " given; at most ", kMaxRoutedPrefixes, " per port"));
+  for (const std::string& text : texts) {
+    if (auto c = Ipv4Cidr::parse(text)) {
+      if (cidrsOverlap(*c, pod_cidr))
+        return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", c->toString(),
+                                                          " overlaps this node's pod CIDR ", pod_cidr.toString()));
+      for (const Ipv4Cidr& o : req.routed_prefixes)
+        if (cidrsOverlap(*c, o))
+          return invalid("routed_prefixes", absl::StrCat(c->toString(), " overlaps ", o.toString()));
+      req.routed_prefixes.push_back(*c);
+    } else if (auto c6 = Ipv6Cidr::parse(text)) {
+      if (v6 && cidrsOverlap(*c6, v6->cidr))
+        return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", c6->toString(),
+                                                          " overlaps this node's IPv6 pod CIDR ", v6->cidr.toString()));
+      if (v6 && c6->contains(v6->gateway))
+        return absl::FailedPreconditionError(
+            absl::StrCat("routed_prefixes: ", c6->toString(), " holds the gateway ", v6->gateway.toString()));
+      for (const Ipv6Cidr& o : req.routed_prefixes_v6)
+        if (cidrsOverlap(*c6, o))
+          return invalid("routed_prefixes", absl::StrCat(c6->toString(), " overlaps ", o.toString()));
+      req.routed_prefixes_v6.push_back(*c6);
+    } else {
+      return invalid("routed_prefixes",
+                     absl::StrCat("'", text, "' is not an IPv4 or IPv6 CIDR with host bits zero (like 10.100.0.0/16)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool PortRequest::sameParameters(const PortRequest& o) const {
   return attachment == o.attachment && pod_namespace == o.pod_namespace && pod_name == o.pod_name &&
          ip == o.ip && ipv6 == o.ipv6 && mac == o.mac && kind == o.kind && vhost_mode == o.vhost_mode &&
          socket_subdir == o.socket_subdir && devargs == o.devargs && socket_group == o.socket_group && mtu == o.mtu &&
-         source_validation == o.source_validation;
+         source_validation == o.source_validation && routed_prefixes == o.routed_prefixes &&
+         routed_prefixes_v6 == o.routed_prefixes_v6;
 }
 
 absl::Status validateAttachment(const AttachmentId& id) {
@@ -146,6 +181,7 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
   req.kind = raw.kind;
   req.vhost_mode = raw.vhost_mode;
   req.source_validation = raw.source_validation;
+  if (absl::Status s = parseRoutedPrefixes(raw.routed_prefixes, pod_cidr, v6, req); !s.ok()) return s;
   if (raw.kind == PortKind::kDpdkVdev) {
     if (absl::Status s = validateVdevDevargs(raw.devargs, vdev); !s.ok()) return s;
     req.devargs = raw.devargs;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/net_address.h"
 #include "dataplane/config/port_mtu.h"
@@ -52,6 +53,11 @@ struct PortRequest {
   // Whether the fast path drops the pod's packets whose source MAC or IP is
   // not its own (source_check.h); off for a pod that routes others' traffic.
   bool source_validation = true;
+  // Prefixes routed to the port (a UPF's UE pools, a router pod's subnets):
+  // neither each other's nor the node's pod CIDRs' or gateways' addresses
+  // (checked here); other ports' and remote nodes' are the control's to check.
+  std::vector<Ipv4Cidr> routed_prefixes;
+  std::vector<Ipv6Cidr> routed_prefixes_v6;
 
   bool hasIpv4() const { return ip.value != 0; }
   bool sameParameters(const PortRequest& other) const;
@@ -67,7 +73,11 @@ struct RawPortRequest {
   std::string ipv6 = {};  // empty: no IPv6
   uint32_t mtu = 0;       // 0: the node's default (port-mtu)
   bool source_validation = true;  // AddPortRequest.source_validation (unset: on)
+  std::vector<std::string> routed_prefixes = {};  // CIDRs of either family, as requested
 };
+
+// Routed prefixes one port may own: a UPF has a pool or a few per slice.
+inline constexpr size_t kMaxRoutedPrefixes = 64;
 
 // This node's IPv6 pod network (pod-cidr-v6 and gateway-v6).
 struct Ipv6PodCidr {
@@ -83,7 +93,10 @@ struct Ipv6PodCidr {
 // A kDpdkVdev port's devargs are checked against `vdev` (vdev_devargs.h); the
 // default policy allows no pcap file. The MTU must be 0 (`default_mtu`) or
 // kMinPortMtu..kMaxPortMtu, and at least kMinIpv6PortMtu with an ipv6
-// (InvalidArgument).
+// (InvalidArgument). Routed prefixes: InvalidArgument for one that is no
+// CIDR with host bits zero, more than kMaxRoutedPrefixes, or two that
+// overlap; FailedPrecondition for one overlapping a pod CIDR of this node
+// (its gateways are inside them).
 absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
                                              Ipv4Address gateway, const VdevPolicy& vdev = {},
                                              const std::optional<Ipv6PodCidr>& v6 = std::nullopt,

@@ -38,6 +38,9 @@ uint32_t destinationPrefix(const RouteTables& tables, uint32_t dst_be, bool rout
   exclude(tables.gateway_ip_be, 32);
   if (tables.fib != nullptr)
     for (uint32_t pod : tables.fib->addresses()) exclude(pod, 32);
+  // A local pod's routed prefix decides apart whether tunnelled or not.
+  if (tables.prefixes != nullptr)
+    for (const RoutedPrefix& p : tables.prefixes->v4()) exclude(p.net_be, static_cast<uint32_t>(std::popcount(p.mask_be)));
   if (routes && tables.overlay != nullptr)
     for (const vxlan::RemoteRoute& r : tables.overlay->routes())
       exclude(r.net_be, static_cast<uint32_t>(std::popcount(r.mask_be)));
@@ -78,7 +81,11 @@ uint32_t octetsFor(uint32_t bits) { return (bits + 7) / 8; }
 // alike shares: random spoofed sources then make at most a few hundred
 // megaflows per port, not one per address, and whole octets keep the
 // number of masks small. Returns false with the drop in `out`.
-bool sourcesAllowed(const PortSources& s, const flow::FlowKey& key, FlowTranslation& out) {
+// A checked port may also send from inside its routed prefixes: a source in
+// one is matched as that prefix (in whole octets, so the matched range lies
+// inside it), and a spoofed one in the octets that tell it from them too.
+bool sourcesAllowed(const PortSources& s, const RoutedPrefixTable* prefixes, const flow::FlowKey& key,
+                    FlowTranslation& out) {
   const uint32_t mac_diff = firstDifference(key.eth_src, s.mac, 6);
   if (mac_diff < 48) {
     setOctetMask(out.mask.eth_src, 6, octetsFor(mac_diff + 1));
@@ -93,11 +100,25 @@ bool sourcesAllowed(const PortSources& s, const flow::FlowKey& key, FlowTranslat
       setOctetMask(out.mask.ipv6_src, 16, 16);
       return true;
     }
-    setOctetMask(out.mask.ipv6_src, 16, octetsFor(std::max(ll_diff, own_diff) + 1));
+    uint32_t differs_at = std::max(ll_diff, own_diff);
+    if (prefixes != nullptr)
+      for (const RoutedPrefix6& p : prefixes->v6()) {
+        if (p.port_no != key.in_port) continue;
+        const uint32_t d = firstDifference(key.ipv6_src, p.net.data());
+        if (d >= p.prefix_len) {
+          setOctetMask(out.mask.ipv6_src, 16, octetsFor(p.prefix_len));
+          return true;
+        }
+        differs_at = std::max(differs_at, d);
+      }
+    setOctetMask(out.mask.ipv6_src, 16, octetsFor(differs_at + 1));
     out.actions = dropAction(DropReason::kSpoofedSourceIp);
     return false;
   }
-  if (!s.has_ipv4) {
+  bool has_v4_prefix = false;
+  if (prefixes != nullptr)
+    for (const RoutedPrefix& p : prefixes->v4()) has_v4_prefix |= p.port_no == key.in_port;
+  if (!s.has_ipv4 && !has_v4_prefix) {
     // An IPv6-only pod owns no IPv4 address: whatever the source, spoofed.
     out.actions = dropAction(DropReason::kSpoofedSourceIp);
     return false;
@@ -105,11 +126,28 @@ bool sourcesAllowed(const PortSources& s, const flow::FlowKey& key, FlowTranslat
   uint8_t src[4], own[4];
   std::memcpy(src, &key.ipv4_src, 4);
   std::memcpy(own, &s.ipv4_be, 4);
-  const uint32_t ip_diff = firstDifference(src, own, 4);
+  // Without an address of its own, every source differs from it at bit 0.
+  uint32_t ip_diff = s.has_ipv4 ? firstDifference(src, own, 4) : 0;
+  bool allowed = ip_diff == 32;
+  uint32_t octets = 4;
+  for (size_t i = 0; !allowed && has_v4_prefix && i < prefixes->v4().size(); ++i) {
+    const RoutedPrefix& p = prefixes->v4()[i];
+    if (p.port_no != key.in_port) continue;
+    uint8_t net[4];
+    std::memcpy(net, &p.net_be, 4);
+    const uint32_t len = static_cast<uint32_t>(std::popcount(p.mask_be));
+    const uint32_t d = firstDifference(src, net, 4);
+    if (d >= len) {
+      allowed = true;
+      octets = octetsFor(len);
+    } else {
+      ip_diff = std::max(ip_diff, d);
+    }
+  }
   uint8_t mask[4];
-  setOctetMask(mask, 4, ip_diff == 32 ? 4 : octetsFor(ip_diff + 1));
+  setOctetMask(mask, 4, allowed ? octets : octetsFor(ip_diff + 1));
   std::memcpy(&out.mask.ipv4_src, mask, 4);
-  if (ip_diff == 32) return true;
+  if (allowed) return true;
   out.actions = dropAction(DropReason::kSpoofedSourceIp);
   return false;
 }
@@ -129,6 +167,8 @@ uint32_t destinationPrefix6(const RouteTables& tables, const uint8_t* dst, bool 
   }
   if (tables.fib6 != nullptr)
     for (const Ipv6Address& pod : tables.fib6->addresses()) exclude(pod.bytes.data(), 128);
+  if (tables.prefixes != nullptr)
+    for (const RoutedPrefix6& p : tables.prefixes->v6()) exclude(p.net.data(), p.prefix_len);
   if (routes && tables.overlay != nullptr)
     for (const vxlan::RemoteRoute6& r : tables.overlay->routes6()) exclude(r.net.data(), r.prefix_len);
   return std::min<uint32_t>(128, (bits + 7) / 8 * 8);
@@ -244,6 +284,11 @@ void translateIpv6(const RouteTables& tables, const flow::FlowKey& key, FlowTran
     forwardTo(tables, key, kRewriteL3v6, route->port_no, vxlan::kNoTunnel, out);
     return;
   }
+  if (const RoutedPrefix6* p = tables.prefixes != nullptr ? tables.prefixes->longestMatch6(dst) : nullptr) {
+    setPrefixMask6(out.mask.ipv6_dst, destinationPrefix6(tables, dst, true, p->prefix_len));
+    forwardTo(tables, key, kRewriteL3v6, p->port_no, vxlan::kNoTunnel, out);
+    return;
+  }
   const uint16_t tunnel = remoteTunnel(
       tables, key.tun_vni != 0,
       [&](bool routes, uint32_t at_least) {
@@ -277,7 +322,8 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   // Sources first: a spoofed packet is dropped whatever its destination.
   if (tables.sources != nullptr) {
     out.mask.in_port = 0xffff;
-    if (const PortSources* s = tables.sources->checked(key.in_port); s != nullptr && !sourcesAllowed(*s, key, out))
+    if (const PortSources* s = tables.sources->checked(key.in_port);
+        s != nullptr && !sourcesAllowed(*s, tables.prefixes, key, out))
       return;
   }
   if (key.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
@@ -294,6 +340,12 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   const PodRoute* route = tables.fib != nullptr ? tables.fib->lookup(dst) : nullptr;
   if (route != nullptr) {
     forwardTo(tables, key, kRewriteL3, route->port_no, vxlan::kNoTunnel, out);
+    return;
+  }
+  if (const RoutedPrefix* p = tables.prefixes != nullptr ? tables.prefixes->longestMatch(dst) : nullptr) {
+    out.mask.ipv4_dst =
+        prefixMaskBe(destinationPrefix(tables, dst, true, static_cast<uint32_t>(std::popcount(p->mask_be))));
+    forwardTo(tables, key, kRewriteL3, p->port_no, vxlan::kNoTunnel, out);
     return;
   }
   const uint16_t tunnel = remoteTunnel(

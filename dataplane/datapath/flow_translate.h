@@ -35,6 +35,7 @@
 #include "dataplane/datapath/forwarding_table.h"
 #include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/overlay_tables.h"
+#include "dataplane/datapath/routed_prefix_table.h"
 #include "dataplane/datapath/source_check.h"
 
 namespace sluice {
@@ -91,6 +92,12 @@ struct RouteTables {
   // port's own, else only the leading octets that tell them from every
   // allowed one (the packet is dropped before its destination is read).
   const SourceTable* sources = nullptr;
+  // Prefixes routed to local pods' ports (routed_prefix_table.h; null or
+  // empty: none). A destination no pod address holds but one of them does
+  // goes to its port, tunnelled or not (its megaflow matches the widest
+  // prefix that decides alike); a checked port may also send from inside
+  // its own prefixes.
+  const RoutedPrefixTable* prefixes = nullptr;
 };
 
 struct FlowTranslation {

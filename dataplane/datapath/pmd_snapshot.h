@@ -32,6 +32,7 @@
 #include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/overlay_snapshot.h"
+#include "dataplane/datapath/routed_prefix_table.h"
 #include "dataplane/datapath/source_check.h"
 
 namespace sluice {
@@ -97,6 +98,9 @@ struct PmdSnapshot {
   // Which sources each port's pod may send with (shared like fib; null:
   // nothing is checked, as in snapshots built by tests).
   std::shared_ptr<const SourceTable> sources;
+  // Prefixes routed to local pods' ports (shared like fib; null: none), for
+  // the inline translation only.
+  std::shared_ptr<const RoutedPrefixTable> prefixes;
   // Output batches wait at most this many TSC cycles (0: flush after every rx burst).
   uint64_t tx_flush_cycles = 0;
   // The PMD's live settings (flow-cache tiers, upcall budget). The PMD

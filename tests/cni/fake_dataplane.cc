@@ -62,6 +62,7 @@ grpc::Status FakeDataplane::AddPort(grpc::ServerContext* ctx, const v1::AddPortR
   const std::string& dir = socket_dir_override_.empty() ? socket_dir_ : socket_dir_override_;
   port.set_socket_path(dir + "/" + req->socket_subdir() + "/" + req->attachment().ifname() + ".sock");
   port.set_overlay_mtu(overlay_mtu_);
+  *port.mutable_routed_prefixes() = req->routed_prefixes();
   ports_[key] = port;
   *resp->mutable_port() = port;
   resp->set_created(true);

@@ -165,6 +165,62 @@ TEST_F(CniTest, SourceValidationIsOnUnlessTheNetworkTurnsItOffAsABoolean) {
   EXPECT_EQ(fake_->addRequests().size(), 3u);
 }
 
+TEST_F(CniTest, RoutedPrefixesComeFromTheNetworkOrThePodsCniArgsAndCheckComparesThem) {
+  // The network's list, normalised, goes to sluiced.
+  json net = conf();
+  net["routedPrefixes"] = {"10.100.0.0/16", "FD00:100::/48"};
+  RunResult r = run(env("ADD"), net);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  ASSERT_EQ(fake_->addRequests()[0].routed_prefixes_size(), 2);
+  EXPECT_EQ(fake_->addRequests()[0].routed_prefixes(0), "10.100.0.0/16");
+  EXPECT_EQ(fake_->addRequests()[0].routed_prefixes(1), "fd00:100::/48");
+  json check = net;
+  check["prevResult"] = r.out;
+  EXPECT_EQ(run(env("CHECK"), check).rc, 0);
+  // CHECK against a config naming other prefixes: the port differs.
+  check["routedPrefixes"] = {"10.100.0.0/16"};
+  RunResult differs = run(env("CHECK"), check);
+  EXPECT_EQ(differs.code(), 101) << differs.stdout_text;
+  EXPECT_NE(differs.msg().find("routed prefixes"), std::string::npos) << differs.stdout_text;
+  // The pod's cni-args (Multus: args.cni) replace the network's; [] means none.
+  json pod = net;
+  pod["args"] = {{"cni", {{"routedPrefixes", {"10.102.0.0/24"}}}}};
+  r = run(env("ADD", kContainerId, "net2"), pod);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  ASSERT_EQ(fake_->addRequests()[1].routed_prefixes_size(), 1);
+  EXPECT_EQ(fake_->addRequests()[1].routed_prefixes(0), "10.102.0.0/24");
+  pod["args"]["cni"]["routedPrefixes"] = json::array();
+  r = run(env("ADD", kContainerId, "net3"), pod);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  EXPECT_EQ(fake_->addRequests()[2].routed_prefixes_size(), 0);
+  // Wrong types, no CIDR, host bits set, twice: config errors naming the key.
+  const std::pair<json, std::string> bad[] = {
+      {json("10.100.0.0/16"), "\"routedPrefixes\" must be an array"},
+      {json::array({16}), "\"routedPrefixes\" entries must be IPv4 or IPv6 CIDRs"},
+      {json::array({"10.100.0.1/16"}), "\"routedPrefixes\" entries must be IPv4 or IPv6 CIDRs"},
+      {json::array({"10.100.0.0/16", "10.100.0.0/16"}), "\"routedPrefixes\" lists 10.100.0.0/16 twice"}};
+  for (const auto& [value, message] : bad) {
+    json c = conf();
+    c["routedPrefixes"] = value;
+    RunResult e = run(env("ADD", kContainerId, "net4"), c);
+    EXPECT_EQ(e.code(), 7) << value.dump() << ": " << e.stdout_text;
+    EXPECT_NE(e.msg().find(message), std::string::npos) << e.stdout_text;
+    json a = conf();
+    a["args"] = {{"cni", {{"routedPrefixes", value}}}};
+    e = run(env("ADD", kContainerId, "net4"), a);
+    EXPECT_EQ(e.code(), 7) << value.dump() << ": " << e.stdout_text;
+    EXPECT_NE(e.msg().find("\"args.cni.routedPrefixes\""), std::string::npos) << e.stdout_text;
+  }
+  json sriov = conf();
+  sriov["interfaceType"] = "sriov";
+  sriov["routedPrefixes"] = {"10.100.0.0/16"};
+  RunResult vf = run(env("ADD", kContainerId, "net4"), sriov);
+  EXPECT_EQ(vf.code(), 7) << vf.stdout_text;
+  EXPECT_NE(vf.msg().find("\"routedPrefixes\" applies to interfaceType \"vhost-user\" only"), std::string::npos)
+      << vf.stdout_text;
+  EXPECT_EQ(fake_->addRequests().size(), 3u);
+}
+
 TEST_F(CniTest, AddInClientModeAsksForClientPortAndTellsPodToServe) {
   json c = conf();
   c["vhostMode"] = "client";

@@ -287,6 +287,7 @@ TEST_F(CheckpointFileTest, TheVersion1FileMigratesWithEveryFieldKept) {
     port["ipv6"] = "";
     port["mtu"] = 0;
     port["source_validation"] = true;
+    port["routed_prefixes"] = nlohmann::json::array();
   }
   EXPECT_TRUE(a.request.source_validation);
   EXPECT_TRUE(b.request.source_validation);
@@ -302,7 +303,7 @@ TEST_F(CheckpointFileTest, EachMigrationStepIsItsOwnFunction) {
   // A "nodes" key a version-1 file had (no module's then) is kept as it was.
   nlohmann::json kept = {{"version", 1}, {"nodes", {{{"name", "w2"}}}}};
   ASSERT_TRUE(migrateCheckpoint(kept, 1).ok());
-  EXPECT_EQ(kept, (nlohmann::json{{"version", 4}, {"nodes", {{{"name", "w2"}}}}}));
+  EXPECT_EQ(kept, (nlohmann::json{{"version", 5}, {"nodes", {{{"name", "w2"}}}}}));
   // Version 2 → 3: every port gets an empty "ipv6"; one it had is kept.
   nlohmann::json v2 = {{"version", 2},
                        {"ports", {{{"port_no", 0}, {"ip", "10.244.1.10"}},
@@ -313,8 +314,13 @@ TEST_F(CheckpointFileTest, EachMigrationStepIsItsOwnFunction) {
   EXPECT_EQ(v2["ports"][1]["ipv6"], "fd00::5");
   nlohmann::json two = {{"version", 2}, {"ports", {{{"port_no", 4}}}}};
   ASSERT_TRUE(migrateCheckpoint(two, 2).ok());
-  EXPECT_EQ(two, (nlohmann::json{{"version", 4},
-                                  {"ports", {{{"port_no", 4}, {"ipv6", ""}, {"mtu", 0}, {"source_validation", true}}}}}));
+  EXPECT_EQ(two, (nlohmann::json{{"version", 5},
+                                  {"ports",
+                                   {{{"port_no", 4},
+                                     {"ipv6", ""},
+                                     {"mtu", 0},
+                                     {"source_validation", true},
+                                     {"routed_prefixes", nlohmann::json::array()}}}}}));
   // Version 3 → 4: every port gets "mtu": 0 and "source_validation": true;
   // values it had are kept.
   nlohmann::json v3 = {{"version", 3},
@@ -328,17 +334,23 @@ TEST_F(CheckpointFileTest, EachMigrationStepIsItsOwnFunction) {
   nlohmann::json no_ports = {{"version", 3}, {"ports", 7}};
   ASSERT_TRUE(migrateV3ToV4(no_ports).ok());
   EXPECT_EQ(no_ports["ports"], 7);
+  // Version 4 → 5: every port gets "routed_prefixes": []; a list it had is kept.
+  nlohmann::json v4 = {{"version", 4},
+                       {"ports", {{{"port_no", 0}}, {{"port_no", 1}, {"routed_prefixes", {"10.100.0.0/16"}}}}}};
+  ASSERT_TRUE(migrateV4ToV5(v4).ok());
+  EXPECT_EQ(v4["ports"][0]["routed_prefixes"], nlohmann::json::array());
+  EXPECT_EQ(v4["ports"][1]["routed_prefixes"], nlohmann::json::array({"10.100.0.0/16"}));
   // The current version needs no step; no other version is migrated.
-  nlohmann::json current = {{"version", 4}};
-  ASSERT_TRUE(migrateCheckpoint(current, 4).ok());
-  EXPECT_EQ(current, (nlohmann::json{{"version", 4}}));
-  for (uint64_t v : {0u, 5u}) {
+  nlohmann::json current = {{"version", 5}};
+  ASSERT_TRUE(migrateCheckpoint(current, 5).ok());
+  EXPECT_EQ(current, (nlohmann::json{{"version", 5}}));
+  for (uint64_t v : {0u, 6u}) {
     nlohmann::json doc2 = nlohmann::json::object();
     absl::Status s = migrateCheckpoint(doc2, v);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << v;
-    EXPECT_EQ(s.message(), "checkpoint: version: " + std::to_string(v) + " is not 1..4") << v;
+    EXPECT_EQ(s.message(), "checkpoint: version: " + std::to_string(v) + " is not 1..5") << v;
   }
-  EXPECT_EQ(kCheckpointVersion, 4u);
+  EXPECT_EQ(kCheckpointVersion, 5u);
 }
 
 TEST_F(CheckpointFileTest, AVersion1FileIsLoadedMigratedAndNotRewrittenByTheLoad) {
@@ -359,17 +371,17 @@ TEST_F(CheckpointFileTest, ANewerVersionIsRefusedAndLeftInPlaceByteForByte) {
   const std::string newer =
       "{\"format\": \"sluice-checkpoint\", \"version\": 99,\n \"ports\": {\"by-number\": {}},\n"
       " \"future\": 7}\n";
-  for (const std::string& text : {newer, std::string(R"({"format": "sluice-checkpoint", "version": 5, "ports": []})")}) {
+  for (const std::string& text : {newer, std::string(R"({"format": "sluice-checkpoint", "version": 6, "ports": []})")}) {
     fs::remove_all(dir_);
     CheckpointStore store(dir_ + "/state");
     fs::create_directories(store.dir());
     writeText(store.path(), text);
-    const std::string version = text == newer ? "99" : "5";
+    const std::string version = text == newer ? "99" : "6";
     absl::StatusOr<CheckpointLoad> loaded = store.load();
     ASSERT_FALSE(loaded.ok());
     EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_EQ(loaded.status().message(), store.path() + ": checkpoint version " + version +
-                                             " is newer than this sluiced understands (versions 1 to 4); "
+                                             " is newer than this sluiced understands (versions 1 to 5); "
                                              "left in place");
     EXPECT_EQ(readText(store.path()), text);
     EXPECT_EQ(filesIn(store.dir()), std::vector<std::string>{"checkpoint.json"}) << "nothing moved aside";
@@ -949,12 +961,13 @@ TEST_F(ControlCheckpointTest, TheVersion1FileRestoresEveryPortAndVf) {
   EXPECT_TRUE(pf.calls().empty()) << "the VF is held again without touching the PF";
   // Rewritten at the current version: the same ports (without IPv6, with
   // the node's default MTU, their sources checked as before the setting
-  // existed) and VF record, an empty "nodes".
+  // existed, no routed prefixes) and VF record, an empty "nodes".
   nlohmann::json before = nlohmann::json::parse(text);
   for (nlohmann::json& port : before["ports"]) {
     port["ipv6"] = "";
     port["mtu"] = 0;
     port["source_validation"] = true;
+    port["routed_prefixes"] = nlohmann::json::array();
   }
   const nlohmann::json after = nlohmann::json::parse(readText(config_.state_dir + "/checkpoint.json"));
   EXPECT_EQ(after["version"], kCheckpointVersion);

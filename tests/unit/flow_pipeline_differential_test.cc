@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <array>
 #include <map>
 #include <random>
 #include <set>
@@ -526,6 +527,279 @@ TEST(FlowPipelineDifferentialTest, SpoofedAndOwnSourcesAreDecidedByTheCurrentSou
   EXPECT_EQ(checked, hits + misses);
   EXPECT_GT(hits, checked / 2) << "the caches answered most packets";
   EXPECT_GT(spoofed_hits, hits / 10) << "spoofed packets were dropped from the caches too";
+  EXPECT_GT(control.counters()[0].revalidated, 0u);
+}
+
+// The same with prefixes routed to local pods' ports, both families: the
+// prefixes come, go and move between ports (as pods own and release them),
+// beside remote nodes' pod CIDRs (adjacent to some, nested in none: the
+// control path refuses overlaps) and the local pods. Destinations fall
+// inside, at the edges of and just outside every prefix; sources of the
+// checked ports are their own, inside their own prefixes, or inside
+// another port's. No megaflow made for one prefix's owner may answer a
+// packet whose prefix moved or went, nor a source decided otherwise.
+struct PrefixCandidate {
+  const char* cidr;
+  // Addresses inside it and just outside it (edges).
+  std::array<const char*, 4> probes;
+};
+const PrefixCandidate kPrefixes4[] = {
+    {"10.100.0.0/16", {"10.100.0.0", "10.100.255.255", "10.101.0.0", "10.99.255.255"}},
+    {"10.101.4.0/22", {"10.101.4.1", "10.101.7.255", "10.101.8.0", "10.101.3.255"}},
+    {"10.101.8.0/24", {"10.101.8.7", "10.101.8.255", "10.101.9.0", "10.101.7.7"}},
+    {"192.168.0.0/30", {"192.168.0.1", "192.168.0.3", "192.168.0.4", "192.167.255.255"}},
+};
+const PrefixCandidate kPrefixes6[] = {
+    {"fd00:100::/48", {"fd00:100::1", "fd00:100:0:ffff::9", "fd00:101::", "fd00:ff:ffff::1"}},
+    {"fd00:101:0:4::/62", {"fd00:101:0:4::1", "fd00:101:0:7::1", "fd00:101:0:8::", "fd00:101:0:3::5"}},
+    {"2001:db8:1::/127", {"2001:db8:1::", "2001:db8:1::1", "2001:db8:1::2", "2001:db8::1"}},
+};
+// Remote nodes: IPv4 10.101.0.0/22 (beside 10.101.4.0/22) on tunnel 0,
+// IPv6 fd00:101::/62 (beside fd00:101:0:4::/62) on tunnel 1.
+const Ipv4Cidr kRemotePrefix4 = *Ipv4Cidr::parse("10.101.0.0/22");
+const Ipv6Cidr kRemotePrefix6 = *Ipv6Cidr::parse("fd00:101::/62");
+
+TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
+  std::mt19937 rng(2727);
+  PmdContext pmd;
+  pmd.megaflows = std::make_unique<flow::MegaflowTable>(256);
+  flow::MegaflowTable& table = *pmd.megaflows;
+  UpcallQueue& queue = pmd.upcalls;
+  PmdMailbox& mailbox = pmd.mailbox;
+  FlowControl control({&pmd}, 1'000'000, /*idle_ms=*/5, &fakeTsc);
+  flow::FlowLookupConfig cfg;
+  cfg.emc = {256, 2, 7};
+  cfg.smc = {1024, true};
+  cfg.cycles = &fakeTsc;
+  auto lookup_or = flow::FlowLookup::create(cfg, table);
+  ASSERT_TRUE(lookup_or.ok());
+  flow::FlowLookup& lookup = **lookup_or;
+
+  Ipv6PodNet net;
+  net.enabled = true;
+  net.prefix_len = 64;
+  std::memcpy(net.net, kCidr6.network.bytes.data(), 16);
+  std::memcpy(net.gateway, addr6(1).bytes.data(), 16);
+  std::memcpy(net.gateway_link_local, linkLocalFromMac(MacAddress::fromIpv4(kGw)).bytes.data(), 16);
+  auto macOf = [](uint32_t host) { return MacAddress::fromIpv4(addr(host)); };
+
+  // Ports 0..3 own host 2+p's addresses; 0..2 checked, 3 not.
+  constexpr uint16_t kPorts = 4;
+  constexpr uint16_t kNone = 0xffff;
+  struct Tables {
+    std::array<uint16_t, std::size(kPrefixes4)> owner4{kNone, kNone, kNone, kNone};
+    std::array<uint16_t, std::size(kPrefixes6)> owner6{kNone, kNone, kNone};
+    std::shared_ptr<const ForwardingTable> fib;
+    std::shared_ptr<const Ipv6ForwardingTable> fib6;
+    std::shared_ptr<const SourceTable> sources;
+    std::shared_ptr<const RoutedPrefixTable> prefixes;
+    std::shared_ptr<const vxlan::OverlayTables> overlay;
+  };
+  auto build = [&](Tables& t) {
+    std::vector<ForwardingTable::Entry> e;
+    std::vector<Ipv6ForwardingTable::Entry> e6;
+    auto src = std::make_shared<SourceTable>();
+    for (uint16_t p = 0; p < kPorts; ++p) {
+      const uint32_t host = 2u + p;
+      e.push_back({addr(host), p, macOf(host)});
+      e6.push_back({addr6(host), p, macOf(host)});
+      PortSources& ps = src->ports[p];
+      ps.checked = p != 3;
+      std::memcpy(ps.mac, macOf(host).bytes.data(), 6);
+      ps.has_ipv4 = ps.has_ipv6 = true;
+      ps.ipv4_be = addr(host).networkOrder();
+      std::memcpy(ps.ipv6, addr6(host).bytes.data(), 16);
+      std::memcpy(ps.link_local, linkLocalFromMac(macOf(host)).bytes.data(), 16);
+    }
+    std::vector<RoutedPrefix> v4;
+    std::vector<RoutedPrefix6> v6;
+    for (size_t i = 0; i < std::size(kPrefixes4); ++i) {
+      if (t.owner4[i] == kNone) continue;
+      const Ipv4Cidr c = *Ipv4Cidr::parse(kPrefixes4[i].cidr);
+      v4.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), t.owner4[i]});
+    }
+    for (size_t i = 0; i < std::size(kPrefixes6); ++i) {
+      if (t.owner6[i] == kNone) continue;
+      const Ipv6Cidr c = *Ipv6Cidr::parse(kPrefixes6[i].cidr);
+      v6.push_back({c.network.bytes, c.prefix_len, t.owner6[i]});
+    }
+    std::vector<vxlan::OverlayTables::Tunnel> tunnels(2);
+    tunnels[0].vtep_be = Ipv4Address{0xc0a84d02}.networkOrder();
+    tunnels[1].vtep_be = Ipv4Address{0xc0a84d03}.networkOrder();
+    vxlan::RemoteRoute6 r6;
+    r6.net = kRemotePrefix6.network.bytes;
+    r6.prefix_len = kRemotePrefix6.prefix_len;
+    r6.tunnel = 1;
+    t.overlay = std::make_shared<const vxlan::OverlayTables>(
+        std::move(tunnels),
+        std::vector<vxlan::RemoteRoute>{
+            {kRemotePrefix4.network.networkOrder(), Ipv4Address{kRemotePrefix4.mask()}.networkOrder(), 0}},
+        std::vector<vxlan::RemoteRoute6>{r6});
+    t.fib = std::make_shared<const ForwardingTable>(e);
+    t.fib6 = std::make_shared<const Ipv6ForwardingTable>(e6);
+    t.sources = src;
+    t.prefixes = std::make_shared<const RoutedPrefixTable>(std::move(v4), std::move(v6));
+  };
+  auto routes = [&](const Tables& t) {
+    return RouteTables{.fib = t.fib.get(), .gateway_ip_be = kGw.networkOrder(), .overlay = t.overlay.get(),
+                       .uplink_port = kUplinkPort, .fib6 = t.fib6.get(), .v6 = &net, .sources = t.sources.get(),
+                       .prefixes = t.prefixes.get()};
+  };
+  Tables tables;
+  build(tables);
+  auto commit = [&] {
+    lookup.setClassifier(nullptr);
+    control.commit();
+    lookup.setClassifier(mailbox.classifier.load());
+  };
+
+  // A destination or source: a pod host (0: none), or a probe of a prefix.
+  struct Addr {
+    bool v6 = false;
+    uint32_t host = 0;       // 10.7.0.<host> / fd00:7::<host> when non-zero
+    size_t prefix = 0;       // else kPrefixesN[prefix].probes[probe]
+    size_t probe = 0;
+  };
+  auto text = [](const Addr& a) -> std::string {
+    if (a.host != 0) return a.v6 ? addr6(a.host).toString() : addr(a.host).toString();
+    return a.v6 ? kPrefixes6[a.prefix].probes[a.probe] : kPrefixes4[a.prefix].probes[a.probe];
+  };
+  // The routing rules, written independently of flow_translate.cc: which
+  // candidate prefix (owned now) holds an address.
+  auto ownerOf = [&](const Tables& t, const Addr& a) -> uint16_t {
+    if (a.v6) {
+      const Ipv6Address ip = a.host != 0 ? addr6(a.host) : *Ipv6Address::parse(text(a));
+      for (size_t i = 0; i < std::size(kPrefixes6); ++i)
+        if (t.owner6[i] != kNone && Ipv6Cidr::parse(kPrefixes6[i].cidr)->contains(ip)) return t.owner6[i];
+      return kNone;
+    }
+    const Ipv4Address ip = a.host != 0 ? addr(a.host) : *Ipv4Address::parse(text(a));
+    for (size_t i = 0; i < std::size(kPrefixes4); ++i)
+      if (t.owner4[i] != kNone && Ipv4Cidr::parse(kPrefixes4[i].cidr)->contains(ip)) return t.owner4[i];
+    return kNone;
+  };
+  auto remoteTunnelOf = [&](const Addr& a) -> int {
+    if (a.host != 0) return -1;
+    if (a.v6) return kRemotePrefix6.contains(*Ipv6Address::parse(text(a))) ? 1 : -1;
+    return kRemotePrefix4.contains(*Ipv4Address::parse(text(a))) ? 0 : -1;
+  };
+  auto randomAddr = [&](bool v6) {
+    Addr a;
+    a.v6 = v6;
+    if (rng() % 4 == 0) {
+      a.host = 1 + rng() % 7;  // the gateway, the pods, unrouted hosts of the pod CIDR
+    } else {
+      a.prefix = rng() % (v6 ? std::size(kPrefixes6) : std::size(kPrefixes4));
+      a.probe = rng() % 4;
+    }
+    return a;
+  };
+
+  uint64_t hits = 0, misses = 0, checked = 0, prefix_hits = 0, spoofed_hits = 0;
+  auto burst = [&](const Tables& now, const Tables& at_pmd) {
+    FlowKey keys[32];
+    struct Sent {
+      uint16_t in_port;
+      Addr src, dst;
+      uint8_t ttl;
+    } sent[32];
+    for (int i = 0; i < 32; ++i) {
+      Sent& x = sent[i];
+      const bool v6 = rng() % 2 == 0;
+      x.in_port = static_cast<uint16_t>(rng() % kPorts);
+      x.ttl = std::array<uint8_t, 3>{1, 2, 64}[rng() % 3];
+      x.dst = randomAddr(v6);
+      // Mostly its own address or a probe (which its prefixes may hold).
+      if (rng() % 2 == 0) {
+        x.src.v6 = v6;
+        x.src.host = 2u + x.in_port;
+      } else {
+        x.src = randomAddr(v6);
+      }
+      const MacAddress mac = macOf(2u + x.in_port);
+      test::Frame f;
+      if (v6) {
+        const Ipv6Address src = x.src.host != 0 ? addr6(x.src.host) : *Ipv6Address::parse(text(x.src));
+        const Ipv6Address dst = x.dst.host != 0 ? addr6(x.dst.host) : *Ipv6Address::parse(text(x.dst));
+        test::Udp6FrameSpec s{mac, MacAddress::fromIpv4(kGw), src, dst};
+        s.hop_limit = x.ttl;
+        s.src_port = static_cast<uint16_t>(rng());
+        f = test::udp6Frame(s);
+      } else {
+        const Ipv4Address src = x.src.host != 0 ? addr(x.src.host) : *Ipv4Address::parse(text(x.src));
+        const Ipv4Address dst = x.dst.host != 0 ? addr(x.dst.host) : *Ipv4Address::parse(text(x.dst));
+        test::UdpFrameSpec s{mac, MacAddress::fromIpv4(kGw), src, dst};
+        s.ttl = x.ttl;
+        s.src_port = static_cast<uint16_t>(rng());
+        f = test::udpFrame(s);
+      }
+      ASSERT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), x.in_port, std::nullopt, keys[i]),
+                flow::ParseResult::kOk);
+    }
+    auto expected = [&](const Tables& t, int i) -> Decision {
+      const Sent& x = sent[i];
+      const bool own_src = x.src.host == 2u + x.in_port;
+      if (x.in_port != 3 && !own_src && ownerOf(t, x.src) != x.in_port)
+        return {false, static_cast<uint16_t>(DropReason::kSpoofedSourceIp)};
+      if (x.dst.host == 1) return {false, static_cast<uint16_t>(DropReason::kToGateway)};
+      uint16_t port = kNone;
+      if (x.dst.host >= 2 && x.dst.host < 2u + kPorts) port = static_cast<uint16_t>(x.dst.host - 2);
+      if (x.dst.host == 0) port = ownerOf(t, x.dst);
+      const int tunnel = remoteTunnelOf(x.dst);
+      if (port == kNone && tunnel < 0) return {false, static_cast<uint16_t>(DropReason::kNoRoute)};
+      if (x.ttl <= 1) return {false, static_cast<uint16_t>(DropReason::kTtlExceeded)};
+      if (port == kNone) return {true, static_cast<uint16_t>(tunnel), true};
+      return {true, port};
+    };
+    flow::MegaflowIndex out[32];
+    uint16_t miss_idx[32];
+    uint32_t n_miss = lookup.lookupBurst(keys, 32, out, miss_idx);
+    for (int i = 0; i < 32; ++i) {
+      if (out[i] == flow::kNoMegaflow) continue;
+      ++hits;
+      const Decision got = fromActions(table.at(out[i]).actions);
+      prefix_hits += got.output && !got.encap && sent[i].dst.host == 0;
+      spoofed_hits += !got.output && got.port_or_reason == static_cast<uint16_t>(DropReason::kSpoofedSourceIp);
+      ASSERT_EQ(got, expected(now, i)) << "port " << sent[i].in_port << " src " << text(sent[i].src) << " dst "
+                                       << text(sent[i].dst);
+    }
+    for (uint32_t j = 0; j < n_miss; ++j) {
+      const int i = miss_idx[j];
+      ++misses;
+      FlowTranslation t;
+      translateFlow(routes(at_pmd), keys[i], t);
+      ASSERT_EQ(fromActions(t.actions), expected(at_pmd, i))
+          << "port " << sent[i].in_port << " src " << text(sent[i].src) << " dst " << text(sent[i].dst);
+      (void)queue.push(keys[i]);
+    }
+    checked += 32;
+  };
+
+  for (int epoch = 0; epoch < 600; ++epoch) {
+    g_tsc += 1000;
+    if (rng() % 4 == 0) {
+      // A prefix is taken by a port, released, or moves to another port.
+      Tables next = tables;
+      const uint16_t owner = rng() % 3 == 0 ? kNone : static_cast<uint16_t>(rng() % kPorts);
+      if (rng() % 2 == 0) next.owner4[rng() % std::size(kPrefixes4)] = owner;
+      else next.owner6[rng() % std::size(kPrefixes6)] = owner;
+      build(next);
+      control.revalidate(routes(next));
+      burst(next, tables);
+      tables = std::move(next);
+      commit();
+    }
+    burst(tables, tables);
+    if (rng() % 2 == 0) {
+      control.handleUpcalls(routes(tables));
+      if (epoch % 7 == 0) control.expireIdle();
+      commit();
+    }
+  }
+  EXPECT_EQ(checked, hits + misses);
+  EXPECT_GT(hits, checked / 2) << "the caches answered most packets";
+  EXPECT_GT(prefix_hits, hits / 20) << "packets to routed prefixes were forwarded from the caches";
+  EXPECT_GT(spoofed_hits, hits / 20) << "sources outside a port's prefixes were dropped from the caches";
   EXPECT_GT(control.counters()[0].revalidated, 0u);
 }
 

@@ -23,7 +23,8 @@ MacAddress innerMacOf(const RemoteNodeConfig& n) {
 
 bool sameNode(const RemoteNodeConfig& a, const RemoteNodeConfig& b) {
   return a.name == b.name && a.vtep == b.vtep && a.vtep6 == b.vtep6 && a.pod_cidrs == b.pod_cidrs &&
-         a.pod_cidrs_v6 == b.pod_cidrs_v6 && innerMacOf(a) == innerMacOf(b);
+         a.pod_cidrs_v6 == b.pod_cidrs_v6 && a.routed_prefixes == b.routed_prefixes &&
+         a.routed_prefixes_v6 == b.routed_prefixes_v6 && innerMacOf(a) == innerMacOf(b);
 }
 
 // The route of an IPv6 CIDR toward a tunnel, as the fast path's tables hold it.
@@ -147,45 +148,69 @@ absl::Status OverlayControl::conflicts(const RemoteNodeConfig& node) const {
   } else if (auto it = by_vtep_.find(node.vtep); it != by_vtep_.end() && it->second != node.name) {
     return absl::AlreadyExistsError(absl::StrCat("vtep: ", node.vtep.toString(), " belongs to node ", it->second));
   }
-  for (const Ipv4Cidr& c : node.pod_cidrs) {
-    const uint32_t first = c.network.value, last = c.broadcast().value;
-    // Every claim starting at or before our last address that ends at or
-    // after our first overlaps; walking down from the last such start, the
-    // ends only fall.
-    for (auto it = by_cidr_.upper_bound(last); it != by_cidr_.begin();) {
-      --it;
-      if (it->second.last < first) break;
-      if (it->second.name != node.name)
-        return absl::AlreadyExistsError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ",
-                                                     it->second.cidr.toString(), " of node ", it->second.name));
-    }
+  // A node's pod CIDRs and published prefixes are claimed alike.
+  for (const Ipv4Cidr& c : node.claimed())
+    if (const CidrClaim* claim = claimOverlapping(c); claim != nullptr && claim->name != node.name)
+      return absl::AlreadyExistsError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ", claim->cidr.toString(),
+                                                   " of node ", claim->name));
+  for (const Ipv6Cidr& c : node.claimed6())
+    if (const CidrClaim6* claim = claimOverlapping(c); claim != nullptr && claim->name != node.name)
+      return absl::AlreadyExistsError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ", claim->cidr.toString(),
+                                                   " of node ", claim->name));
+  // Nor may they overlap this node's pods' routed prefixes.
+  if (local_claims_) return local_claims_(node);
+  return absl::OkStatus();
+}
+
+const OverlayControl::CidrClaim* OverlayControl::claimOverlapping(const Ipv4Cidr& c) const {
+  const uint32_t first = c.network.value, last = c.broadcast().value;
+  // Every claim starting at or before our last address that ends at or
+  // after our first overlaps; walking down from the last such start, the
+  // ends only fall.
+  for (auto it = by_cidr_.upper_bound(last); it != by_cidr_.begin();) {
+    --it;
+    if (it->second.last < first) break;
+    return &it->second;
   }
+  return nullptr;
+}
+
+const OverlayControl::CidrClaim6* OverlayControl::claimOverlapping(const Ipv6Cidr& c) const {
   // The same search over the IPv6 claims.
-  for (const Ipv6Cidr& c : node.pod_cidrs_v6) {
-    const Ipv6Address last = lastAddress(c);
-    for (auto it = by_cidr6_.upper_bound(last); it != by_cidr6_.begin();) {
-      --it;
-      if (it->second.last < c.network) break;
-      if (it->second.name != node.name)
-        return absl::AlreadyExistsError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ",
-                                                     it->second.cidr.toString(), " of node ", it->second.name));
-    }
+  const Ipv6Address last = lastAddress(c);
+  for (auto it = by_cidr6_.upper_bound(last); it != by_cidr6_.begin();) {
+    --it;
+    if (it->second.last < c.network) break;
+    return &it->second;
   }
+  return nullptr;
+}
+
+absl::Status OverlayControl::checkLocalPrefixes(const std::vector<Ipv4Cidr>& v4,
+                                                const std::vector<Ipv6Cidr>& v6) const {
+  for (const Ipv4Cidr& c : v4)
+    if (const CidrClaim* claim = claimOverlapping(c))
+      return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", c.toString(), " overlaps ",
+                                                        claim->cidr.toString(), " of remote node ", claim->name));
+  for (const Ipv6Cidr& c : v6)
+    if (const CidrClaim6* claim = claimOverlapping(c))
+      return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", c.toString(), " overlaps ",
+                                                        claim->cidr.toString(), " of remote node ", claim->name));
   return absl::OkStatus();
 }
 
 void OverlayControl::index(const RemoteNodeConfig& node) {
   if (node.vtep6) by_vtep6_[*node.vtep6] = node.name;
   else by_vtep_[node.vtep] = node.name;
-  for (const Ipv4Cidr& c : node.pod_cidrs) by_cidr_[c.network.value] = {c.broadcast().value, c, node.name};
-  for (const Ipv6Cidr& c : node.pod_cidrs_v6) by_cidr6_[c.network] = {lastAddress(c), c, node.name};
+  for (const Ipv4Cidr& c : node.claimed()) by_cidr_[c.network.value] = {c.broadcast().value, c, node.name};
+  for (const Ipv6Cidr& c : node.claimed6()) by_cidr6_[c.network] = {lastAddress(c), c, node.name};
 }
 
 void OverlayControl::unindex(const RemoteNodeConfig& node) {
   if (node.vtep6) by_vtep6_.erase(*node.vtep6);
   else by_vtep_.erase(node.vtep);
-  for (const Ipv4Cidr& c : node.pod_cidrs) by_cidr_.erase(c.network.value);
-  for (const Ipv6Cidr& c : node.pod_cidrs_v6) by_cidr6_.erase(c.network);
+  for (const Ipv4Cidr& c : node.claimed()) by_cidr_.erase(c.network.value);
+  for (const Ipv6Cidr& c : node.claimed6()) by_cidr6_.erase(c.network);
 }
 
 absl::StatusOr<NodeChange> OverlayControl::put(RemoteNodeConfig node, NodeSource source, bool replace) {
@@ -267,9 +292,10 @@ void OverlayControl::rebuild() {
   if (underlayIpv6()) templates6.resize(count);
   const MacAddress our_mac = uplink_.mac();
   for (const auto& [name, n] : nodes_) {
-    for (const Ipv4Cidr& c : n.cfg.pod_cidrs)
+    // A node's pod CIDRs and the prefixes its pods own are routed alike.
+    for (const Ipv4Cidr& c : n.cfg.claimed())
       routes.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), n.tunnel});
-    for (const Ipv6Cidr& c : n.cfg.pod_cidrs_v6) routes6.push_back(routeOf(c, n.tunnel));
+    for (const Ipv6Cidr& c : n.cfg.claimed6()) routes6.push_back(routeOf(c, n.tunnel));
     const MacAddress inner = innerMacOf(n.cfg);
     if (underlayIpv6()) {
       vxlan::EncapParams6 p{};

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -141,6 +142,14 @@ class OverlayControl {
   bool poll(Clock::time_point now);
 
   std::shared_ptr<const vxlan::OverlayTables> tables() const { return tables_; }
+
+  // What a remote node must also not overlap: this node's pods' routed
+  // prefixes (FailedPrecondition naming the conflict; set by the module
+  // that knows the ports). Unset: nothing more is checked.
+  void setLocalClaims(std::function<absl::Status(const RemoteNodeConfig&)> check) { local_claims_ = std::move(check); }
+  // FailedPrecondition when a local port's routed prefixes overlap a remote
+  // node's pod CIDR or published prefix.
+  absl::Status checkLocalPrefixes(const std::vector<Ipv4Cidr>& v4, const std::vector<Ipv6Cidr>& v6) const;
   // The overlay part of PMD `pmd`'s next snapshot.
   void fillSnapshot(vxlan::OverlaySnapshot& s, size_t pmd) const;
 
@@ -173,6 +182,9 @@ class OverlayControl {
   // AlreadyExists if another node than node.name holds its VTEP or a CIDR
   // overlapping one of its CIDRs.
   absl::Status conflicts(const RemoteNodeConfig& node) const;
+  // The claim overlapping `c`, if any (one search: claims never overlap).
+  const CidrClaim* claimOverlapping(const Ipv4Cidr& c) const;
+  const CidrClaim6* claimOverlapping(const Ipv6Cidr& c) const;
   void index(const RemoteNodeConfig& node);
   void unindex(const RemoteNodeConfig& node);
   Ipv4Address nextHopFor(Ipv4Address vtep) const;
@@ -204,6 +216,7 @@ class OverlayControl {
   std::vector<std::unique_ptr<vxlan::OverlayCounters>> counters_;  // one per PMD
   std::shared_ptr<const vxlan::OverlayTables> tables_;
   ArpRefusalCounts arp_refused_{};
+  std::function<absl::Status(const RemoteNodeConfig&)> local_claims_;
 };
 
 }  // namespace sluice

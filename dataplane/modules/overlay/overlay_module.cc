@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/cidr_overlap.h"
 #include "common/log.h"
 
 namespace sluice {
@@ -13,6 +14,21 @@ absl::StatusOr<std::unique_ptr<OverlayModule>> OverlayModule::attach(DataplaneCo
                                                                      OverlayControl& overlay) {
   std::unique_ptr<OverlayModule> module(new OverlayModule(core, overlay));
   core.registerModule(module.get());
+  // A remote node's CIDRs and prefixes must not overlap our pods' routed
+  // prefixes (checked within the node change, under the core's locks).
+  overlay.setLocalClaims([&core](const RemoteNodeConfig& node) {
+    for (const Ipv4Cidr& c : node.claimed())
+      for (const Ipv4Cidr& mine : core.routedPrefixesLocked())
+        if (cidrsOverlap(c, mine))
+          return absl::FailedPreconditionError(
+              absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ", mine.toString(), ", routed to a pod of this node"));
+    for (const Ipv6Cidr& c : node.claimed6())
+      for (const Ipv6Cidr& mine : core.routedPrefixes6Locked())
+        if (cidrsOverlap(c, mine))
+          return absl::FailedPreconditionError(
+              absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ", mine.toString(), ", routed to a pod of this node"));
+    return absl::OkStatus();
+  });
   DataplaneControl::Change change(core);
   // The uplink has one rx queue; PMD 0 polls it. Every PMD may send to it;
   // the tx lock is shared with control's ARP requests (taken once per
@@ -107,6 +123,13 @@ nlohmann::json OverlayModule::checkpointRecords() const {
                              {"source", std::string(nodeSourceName(source))}};
     // Only a MAC the caller gave: the derived one follows the VTEP.
     if (n.mac) record["mac"] = n.mac->toString();
+    // Only when it publishes some (a file without the key reads as none).
+    if (!n.routed_prefixes.empty() || !n.routed_prefixes_v6.empty()) {
+      nlohmann::json prefixes = nlohmann::json::array();
+      for (const Ipv4Cidr& c : n.routed_prefixes) prefixes.push_back(c.toString());
+      for (const Ipv6Cidr& c : n.routed_prefixes_v6) prefixes.push_back(c.toString());
+      record["routed-prefixes"] = prefixes;
+    }
     out.push_back(std::move(record));
   }
   return out;

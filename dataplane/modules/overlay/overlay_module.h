@@ -69,6 +69,9 @@ class OverlayModule final : public ControlModule {
   std::string_view checkpointSection() const override { return "nodes"; }
   nlohmann::json checkpointRecords() const override;
   void restore(const nlohmann::json& records) override;
+  absl::Status checkRoutedPrefixes(const std::vector<Ipv4Cidr>& v4, const std::vector<Ipv6Cidr>& v6) const override {
+    return overlay_.checkLocalPrefixes(v4, v6);
+  }
 
  private:
   OverlayModule(DataplaneControl& core, OverlayControl& overlay) : core_(core), overlay_(overlay) {}

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "tests/integration/sluiced_process.h"
 #include "tests/integration/virtio_pod.h"
@@ -233,6 +234,97 @@ TEST_F(TwoNodesTest, Ipv6PodsOnTwoNodesExchangeTrafficThroughTheOverlay) {
   EXPECT_EQ(tunnelOf(a1)->rx_packets() - tunnelOf(a0)->rx_packets(), kCount);
   EXPECT_EQ(tunnelOf(a1)->tx_bytes() - tunnelOf(a0)->tx_bytes(), kCount * kFrame);
   EXPECT_EQ(tunnelOf(b1)->rx_bytes() - tunnelOf(b0)->rx_bytes(), kCount * kFrame);
+}
+
+// A UPF-like pod on node b owns a routed /16 (its UE pool): traffic to
+// addresses in it reaches the UPF from a pod on its node and, once node a
+// learns the prefix with node b (as the node controller sends it, through
+// ApplyNodes), from a pod on node a through the tunnel. After the UPF's
+// port is removed, and node b's prefix withdrawn on node a, both nodes drop
+// traffic to it as unrouted.
+TEST_F(TwoNodesTest, ARoutedPrefixReachesItsPodFromBothNodesAndGoesWithThePort) {
+  waitReachable();
+  const Ipv4Address upf_ip = *Ipv4Address::parse("10.244.1.20");
+  v1::AddPortRequest req;
+  req.mutable_attachment()->set_container_id("upf-b");
+  req.mutable_attachment()->set_ifname("n3");
+  req.set_ip(upf_ip.toString());
+  req.add_routed_prefixes("10.100.0.0/16");
+  v1::AddPortResponse resp;
+  ASSERT_TRUE(b_.sluiced->addPort(req, &resp).ok());
+  ASSERT_EQ(resp.port().routed_prefixes_size(), 1);
+  auto upf = VirtioPod::create(resp.port().socket_path(), false, podPool());
+  ASSERT_TRUE(upf.ok()) << upf.status();
+  ASSERT_TRUE(b_.sluiced->waitLinkUp(resp.port().port_no())) << b_.sluiced->log();
+
+  // Node a learns node b's prefix (the static node b becomes one the API put).
+  auto putB = [&](bool with_prefix) {
+    v1::ApplyNodesRequest apply;
+    v1::NodeOp* op = apply.add_ops();
+    v1::RemoteNode* n = op->mutable_put();
+    n->set_name("b");
+    n->set_vtep("192.168.88.2");
+    n->add_pod_cidrs("10.244.1.0/24");
+    n->add_pod_cidrs("fd00:44:1::/64");
+    if (with_prefix) n->add_routed_prefixes("10.100.0.0/16");
+    op->set_replace(true);
+    grpc::ClientContext ctx;
+    v1::ApplyNodesResponse out;
+    ASSERT_TRUE(a_.sluiced->remoteNodes().ApplyNodes(&ctx, apply, &out).ok());
+    ASSERT_EQ(out.results_size(), 1);
+    ASSERT_EQ(out.results(0).code(), grpc::StatusCode::OK) << out.results(0).message();
+  };
+  {
+    grpc::ClientContext ctx;
+    v1::DeleteNodeRequest del;
+    del.set_name("b");
+    v1::DeleteNodeResponse dresp;
+    ASSERT_TRUE(a_.sluiced->remoteNodes().DeleteNode(&ctx, del, &dresp).ok());
+  }
+  putB(true);
+  waitReachable();
+
+  // UE addresses, from the pod beside the UPF (one hop) and from node a (two).
+  auto toUe = [](const Node& from, const char* ue, int n) {
+    std::vector<Frame> frames;
+    for (int i = 0; i < n; ++i) {
+      UdpFrameSpec s{MacAddress::fromIpv4(from.pod_ip), MacAddress::fromIpv4(from.gateway), from.pod_ip,
+                     *Ipv4Address::parse(ue)};
+      s.sequence = static_cast<uint32_t>(i);
+      s.src_port = static_cast<uint16_t>(6000 + i);
+      frames.push_back(udpFrame(s));
+    }
+    return frames;
+  };
+  constexpr int kCount = 20;
+  for (auto [from, ue, ttl] : {std::tuple{&b_, "10.100.1.5", 63}, std::tuple{&a_, "10.100.200.7", 62}}) {
+    const std::vector<Frame> sent = toUe(*from, ue, kCount);
+    ASSERT_EQ(from->pod->send(sent), sent.size());
+    std::vector<Frame> got = (*upf)->receive(sent.size());
+    ASSERT_EQ(got.size(), sent.size()) << a_.sluiced->stats().DebugString() << b_.sluiced->stats().DebugString();
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(ethDst(got[i]), MacAddress::fromIpv4(upf_ip));
+      EXPECT_EQ(ethSrc(got[i]), MacAddress::fromIpv4(b_.gateway));
+      EXPECT_EQ(ipv4Ttl(got[i]), ttl);
+      EXPECT_EQ(udpSequence(got[i]), i);
+      EXPECT_TRUE(std::equal(got[i].begin() + 26, got[i].end(), sent[i].begin() + 26)) << "addresses and payload";
+    }
+  }
+
+  // DEL: the port goes on node b, and node b's prefix on node a.
+  ASSERT_TRUE(b_.sluiced->deletePort("upf-b", "n3").ok());
+  upf->reset();
+  putB(false);
+  auto noRoute = [](Node& n) {
+    for (const v1::DropCounter& d : n.sluiced->stats().drops())
+      if (d.reason() == "no_route") return d.packets();
+    return uint64_t{0};
+  };
+  for (Node* from : {&b_, &a_}) {
+    const uint64_t before = noRoute(*from);
+    ASSERT_EQ(from->pod->send(toUe(*from, "10.100.1.5", 3)), 3u);
+    ASSERT_TRUE(waitFor([&] { return noRoute(*from) == before + 3; })) << from->sluiced->stats().DebugString();
+  }
 }
 
 }  // namespace

@@ -37,6 +37,15 @@ grpc::Status decodeNode(const v1::RemoteNode& in, RemoteNodeConfig& node, NodeSo
       return invalid(absl::StrCat("pod_cidrs: '", text, "' is not an IPv4 or IPv6 CIDR (host bits zero)"));
     }
   }
+  for (const std::string& text : in.routed_prefixes()) {
+    if (auto v4 = Ipv4Cidr::parse(text)) {
+      node.routed_prefixes.push_back(*v4);
+    } else if (auto v6 = Ipv6Cidr::parse(text)) {
+      node.routed_prefixes_v6.push_back(*v6);
+    } else {
+      return invalid(absl::StrCat("routed_prefixes: '", text, "' is not an IPv4 or IPv6 CIDR (host bits zero)"));
+    }
+  }
   if (!in.mac().empty()) {
     auto mac = MacAddress::parse(in.mac());
     if (!mac || mac->isMulticast() || mac->isZero())
@@ -66,6 +75,8 @@ void fillRemoteNode(const RemoteNodeView& n, v1::RemoteNode* out) {
   out->set_vtep(vtepText(n.node));
   for (const Ipv4Cidr& c : n.node.pod_cidrs) out->add_pod_cidrs(c.toString());
   for (const Ipv6Cidr& c : n.node.pod_cidrs_v6) out->add_pod_cidrs(c.toString());
+  for (const Ipv4Cidr& c : n.node.routed_prefixes) out->add_routed_prefixes(c.toString());
+  for (const Ipv6Cidr& c : n.node.routed_prefixes_v6) out->add_routed_prefixes(c.toString());
   if (n.node.mac) out->set_mac(n.node.mac->toString());
   out->set_tunnel(n.tunnel);
   out->set_next_hop(n.next_hop6 ? n.next_hop6->toString() : n.next_hop.toString());

@@ -1,0 +1,104 @@
+// The node controller's part in routing pods' prefixes across nodes: the
+// sluice.dev/routed-prefixes annotation read from a Node, the patch that
+// publishes this node's own, and the plan that sends them to sluiced with
+// the node (and refuses a node whose prefixes overlap anything taken).
+#include <gtest/gtest.h>
+
+#include "agent/node_parser.h"
+#include "agent/prefix_publish.h"
+#include "agent/reconcile_plan.h"
+
+namespace sluice::agent {
+namespace {
+
+using nlohmann::json;
+
+json node(const std::string& name, const std::string& vtep, const std::string& cidr,
+          std::optional<std::string> prefixes) {
+  json annotations = {
+      {kVtepAnnotation, formatVtepAnnotation({*Ipv4Address::parse(vtep), MacAddress::fromIpv4(*Ipv4Address::parse(vtep)), 7})}};
+  if (prefixes) annotations[kRoutedPrefixesAnnotation] = *prefixes;
+  return {{"metadata", {{"name", name}, {"resourceVersion", "1"}, {"annotations", annotations}}},
+          {"spec", {{"podCIDRs", {cidr}}}},
+          {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+}
+
+KubeNode parsed(const json& j) {
+  ParsedNode p = parseNode(j);
+  EXPECT_TRUE(p.node) << p.error;
+  return p.node.value_or(KubeNode{});
+}
+
+TEST(RoutedPrefixesAnnotation, IsReadPerFamilyAndABadOneIsANamedProblem) {
+  const KubeNode n =
+      parsed(node("w2", "192.168.77.2", "10.244.2.0/24", R"(["10.100.0.0/16", "fd00:100::/48"])"));
+  ASSERT_EQ(n.routed_prefixes.size(), 1u);
+  EXPECT_EQ(n.routed_prefixes[0].toString(), "10.100.0.0/16");
+  ASSERT_EQ(n.routed_prefixes_v6.size(), 1u);
+  EXPECT_EQ(n.routed_prefixes_v6[0].toString(), "fd00:100::/48");
+  EXPECT_TRUE(n.problems.empty());
+
+  for (const char* bad : {R"("10.100.0.0/16")", R"(["10.100.0.1/16"])", R"([16])", "not json"}) {
+    const KubeNode b = parsed(node("w2", "192.168.77.2", "10.244.2.0/24", std::string(bad)));
+    EXPECT_TRUE(b.routed_prefixes.empty() && b.routed_prefixes_v6.empty()) << bad;
+    ASSERT_EQ(b.problems.size(), 1u) << bad;
+    EXPECT_EQ(b.problems[0].first, NodeProblem::kBadRoutedPrefixes);
+    EXPECT_STREQ(nodeProblemName(b.problems[0].first), "bad_routed_prefixes");
+    EXPECT_TRUE(b.vtep.has_value()) << "the node itself is still usable";
+  }
+}
+
+TEST(RoutedPrefixesPublish, PatchesOnlyWhatDiffersAndRemovesTheAnnotationWhenNoneAreLeft) {
+  const KubeNode bare = parsed(node("self", "192.168.77.1", "10.244.1.0/24", std::nullopt));
+  // A pod gained prefixes: the annotation is set, sorted.
+  std::optional<json> patch = routedPrefixesPatch({"fd00:100::/48", "10.100.0.0/16"}, bare);
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(*patch, (json{{"metadata", {{"annotations", {{kRoutedPrefixesAnnotation, R"(["10.100.0.0/16","fd00:100::/48"])"}}}}}}));
+  // The Node shows them (in another order): nothing to write.
+  const KubeNode shown = parsed(node("self", "192.168.77.1", "10.244.1.0/24", R"(["fd00:100::/48","10.100.0.0/16"])"));
+  EXPECT_FALSE(routedPrefixesPatch({"10.100.0.0/16", "fd00:100::/48"}, shown));
+  EXPECT_FALSE(routedPrefixesPatch({}, bare)) << "no prefixes, no annotation: nothing to write";
+  // The pod went (DEL): the annotation is removed (null in a merge patch).
+  patch = routedPrefixesPatch({}, shown);
+  ASSERT_TRUE(patch);
+  EXPECT_TRUE((*patch)["metadata"]["annotations"][kRoutedPrefixesAnnotation].is_null());
+  // An unreadable annotation is rewritten even when the lists look alike.
+  const KubeNode garbled = parsed(node("self", "192.168.77.1", "10.244.1.0/24", "[1]"));
+  EXPECT_TRUE(routedPrefixesPatch({}, garbled));
+}
+
+PlanInput input(std::vector<KubeNode> nodes) {
+  PlanInput in;
+  in.own_name = "self";
+  in.vni = 7;
+  for (KubeNode& n : nodes) in.nodes[n.name] = n;
+  in.now = std::chrono::system_clock::now();
+  return in;
+}
+
+TEST(RoutedPrefixesPlan, PrefixesGoWithTheNodeAndOverlapsAreRefused) {
+  PlanInput in = input({parsed(node("self", "192.168.77.1", "10.244.1.0/24", R"(["10.100.0.0/16"])")),
+                        parsed(node("a", "192.168.77.2", "10.244.2.0/24", R"(["10.101.0.0/16", "fd00:101::/48"])")),
+                        parsed(node("b", "192.168.77.3", "10.244.3.0/24", R"(["10.100.7.0/24"])")),
+                        parsed(node("c", "192.168.77.4", "10.244.4.0/24", R"(["10.244.2.128/25"])"))});
+  Plan p = planReconcile(in);
+  ASSERT_EQ(p.add.size(), 1u);
+  EXPECT_EQ(p.add[0].name, "a");
+  EXPECT_EQ(p.add[0].routed_prefixes, std::vector<Ipv4Cidr>{*Ipv4Cidr::parse("10.101.0.0/16")});
+  EXPECT_EQ(p.add[0].routed_prefixes_v6, std::vector<Ipv6Cidr>{*Ipv6Cidr::parse("fd00:101::/48")});
+  std::map<std::string, std::string> why;
+  for (const Plan::Skip& s : p.skipped)
+    if (s.reason == LeftOut::kOverlap) why[s.name] = s.detail;
+  EXPECT_EQ(why["b"], "10.100.7.0/24 overlaps 10.100.0.0/16 of node self") << "our own pods' prefix";
+  EXPECT_EQ(why["c"], "10.244.2.128/25 overlaps 10.244.2.0/24 of node a") << "another node's pod CIDR";
+
+  // The node's prefixes changing (a pod's DEL there) is an update in place.
+  in.current = p.add;
+  in.nodes["a"] = parsed(node("a", "192.168.77.2", "10.244.2.0/24", std::nullopt));
+  p = planReconcile(in);
+  ASSERT_EQ(p.update.size(), 1u);
+  EXPECT_TRUE(p.update[0].routed_prefixes.empty() && p.update[0].routed_prefixes_v6.empty());
+}
+
+}  // namespace
+}  // namespace sluice::agent
