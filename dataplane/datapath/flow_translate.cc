@@ -100,6 +100,18 @@ bool sourcesAllowed(const PortSources& s, const RoutedPrefixTable* prefixes, con
       setOctetMask(out.mask.ipv6_src, 16, 16);
       return true;
     }
+    // Until its address is its own (duplicate address detection), a host
+    // reports the groups it listens to (MLD) from ::, to ff02::16 or the
+    // group: link-scope multicast, which a router never forwards. Not a
+    // spoof: dropped as what it is, unrouted, which the mask keeps to
+    // exactly :: toward ff02::/16.
+    static constexpr uint8_t kUnspecified[16] = {};
+    if (std::memcmp(key.ipv6_src, kUnspecified, 16) == 0 && key.ipv6_dst[0] == 0xff && key.ipv6_dst[1] == 0x02) {
+      setOctetMask(out.mask.ipv6_src, 16, 16);
+      setOctetMask(out.mask.ipv6_dst, 16, 2);
+      out.actions = dropAction(DropReason::kNoRoute);
+      return false;
+    }
     uint32_t differs_at = std::max(ll_diff, own_diff);
     if (prefixes != nullptr)
       for (const RoutedPrefix6& p : prefixes->v6()) {

@@ -198,6 +198,15 @@ TEST_F(SourceValidationTranslateTest, Ipv6FromTheOwnOrTheLinkLocalAddressOnly) {
   EXPECT_TRUE(allZero(other.mask.ipv6_dst, 16));
   expectDrop(decide(key6(kPortA, kMacA, linkLocalFromMac(kMacB), kIp6B)), DropReason::kSpoofedSourceIp);
   expectDrop(decide(key6(kPortA, kMacA, Ipv6Address{}, kIp6B)), DropReason::kSpoofedSourceIp);
+  // From :: to a link-scope group (MLD before the pod's address is its own):
+  // unrouted, not spoofed, and only that pair of addresses in the mask.
+  const FlowTranslation mld = decide(key6(kPortA, kMacA, Ipv6Address{}, *Ipv6Address::parse("ff02::16")));
+  expectDrop(mld, DropReason::kNoRoute);
+  EXPECT_TRUE(allOnes(mld.mask.ipv6_src, 16));
+  const uint8_t two_octets[16] = {0xff, 0xff};
+  EXPECT_EQ(std::memcmp(mld.mask.ipv6_dst, two_octets, 16), 0);
+  expectDrop(decide(key6(kPortA, kMacA, Ipv6Address{}, *Ipv6Address::parse("ff05::16"))),
+             DropReason::kSpoofedSourceIp);
   expectDrop(decide(key6(kPortA, kMacOther, kIp6A, kIp6B)), DropReason::kSpoofedSourceMac);
   // A far address: the first octet tells it from both of A's.
   const FlowTranslation far = decide(key6(kPortA, kMacA, *Ipv6Address::parse("2001:db8::1"), kIp6B));
