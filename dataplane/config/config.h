@@ -16,7 +16,7 @@
 #include "common/net_address.h"
 #include "dataplane/config/sriov_pool_config.h"
 #include "dataplane/config/overlay_config.h"
-#include "dataplane/config/port_mtu.h"
+#include "dataplane/datapath/port_mtu.h"
 
 namespace sluice {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/net_address.h"
-#include "dataplane/config/port_mtu.h"
+#include "dataplane/datapath/port_mtu.h"
 #include "dataplane/core/vdev_devargs.h"
 
 namespace sluice {

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "dataplane/config/port_mtu.h"
+#include "dataplane/datapath/port_mtu.h"
 
 namespace sluice {
 

@@ -150,11 +150,11 @@ absl::Status OverlayControl::conflicts(const RemoteNodeConfig& node) const {
   }
   // A node's pod CIDRs and published prefixes are claimed alike.
   for (const Ipv4Cidr& c : node.claimed())
-    if (const CidrClaim* claim = claimOverlapping(c); claim != nullptr && claim->name != node.name)
+    if (const CidrClaim* claim = claimOverlapping(c, node.name))
       return absl::AlreadyExistsError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ", claim->cidr.toString(),
                                                    " of node ", claim->name));
   for (const Ipv6Cidr& c : node.claimed6())
-    if (const CidrClaim6* claim = claimOverlapping(c); claim != nullptr && claim->name != node.name)
+    if (const CidrClaim6* claim = claimOverlapping(c, node.name))
       return absl::AlreadyExistsError(absl::StrCat("pod_cidrs: ", c.toString(), " overlaps ", claim->cidr.toString(),
                                                    " of node ", claim->name));
   // Nor may they overlap this node's pods' routed prefixes.
@@ -162,7 +162,8 @@ absl::Status OverlayControl::conflicts(const RemoteNodeConfig& node) const {
   return absl::OkStatus();
 }
 
-const OverlayControl::CidrClaim* OverlayControl::claimOverlapping(const Ipv4Cidr& c) const {
+const OverlayControl::CidrClaim* OverlayControl::claimOverlapping(const Ipv4Cidr& c,
+                                                                  std::string_view other_than) const {
   const uint32_t first = c.network.value, last = c.broadcast().value;
   // Every claim starting at or before our last address that ends at or
   // after our first overlaps; walking down from the last such start, the
@@ -170,18 +171,19 @@ const OverlayControl::CidrClaim* OverlayControl::claimOverlapping(const Ipv4Cidr
   for (auto it = by_cidr_.upper_bound(last); it != by_cidr_.begin();) {
     --it;
     if (it->second.last < first) break;
-    return &it->second;
+    if (it->second.name != other_than) return &it->second;
   }
   return nullptr;
 }
 
-const OverlayControl::CidrClaim6* OverlayControl::claimOverlapping(const Ipv6Cidr& c) const {
+const OverlayControl::CidrClaim6* OverlayControl::claimOverlapping(const Ipv6Cidr& c,
+                                                                   std::string_view other_than) const {
   // The same search over the IPv6 claims.
   const Ipv6Address last = lastAddress(c);
   for (auto it = by_cidr6_.upper_bound(last); it != by_cidr6_.begin();) {
     --it;
     if (it->second.last < c.network) break;
-    return &it->second;
+    if (it->second.name != other_than) return &it->second;
   }
   return nullptr;
 }

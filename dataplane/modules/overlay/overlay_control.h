@@ -182,9 +182,10 @@ class OverlayControl {
   // AlreadyExists if another node than node.name holds its VTEP or a CIDR
   // overlapping one of its CIDRs.
   absl::Status conflicts(const RemoteNodeConfig& node) const;
-  // The claim overlapping `c`, if any (one search: claims never overlap).
-  const CidrClaim* claimOverlapping(const Ipv4Cidr& c) const;
-  const CidrClaim6* claimOverlapping(const Ipv6Cidr& c) const;
+  // A claim overlapping `c` of a node other than `other_than` (empty: of
+  // any node), if there is one.
+  const CidrClaim* claimOverlapping(const Ipv4Cidr& c, std::string_view other_than = {}) const;
+  const CidrClaim6* claimOverlapping(const Ipv6Cidr& c, std::string_view other_than = {}) const;
   void index(const RemoteNodeConfig& node);
   void unindex(const RemoteNodeConfig& node);
   Ipv4Address nextHopFor(Ipv4Address vtep) const;

@@ -315,11 +315,7 @@ TEST_F(TwoNodesTest, ARoutedPrefixReachesItsPodFromBothNodesAndGoesWithThePort) 
   ASSERT_TRUE(b_.sluiced->deletePort("upf-b", "n3").ok());
   upf->reset();
   putB(false);
-  auto noRoute = [](Node& n) {
-    for (const v1::DropCounter& d : n.sluiced->stats().drops())
-      if (d.reason() == "no_route") return d.packets();
-    return uint64_t{0};
-  };
+  auto noRoute = [](Node& n) { return dropCount(n.sluiced->stats(), "no_route"); };
   for (Node* from : {&b_, &a_}) {
     const uint64_t before = noRoute(*from);
     ASSERT_EQ(from->pod->send(toUe(*from, "10.100.1.5", 3)), 3u);
