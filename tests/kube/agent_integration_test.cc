@@ -175,7 +175,7 @@ TEST_F(AgentTest, ApplyNodesAnswersEachOpAndRefusesAnOversizedRequestWhole) {
                   (r.removed() ? " removed" : ""));
   EXPECT_EQ(got, (std::vector<std::string>{
                      "k-1 0  created",
-                     "k-2 3 vtep: 'not-an-address' is not an IPv4 address",
+                     "k-2 3 vtep: 'not-an-address' is not an IPv4 or IPv6 address",
                      "k-3 6 vtep: 192.168.77.5 belongs to node static-1",
                      "static-1 0 ",
                      "static-1-not 0 ",
