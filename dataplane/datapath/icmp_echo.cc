@@ -5,34 +5,22 @@
 
 #include <cstring>
 
+#include "dataplane/datapath/icmp_wire.h"
+
 namespace sluice::icmp {
 namespace {
+
+using wire::addBytes;
+using wire::finish;
+using wire::load16;
+using wire::load32;
+using wire::store16;
 
 constexpr uint32_t kEth = sizeof(rte_ether_hdr);
 constexpr uint32_t kIpv4Header = 20;
 constexpr uint32_t kIpv6Header = 40;
 constexpr uint8_t kProtoIcmp = 1;
 constexpr uint8_t kProtoIcmpv6 = 58;
-
-uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
-uint32_t load32(const uint8_t* p) { return uint32_t{load16(p)} << 16 | load16(p + 2); }
-void store16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v >> 8);
-  p[1] = static_cast<uint8_t>(v);
-}
-
-// One's complement sum (RFC 1071) of bytes, added to `sum`, folded.
-uint32_t addBytes(uint32_t sum, const uint8_t* p, uint32_t len) {
-  uint64_t s = sum;
-  for (; len >= 2; p += 2, len -= 2) s += load16(p);
-  if (len != 0) s += uint32_t{p[0]} << 8;
-  while (s >> 16) s = (s & 0xffff) + (s >> 16);
-  return static_cast<uint32_t>(s);
-}
-uint16_t finish(uint32_t sum) {
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<uint16_t>(~sum);
-}
 
 bool groupMac(const uint8_t* mac) { return (mac[0] & 0x01) != 0; }
 

@@ -7,8 +7,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "dataplane/datapath/icmp_wire.h"
+
 namespace sluice::icmp {
 namespace {
+
+using wire::addBytes;
+using wire::finish;
+using wire::load16;
+using wire::load32;
+using wire::store16;
 
 constexpr uint32_t kEth = sizeof(rte_ether_hdr);  // untagged: the only framing the fast path routes
 constexpr uint32_t kIpv4Header = 20;
@@ -19,28 +27,9 @@ constexpr uint8_t kProtoIcmpv6 = 58;
 // upper layer (RFC 8200 4.1), walked to find whether the packet is ICMPv6.
 constexpr uint8_t kHopByHop = 0, kRouting = 43, kFragment = 44, kAuthentication = 51, kDestinationOptions = 60;
 
-uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
-uint32_t load32(const uint8_t* p) { return uint32_t{load16(p)} << 16 | load16(p + 2); }
-void store16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v >> 8);
-  p[1] = static_cast<uint8_t>(v);
-}
 void store32(uint8_t* p, uint32_t v) {
   store16(p, static_cast<uint16_t>(v >> 16));
   store16(p + 2, static_cast<uint16_t>(v));
-}
-
-// One's complement sum (RFC 1071) of bytes, added to `sum`, not yet folded.
-uint32_t addBytes(uint32_t sum, const uint8_t* p, uint32_t len) {
-  uint64_t s = sum;
-  for (; len >= 2; p += 2, len -= 2) s += load16(p);
-  if (len != 0) s += uint32_t{p[0]} << 8;
-  while (s >> 16) s = (s & 0xffff) + (s >> 16);
-  return static_cast<uint32_t>(s);
-}
-uint16_t finish(uint32_t sum) {
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<uint16_t>(~sum);
 }
 
 bool groupMac(const uint8_t* mac) { return (mac[0] & 0x01) != 0; }  // multicast or broadcast
