@@ -74,9 +74,18 @@ FlowMask perFlowMask(uint32_t extra_bits = 0) {
 
 void BM_Extract(benchmark::State& state) {
   const bool rss = state.range(0) != 0;
+  const bool ipv6 = state.range(1) == 6;
   std::vector<testing::Frame> frames;
   for (uint32_t f = 0; f < 1024; ++f) {
-    frames.push_back(testing::udp4(0x0a000001, 0x0a000100 + f, static_cast<uint16_t>(f), 80));
+    if (ipv6) {
+      testing::Ip6 src{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+      testing::Ip6 dst = src;
+      dst[14] = static_cast<uint8_t>(f >> 8);
+      dst[15] = static_cast<uint8_t>(f);
+      frames.push_back(testing::udp6(src, dst, static_cast<uint16_t>(f), 80));
+    } else {
+      frames.push_back(testing::udp4(0x0a000001, 0x0a000100 + f, static_cast<uint16_t>(f), 80));
+    }
   }
   std::vector<PacketRef> refs;
   for (uint32_t f = 0; f < 1024 + kBurst; ++f) {
@@ -95,7 +104,7 @@ void BM_Extract(benchmark::State& state) {
   }
   meter.report(state, packets);
 }
-BENCHMARK(BM_Extract)->ArgName("rss")->Arg(0)->Arg(1);
+BENCHMARK(BM_Extract)->ArgNames({"rss", "ip"})->ArgsProduct({{0, 1}, {4, 6}});
 
 // Fills a megaflow table (and classifier, if given) with one megaflow per flow.
 void installPerFlow(MegaflowTable& table, Classifier* cls, uint32_t flows, uint32_t subtables) {

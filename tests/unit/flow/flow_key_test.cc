@@ -426,6 +426,68 @@ TEST(FlowKeyTest, PlainIpv4RouteEqualsGeneralParser) {
   EXPECT_GT(plain, 0U);  // the plain route was exercised, not only the general one
 }
 
+// The same for the one-pass route of plain IPv6 UDP/TCP: hop limits, traffic
+// class, TCP data offsets, payload lengths, extension headers and fragments
+// (which leave the route), every truncation length.
+TEST(FlowKeyTest, PlainIpv6RouteEqualsGeneralParser) {
+  const Ip6 a{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34};
+  const Ip6 b{0xfd, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x56, 0, 0x01};
+  std::vector<Frame> frames;
+  for (uint8_t hop : {0, 1, 2, 255}) {
+    Frame f;
+    f.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 17, 8, hop).udp(1000, 53);
+    frames.push_back(f);
+  }
+  for (uint8_t doff : {3, 5, 6, 15}) {
+    Frame f;
+    f.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 6, static_cast<uint16_t>(doff * 4)).tcp(443, 5, doff);
+    frames.push_back(f);
+  }
+  Frame tclass;
+  tclass.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 17, 8, 64, 0xb8).udp(7, 8);
+  frames.push_back(tclass);
+  for (uint16_t payload : {0, 7, 8, 9, 19, 20, 0xffff}) {  // payload length around the edges
+    Frame f;
+    f.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 17, payload).udp(7, 8).zeros(12);
+    frames.push_back(f);
+  }
+  Frame ext;
+  ext.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 0, 16).ipv6Ext(17).udp(7, 8);
+  frames.push_back(ext);
+  Frame frag;
+  frag.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 44, 16).ipv6Frag(17, 0, true).udp(7, 8);
+  frames.push_back(frag);
+  Frame icmp;
+  icmp.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(a, b, 58, 8).icmp(128, 0);
+  frames.push_back(icmp);
+  Frame version4 = frames[0];
+  version4.bytes()[14] = 0x40;
+  frames.push_back(version4);
+  const size_t whole = frames.size();
+  for (size_t i = 0; i < whole; ++i) {
+    for (uint32_t len = 0; len < frames[i].size(); ++len) {
+      Frame cut = frames[i];
+      cut.bytes().resize(len);
+      frames.push_back(cut);
+    }
+  }
+  uint32_t plain = 0;
+  for (const Frame& f : frames) {
+    for (bool rss : {false, true}) {
+      std::unique_ptr<uint8_t[]> copy(new uint8_t[f.size() == 0 ? 1 : f.size()]);
+      if (f.size() > 0) std::memcpy(copy.get(), f.data(), f.size());
+      const PacketRef ref{copy.get(), f.size(), 0xabcdef, rss};
+      FlowKey burst;
+      FlowKey single;
+      extractFlowKeys(&ref, 1, 4, &burst);
+      extractFlowKey(copy.get(), f.size(), 4, rss ? std::optional<uint32_t>(0xabcdef) : std::nullopt, single);
+      ASSERT_EQ(0, std::memcmp(&single, &burst, sizeof(FlowKey))) << "frame of " << f.size() << " bytes";
+      plain += single.result() == ParseResult::kOk && single.l4_ofs == 54;
+    }
+  }
+  EXPECT_GT(plain, 0U);
+}
+
 // A chained mbuf (a jumbo frame in 2 KB segments) is parsed in its first
 // segment, the lengths its headers state checked against the whole frame
 // (PacketRef.frame_len). Every first-segment length: the key is the whole
