@@ -367,55 +367,97 @@ bool extractPlainIpv6(const uint8_t* d, uint32_t len, uint16_t in_port, bool has
   return true;
 }
 
-// The header bytes an untagged IPv4 frame's key is made of, compared with
-// those of a run's first frame: Ethernet addresses and type, version/IHL,
-// TOS, total length, fragment field, TTL, protocol, addresses, ports (bytes
-// 0..37) and, for TCP, the data offset (byte 46), which decided whether the
-// frame was plain. IP identification and checksum (bytes 18-19, 24-25)
-// change from packet to packet of one flow and are not in the key.
+// The header bytes a plain frame's key is made of, compared with those of a
+// run's first frame (a run is of one family: the first frame's).
+// IPv4: Ethernet addresses and type, version/IHL, TOS, total length,
+// fragment field, TTL, protocol, addresses, ports (bytes 0..37) and, for TCP,
+// the data offset (byte 46), which decided whether the frame was plain. IP
+// identification and checksum (bytes 18-19, 24-25) change from packet to
+// packet of one flow and are not in the key.
+// IPv6: Ethernet, version and traffic class, payload length, next header,
+// hop limit, addresses, ports (bytes 0..57 but the flow label's 20 bits,
+// which the key does not hold) and, for TCP, the data offset (byte 66).
 // Cost when frames do not repeat (many flows, round-robin): one 12-byte
 // scalar compare (addresses, ports: where flows differ) per frame.
 class HeaderRun {
  public:
-  static constexpr uint32_t kBytes = 48;
-
-  // Frame d (of length len) took extractPlainIpv4's path: it starts a run.
-  // Only remembered: most runs are never continued (many flows).
-  void start(const uint8_t* d, uint32_t len) {
+  // Frame d (of length len) took extractPlainIpv4's or extractPlainIpv6's
+  // path: it starts a run. Only remembered: most runs are never continued
+  // (many flows).
+  void start4(const uint8_t* d, uint32_t len) {
     head_ = d;
     head_len_ = len;
+    ipv6_ = false;
+  }
+  void start6(const uint8_t* d, uint32_t len) {
+    head_ = d;
+    head_len_ = len;
+    ipv6_ = true;
   }
   void stop() { head_len_ = 0; }
 
   // True when frame d has the run's key.
-  bool continues(const uint8_t* d, uint32_t len) const {
-    // Frames shorter than kBytes are never compared (nor start runs).
-    if (head_len_ < kBytes || len < kBytes) return false;
-    if (((load64(d + kAddressOfs) ^ load64(head_ + kAddressOfs)) |
-         (raw32(d + kAddressOfs + 8) ^ raw32(head_ + kAddressOfs + 8))) != 0) {
+  bool continues(const uint8_t* d, uint32_t len) const { return ipv6_ ? continues6(d, len) : continues4(d, len); }
+
+ private:
+  static constexpr uint32_t kBytes4 = 48;
+  static constexpr uint32_t kAddressOfs4 = kEthHeaderLen + 12;  // IPv4 source, destination, then ports
+  // IPv6 frames compare bytes [0, 58): the low half of the destination and the ports first.
+  static constexpr uint32_t kBytes6 = kEthHeaderLen + kIpv6HeaderLen + 4;
+  static constexpr uint32_t kAddressOfs6 = kEthHeaderLen + 32;
+
+  bool continues4(const uint8_t* d, uint32_t len) const {
+    // Frames shorter than kBytes4 are never compared (nor start runs).
+    if (head_len_ < kBytes4 || len < kBytes4) return false;
+    if (((load64(d + kAddressOfs4) ^ load64(head_ + kAddressOfs4)) |
+         (raw32(d + kAddressOfs4 + 8) ^ raw32(head_ + kAddressOfs4 + 8))) != 0) {
       return false;
     }
     // Equal total lengths (compared below): the datagram must fit this frame too.
     if (len < kEthHeaderLen + host16(head_ + kEthHeaderLen + 2)) return false;
     const bool tcp = head_[kEthHeaderLen + 9] == kProtoTcp;
     __m128i diff = _mm_xor_si128(load128(d), load128(head_));
-    diff = _mm_or_si128(diff, _mm_and_si128(_mm_xor_si128(load128(d + 16), load128(head_ + 16)), mask1()));
-    diff = _mm_or_si128(diff, _mm_and_si128(_mm_xor_si128(load128(d + 32), load128(head_ + 32)), mask2(tcp)));
+    diff = _mm_or_si128(diff, _mm_and_si128(_mm_xor_si128(load128(d + 16), load128(head_ + 16)), mask4a()));
+    diff = _mm_or_si128(diff, _mm_and_si128(_mm_xor_si128(load128(d + 32), load128(head_ + 32)), mask4b(tcp)));
     return _mm_testz_si128(diff, diff) != 0;
   }
 
- private:
-  static constexpr uint32_t kAddressOfs = kEthHeaderLen + 12;  // IPv4 source, destination, then ports
+  bool continues6(const uint8_t* d, uint32_t len) const {
+    // A plain IPv6 frame holds at least kBytes6 (UDP) and TCP's byte 66.
+    if (head_len_ < kBytes6 || len < kBytes6) return false;
+    if (((load64(d + kAddressOfs6) ^ load64(head_ + kAddressOfs6)) |
+         (raw32(d + kAddressOfs6 + 8) ^ raw32(head_ + kAddressOfs6 + 8))) != 0) {
+      return false;
+    }
+    // Equal payload lengths (compared below): the datagram must fit this frame too.
+    if (len < kEthHeaderLen + kIpv6HeaderLen + host16(head_ + kEthHeaderLen + 4)) return false;
+    constexpr uint32_t kDataOffset = kEthHeaderLen + kIpv6HeaderLen + 12;
+    if (head_[kEthHeaderLen + 6] == kProtoTcp && ((d[kDataOffset] ^ head_[kDataOffset]) & 0xf0) != 0) return false;
+    __m128i diff = _mm_and_si128(_mm_xor_si128(load128(d), load128(head_)), mask6a());
+    diff = _mm_or_si128(diff, _mm_and_si128(_mm_xor_si128(load128(d + 16), load128(head_ + 16)), mask6b()));
+    diff = _mm_or_si128(diff, _mm_xor_si128(load128(d + 32), load128(head_ + 32)));
+    diff = _mm_or_si128(diff, _mm_xor_si128(load128(d + kBytes6 - 16), load128(head_ + kBytes6 - 16)));
+    return _mm_testz_si128(diff, diff) != 0;
+  }
+
   static __m128i load128(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
-  // Byte i of a mask is byte 16 + i (mask1) or 32 + i (mask2) of the frame;
-  // set bits are compared. Functions, not statics: they fold to constants.
-  static __m128i mask1() { return _mm_setr_epi8(-1, -1, 0, 0, -1, -1, -1, -1, 0, 0, -1, -1, -1, -1, -1, -1); }
-  static __m128i mask2(bool tcp) {
+  // Byte i of a mask is byte 16 + i (mask4a) or 32 + i (mask4b) of an IPv4
+  // frame, or byte i (mask6a) or 16 + i (mask6b) of an IPv6 one; set bits
+  // are compared. Functions, not statics: they fold to constants.
+  static __m128i mask4a() { return _mm_setr_epi8(-1, -1, 0, 0, -1, -1, -1, -1, 0, 0, -1, -1, -1, -1, -1, -1); }
+  static __m128i mask4b(bool tcp) {
     return _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, static_cast<char>(tcp ? 0xf0 : 0), 0);
   }
+  // Byte 15 is the traffic class's low nibble and the flow label's high
+  // one; bytes 16 and 17 the rest of the flow label.
+  static __m128i mask6a() {
+    return _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, static_cast<char>(0xf0));
+  }
+  static __m128i mask6b() { return _mm_setr_epi8(0, 0, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1); }
 
   const uint8_t* head_ = nullptr;
   uint32_t head_len_ = 0;  // 0: no run to continue
+  bool ipv6_ = false;
 };
 
 }  // namespace
@@ -448,9 +490,9 @@ uint32_t extractFlowKeyRuns(const PacketRef* pkts, uint32_t n, uint16_t in_port,
     }
     runs[r] = {static_cast<uint16_t>(i), 1};
     if (extractPlainIpv4(p.data, p.len, in_port, p.has_rss, p.rss_hash, keys[r])) {
-      run.start(p.data, p.len);
+      run.start4(p.data, p.len);
     } else if (extractPlainIpv6(p.data, p.len, in_port, p.has_rss, p.rss_hash, keys[r])) {
-      run.stop();
+      run.start6(p.data, p.len);
     } else {
       run.stop();
       const uint32_t frame_len = p.frame_len != 0 ? p.frame_len : p.len;

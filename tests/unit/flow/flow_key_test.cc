@@ -567,6 +567,63 @@ Frame udp64(uint16_t sport, uint16_t dport, uint8_t ttl = 64) {
   return f;
 }
 
+// IPv6 frames as on the wire: UDP padded to 80 bytes, TCP with 8 bytes of data.
+const Ip6 kSrc6{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0a};
+const Ip6 kDst6{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0x0b};
+Frame udp6Frame(uint16_t sport, uint16_t dport, uint8_t hop = 64) {
+  Frame f;
+  f.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(kSrc6, kDst6, 17, 8 + 18, hop).udp(sport, dport, 18);
+  return f;
+}
+Frame tcp6Frame(uint16_t sport, uint16_t dport) {
+  Frame f;
+  f.eth(testing::kMacA, testing::kMacB, 0x86dd).ipv6(kSrc6, kDst6, 6, 28).tcp(sport, dport).zeros(8);
+  return f;
+}
+
+// IPv6 runs: the flow label (not in the key) and the payload bytes do not
+// end a run; the traffic class, hop limit, ports, TCP data offset and
+// payload length do.
+TEST(FlowKeyRunsTest, Ipv6RunsFollowTheKeyMakingBytes) {
+  std::vector<Frame> f;
+  f.push_back(udp6Frame(1, 2));  // 0: run A
+  f.push_back(udp6Frame(1, 2));  // 1: another flow label and payload: still A
+  f.back().bytes()[15] ^= 0x0f;
+  f.back().bytes()[16] = 0x77;
+  f.back().bytes()[17] = 0x01;
+  f.back().bytes()[70] = 9;
+  f.push_back(udp6Frame(1, 2));  // 2: another traffic class: a new run
+  f.back().bytes()[15] ^= 0x10;
+  f.push_back(udp6Frame(1, 2, 63));  // 3: another hop limit: a new run
+  f.push_back(udp6Frame(1, 2, 63));  // 4: continues it
+  f.push_back(udp6Frame(1, 3));      // 5: another port
+  f.push_back(tcp6Frame(443, 80));   // 6: TCP
+  f.push_back(tcp6Frame(443, 80));   // 7: continues it
+  f.push_back(tcp6Frame(443, 80));   // 8: data offset 6: a new run (still plain)
+  f.back().bytes()[66] = 0x60;
+  f.push_back(udp6Frame(1, 3));      // 9: payload length 300 > the frame: truncated, alone
+  f.back().bytes()[18] = 1;
+  f.push_back(udp6Frame(1, 2));      // 10
+  f.push_back(testing::udp4(kSrc, kDst, 1, 2));  // 11: IPv4 after IPv6: a new run
+  f.back().bytes().resize(80);
+  std::vector<PacketRef> pkts;
+  for (const Frame& x : f) pkts.push_back({x.data(), x.size(), 0, false});
+  FlowKey keys[kMaxBurst];
+  PacketRun runs[kMaxBurst];
+  const auto n = static_cast<uint32_t>(pkts.size());
+  const uint32_t n_runs = extractFlowKeyRuns(pkts.data(), n, 3, 0, keys, runs);
+  const std::vector<std::pair<uint16_t, uint16_t>> want = {{0, 2}, {2, 1}, {3, 2}, {5, 1}, {6, 2},
+                                                           {8, 1}, {9, 1}, {10, 1}, {11, 1}};
+  ASSERT_EQ(n_runs, want.size());
+  for (uint32_t r = 0; r < n_runs; ++r) {
+    EXPECT_EQ(runs[r].first, want[r].first) << "run " << r;
+    EXPECT_EQ(runs[r].count, want[r].second) << "run " << r;
+  }
+  expectRunsAgreeWithSingleExtraction(pkts.data(), n, 0, keys, runs, n_runs);
+  EXPECT_EQ(keys[5].result(), ParseResult::kOk);
+  EXPECT_EQ(keys[6].result(), ParseResult::kIpv6LengthTruncated);
+}
+
 TEST(FlowKeyRunsTest, RunsFollowTheKeyMakingBytes) {
   std::vector<Frame> f;
   f.push_back(udp64(1, 2));                       // 0: run A
@@ -628,7 +685,8 @@ TEST(FlowKeyRunsTest, RandomBurstsNeverMixKeys) {
                                t.bytes().resize(70);
                                return t;
                              }(),
-                             testing::arpRequest(kSrc, kDst)};
+                             testing::arpRequest(kSrc, kDst), udp6Frame(1, 2), tcp6Frame(443, 80)};
+  constexpr uint32_t kTemplates = sizeof(templates) / sizeof(templates[0]);
   std::mt19937 rng(20261130);
   uint64_t longer_than_one = 0;
   for (int round = 0; round < 3000; ++round) {
@@ -636,9 +694,9 @@ TEST(FlowKeyRunsTest, RandomBurstsNeverMixKeys) {
     const uint32_t n = 1 + rng() % 32;
     const Frame* last = &templates[0];
     for (uint32_t i = 0; i < n; ++i) {
-      if (rng() % 4 == 0) last = &templates[rng() % 4];  // mostly runs of one template
+      if (rng() % 4 == 0) last = &templates[rng() % kTemplates];  // mostly runs of one template
       Frame x = *last;
-      if (rng() % 3 == 0) x.bytes()[rng() % 50 % x.size()] = static_cast<uint8_t>(rng());
+      if (rng() % 3 == 0) x.bytes()[rng() % 70 % x.size()] = static_cast<uint8_t>(rng());
       if (rng() % 16 == 0) x.bytes().resize(rng() % x.size());
       f.push_back(x);
     }
