@@ -42,10 +42,10 @@ class TwoNodesTest : public ::testing::Test {
     }
     dir_ = "/tmp/slvx2-" + tag;
     std::filesystem::create_directories(dir_);
-    startNode(a_, "a", if_a, "10.244.0.0/24", "fd00:44::/64", "192.168.88.1", "b", "192.168.88.2", "10.244.1.0/24",
-              "fd00:44:1::/64");
-    startNode(b_, "b", if_b, "10.244.1.0/24", "fd00:44:1::/64", "192.168.88.2", "a", "192.168.88.1", "10.244.0.0/24",
-              "fd00:44::/64");
+    const std::string vtep_a = underlay6_ ? "fd00:88::1" : "192.168.88.1";
+    const std::string vtep_b = underlay6_ ? "fd00:88::2" : "192.168.88.2";
+    startNode(a_, "a", if_a, "10.244.0.0/24", "fd00:44::/64", vtep_a, "b", vtep_b, "10.244.1.0/24", "fd00:44:1::/64");
+    startNode(b_, "b", if_b, "10.244.1.0/24", "fd00:44:1::/64", vtep_b, "a", vtep_a, "10.244.0.0/24", "fd00:44::/64");
   }
 
   void TearDown() override {
@@ -68,7 +68,7 @@ class TwoNodesTest : public ::testing::Test {
     const std::string af_packet_sizes = jumbo_ ? ",framesz=10240,blocksz=20480" : "";
     const std::string uplink_mtu = jumbo_ ? R"(, "mtu": 9216)" : "";
     std::ofstream(cfg) << R"({"vni": 7, "uplink": {"devargs": "net_af_packet0,iface=)" << uplink_if << af_packet_sizes
-                       << R"(", "vtep": ")" << vtep << "/24\"" << uplink_mtu
+                       << R"(", "vtep": ")" << vtep << (underlay6_ ? "/64\"" : "/24\"") << uplink_mtu
                        << R"(}, "remote-nodes": [{"name": ")" << peer << R"(", "vtep": ")" << peer_vtep
                        << R"(", "pod-cidrs": [")" << peer_cidr << R"(", ")" << peer_cidr6 << R"("]}]})";
     SluicedOptions o;
@@ -161,7 +161,19 @@ class TwoNodesTest : public ::testing::Test {
   Topology topo_;
   std::string dir_;
   Node a_, b_;
-  bool jumbo_ = false;  // set by TwoNodesJumboTest before SetUp
+  bool jumbo_ = false;     // set by TwoNodesJumboTest before SetUp
+  bool underlay6_ = false;  // set by TwoNodesIpv6UnderlayTest before SetUp
+};
+
+// The VTEPs IPv6 (fd00:88::1 and ::2 on the veth): each node resolves the
+// other by Neighbor Discovery (answered by the other sluiced) and tunnels
+// over IPv6/UDP with the UDP checksum IPv6 requires.
+class TwoNodesIpv6UnderlayTest : public TwoNodesTest {
+ protected:
+  void SetUp() override {
+    underlay6_ = true;
+    TwoNodesTest::SetUp();
+  }
 };
 
 // The underlay (veth) and both uplinks at MTU 9216, the pods' ports too.
@@ -321,6 +333,27 @@ TEST_F(TwoNodesTest, ARoutedPrefixReachesItsPodFromBothNodesAndGoesWithThePort) 
     ASSERT_EQ(from->pod->send(toUe(*from, "10.100.1.5", 3)), 3u);
     ASSERT_TRUE(waitFor([&] { return noRoute(*from) == before + 3; })) << from->sluiced->stats().DebugString();
   }
+}
+
+TEST_F(TwoNodesIpv6UnderlayTest, PodsOfBothFamiliesCrossAnIpv6UnderlayBothWays) {
+  waitReachable();
+  const v1::GetStatsResponse a0 = a_.sluiced->stats(), b0 = b_.sluiced->stats();
+  constexpr int kCount = 100;
+  sendAndCheck(a_, b_, kCount);
+  sendAndCheck(b_, a_, kCount);
+  sendAndCheck6(a_, b_, kCount);
+  sendAndCheck6(b_, a_, kCount);
+  const v1::GetStatsResponse a1 = a_.sluiced->stats(), b1 = b_.sluiced->stats();
+  // The tunnels count inner frames, whole: udpFrame's and udp6Frame's.
+  const uint64_t bytes = kCount * (UdpFrameSpec{}.frame_len + Udp6FrameSpec{}.frame_len);
+  for (const auto& [before, after] : {std::tie(a0, a1), std::tie(b0, b1)}) {
+    EXPECT_EQ(tunnelOf(after)->tx_packets() - tunnelOf(before)->tx_packets(), 2 * kCount);
+    EXPECT_EQ(tunnelOf(after)->rx_packets() - tunnelOf(before)->rx_packets(), 2 * kCount);
+    EXPECT_EQ(tunnelOf(after)->tx_bytes() - tunnelOf(before)->tx_bytes(), bytes);
+    EXPECT_EQ(tunnelOf(after)->rx_bytes() - tunnelOf(before)->rx_bytes(), bytes);
+  }
+  EXPECT_EQ(tunnelOf(a1)->vtep(), "fd00:88::2");
+  EXPECT_EQ(tunnelOf(b1)->vtep(), "fd00:88::1");
 }
 
 }  // namespace
