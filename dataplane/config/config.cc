@@ -111,6 +111,10 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto ip = Ipv6Address::parse(value);
     if (!ip) return invalid(key, absl::StrCat("'", value, "' is not an IPv6 address"));
     c.gateway_v6 = *ip;
+  } else if (key == "ipv6-router-lifetime") {
+    auto v = number(kMaxRouterLifetimeS);
+    if (!v.ok()) return v.status();
+    c.ipv6_router_lifetime_s = static_cast<uint16_t>(*v);
   } else if (key == "gateway-mac") {
     auto mac = MacAddress::parse(value);
     if (!mac || mac->isMulticast() || mac->isZero())
@@ -247,6 +251,8 @@ absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_giv
                                               " (pod-cidr-v6 is set)"));
   } else if (c.gateway_v6) {
     return invalid("gateway-v6", "needs pod-cidr-v6 (the node serves no IPv6 without it)");
+  } else if (c.ipv6_router_lifetime_s != 0) {
+    return invalid("ipv6-router-lifetime", "needs pod-cidr-v6 (the node serves no IPv6 without it)");
   }
   for (unsigned core : c.pmd_cores)
     if (core == c.main_core)

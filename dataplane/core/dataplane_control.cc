@@ -48,6 +48,7 @@ Ipv6PodNet ipv6PodNetOf(const SluicedConfig& c) {
   std::memcpy(net.net, c.pod_cidr_v6->network.bytes.data(), 16);
   std::memcpy(net.gateway, c.gateway_v6->bytes.data(), 16);
   std::memcpy(net.gateway_link_local, linkLocalFromMac(c.gateway_mac).bytes.data(), 16);
+  net.router_lifetime_s = c.ipv6_router_lifetime_s;
   return net;
 }
 

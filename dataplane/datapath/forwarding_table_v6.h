@@ -51,6 +51,10 @@ struct Ipv6PodNet {
   uint8_t net[16] = {};                 // host bits zero
   uint8_t gateway[16] = {};             // gateway-v6
   uint8_t gateway_link_local[16] = {};  // fe80:: with the gateway MAC's modified EUI-64
+  // A pod's Router Solicitation is answered with a Router Advertisement
+  // that makes the gateway its default router for this many seconds; 0: not
+  // answered (neighbor_discovery.h).
+  uint16_t router_lifetime_s = 0;
 
   bool contains(const uint8_t* a) const {
     if (!enabled) return false;

@@ -72,15 +72,15 @@ Verdict answerNd(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* m) {
                      frame + sizeof(rte_ether_hdr) + offsetof(rte_ipv6_hdr, src_addr), &why))
       return drop(why);
   }
-  // The advertisement may be longer than the solicitation (a DAD probe or
-  // a unicast one carries no link-layer option): it may use the tailroom of
-  // a single-segment mbuf.
+  // The answer may be longer than the solicitation (a DAD probe or a
+  // unicast one carries no link-layer option, a router solicitation often
+  // none): it may use the tailroom of a single-segment mbuf.
   const uint32_t len = rte_pktmbuf_data_len(m);
   const uint32_t to_end = uint32_t{m->buf_len} >= uint32_t{m->data_off} + len ? m->buf_len - m->data_off : len;
   const uint32_t room = m->nb_segs == 1 ? to_end : len;
   uint32_t new_len = 0;
   const NdVerdict v = answerNeighborDiscovery(snap.v6, snap.gateway_mac.addr_bytes, rte_pktmbuf_mtod(m, uint8_t*),
-                                              len, room, &new_len);
+                                              len, room, &new_len, true, snap.port_mtus[in_port]);
   if (!v.answered) return drop(v.reason);
   // Grow or shrink the (single) segment to the advertisement.
   m->data_len = static_cast<uint16_t>(new_len);

@@ -29,6 +29,10 @@ inline constexpr size_t kMaxPmds = 16;
 // packets after a quiet spell wait longer than a retransmission timer cares for.
 inline constexpr uint32_t kPmdMaxSleepLimitUs = 10'000;
 
+// The longest router lifetime a Router Advertisement may carry (RFC 4861
+// section 6.2.1: MaxRtrAdvInterval's bound, 9000 seconds).
+inline constexpr uint32_t kMaxRouterLifetimeS = 9000;
+
 // "No port": marks an empty slot in port-number-indexed arrays.
 inline constexpr uint16_t kInvalidPort = 0xffff;
 

@@ -32,9 +32,27 @@
 // plus ours (no extension headers; destination the target or its
 // solicited-node group), else it is dropped as nd_malformed (as is one
 // whose buffer has no room for the longer answer, which never happens with
-// DPDK's mbufs: their data room is 2 KB). Other neighbor
-// discovery messages (router solicitations and advertisements, neighbor
-// advertisements, redirects) are dropped as nd_not_served.
+// DPDK's mbufs: their data room is 2 KB).
+//
+// A Router Solicitation (RFC 4861 section 6.2.6) is answered, when the pod
+// network has a router lifetime (ipv6-router-lifetime), with a Router
+// Advertisement from the gateway's link-local address (section 6.1.2 wants
+// a link-local source), to the asker or, from ::, to all nodes: hop limit
+// 64 for the pod's own packets, neither Managed nor Other flag (the CNI
+// result configures the pod), the router lifetime, a source link-layer
+// address option with the gateway MAC and, when the port has one, an MTU
+// option. It carries no prefix: each pod's address is a /128 routed by us,
+// so no prefix may be declared on-link, and addresses come from IPAM, not
+// from autoconfiguration. Answering at once instead of after section
+// 6.2.6's random delay is safe: each pod is alone on its link.
+// A solicitation must pass section 6.1.1's checks (hop limit 255, code 0,
+// valid checksum, at least 8 bytes, options of non-zero length inside the
+// message, none from ::) and be addressed to all routers or to one of the
+// gateway's addresses; otherwise nd_malformed, or nd_not_answered for one
+// addressed elsewhere.
+// Other neighbor discovery messages (router solicitations without a
+// lifetime configured, router and neighbor advertisements, redirects) are
+// dropped as nd_not_served.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +63,7 @@
 namespace sluice {
 
 inline constexpr uint8_t kIcmpv6RouterSolicitation = 133;
+inline constexpr uint8_t kIcmpv6RouterAdvertisement = 134;
 inline constexpr uint8_t kIcmpv6Redirect = 137;
 inline constexpr uint8_t kIcmpv6NeighborSolicitation = 135;
 inline constexpr uint8_t kIcmpv6NeighborAdvertisement = 136;
@@ -58,6 +77,12 @@ inline bool isNeighborDiscoveryType(uint8_t icmp_type) {
 // The advertisement's length: Ethernet 14, IPv6 40, ICMPv6 NA 24, target
 // link-layer address option 8.
 inline constexpr uint32_t kNeighborAdvertisementFrameLen = 86;
+// A router advertisement's: Ethernet 14, IPv6 40, ICMPv6 RA 16, source
+// link-layer address option 8, MTU option 8 (when the port has an MTU).
+inline constexpr uint32_t kRouterAdvertisementFrameLen = 86;
+inline constexpr uint32_t kRouterAdvertisementNoMtuFrameLen = 78;
+// The longest answer: what `room` must allow for any to be sent.
+inline constexpr uint32_t kNeighborDiscoveryAnswerRoom = 86;
 
 struct NdVerdict {
   bool answered = false;  // the frame now holds the advertisement, *new_len bytes
@@ -66,12 +91,14 @@ struct NdVerdict {
 
 // Answers the untagged IPv6 frame frame[0, len) carrying neighbor discovery
 // in place. `room` is how many bytes from frame may be written (at least
-// len; the advertisement needs kNeighborAdvertisementFrameLen). Reads only
+// len; an answer needs kNeighborDiscoveryAnswerRoom). Reads only
 // frame[0, len).
 // router=false clears the advertisement's Router flag for the gateway's
-// addresses too (an IPv6 underlay's VTEP answering for itself is a host).
+// addresses too and answers no router solicitation (an IPv6 underlay's VTEP
+// answering for itself is a host). link_mtu: the port's IP MTU, advertised
+// in a router advertisement's MTU option (0: none).
 NdVerdict answerNeighborDiscovery(const Ipv6PodNet& net, const uint8_t gateway_mac[6], uint8_t* frame, uint32_t len,
-                                  uint32_t room, uint32_t* new_len, bool router = true);
+                                  uint32_t room, uint32_t* new_len, bool router = true, uint16_t link_mtu = 0);
 
 // RFC 1071 sum of the ICMPv6 pseudo-header (RFC 8200 section 8.1) and the
 // message body[0, body_len), as the checksum field should hold it (a

@@ -170,6 +170,34 @@ Frame neighborSolicitation(MacAddress sender_mac, Ipv6Address sender_ip, Ipv6Add
   return f;
 }
 
+Frame routerSolicitation(MacAddress sender_mac, Ipv6Address sender_ip, bool with_source_option,
+                         const Ipv6Address* unicast_dst) {
+  const size_t icmp_len = 8 + (with_source_option ? 8 : 0);
+  Frame f(kEth + kIp6 + icmp_len, 0);
+  Ipv6Address dst;
+  MacAddress dst_mac;
+  if (unicast_dst != nullptr) {
+    dst = *unicast_dst;
+    dst_mac = MacAddress{{0x02, 0, 0, 0, 0, 1}};
+  } else {
+    // ff02::2, all routers, and its Ethernet group 33:33:00:00:00:02.
+    dst.bytes = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    dst_mac = MacAddress{{0x33, 0x33, 0, 0, 0, 2}};
+  }
+  std::memcpy(&f[0], dst_mac.bytes.data(), 6);
+  std::memcpy(&f[6], sender_mac.bytes.data(), 6);
+  ipv6Header(f, sender_ip, dst, icmp_len, 58, 255);
+  const size_t icmp = kEth + kIp6;
+  f[icmp] = 133;
+  if (with_source_option) {
+    f[icmp + 8] = 1;
+    f[icmp + 9] = 1;
+    std::memcpy(&f[icmp + 10], sender_mac.bytes.data(), 6);
+  }
+  put16(f, icmp + 2, icmpv6ChecksumOf(f, icmp_len));
+  return f;
+}
+
 uint32_t udp6Sequence(const Frame& f) {
   const size_t at = kEth + kIp6 + kUdp;
   return static_cast<uint32_t>(f[at] << 24 | f[at + 1] << 16 | f[at + 2] << 8 | f[at + 3]);

@@ -42,6 +42,11 @@ Frame udp6Frame(const Udp6FrameSpec& spec);
 // `with_source_option` is false. The ICMPv6 checksum is correct.
 Frame neighborSolicitation(MacAddress sender_mac, Ipv6Address sender_ip, Ipv6Address target,
                            bool with_source_option = true, const Ipv6Address* unicast_dst = nullptr);
+// An ICMPv6 Router Solicitation from sender_ip to ff02::2 (or to
+// `unicast_dst`), hop limit 255, with a source link-layer address option
+// unless `with_source_option` is false. The ICMPv6 checksum is correct.
+Frame routerSolicitation(MacAddress sender_mac, Ipv6Address sender_ip, bool with_source_option = true,
+                         const Ipv6Address* unicast_dst = nullptr);
 // The ICMPv6 checksum field value of the message at frame[54, 54 + len)
 // behind an IPv6 header at frame[14, 54): RFC 1071 over pseudo-header and message.
 uint16_t icmpv6ChecksumOf(const Frame& f, size_t icmp_len);

@@ -35,6 +35,10 @@ TEST(ConfigTest, Ipv6IsOffByDefaultAndItsGatewayDerivesFromTheCidr) {
   auto given = parse({"--pod-cidr-v6", "fd00:10:244:7::/64", "--gateway-v6", "fd00:10:244:7::fe"});
   ASSERT_TRUE(given.ok()) << given.status();
   EXPECT_EQ(given->gateway_v6->toString(), "fd00:10:244:7::fe");
+  EXPECT_EQ(given->ipv6_router_lifetime_s, 0u) << "router solicitations are not answered by default";
+  auto ra = parse({"--pod-cidr-v6", "fd00:10:244:7::/64", "--ipv6-router-lifetime", "9000"});
+  ASSERT_TRUE(ra.ok()) << ra.status();
+  EXPECT_EQ(ra->ipv6_router_lifetime_s, 9000u);
   // From a file too, and shown by the config listing as given.
   std::string path = ::testing::TempDir() + "/sluiced-v6.json";
   std::ofstream(path) << R"({"pod-cidr-v6": "fd00:1::/80"})";
@@ -93,6 +97,8 @@ TEST(ConfigTest, BadValuesNameTheSetting) {
       {{"--pod-cidr-v6", "fd00::/64", "--gateway-v6", "fd00::"}, "gateway-v6"},   // the network
       {{"--pod-cidr-v6", "fd00::/64", "--gateway-v6", "fd00::1/64"}, "gateway-v6"},
       {{"--gateway-v6", "fd00::1"}, "gateway-v6"},  // without pod-cidr-v6
+      {{"--pod-cidr-v6", "fd00::/64", "--ipv6-router-lifetime", "9001"}, "ipv6-router-lifetime"},
+      {{"--ipv6-router-lifetime", "1800"}, "ipv6-router-lifetime"},  // without pod-cidr-v6
   };
   for (const Case& c : cases) {
     auto r = parse(c.args);

@@ -454,7 +454,118 @@ TEST_F(Ipv6StageTest, MalformedSolicitationsAreDroppedByReason) {
   EXPECT_EQ(reasonOf(test::neighborSolicitation(kMacA, kPodA, kPodB, true, &kUnused)), DropReason::kNdMalformed);
 }
 
+// The advertisement a solicitation from (mac, ip) gets with a 1800 s
+// lifetime, written out field by field: to the asker (or all nodes from ::)
+// from the gateway's link-local address; with an MTU option when mtu != 0.
+Frame routerAdvertisement(const MacAddress& eth_dst, const Ipv6Address& ip_dst, uint16_t mtu) {
+  Frame f(mtu != 0 ? 86 : 78, 0);
+  std::memcpy(&f[0], eth_dst.bytes.data(), 6);
+  std::memcpy(&f[6], kGatewayMac.bytes.data(), 6);
+  f[12] = 0x86;
+  f[13] = 0xdd;
+  f[14] = 0x60;
+  f[19] = static_cast<uint8_t>(f.size() - 54);  // payload length
+  f[20] = 58;                                   // ICMPv6
+  f[21] = 255;                                  // hop limit
+  std::memcpy(&f[22], kGatewayLinkLocal.bytes.data(), 16);
+  std::memcpy(&f[38], ip_dst.bytes.data(), 16);
+  f[54] = 134;
+  f[58] = 64;  // the pods' hop limit; flags M and O clear
+  f[60] = 1800 >> 8;
+  f[61] = 1800 & 0xff;
+  // Reachable time, retransmit timer 0 (bytes 62..69); no prefix.
+  f[70] = 1;  // source link-layer address
+  f[71] = 1;
+  std::memcpy(&f[72], kGatewayMac.bytes.data(), 6);
+  if (mtu != 0) {
+    f[78] = 5;  // MTU
+    f[79] = 1;
+    f[84] = static_cast<uint8_t>(mtu >> 8);
+    f[85] = static_cast<uint8_t>(mtu);
+  }
+  const uint16_t sum = test::icmpv6ChecksumOf(f, f.size() - 54);
+  f[56] = static_cast<uint8_t>(sum >> 8);
+  f[57] = static_cast<uint8_t>(sum);
+  return f;
+}
+
+TEST_F(Ipv6StageTest, ARouterSolicitationIsAnsweredWithExactBytesWhenALifetimeIsSet) {
+  snap_.v6.router_lifetime_s = 1800;
+  const Ipv6Address pod_ll = linkLocalFromMac(kMacA);
+  Result r = run(test::routerSolicitation(kMacA, pod_ll));
+  ASSERT_EQ(r.next, kPortA) << kDropReasonNames[static_cast<size_t>(r.reason)];
+  EXPECT_EQ(r.out, routerAdvertisement(kMacA, pod_ll, 0));
+  expectChecksumValid(r.out);
+  // With the port's MTU (9000 here) in an MTU option.
+  snap_.port_mtus[kPortA] = 9000;
+  r = run(test::routerSolicitation(kMacA, kPodA, false));
+  ASSERT_EQ(r.next, kPortA);
+  EXPECT_EQ(r.out, routerAdvertisement(kMacA, kPodA, 9000));
+  expectChecksumValid(r.out);
+  // From :: (a host before its address is ready): to all nodes.
+  r = run(test::routerSolicitation(kMacA, Ipv6Address{}, false));
+  ASSERT_EQ(r.next, kPortA);
+  EXPECT_EQ(r.out, routerAdvertisement(MacAddress{{0x33, 0x33, 0, 0, 0, 1}}, *Ipv6Address::parse("ff02::1"), 9000));
+  // Unicast to the gateway's link-local address.
+  r = run(test::routerSolicitation(kMacA, pod_ll, true, &kGatewayLinkLocal));
+  EXPECT_EQ(r.next, kPortA);
+  // No room for the advertisement in a chained or full buffer: dropped, not cut.
+  EXPECT_EQ(run(test::routerSolicitation(kMacA, pod_ll, false), kPortA, 0).reason, DropReason::kNdMalformed);
+}
+
+TEST_F(Ipv6StageTest, RouterSolicitationsAreCheckedAndNeverAnsweredForOthers) {
+  snap_.v6.router_lifetime_s = 1800;
+  const Ipv6Address pod_ll = linkLocalFromMac(kMacA);
+  auto reasonOf = [&](Frame f, bool fix_checksum = true) {
+    if (fix_checksum) {
+      const size_t icmp_len = static_cast<size_t>(f[18] << 8 | f[19]);
+      f[56] = f[57] = 0;
+      const uint16_t sum = test::icmpv6ChecksumOf(f, icmp_len);
+      f[56] = static_cast<uint8_t>(sum >> 8);
+      f[57] = static_cast<uint8_t>(sum);
+    }
+    Result r = run(f);
+    EXPECT_EQ(r.next, kNextDrop);
+    return r.reason;
+  };
+  const Frame good = test::routerSolicitation(kMacA, pod_ll);
+  Frame f = good;
+  f[21] = 254;  // routed once: not from the link
+  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
+  f = good;
+  f[57] ^= 1;
+  EXPECT_EQ(reasonOf(f, false), DropReason::kNdMalformed) << "bad checksum";
+  f = good;
+  f[55] = 1;  // code
+  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
+  f = good;
+  f[63] = 0;  // option length 0
+  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
+  f = good;
+  f[63] = 2;  // option runs past the message
+  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
+  // From :: with a source link-layer option (RFC 4861 6.1.1).
+  Frame unspecified = test::routerSolicitation(kMacA, Ipv6Address{}, true);
+  EXPECT_EQ(reasonOf(unspecified), DropReason::kNdMalformed);
+  // Unicast to another address.
+  EXPECT_EQ(reasonOf(test::routerSolicitation(kMacA, pod_ll, true, &kPodB)), DropReason::kNdNotAnswered);
+  // A checked port's solicitation from another pod's address or MAC.
+  auto sources = std::make_shared<SourceTable>();
+  PortSources& own = sources->ports[kPortA];
+  own.checked = true;
+  std::memcpy(own.mac, kMacA.bytes.data(), 6);
+  own.has_ipv6 = true;
+  std::memcpy(own.ipv6, kPodA.bytes.data(), 16);
+  std::memcpy(own.link_local, pod_ll.bytes.data(), 16);
+  snap_.sources = sources;
+  EXPECT_EQ(reasonOf(test::routerSolicitation(kMacA, kPodB)), DropReason::kSpoofedSourceIp);
+  EXPECT_EQ(reasonOf(test::routerSolicitation(kMacB, pod_ll)), DropReason::kSpoofedSourceMac);
+  EXPECT_EQ(run(test::routerSolicitation(kMacA, pod_ll)).next, kPortA);
+}
+
 TEST_F(Ipv6StageTest, OtherNeighborDiscoveryIsNotServed) {
+  // Without a router lifetime (the default), solicitations for routers too.
+  EXPECT_EQ(run(test::routerSolicitation(kMacA, kPodA)).reason, DropReason::kNdNotServed);
   for (uint8_t type : {133, 134, 136, 137}) {
     Frame f = test::neighborSolicitation(kMacA, kPodA, kGateway);
     f[54] = type;

@@ -4,7 +4,8 @@
 // header with a correct checksum, so that inputs reach the option walk and
 // the answer). The frame sits in a heap buffer of exactly its length plus
 // the room the first byte gives, so AddressSanitizer reports any access past
-// it. An answer must be a well-formed advertisement with a valid checksum.
+// it. An answer must be a well-formed advertisement (neighbor or router)
+// with a valid checksum.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -20,6 +21,7 @@ const sluice::Ipv6PodNet& podNet() {
   static const sluice::Ipv6PodNet net = [] {
     sluice::Ipv6PodNet n;
     n.enabled = true;
+    n.router_lifetime_s = 1800;  // router solicitations are answered too
     n.prefix_len = 64;
     std::memcpy(n.net, Ipv6Address::parse("fd00:10:244:1::")->bytes.data(), 16);
     std::memcpy(n.gateway, Ipv6Address::parse("fd00:10:244:1::1")->bytes.data(), 16);
@@ -71,7 +73,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto buf = std::make_unique<uint8_t[]>(room == 0 ? 1 : room);
   if (len != 0) std::memcpy(buf.get(), frame.data(), len);
   uint32_t new_len = 0;
-  const sluice::NdVerdict v = sluice::answerNeighborDiscovery(podNet(), kGatewayMac, buf.get(), len, room, &new_len);
+  const uint16_t link_mtu = (mode & 128) ? 1500 : 0;
+  const sluice::NdVerdict v =
+      sluice::answerNeighborDiscovery(podNet(), kGatewayMac, buf.get(), len, room, &new_len, true, link_mtu);
   if (!v.answered) {
     const bool nd_reason = v.reason == sluice::DropReason::kNdMalformed ||
                            v.reason == sluice::DropReason::kNdNotAnswered ||
@@ -80,10 +84,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const uint8_t* out = buf.get();
-  if (new_len != sluice::kNeighborAdvertisementFrameLen || new_len > room) __builtin_trap();
-  if (std::memcmp(out + 6, kGatewayMac, 6) != 0 || out[20] != 58 || out[21] != 255 || out[54] != 136) __builtin_trap();
-  // The advertisement is for the gateway or an address of the pod CIDR, from it.
-  if (!podNet().isGateway(out + 22) && !podNet().contains(out + 22)) __builtin_trap();
-  if (sluice::icmpv6Checksum(out + 22, out + 38, out + 54, 32) != 0) __builtin_trap();
+  if (new_len > room || std::memcmp(out + 6, kGatewayMac, 6) != 0 || out[20] != 58 || out[21] != 255) __builtin_trap();
+  if (out[54] == sluice::kIcmpv6RouterAdvertisement) {
+    // A router advertisement, from the gateway's link-local address, with
+    // the MTU option exactly when the port has an MTU.
+    const uint32_t want = link_mtu != 0 ? sluice::kRouterAdvertisementFrameLen
+                                        : sluice::kRouterAdvertisementNoMtuFrameLen;
+    if (new_len != want || std::memcmp(out + 22, podNet().gateway_link_local, 16) != 0) __builtin_trap();
+  } else {
+    // A neighbor advertisement for the gateway or an address of the pod CIDR, from it.
+    if (new_len != sluice::kNeighborAdvertisementFrameLen || out[54] != 136) __builtin_trap();
+    if (!podNet().isGateway(out + 22) && !podNet().contains(out + 22)) __builtin_trap();
+  }
+  if (sluice::icmpv6Checksum(out + 22, out + 38, out + 54, new_len - 54) != 0) __builtin_trap();
   return 0;
 }
