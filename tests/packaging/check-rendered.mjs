@@ -30,7 +30,7 @@ const one = (kind) => { const l = ofKind(kind); assert.equal(l.length, 1, `exact
 const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores', 'main-core', 'eal', 'pod-cidr',
   'pod-cidr-v6', 'gateway-v6', 'gateway', 'gateway-mac', 'tx-flush-interval', 'pmd-max-sleep-us', 'max-ports', 'mbufs', 'log-level', 'uplink', 'vni',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
-  'state-dir', 'metrics-address', 'metrics-port', 'pod-cidr-v6', 'gateway-v6']);
+  'state-dir', 'metrics-address', 'metrics-port', 'pod-cidr-v6', 'gateway-v6', 'ipv6-router-lifetime']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
   'perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup',
   'mtu', 'vlan', 'trust', 'spoofchk', 'ipam', 'capabilities', 'sriovMode']);
