@@ -10,6 +10,9 @@
 #     interface named as the CNI interface, which gets the result's MAC,
 #     addresses and default routes; the pod's own kernel then speaks ARP,
 #     neighbor discovery and ICMP with sluiced, as a pod's stack would;
+#   - node a answers router solicitations (ipv6-router-lifetime): pod a's
+#     kernel installs the gateway's link-local address as a default router
+#     from the advertisement; node b does not (its drops count them);
 #   - each pod pings the other over IPv4 and IPv6: every echo answered with
 #     the payload sent, and each node's tunnel counts exactly the echo
 #     requests and replies both ways;
@@ -37,7 +40,8 @@ export CNI_IFNAME=net1
 # and the other node ($6: name, VTEP, CIDR, IPv6 CIDR) as its remote node; then
 # its network config (hosts .10 to .19 of its IPv4 CIDR, its IPv6 CIDR).
 start_node() {
-  local n=$1 uplink=$2 vtep=$3 cidr=$4 cidr6=$5 peer=$6 peer_vtep=$7 peer_cidr=$8 peer_cidr6=$9
+  local n=$1 uplink=$2 vtep=$3 cidr=$4 cidr6=$5 peer=$6 peer_vtep=$7 peer_cidr=$8 peer_cidr6=$9 ra=()
+  [[ $n == a ]] && ra=(--ipv6-router-lifetime 600)
   node_dir=$work/$n
   mkdir -p "$node_dir"
   jq -n --arg up "net_af_packet0,iface=$uplink" --arg vtep "$vtep/24" --arg peer "$peer" --arg pv "$peer_vtep" \
@@ -45,7 +49,7 @@ start_node() {
     '{vni: 7, uplink: {devargs: $up, vtep: $vtep},
       "remote-nodes": [{name: $peer, vtep: $pv, "pod-cidrs": [$pc, $pc6]}]}' >"$node_dir/overlay.json"
   # Idle PMDs sleep: two sluiced and two testpmds share these two cores.
-  start_sluiced "$cidr" --pod-cidr-v6 "$cidr6" --config "$node_dir/overlay.json" --pmd-max-sleep-us 200
+  start_sluiced "$cidr" --pod-cidr-v6 "$cidr6" --config "$node_dir/overlay.json" --pmd-max-sleep-us 200 "${ra[@]}"
   local net=${cidr%.0/24}
   netconf_subnet=$cidr netconf_gateway=$net.1 write_netconf "se2e-ovl-$n-$id" 1.0.0 "$net.10" "$net.19" "$cidr6"
 }
@@ -93,6 +97,9 @@ add_pod() {
     fail "node $n: the pod's TAP does not have the port's MAC $mac: $(ip -n "$nsname" link show net1)"
   ip -n "$nsname" link set net1 down
   ip -n "$nsname" link set net1 addrgenmode eui64
+  # The kernel solicits routers once its link-local address is ready; keep
+  # soliciting until answered (the first may leave before sluiced connects).
+  ip netns exec "$nsname" sysctl -qw net.ipv6.conf.net1.accept_ra=1 net.ipv6.conf.net1.router_solicitations=-1
   ip -n "$nsname" addr add "$ip4" dev net1
   ip -n "$nsname" addr add "$ip6" dev net1 nodad
   ip -n "$nsname" link set net1 up
@@ -111,6 +118,28 @@ for n in a b; do
   wait_until 30 reachable || fail "node $n: the other node's VTEP not resolved: $(tunnel)"
   printf -v "before_$n" '%s' "$(tunnel)"
 done
+
+# Router advertisements: node a's make its gateway, by the link-local address
+# its MAC gives (modified EUI-64), pod a's default router; node b serves no
+# solicitation and counts each as nd_not_served.
+gateway_link_local() {
+  local m
+  IFS=: read -ra m <<<"$(ctl --json health | jq -r .gateway_mac)"
+  # In the form iproute2 prints (RFC 5952), as Python's ipaddress writes it.
+  python3 -c 'import ipaddress, sys; print(ipaddress.ip_address(sys.argv[1]))' "$(printf 'fe80::%x:%x:%x:%x' \
+    $(((0x${m[0]} ^ 2) << 8 | 0x${m[1]})) $((0x${m[2]} << 8 | 0xff)) $((0xfe00 | 0x${m[3]})) \
+    $((0x${m[4]} << 8 | 0x${m[5]})))"
+}
+ra_router() { ip -n "$ns_a" -6 -j route show default proto ra | jq -r '.[0].gateway // empty'; }
+node_dir=$work/a
+want_router=$(gateway_link_local)
+wait_until 30 eval '[[ $(ra_router) == "$want_router" ]]' ||
+  fail "pod a: no default router $want_router from a router advertisement: $(ip -n "$ns_a" -6 route show)"
+note "pod a: default router $(ra_router) from node a's router advertisement"
+not_served() { ctl --json stats | jq '[.drops[]? | select(.reason == "nd_not_served") | .packets | tonumber] | add // 0'; }
+node_dir=$work/b
+wait_until 30 eval '(($(not_served) > 0))' || fail "node b: no router solicitation counted as nd_not_served"
+[[ -z $(ip -n "$ns_b" -6 route show default proto ra) ]] || fail "pod b: a router advertisement from node b"
 
 # Both nodes' ports, tunnel and drop counters, for a failure's message.
 dump_nodes() {
