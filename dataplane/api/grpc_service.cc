@@ -33,6 +33,7 @@ void fillPortMessage(const PortView& p, v1::Port* out) {
   out->set_vhost_mode(p.request.vhost_mode == VhostMode::kClient ? v1::VHOST_MODE_CLIENT : v1::VHOST_MODE_SERVER);
   out->set_socket_path(p.socket_path);
   out->set_pmd(p.pmd);
+  out->set_pmd_pinned(p.request.pmd.has_value());
   out->set_dpdk_name(p.dpdk_name);
   out->set_link_up(p.link_up);
   out->set_netns(p.netns);
@@ -66,6 +67,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     if (req->has_socket_group()) raw.socket_group = req->socket_group();
     if (req->has_source_validation()) raw.source_validation = req->source_validation();
     raw.routed_prefixes.assign(req->routed_prefixes().begin(), req->routed_prefixes().end());
+    if (req->has_pmd()) raw.pmd = req->pmd();
     switch (req->type()) {
       case v1::PORT_TYPE_UNSPECIFIED:
       case v1::PORT_TYPE_VHOST_USER: raw.kind = PortKind::kVhostUser; break;

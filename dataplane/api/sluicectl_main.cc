@@ -41,6 +41,7 @@ constexpr char kUsage[] =
     "  stats              per-PMD cycles/packet, batches, per-port and per-reason counters\n"
     "  stats clear        reset the counters\n"
     "  ports              list ports\n"
+    "  pmd                each PMD's load and the pod ports it polls (share of its packets, pinned or placed)\n"
     "  flows              list megaflows (match, actions, packets, bytes, idle time)\n"
     "  health             exit 0 if the dataplane is ready\n"
     "  port add --container-id ID --ifname NAME [--ip A.B.C.D] [--ipv6 ADDR] [--mac M] [--mode server|client]\n"
@@ -48,6 +49,7 @@ constexpr char kUsage[] =
     "           [--mtu 68..9216 (default: sluiced's port-mtu)]\n"
     "           [--no-source-validation]  (the pod may send with any source MAC and IP: a router)\n"
     "           [--routed-prefix CIDR...]  (routed to the pod, IPv4 or IPv6: a UPF's UE pool; repeatable)\n"
+    "           [--pmd N]  (pin the port's rx queue to PMD N; default: the least busy PMD, where it stays)\n"
     "  vfs                SR-IOV VFs of the pools: PF, index, PCI address, netdev, holder\n"
     "  port del --container-id ID --ifname NAME\n"
     "  nodes              remote nodes (source, VTEP, CIDRs, next hop, age), node controller state\n"
@@ -94,15 +96,17 @@ int report(const grpc::Status& s, const Globals& g) {
   return unreachable ? 3 : 1;
 }
 
-void printJson(const google::protobuf::Message& m) {
+std::string toJson(const google::protobuf::Message& m) {
   std::string out;
   google::protobuf::util::JsonPrintOptions opts;
   opts.add_whitespace = true;
   opts.always_print_primitive_fields = true;
   opts.preserve_proto_field_names = true;
   (void)google::protobuf::util::MessageToJsonString(m, &out, opts);
-  std::fputs(out.c_str(), stdout);
+  return out;
 }
+
+void printJson(const google::protobuf::Message& m) { std::fputs(toJson(m).c_str(), stdout); }
 
 // One channel to sluiced; a stub per service on it (the core's, and each
 // module's).
@@ -173,11 +177,13 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
       "namespace", po::value<std::string>()->default_value(""), "")("pod", po::value<std::string>()->default_value(""), "")(
       "socket-subdir", po::value<std::string>()->default_value(""), "")(
       "devargs", po::value<std::string>()->default_value(""), "")("mtu", po::value<uint32_t>()->default_value(0), "")(
-      "no-source-validation", "")("routed-prefix", po::value<std::vector<std::string>>(), "");
+      "no-source-validation", "")("routed-prefix", po::value<std::vector<std::string>>(), "")(
+      "pmd", po::value<uint32_t>(), "");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
   v1::AddPortRequest req;
+  if (vm.count("pmd") != 0) req.set_pmd(vm["pmd"].as<uint32_t>());
   req.mutable_attachment()->set_container_id(vm["container-id"].as<std::string>());
   req.mutable_attachment()->set_ifname(vm["ifname"].as<std::string>());
   // --ip, --ipv6 or both (an IPv6-only attachment gives --ipv6 alone).
@@ -205,6 +211,24 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
   if (!s.ok()) return report(s, client.globals);
   if (client.globals.json) printJson(resp);
   else std::fputs((std::string(resp.created() ? "created" : "exists") + "\n" + sluice::formatPort(resp.port())).c_str(), stdout);
+  return 0;
+}
+
+// Two reads (statistics, then ports): a port added between them shows with
+// no packets, one removed is left out.
+int showPmds(Client& client) {
+  v1::GetStatsResponse stats;
+  grpc::Status s = client.stub->GetStats(client.context().get(), v1::GetStatsRequest{}, &stats);
+  if (!s.ok()) return report(s, client.globals);
+  v1::ListPortsResponse ports;
+  s = client.stub->ListPorts(client.context().get(), v1::ListPortsRequest{}, &ports);
+  if (!s.ok()) return report(s, client.globals);
+  if (client.globals.json) {
+    // One document: {"stats": GetStatsResponse, "ports": ListPortsResponse}.
+    std::fputs(("{\"stats\": " + toJson(stats) + ", \"ports\": " + toJson(ports) + "}\n").c_str(), stdout);
+  } else {
+    std::fputs(sluice::formatPmds(stats, ports).c_str(), stdout);
+  }
   return 0;
 }
 
@@ -378,6 +402,7 @@ int dispatch(Client& client, const std::vector<std::string>& words) {
   if (cmd == "ports" && rest.empty())
     return call(client, &v1::Dataplane::Stub::ListPorts, v1::ListPortsRequest{},
                 [](const v1::ListPortsResponse& r) { return sluice::formatPorts(r); });
+  if (cmd == "pmd" && rest.empty()) return showPmds(client);
   if (cmd == "health" && rest.empty()) {
     bool ready = false;
     int rc = call(client, &v1::Dataplane::Stub::Health, v1::HealthRequest{}, [&](const v1::HealthResponse& r) {

@@ -141,6 +141,31 @@ std::string formatPorts(const v1::ListPortsResponse& ports) {
   return out;
 }
 
+std::string formatPmds(const v1::GetStatsResponse& stats, const v1::ListPortsResponse& ports) {
+  std::string out;
+  for (const v1::PmdStats& p : stats.pmds()) {
+    const uint64_t total = p.busy_cycles() + p.idle_cycles() + p.sleep_cycles();
+    out += fmt("PMD %u (lcore %u): busy %.1f %% of its cycles, %llu packets received, %.1f cycles/packet\n", p.index(),
+               p.lcore(), 100.0 * ratio(p.busy_cycles(), total), static_cast<unsigned long long>(p.packets()),
+               ratio(p.busy_cycles(), p.packets()));
+    out += fmt("  %-4s  %-22s %14s %7s  %s\n", "PORT", "ATTACHMENT", "RX PACKETS", "SHARE", "PLACED BY");
+    bool any = false;
+    for (const v1::Port& port : ports.ports()) {
+      if (port.pmd() != p.index() || port.type() == v1::PORT_TYPE_SRIOV_VF) continue;
+      uint64_t rx = 0;
+      for (const v1::PortStats& ps : stats.ports())
+        if (ps.port_no() == port.port_no()) rx = ps.rx_packets();
+      out += fmt("  %-4u  %-22s %14llu %6.1f%%  %s\n", port.port_no(), attachmentText(port.attachment()).c_str(),
+                 static_cast<unsigned long long>(rx), 100.0 * ratio(rx, p.packets()),
+                 port.pmd_pinned() ? "pin (AddPort pmd)" : "sluiced");
+      any = true;
+    }
+    if (!any) out += "  (no pod ports)\n";
+  }
+  if (stats.pmds().empty()) out += "(no PMDs)\n";
+  return out;
+}
+
 std::string formatFlows(const v1::ListFlowsResponse& flows) {
   std::string out = fmt("  %-3s %-6s %12s %14s %8s %8s  %s -> %s\n", "PMD", "INDEX", "PACKETS", "BYTES", "IDLE(s)",
                         "AGE(s)", "MATCH", "ACTIONS");

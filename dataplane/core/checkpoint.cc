@@ -86,6 +86,12 @@ absl::StatusOr<CheckpointPort> parsePort(const json& p, const std::string& where
     if (!v->is_boolean()) return bad(absl::StrCat(where, ".source_validation"), "must be true or false");
     r.source_validation = v->get<bool>();
   }
+  // Absent unless the port was pinned to a PMD.
+  if (auto v = p.find("pmd"); v != p.end()) {
+    if (!v->is_number_unsigned() || v->get<uint64_t>() > 0xffff)
+      return bad(absl::StrCat(where, ".pmd"), "must be a PMD index 0..65535");
+    r.pmd = static_cast<unsigned>(v->get<uint64_t>());
+  }
   // Absent in files written before version 5: none.
   if (auto v = p.find("routed_prefixes"); v != p.end()) {
     if (!v->is_array()) return bad(absl::StrCat(where, ".routed_prefixes"), "must be an array of CIDR strings");
@@ -170,6 +176,7 @@ std::string serializeCheckpoint(const CheckpointState& state) {
                      {"source_validation", r.source_validation},
                      {"routed_prefixes", r.routed_prefixes}});
     if (r.socket_group) ports.back()["socket_group"] = *r.socket_group;
+    if (r.pmd) ports.back()["pmd"] = *r.pmd;
     ports.back()["mtu"] = r.mtu;
   }
   json doc = {{"format", kFormat}, {"version", kCheckpointVersion}, {"ports", ports}};

@@ -12,6 +12,7 @@
 #include "common/cidr_overlap.h"
 #include "common/log.h"
 #include "dataplane/core/crash_points.h"
+#include "dataplane/core/rxq_placement.h"
 #include "dataplane/core/socket_owner.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
 
@@ -295,6 +296,9 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
     return absl::UnimplementedError("type: SR-IOV VF ports are not supported by this sluiced yet");
   if (req.kind == PortKind::kDpdkVdev && !config_.allow_vdev_ports)
     return absl::FailedPreconditionError("type: DPDK vdev ports need sluiced's allow-vdev-ports (benchmarks, tests)");
+  if (req.pmd && *req.pmd >= pmds_.size())
+    return absl::InvalidArgumentError(absl::StrCat("pmd: there is no PMD ", *req.pmd, " (this sluiced runs ",
+                                                   pmds_.size(), ", 0..", pmds_.size() - 1, ")"));
   // Only ever stat()ed, never opened: an absolute path is all it must be.
   if (!netns.empty() && (netns[0] != '/' || netns.size() >= 4096 || netns.find('\0') != std::string::npos))
     return absl::InvalidArgumentError("netns: must be an absolute path");
@@ -509,6 +513,11 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
       drop(std::string(req.status().message()));
       continue;
     }
+    // Restarted with fewer PMDs: the port comes back, placed by sluiced.
+    if (req->pmd && *req->pmd >= pmds_.size()) {
+      logWarning(who, ": pinned to PMD ", *req->pmd, ", which this sluiced does not run; placed instead");
+      req->pmd.reset();
+    }
     if (req->kind != PortKind::kVhostUser) {
       drop("not a vhost-user port");
       continue;
@@ -668,6 +677,26 @@ void DataplaneControl::removeAllPorts() {
     if (ports_[n] && ports_[n]->isPod()) removePortLocked(n);
 }
 
+std::vector<double> DataplaneControl::measurePmdLoadsLocked() {
+  // A window shorter than this says nothing about a PMD's load.
+  const uint64_t min_window = tsc_hz_ / 100;
+  pmd_load_.resize(pmds_.size());
+  std::vector<double> shares(pmds_.size());
+  for (size_t p = 0; p < pmds_.size(); ++p) {
+    const PmdCounters& c = pmds_[p]->counters;
+    const uint64_t busy = c.busy_cycles.read();
+    const uint64_t total = busy + c.idle_cycles.read() + c.sleep_cycles.read();
+    PmdLoadSample& s = pmd_load_[p];
+    if (total - s.total >= std::max<uint64_t>(min_window, 1)) {
+      s.share = static_cast<double>(busy - s.busy) / static_cast<double>(total - s.total);
+      s.busy = busy;
+      s.total = total;
+    }
+    shares[p] = s.share;
+  }
+  return shares;
+}
+
 void DataplaneControl::republishLocked() {
   if (!started_) return;
   std::vector<ForwardingTable::Entry> routes;
@@ -676,11 +705,13 @@ void DataplaneControl::republishLocked() {
   auto sources = std::make_shared<SourceTable>();  // a module's port (the uplink) is not checked
   std::vector<RoutedPrefix> prefixes;
   std::vector<RoutedPrefix6> prefixes6;
-  size_t k = 0;
+  std::vector<RxqPort> pod_ports;
+  std::vector<unsigned> module_queues(pmds_.size(), 0);
   for (uint16_t n = 0; n < kMaxPorts; ++n) {
     if (!ports_[n]) continue;
     if (!ports_[n]->isPod()) {
       target[ports_[n]->pmd].push_back(n);  // a module's port stays where the module put it
+      ++module_queues[ports_[n]->pmd];
       continue;
     }
     const PortRequest& pod = ports_[n]->request;
@@ -690,9 +721,11 @@ void DataplaneControl::republishLocked() {
     for (const Ipv4Cidr& c : pod.routed_prefixes)
       prefixes.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), n});
     for (const Ipv6Cidr& c : pod.routed_prefixes_v6) prefixes6.push_back({c.network.bytes, c.prefix_len, n});
-    // Round-robin over the pods' ports in number order.
-    target[k++ % pmds_.size()].push_back(n);
+    pod_ports.push_back({n, ports_[n]->placed ? std::optional<unsigned>(ports_[n]->pmd) : std::nullopt,
+                         ports_[n]->request.pmd});
   }
+  const std::vector<unsigned> placed = placeRxQueues(pod_ports, measurePmdLoadsLocked(), module_queues);
+  for (size_t i = 0; i < pod_ports.size(); ++i) target[placed[i]].push_back(pod_ports[i].port_no);
   auto fib = std::make_shared<const ForwardingTable>(routes);
   fib_ = fib;
   // Pods' ports have their MTU checked; a module's port (the uplink) has none here.
@@ -727,8 +760,12 @@ void DataplaneControl::republishLocked() {
   }
   // Readers see the assignment being made (they may look while PMDs
   // acknowledge).
-  for (size_t p = 0; p < pmds_.size(); ++p)
-    for (uint16_t n : target[p]) ports_[n]->pmd = static_cast<unsigned>(p);
+  for (size_t p = 0; p < pmds_.size(); ++p) {
+    for (uint16_t n : target[p]) {
+      ports_[n]->pmd = static_cast<unsigned>(p);
+      ports_[n]->placed = true;
+    }
+  }
   if (moved) publishLocked(interim, fib);
   publishLocked(target, fib);
   // Classifiers without the stale megaflows; their slots are recycled.

@@ -191,6 +191,10 @@ class DataplaneControl {
   // New tables for the PMDs: routes rebuilt, megaflows revalidated, rx
   // queues reassigned, a snapshot published and acknowledged by every PMD.
   void republishLocked();
+  // Each PMD's busy share of its cycles since the previous call (the rx
+  // queue placement's measure; a PMD that ran too briefly since keeps its
+  // previous share).
+  std::vector<double> measurePmdLoadsLocked();
   // The same tables under a new version: returns once every running PMD has
   // passed a quiescent point (what a grace period needs).
   void quiesceLocked();
@@ -232,6 +236,7 @@ class DataplaneControl {
     // and the module's tx lock. Empty label: a pod's port.
     std::string module_label;
     rte_spinlock_t* module_tx_lock = nullptr;
+    bool placed = false;  // `pmd` was decided (rxq_placement.h); a new port's is not yet
     bool isPod() const { return module_label.empty(); }
   };
   // Raw counter sums over all PMDs; statistics report raw minus baseline.
@@ -268,6 +273,11 @@ class DataplaneControl {
   const Ipv6PodNet v6_net_;
   PortBackend& backend_;
   const std::vector<PmdContext*> pmds_;
+  struct PmdLoadSample {
+    uint64_t busy = 0, total = 0;  // cycles
+    double share = 0;              // busy / total over the window that ended here
+  };
+  std::vector<PmdLoadSample> pmd_load_;  // one per PMD, as measurePmdLoadsLocked last read
   const uint64_t tsc_hz_;
   const std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   // The live settings now in force (applyLiveSettings; guarded by mu_, and

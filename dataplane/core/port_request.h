@@ -58,6 +58,10 @@ struct PortRequest {
   // (checked here); other ports' and remote nodes' are the control's to check.
   std::vector<Ipv4Cidr> routed_prefixes;
   std::vector<Ipv6Cidr> routed_prefixes_v6;
+  // The PMD that polls the port's rx queue, as the request pinned it (an
+  // index below the PMD count, which the control checks); none: sluiced
+  // places it (rxq_placement.h).
+  std::optional<unsigned> pmd;
 
   bool hasIpv4() const { return ip.value != 0; }
   bool sameParameters(const PortRequest& other) const;
@@ -74,6 +78,7 @@ struct RawPortRequest {
   uint32_t mtu = 0;       // 0: the node's default (port-mtu)
   bool source_validation = true;  // AddPortRequest.source_validation (unset: on)
   std::vector<std::string> routed_prefixes = {};  // CIDRs of either family, as requested
+  std::optional<unsigned> pmd = {};               // AddPortRequest.pmd (unset: placed by sluiced)
 };
 
 // Routed prefixes one port may own: a UPF has a pool or a few per slice.

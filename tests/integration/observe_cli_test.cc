@@ -1,4 +1,4 @@
-// sluicectl trace and capture against a real sluiced: the streams travel the
+// sluicectl trace, capture and pmd against a real sluiced: the streams travel the
 // whole way an operator's do (sluicectl, gRPC, the control thread's taps, the
 // PMD's rings), with two virtio pods sending through the real PMD loop. The
 // pcap is read back by libpcap (exact bytes) and by tcpdump, from a file and
@@ -196,6 +196,37 @@ TEST_F(ObserveCliTest, TraceOfATtlOnePacketShowsTheDropReason) {
                                                           ",src=10.250.0.20,dst=10.250.0.21,proto=udp,ttl=1'");
   ASSERT_EQ(would.exit_code, 0) << would.output;
   EXPECT_NE(would.output.find("dropped (ttl_exceeded)"), std::string::npos) << would.output;
+}
+
+// `sluicectl pmd`: the one PMD, its packets and busy share, and the pod
+// ports it polls, each with its share of the PMD's packets and who placed
+// it; `port add --pmd` pins a port, and a PMD this sluiced lacks is refused.
+TEST_F(ObserveCliTest, PmdShowsEachPodPortsShareAndItsPin) {
+  std::vector<Frame> frames;
+  for (uint32_t i = 0; i < 10; ++i) frames.push_back(frameAtoB(i, 64));
+  ASSERT_EQ(pod_a_->send(frames), frames.size());
+  ASSERT_EQ(pod_b_->receive(frames.size()).size(), frames.size());
+  const std::string ip = "10.250.0.22";
+  CommandResult refused = sluicectl(node_->apiSocket(), "port add --container-id pinned --ifname net1 --ip " + ip +
+                                                            " --pmd 1");
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("pmd: there is no PMD 1 (this sluiced runs 1, 0..0)"), std::string::npos)
+      << refused.output;
+  CommandResult pinned =
+      sluicectl(node_->apiSocket(), "port add --container-id pinned --ifname net1 --ip " + ip + " --pmd 0");
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
+  CommandResult shown = sluicectl(node_->apiSocket(), "pmd");
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find(" 10 packets received, "), std::string::npos) << shown.output;
+  const std::string a = "  " + std::to_string(port_a_) + " ";
+  auto line = [&](const std::string& start) {
+    const size_t at = shown.output.find(start);
+    return at == std::string::npos ? std::string() : shown.output.substr(at, shown.output.find('\n', at) - at);
+  };
+  EXPECT_NE(line(a).find(" 10  100.0%  sluiced"), std::string::npos) << shown.output;
+  EXPECT_NE(line("  " + std::to_string(port_b_) + " ").find(" 0    0.0%  sluiced"), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find("pinned/net1"), std::string::npos) << shown.output;
+  EXPECT_NE(line("  2 ").find("pin (AddPort pmd)"), std::string::npos) << shown.output;
 }
 
 }  // namespace

@@ -91,6 +91,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
   s.ports[1].request.ipv6 = "fd00:10:244:1::b";
   s.ports[1].request.mtu = 9000;
   s.ports[1].request.source_validation = false;
+  s.ports[1].request.pmd = 3;
   s.sections["vfs"] = nlohmann::json::array({{{"pci", "0000:3b:02.1"}, {"container_id", "cccc"}}});
   CheckpointStore store(dir_ + "/state");
   ASSERT_TRUE(store.save(s).ok());
@@ -118,6 +119,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
     EXPECT_EQ(b.request.socket_group, a.request.socket_group);
     EXPECT_EQ(b.request.mtu, a.request.mtu);
     EXPECT_EQ(b.request.source_validation, a.request.source_validation);
+    EXPECT_EQ(b.request.pmd, a.request.pmd);
     EXPECT_EQ(b.socket_path, a.socket_path);
     EXPECT_EQ(b.netns, a.netns);
   }

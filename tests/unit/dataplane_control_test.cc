@@ -109,17 +109,77 @@ TEST_P(DataplaneControlTest, PortNumbersAreDenseAndReused) {
   EXPECT_EQ(control_->listPorts().size(), 3u);
 }
 
-TEST_P(DataplaneControlTest, PortsAreSpreadRoundRobinOverPmds) {
+// Idle PMDs: each new port goes to the one polling the fewest queues (round
+// robin as ports are added); ports then stay where they are while others come
+// and go: no queue moves.
+TEST_P(DataplaneControlTest, PortsSpreadOverIdlePmdsAndStayWhileOthersComeAndGo) {
   for (int i = 0; i < 4; ++i)
     ASSERT_TRUE(control_->addPort(request("p" + std::to_string(i), "10.244.1." + std::to_string(10 + i))).ok());
   std::vector<PortView> ports = control_->listPorts();
   for (const PortView& p : ports) EXPECT_EQ(p.pmd, p.port_no % GetParam());
-  // Removing port 0 shifts the others' assignment; they must move safely.
   ASSERT_TRUE(*control_->deletePort({"p0", "net1"}));
-  ports = control_->listPorts();
-  for (size_t k = 0; k < ports.size(); ++k) EXPECT_EQ(ports[k].pmd, k % GetParam());
+  for (const PortView& p : control_->listPorts()) EXPECT_EQ(p.pmd, p.port_no % GetParam()) << "moved: " << p.port_no;
+  // The next port takes number 0 again and the PMD with the fewest queues (0).
+  auto again = control_->addPort(request("p4", "10.244.1.14"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->port.port_no, 0);
+  EXPECT_EQ(again->port.pmd, 0u);
+  for (const PortView& p : control_->listPorts()) EXPECT_EQ(p.pmd, p.port_no % GetParam());
   // Every PMD ran the snapshots: each acknowledged what was published last.
   for (auto& m : mailboxes_) EXPECT_EQ(m->acked_version.load(), m->published.load()->version);
+}
+
+// A new port goes to the PMD that measured least busy since the previous
+// placement, whatever the queue counts say; ports already placed stay. (With
+// one PMD, that one whatever its load.)
+TEST_P(DataplaneControlTest, ANewPortGoesToTheLeastBusyPmd) {
+  const bool two = GetParam() == 2;
+  ASSERT_TRUE(control_->addPort(request("idle", "10.244.1.10")).ok());  // PMD 0 (fewest queues)
+  // One second at 2.6 GHz: PMD 0 90 % busy, PMD 1 idle although it polls nothing.
+  counters_[0]->busy_cycles.add(2'340'000'000);
+  counters_[0]->idle_cycles.add(260'000'000);
+  if (two) {
+    counters_[1]->idle_cycles.add(1'300'000'000);
+    counters_[1]->sleep_cycles.add(1'300'000'000);
+  }
+  for (int i = 1; i < 4; ++i) {
+    auto r = control_->addPort(request("p" + std::to_string(i), "10.244.1." + std::to_string(10 + i)));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->port.pmd, two ? 1u : 0u) << "port " << r->port.port_no << ": PMD 0 is the busy one";
+  }
+  EXPECT_EQ(control_->listPorts()[0].pmd, 0u) << "the busy PMD's own port stays";
+  // A later window where PMD 1 is the busy one turns the choice around
+  // (a port goes first: the table holds four).
+  ASSERT_TRUE(*control_->deletePort({"p3", "net1"}));
+  counters_[two ? 1 : 0]->busy_cycles.add(2'600'000'000);
+  counters_[0]->idle_cycles.add(2'600'000'000);
+  auto r = control_->addPort(request("p9", "10.244.1.19"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->port.pmd, 0u);
+}
+
+// A port pinned by its request polls on that PMD (and says so); a PMD index
+// the node does not run is refused, naming the ones it does.
+TEST_P(DataplaneControlTest, APinnedPortPollsOnItsPmdAndAnUnknownPmdIsRefused) {
+  const unsigned last = GetParam() - 1;
+  for (int i = 0; i < 3; ++i) {
+    RawPortRequest r = request("pin" + std::to_string(i), "10.244.1." + std::to_string(10 + i));
+    r.pmd = last;
+    auto added = control_->addPort(r);
+    ASSERT_TRUE(added.ok()) << added.status();
+    EXPECT_EQ(added->port.pmd, last);
+    EXPECT_EQ(added->port.request.pmd, std::optional<unsigned>(last));
+  }
+  // Unpinned, it goes where the fewest queues are: PMD 0 (the pinned ones count).
+  auto free_port = control_->addPort(request("free", "10.244.1.20"));
+  ASSERT_TRUE(free_port.ok());
+  EXPECT_EQ(free_port->port.pmd, 0u);
+  EXPECT_FALSE(free_port->port.request.pmd.has_value());
+  RawPortRequest bad = request("nope", "10.244.1.21");
+  bad.pmd = GetParam();
+  auto refused = control_->addPort(bad);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("pmd: there is no PMD"), std::string::npos) << refused.status();
 }
 
 TEST_P(DataplaneControlTest, AddingTheSameAttachmentTwiceReturnsTheExistingPort) {

@@ -136,6 +136,44 @@ TEST(StatsFormatTest, PortsShowTheirMtu) {
   EXPECT_NE(text.find(" up   1400  /s.sock\n"), std::string::npos) << text;
 }
 
+TEST(StatsFormatTest, PmdsShowTheirLoadAndThePortsTheyPoll) {
+  v1::GetStatsResponse stats;
+  for (uint32_t i = 0; i < 2; ++i) {
+    v1::PmdStats* p = stats.add_pmds();
+    p->set_index(i);
+    p->set_lcore(i + 1);
+  }
+  stats.mutable_pmds(0)->set_busy_cycles(250);
+  stats.mutable_pmds(0)->set_idle_cycles(750);
+  stats.mutable_pmds(0)->set_packets(10);
+  v1::PortStats* ps = stats.add_ports();
+  ps->set_port_no(3);
+  ps->set_rx_packets(4);
+  v1::ListPortsResponse ports;
+  v1::Port* a = ports.add_ports();
+  a->set_port_no(3);
+  a->mutable_attachment()->set_container_id("c0ffee");
+  a->mutable_attachment()->set_ifname("net1");
+  a->set_pmd(0);
+  a->set_pmd_pinned(true);
+  v1::Port* b = ports.add_ports();
+  b->set_port_no(5);
+  b->mutable_attachment()->set_container_id("beef");
+  b->mutable_attachment()->set_ifname("net2");
+  b->set_pmd(0);
+  const std::string text = formatPmds(stats, ports);
+  EXPECT_NE(text.find("PMD 0 (lcore 1): busy 25.0 % of its cycles, 10 packets received, 25.0 cycles/packet\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  3     c0ffee/net1                         4   40.0%  pin (AddPort pmd)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  5     beef/net2                           0    0.0%  sluiced\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("PMD 1 (lcore 2): busy 0.0 % of its cycles, 0 packets received, 0.0 cycles/packet\n"
+                      "  PORT  ATTACHMENT                 RX PACKETS   SHARE  PLACED BY\n  (no pod ports)\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(NodesFormatTest, ShowsEachNodesSourceAndAgeAndTheController) {
   v1::ListNodesResponse r;
   v1::RemoteNode* n = r.add_nodes();
