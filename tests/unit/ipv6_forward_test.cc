@@ -271,6 +271,20 @@ class Ipv6StageTest : public ::testing::Test {
     f[57] = static_cast<uint8_t>(sum);
     return f;
   }
+  // Why `f` (its ICMPv6 checksum first made right unless fix_checksum is
+  // false) is dropped; a frame that is not dropped fails the test.
+  DropReason droppedFor(Frame f, bool fix_checksum) {
+    if (fix_checksum) {
+      const size_t icmp_len = static_cast<size_t>(f[18] << 8 | f[19]);
+      f[56] = f[57] = 0;
+      const uint16_t sum = test::icmpv6ChecksumOf(f, icmp_len);
+      f[56] = static_cast<uint8_t>(sum >> 8);
+      f[57] = static_cast<uint8_t>(sum);
+    }
+    Result r = run(f);
+    EXPECT_EQ(r.next, kNextDrop);
+    return r.reason;
+  }
   static void expectChecksumValid(const Frame& f) {
     ASSERT_GE(f.size(), 54u);
     const auto* ip = reinterpret_cast<const rte_ipv6_hdr*>(&f[14]);
@@ -405,18 +419,7 @@ TEST_F(Ipv6StageTest, SolicitationsNotOursAreNotAnswered) {
 
 TEST_F(Ipv6StageTest, MalformedSolicitationsAreDroppedByReason) {
   const Frame good = test::neighborSolicitation(kMacA, kPodA, kGateway);
-  auto reasonOf = [&](Frame f, bool fix_checksum = true) {
-    if (fix_checksum) {
-      const size_t icmp_len = static_cast<size_t>(f[18] << 8 | f[19]);
-      f[56] = f[57] = 0;
-      const uint16_t sum = test::icmpv6ChecksumOf(f, icmp_len);
-      f[56] = static_cast<uint8_t>(sum >> 8);
-      f[57] = static_cast<uint8_t>(sum);
-    }
-    Result r = run(f);
-    EXPECT_EQ(r.next, kNextDrop);
-    return r.reason;
-  };
+  auto reasonOf = [&](const Frame& f, bool fix_checksum = true) { return droppedFor(f, fix_checksum); };
   Frame f = good;
   f[21] = 254;  // routed once: not from the link
   EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
@@ -516,18 +519,7 @@ TEST_F(Ipv6StageTest, ARouterSolicitationIsAnsweredWithExactBytesWhenALifetimeIs
 TEST_F(Ipv6StageTest, RouterSolicitationsAreCheckedAndNeverAnsweredForOthers) {
   snap_.v6.router_lifetime_s = 1800;
   const Ipv6Address pod_ll = linkLocalFromMac(kMacA);
-  auto reasonOf = [&](Frame f, bool fix_checksum = true) {
-    if (fix_checksum) {
-      const size_t icmp_len = static_cast<size_t>(f[18] << 8 | f[19]);
-      f[56] = f[57] = 0;
-      const uint16_t sum = test::icmpv6ChecksumOf(f, icmp_len);
-      f[56] = static_cast<uint8_t>(sum >> 8);
-      f[57] = static_cast<uint8_t>(sum);
-    }
-    Result r = run(f);
-    EXPECT_EQ(r.next, kNextDrop);
-    return r.reason;
-  };
+  auto reasonOf = [&](const Frame& f, bool fix_checksum = true) { return droppedFor(f, fix_checksum); };
   const Frame good = test::routerSolicitation(kMacA, pod_ll);
   Frame f = good;
   f[21] = 254;  // routed once: not from the link

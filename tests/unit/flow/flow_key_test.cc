@@ -375,6 +375,36 @@ TEST(FlowKeyTest, BurstMatchesSinglePacketExtraction) {
   EXPECT_EQ(keys[3].result(), ParseResult::kIpv4Truncated);
 }
 
+// Every frame of `frames` and each of its truncations, with and without an
+// RSS hash: the burst form's key, hash and result are the single-frame
+// parser's, byte for byte. Some frames must have parsed whole with their L4
+// header at plain_l4_ofs (what the one-pass route produces).
+void expectBurstRouteEqualsGeneralParser(std::vector<Frame> frames, uint16_t plain_l4_ofs) {
+  const size_t whole = frames.size();
+  for (size_t i = 0; i < whole; ++i) {
+    for (uint32_t len = 0; len < frames[i].size(); ++len) {
+      Frame cut = frames[i];
+      cut.bytes().resize(len);
+      frames.push_back(cut);
+    }
+  }
+  uint32_t plain = 0;
+  for (const Frame& f : frames) {
+    for (bool rss : {false, true}) {
+      std::unique_ptr<uint8_t[]> copy(new uint8_t[f.size() == 0 ? 1 : f.size()]);
+      if (f.size() > 0) std::memcpy(copy.get(), f.data(), f.size());
+      const PacketRef ref{copy.get(), f.size(), 0xabcdef, rss};
+      FlowKey burst;
+      FlowKey single;
+      extractFlowKeys(&ref, 1, 4, &burst);
+      extractFlowKey(copy.get(), f.size(), 4, rss ? std::optional<uint32_t>(0xabcdef) : std::nullopt, single);
+      ASSERT_EQ(0, std::memcmp(&single, &burst, sizeof(FlowKey))) << "frame of " << f.size() << " bytes";
+      plain += single.result() == ParseResult::kOk && single.l4_ofs == plain_l4_ofs;
+    }
+  }
+  EXPECT_GT(plain, 0U);  // frames of the plain shape were among them
+}
+
 // The burst form takes a one-pass route for plain IPv4 UDP/TCP; every frame
 // near that route's edges (TTL classes, TOS, DF, fragments, TCP data offsets,
 // IP lengths, every truncation length) must give the key, hash and result the
@@ -401,29 +431,7 @@ TEST(FlowKeyTest, PlainIpv4RouteEqualsGeneralParser) {
   Frame ihl6 = testing::udp4(kSrc, kDst, 7, 8);
   ihl6.bytes()[14] = 0x46;
   frames.push_back(ihl6);
-  const size_t whole = frames.size();
-  for (size_t i = 0; i < whole; ++i) {
-    for (uint32_t len = 0; len < frames[i].size(); ++len) {
-      Frame cut = frames[i];
-      cut.bytes().resize(len);
-      frames.push_back(cut);
-    }
-  }
-  uint32_t plain = 0;
-  for (const Frame& f : frames) {
-    for (bool rss : {false, true}) {
-      std::unique_ptr<uint8_t[]> copy(new uint8_t[f.size() == 0 ? 1 : f.size()]);
-      if (f.size() > 0) std::memcpy(copy.get(), f.data(), f.size());
-      const PacketRef ref{copy.get(), f.size(), 0xabcdef, rss};
-      FlowKey burst;
-      FlowKey single;
-      extractFlowKeys(&ref, 1, 4, &burst);
-      extractFlowKey(copy.get(), f.size(), 4, rss ? std::optional<uint32_t>(0xabcdef) : std::nullopt, single);
-      ASSERT_EQ(0, std::memcmp(&single, &burst, sizeof(FlowKey))) << "frame of " << f.size() << " bytes";
-      plain += single.result() == ParseResult::kOk && single.l4_ofs == 34;
-    }
-  }
-  EXPECT_GT(plain, 0U);  // the plain route was exercised, not only the general one
+  expectBurstRouteEqualsGeneralParser(frames, 34);
 }
 
 // The same for the one-pass route of plain IPv6 UDP/TCP: hop limits, traffic
@@ -463,29 +471,7 @@ TEST(FlowKeyTest, PlainIpv6RouteEqualsGeneralParser) {
   Frame version4 = frames[0];
   version4.bytes()[14] = 0x40;
   frames.push_back(version4);
-  const size_t whole = frames.size();
-  for (size_t i = 0; i < whole; ++i) {
-    for (uint32_t len = 0; len < frames[i].size(); ++len) {
-      Frame cut = frames[i];
-      cut.bytes().resize(len);
-      frames.push_back(cut);
-    }
-  }
-  uint32_t plain = 0;
-  for (const Frame& f : frames) {
-    for (bool rss : {false, true}) {
-      std::unique_ptr<uint8_t[]> copy(new uint8_t[f.size() == 0 ? 1 : f.size()]);
-      if (f.size() > 0) std::memcpy(copy.get(), f.data(), f.size());
-      const PacketRef ref{copy.get(), f.size(), 0xabcdef, rss};
-      FlowKey burst;
-      FlowKey single;
-      extractFlowKeys(&ref, 1, 4, &burst);
-      extractFlowKey(copy.get(), f.size(), 4, rss ? std::optional<uint32_t>(0xabcdef) : std::nullopt, single);
-      ASSERT_EQ(0, std::memcmp(&single, &burst, sizeof(FlowKey))) << "frame of " << f.size() << " bytes";
-      plain += single.result() == ParseResult::kOk && single.l4_ofs == 54;
-    }
-  }
-  EXPECT_GT(plain, 0U);
+  expectBurstRouteEqualsGeneralParser(frames, 54);
 }
 
 // A chained mbuf (a jumbo frame in 2 KB segments) is parsed in its first
