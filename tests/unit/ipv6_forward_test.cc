@@ -285,6 +285,26 @@ class Ipv6StageTest : public ::testing::Test {
     EXPECT_EQ(r.next, kNextDrop);
     return r.reason;
   }
+  // The checks every neighbor discovery message gets (RFC 4861): `good`
+  // (answered) made wrong one way at a time, its one option's length byte at
+  // option_len_at.
+  void expectMalformedWhereEveryNdMessageIs(const Frame& good, size_t option_len_at) {
+    Frame f = good;
+    f[21] = 254;  // routed once: not from the link
+    EXPECT_EQ(droppedFor(f, true), DropReason::kNdMalformed);
+    f = good;
+    f[57] ^= 1;
+    EXPECT_EQ(droppedFor(f, false), DropReason::kNdMalformed) << "bad checksum";
+    f = good;
+    f[55] = 1;  // code
+    EXPECT_EQ(droppedFor(f, true), DropReason::kNdMalformed);
+    f = good;
+    f[option_len_at] = 0;  // option length 0
+    EXPECT_EQ(droppedFor(f, true), DropReason::kNdMalformed);
+    f = good;
+    f[option_len_at] = 2;  // option runs past the message
+    EXPECT_EQ(droppedFor(f, true), DropReason::kNdMalformed);
+  }
   static void expectChecksumValid(const Frame& f) {
     ASSERT_GE(f.size(), 54u);
     const auto* ip = reinterpret_cast<const rte_ipv6_hdr*>(&f[14]);
@@ -420,22 +440,8 @@ TEST_F(Ipv6StageTest, SolicitationsNotOursAreNotAnswered) {
 TEST_F(Ipv6StageTest, MalformedSolicitationsAreDroppedByReason) {
   const Frame good = test::neighborSolicitation(kMacA, kPodA, kGateway);
   auto reasonOf = [&](const Frame& f, bool fix_checksum = true) { return droppedFor(f, fix_checksum); };
+  expectMalformedWhereEveryNdMessageIs(good, 79);
   Frame f = good;
-  f[21] = 254;  // routed once: not from the link
-  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
-  f = good;
-  f[57] ^= 1;
-  EXPECT_EQ(reasonOf(f, false), DropReason::kNdMalformed) << "bad checksum";
-  f = good;
-  f[55] = 1;  // code
-  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
-  f = good;
-  f[79] = 0;  // option length 0
-  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
-  f = good;
-  f[79] = 2;  // option runs past the message
-  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
-  f = good;
   f[62] = 0xff;  // multicast target
   EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
   f = good;
@@ -520,22 +526,7 @@ TEST_F(Ipv6StageTest, RouterSolicitationsAreCheckedAndNeverAnsweredForOthers) {
   snap_.v6.router_lifetime_s = 1800;
   const Ipv6Address pod_ll = linkLocalFromMac(kMacA);
   auto reasonOf = [&](const Frame& f, bool fix_checksum = true) { return droppedFor(f, fix_checksum); };
-  const Frame good = test::routerSolicitation(kMacA, pod_ll);
-  Frame f = good;
-  f[21] = 254;  // routed once: not from the link
-  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
-  f = good;
-  f[57] ^= 1;
-  EXPECT_EQ(reasonOf(f, false), DropReason::kNdMalformed) << "bad checksum";
-  f = good;
-  f[55] = 1;  // code
-  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
-  f = good;
-  f[63] = 0;  // option length 0
-  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
-  f = good;
-  f[63] = 2;  // option runs past the message
-  EXPECT_EQ(reasonOf(f), DropReason::kNdMalformed);
+  expectMalformedWhereEveryNdMessageIs(test::routerSolicitation(kMacA, pod_ll), 63);
   // From :: with a source link-layer option (RFC 4861 6.1.1).
   Frame unspecified = test::routerSolicitation(kMacA, Ipv6Address{}, true);
   EXPECT_EQ(reasonOf(unspecified), DropReason::kNdMalformed);
