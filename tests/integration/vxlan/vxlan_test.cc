@@ -778,10 +778,12 @@ TEST_F(VxlanKernelIpv6UnderlayTest, BothFamiliesFromAPodReachTheKernel) {
 // no remote node) faces a "gateway" namespace, a router with forwarding on
 // that routes the pod CIDR back to the VTEP address, and behind it an
 // "external host" namespace (198.51.100.2). Once untagged, once with
-// external-vlan 100, where the gateway's address sits on a kernel VLAN
-// device and its untagged interface neither forwards nor answers ARP (so
-// only tagged frames can work). Each test starts its own sluiced (the keys
-// take a restart).
+// external-vlan 100. This kernel has no 802.1Q devices (CONFIG_VLAN_8021Q
+// off), so there the gateway namespace holds a trunk port in user space:
+// the uplink's veth end carries VLAN 100 tagged, and a relay passes only
+// that VLAN, untagged, to and from the router's own veth (anything else is
+// dropped, so only tagged frames can work). Each test starts its own
+// sluiced (the keys take a restart).
 const Ipv4Address kExternalHost = *Ipv4Address::parse("198.51.100.2");
 
 // Raw frames from the gateway's side toward sluiced's uplink: argv = ifname,
@@ -811,6 +813,42 @@ for f in cases.values():
 print(" ".join(cases.keys()))
 )";
 
+// An 802.1Q trunk port: argv = trunk ifname, access ifname, VLAN, ready
+// file. Frames of that VLAN from the trunk leave the access side untagged;
+// untagged frames from the access side leave the trunk tagged. The kernel
+// moves a received tag into the packet's metadata: it is read back from
+// PACKET_AUXDATA.
+constexpr char kVlanTrunk[] = R"(import select, socket, struct, sys
+trunk, access, vid, ready = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+SOL_PACKET, PACKET_AUXDATA, TP_STATUS_VLAN_VALID, PACKET_OUTGOING = 263, 8, 0x10, 4
+def port(ifname):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    s.bind((ifname, 0))
+    s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
+    return s
+t, a = port(trunk), port(access)
+open(ready, "w").write("ready")
+while True:
+    for s in select.select([t, a], [], [])[0]:
+        data, anc, _, addr = s.recvmsg(65536, socket.CMSG_SPACE(20))
+        if addr[2] == PACKET_OUTGOING:
+            continue
+        tci = None
+        for level, kind, value in anc:
+            if level == SOL_PACKET and kind == PACKET_AUXDATA:
+                status, _, _, _, _, v = struct.unpack("IIIHHH", value[:18])
+                if status & TP_STATUS_VLAN_VALID:
+                    tci = v
+        if tci is None and data[12:14] == b"\x81\x00":
+            tci = struct.unpack("!H", data[14:16])[0]
+            data = data[:12] + data[16:]
+        if s is t:
+            if tci is not None and tci & 0xfff == vid:
+                a.send(data)
+        elif tci is None:
+            t.send(data[:12] + struct.pack("!HH", 0x8100, vid) + data[12:])
+)";
+
 class VxlanExternalTest : public ::testing::Test {
  protected:
   // Builds the namespaces and starts sluiced with external-vlan `vlan`.
@@ -821,7 +859,7 @@ class VxlanExternalTest : public ::testing::Test {
     ext_ns_ = "slxe" + tag;
     uplink_if_ = "slxu" + tag + "a";
     gw_if_ = "slxu" + tag + "b";
-    const std::string gw_vlan_if = "slxv" + tag;
+    router_if_ = vlan != 0 ? "slxt" + tag + "b" : gw_if_;
     Topology& t = topo_;
     ASSERT_TRUE(t.addNetns(gw_ns_) && t.addNetns(ext_ns_)) << t.error();
     ASSERT_TRUE(t.addVeth(uplink_if_, "", gw_if_, gw_ns_)) << t.error();
@@ -832,11 +870,20 @@ class VxlanExternalTest : public ::testing::Test {
     writeFile(dir_ + "/recv.py", kUdpReceiver);
     writeFile(dir_ + "/inject.py", kOutsideInjector);
     writeFile(dir_ + "/txcsum_off.py", kTxChecksumOff);
-    const std::string gw_addr_if = vlan != 0 ? gw_vlan_if : gw_if_;
+    writeFile(dir_ + "/trunk.py", kVlanTrunk);
+    const std::string& gw_addr_if = router_if_;
+    if (vlan != 0) {
+      ASSERT_TRUE(t.addVeth("slxt" + tag + "a", gw_ns_, router_if_, gw_ns_)) << t.error();
+      std::string pid;
+      ASSERT_EQ(t.in(gw_ns_, "sh -c 'python3 " + dir_ + "/trunk.py " + gw_if_ + " slxt" + tag + "a " +
+                                 std::to_string(vlan) + " " + dir_ + "/trunk.ready >" + dir_ +
+                                 "/trunk.log 2>&1 & echo $!'",
+                         &pid),
+                0);
+      trunk_pid_ = static_cast<pid_t>(std::stol(pid));
+      ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(dir_ + "/trunk.ready"); }));
+    }
     std::vector<std::string> gw_setup;
-    if (vlan != 0)
-      gw_setup = {"ip link add link " + gw_if_ + " name " + gw_vlan_if + " type vlan id " + std::to_string(vlan),
-                  "ip link set " + gw_vlan_if + " up"};
     for (const std::string& c : std::vector<std::string>{
              "ip addr add 192.168.78.254/24 dev " + gw_addr_if,
              "ip addr add 198.51.100.1/24 dev slxh" + tag + "a",
@@ -844,11 +891,9 @@ class VxlanExternalTest : public ::testing::Test {
              "ip route add 10.244.0.0/24 via 192.168.78.1 dev " + gw_addr_if,
          })
       gw_setup.push_back(c);
-    if (vlan != 0) {
-      // Untagged frames: neither forwarded nor answered by ARP.
-      gw_setup.push_back("sysctl -qw net.ipv4.conf." + gw_if_ + ".forwarding=0 net.ipv4.conf." + gw_if_ +
-                         ".arp_ignore=1");
-    }
+    // With the trunk, the uplink's veth end holds no address and forwards
+    // nothing itself: untagged frames go nowhere.
+    if (vlan != 0) gw_setup.push_back("sysctl -qw net.ipv4.conf." + gw_if_ + ".forwarding=0");
     for (const std::string& c : gw_setup) ASSERT_EQ(t.in(gw_ns_, c), 0) << c;
     ASSERT_EQ(t.in(ext_ns_, "ip addr add 198.51.100.2/24 dev slxh" + tag + "b"), 0);
     ASSERT_EQ(t.in(ext_ns_, "ip route add default via 198.51.100.1"), 0);
@@ -882,6 +927,7 @@ class VxlanExternalTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    if (trunk_pid_ > 0) ::kill(trunk_pid_, SIGKILL);
     pod_.reset();
     if (node_ != nullptr) {
       EXPECT_EQ(node_->stop(), 0) << node_->log();
@@ -906,7 +952,7 @@ class VxlanExternalTest : public ::testing::Test {
     EXPECT_EQ(o.external().gateway(), "192.168.78.254");
     EXPECT_EQ(o.external().vlan(), vlan);
     std::string gw_mac;
-    ASSERT_EQ(topo_.in(gw_ns_, "cat /sys/class/net/" + gw_if_ + "/address", &gw_mac), 0);
+    ASSERT_EQ(topo_.in(gw_ns_, "cat /sys/class/net/" + router_if_ + "/address", &gw_mac), 0);
     gw_mac.pop_back();
     EXPECT_EQ(o.external().gateway_mac(), gw_mac);
     const uint32_t uplink_port = o.uplink_port();
@@ -999,7 +1045,8 @@ class VxlanExternalTest : public ::testing::Test {
   std::unique_ptr<SluicedProcess> node_;
   std::unique_ptr<VirtioPod> pod_;
   uint32_t pod_port_ = 0;
-  std::string gw_ns_, ext_ns_, uplink_if_, gw_if_, dir_;
+  std::string gw_ns_, ext_ns_, uplink_if_, gw_if_, router_if_, dir_;
+  pid_t trunk_pid_ = 0;  // the VLAN trunk's relay (VLAN test only)
 };
 
 TEST_F(VxlanExternalTest, APodReachesAnExternalHostUntagged) {
