@@ -48,6 +48,12 @@ std::string formatNodes(const v1::ListNodesResponse& r, int64_t now_unix) {
     out += absl::StrFormat("VTEP %s (%s), VNI %u, overlay MTU %u, uplink port %u %s, outer IPv4 checksum %s\n",
                            o.vtep(), o.vtep_mac(), o.vni(), o.overlay_mtu(), o.uplink_port(),
                            o.link_up() ? "up" : "down", o.ip_checksum_offload() ? "offloaded" : "in software");
+    if (o.has_external()) {
+      const v1::ExternalNetwork& x = o.external();
+      out += absl::StrFormat("external gateway %s%s at %s (%s)\n", x.gateway(),
+                             x.vlan() != 0 ? absl::StrFormat(" VLAN %u", x.vlan()) : std::string(),
+                             x.gateway_mac().empty() ? "-" : x.gateway_mac(), x.neighbor_state());
+    }
   }
   if (r.has_controller()) {
     const v1::ControllerState& c = r.controller();

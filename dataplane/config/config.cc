@@ -115,6 +115,19 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto v = number(kMaxRouterLifetimeS);
     if (!v.ok()) return v.status();
     c.ipv6_router_lifetime_s = static_cast<uint16_t>(*v);
+  } else if (key == "external-gateway") {
+    if (value.empty()) {
+      c.external_gateway.reset();
+      return absl::OkStatus();
+    }
+    auto ip = Ipv4Address::parse(value);
+    if (!ip) return invalid(key, absl::StrCat("'", value, "' is not an IPv4 address (the external network is IPv4 only)"));
+    c.external_gateway = *ip;
+  } else if (key == "external-vlan") {
+    // 0 and 4095 are reserved VLAN IDs (IEEE 802.1Q); 0 here means untagged.
+    auto v = number(4094);
+    if (!v.ok()) return v.status();
+    c.external_vlan = static_cast<uint16_t>(*v);
   } else if (key == "gateway-mac") {
     auto mac = MacAddress::parse(value);
     if (!mac || mac->isMulticast() || mac->isZero())
@@ -233,6 +246,38 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
 
 namespace {
 
+// The external network's cross-field checks: a unicast host of the uplink's
+// IPv4 subnet that is neither our VTEP nor inside a pod CIDR (this node's or
+// a configured remote node's), and a VLAN only with it.
+absl::Status validateExternalNetwork(const SluicedConfig& c) {
+  if (!c.external_gateway) {
+    if (c.external_vlan != 0) return invalid("external-vlan", "needs external-gateway");
+    return absl::OkStatus();
+  }
+  const Ipv4Address gw = *c.external_gateway;
+  const std::string key = "external-gateway";
+  if (!c.overlay.uplink) return invalid(key, "needs an uplink (the external network is reached through it)");
+  const UplinkConfig& u = *c.overlay.uplink;
+  if (u.vtep6) return invalid(key, "the external network is IPv4 only; this uplink's VTEP is IPv6");
+  if (gw.value == 0 || (gw.value >> 28) >= 14 || (gw.value >> 24) == 127)
+    return invalid(key, absl::StrCat(gw.toString(), " is not a unicast host address"));
+  if (gw == u.vtep) return invalid(key, absl::StrCat(gw.toString(), " is this node's VTEP address"));
+  if (u.vtep_prefix < 32) {
+    const Ipv4Cidr subnet{Ipv4Address{u.vtep.value & (u.vtep_prefix == 0 ? 0 : ~0u << (32 - u.vtep_prefix))},
+                          u.vtep_prefix};
+    if (!subnet.contains(gw) || gw == subnet.network || gw == subnet.broadcast())
+      return invalid(key, absl::StrCat(gw.toString(), " is not a host address on the uplink's subnet ",
+                                       subnet.toString()));
+  }
+  if (c.pod_cidr.contains(gw))
+    return invalid(key, absl::StrCat(gw.toString(), " lies inside pod-cidr ", c.pod_cidr.toString()));
+  for (const RemoteNodeConfig& n : c.overlay.remote_nodes)
+    for (const Ipv4Cidr& cidr : n.claimed())
+      if (cidr.contains(gw))
+        return invalid(key, absl::StrCat(gw.toString(), " lies inside ", cidr.toString(), " of remote node ", n.name));
+  return absl::OkStatus();
+}
+
 // Cross-field checks, after every source has been applied.
 absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_given) {
   if (!gateway_given) c.gateway = Ipv4Address{c.pod_cidr.network.value + 1};
@@ -258,6 +303,7 @@ absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_giv
     if (core == c.main_core)
       return invalid("pmd-cores", absl::StrCat("lcore ", core, " is also main-core"));
   if (absl::Status s = validateOverlay(c.overlay, LocalPodCidrs(c.pod_cidr, c.pod_cidr_v6)); !s.ok()) return s;
+  if (absl::Status s = validateExternalNetwork(c); !s.ok()) return s;
   return absl::OkStatus();
 }
 

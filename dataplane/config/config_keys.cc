@@ -19,7 +19,8 @@ std::string valueText(const T& value) {
     return std::to_string(value);
   } else if constexpr (std::is_same_v<T, std::vector<unsigned>>) {
     return absl::StrJoin(value, ",");
-  } else if constexpr (std::is_same_v<T, std::optional<Ipv6Cidr>> || std::is_same_v<T, std::optional<Ipv6Address>>) {
+  } else if constexpr (std::is_same_v<T, std::optional<Ipv6Cidr>> || std::is_same_v<T, std::optional<Ipv6Address>> ||
+                       std::is_same_v<T, std::optional<Ipv4Address>>) {
     return value ? value->toString() : std::string();  // unset: empty, as the key is given
   } else {
     return value.toString();

@@ -102,8 +102,16 @@ std::string vtepText(const RemoteNodeConfig& node);
 // text is neither an IPv4 nor an IPv6 address.
 bool parseVtep(std::string_view text, RemoteNodeConfig& node);
 
+// The external network on the uplink (config keys external-gateway and
+// external-vlan): where pod traffic to destinations outside the cluster goes.
+struct ExternalNetworkConfig {
+  Ipv4Address gateway;  // a router on the uplink's IPv4 subnet
+  uint16_t vlan = 0;    // 802.1Q VLAN ID; 0: untagged
+};
+
 struct OverlayConfig {
   std::optional<UplinkConfig> uplink;  // unset: single node, no overlay
+  std::optional<ExternalNetworkConfig> external;  // unset: no external network
   uint32_t vni = 1;                    // 1..16777215
   std::vector<RemoteNodeConfig> remote_nodes;
 };

@@ -169,6 +169,7 @@ std::string describeActions(const flow::MegaflowActions& a) {
                         : (a.rewrite_flags & kRewriteL3v6) ? "(l3v6_rewrite)"
                                                            : "");
   }
+  if (a.kind == flow::MegaflowActions::Kind::kExternal) return absl::StrCat("external,output:", a.out_port);
   if (a.kind == flow::MegaflowActions::Kind::kEncap) {
     return absl::StrCat("vxlan_encap(tunnel ", a.arg, "),output:", a.out_port,
                         (a.rewrite_flags & kRewriteL3)     ? "(l3_rewrite)"

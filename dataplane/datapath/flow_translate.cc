@@ -8,6 +8,8 @@
 #include <bit>
 #include <cstring>
 
+#include "dataplane/datapath/external_decision.h"
+
 namespace sluice {
 namespace {
 
@@ -281,6 +283,49 @@ void forwardTo(const RouteTables& tables, const flow::FlowKey& key, uint8_t rewr
   if (tables.port_mtus != nullptr) out.actions.max_frame = maxFrameForMtu(tables.port_mtus[pod_port]);
 }
 
+// A pod's IPv4 packet through the external gateway (its destination mask
+// already written): only now is the TTL read, as forwardTo does.
+void forwardExternal(const RouteTables& tables, const flow::FlowKey& key, FlowTranslation& out) {
+  out.mask.ttl_class = 0xff;
+  if (key.ttl_class != static_cast<uint8_t>(flow::TtlClass::kMany)) {
+    out.actions = dropAction(DropReason::kTtlExceeded);
+    return;
+  }
+  out.actions = flow::MegaflowActions{};
+  out.actions.kind = flow::MegaflowActions::Kind::kExternal;
+  out.actions.out_port = tables.uplink_port;
+  out.actions.max_frame = tables.external_max_frame;
+}
+
+// An untunnelled IPv4 packet that came in on the uplink: from the external
+// network. Its source first (none of the cluster's), then its destination:
+// a local pod or a local pod's routed prefix, as from anywhere; nothing else
+// (no transit through this node, not even to its gateway address).
+void fromOutside(const RouteTables& tables, const flow::FlowKey& key, FlowTranslation& out) {
+  uint32_t src_bits = 32;
+  const bool refused = externalSourceInCluster(tables, key.ipv4_src, &src_bits);
+  out.mask.ipv4_src = prefixMaskBe(src_bits);
+  if (refused) {
+    out.actions = dropAction(DropReason::kExternalSpoofedSource);
+    return;
+  }
+  const uint32_t dst = key.ipv4_dst;
+  if (dst != tables.gateway_ip_be) {
+    if (const PodRoute* route = tables.fib != nullptr ? tables.fib->lookup(dst) : nullptr) {
+      forwardTo(tables, key, kRewriteL3, route->port_no, vxlan::kNoTunnel, out);
+      return;
+    }
+    if (const RoutedPrefix* p = tables.prefixes != nullptr ? tables.prefixes->longestMatch(dst) : nullptr) {
+      out.mask.ipv4_dst =
+          prefixMaskBe(destinationPrefix(tables, dst, false, static_cast<uint32_t>(std::popcount(p->mask_be))));
+      forwardTo(tables, key, kRewriteL3, p->port_no, vxlan::kNoTunnel, out);
+      return;
+    }
+    out.mask.ipv4_dst = prefixMaskBe(destinationPrefix(tables, dst, false, 1));
+  }
+  out.actions = dropAction(DropReason::kExternalNotLocal);
+}
+
 // The IPv6 decision: a local pod's /128, the gateway, a remote node's IPv6
 // pod CIDR, or unrouted.
 void translateIpv6(const RouteTables& tables, const flow::FlowKey& key, FlowTranslation& out) {
@@ -345,6 +390,13 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   out.mask.ipv4_dst = 0xffffffffU;
   const uint32_t dst = key.ipv4_dst;
   if (refusedTunnel(tables, key, out)) return;
+  if (tables.external && key.tun_vni == 0) {
+    out.mask.in_port = 0xffff;
+    if (key.in_port == tables.uplink_port) {
+      fromOutside(tables, key, out);
+      return;
+    }
+  }
   if (dst == tables.gateway_ip_be) {
     toGateway(key, kIpProtoIcmp, kIcmpEchoRequest, out);
     return;
@@ -360,6 +412,7 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
     forwardTo(tables, key, kRewriteL3, p->port_no, vxlan::kNoTunnel, out);
     return;
   }
+  bool external = false;  // set by the unrouted step below
   const uint16_t tunnel = remoteTunnel(
       tables, key.tun_vni != 0,
       [&](bool routes, uint32_t at_least) {
@@ -385,12 +438,15 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
         if (in_pod_cidr)
           bits = answer ? std::max({bits, prefixExcluding(dst, tables.pod_net_be), prefixExcluding(dst, broadcast)})
                         : 32;
+        // Outside the pod CIDR: the external network's, where it may go.
+        if (tables.external && !in_pod_cidr) external = externalDestinationAllowed(dst, &bits);
         out.mask.ipv4_dst = prefixMaskBe(bits);
         out.actions = dropAction(DropReason::kNoRoute);
         if (answer) out.actions.rewrite_flags = kAnswerUnreachable;
       },
       out);
   if (tunnel != vxlan::kNoTunnel) forwardTo(tables, key, kRewriteL3, 0, tunnel, out);
+  if (external) forwardExternal(tables, key, out);
 }
 
 }  // namespace sluice

@@ -21,6 +21,7 @@
 // sources are checked its Ethernet and IP source (see RouteTables::sources).
 // A packet to the gateway also reads ip_proto and, for ICMP, the fragment
 // state and the ICMP type and code (is it an echo request to answer?).
+// With the external network, see RouteTables::external.
 // Only a pod or the gateway needs all bits of the destination; a remote
 // node's CIDR or an unrouted destination is matched as the widest prefix that
 // holds no address decided otherwise, so that traffic to random destinations
@@ -98,6 +99,15 @@ struct RouteTables {
   // prefix that decides alike); a checked port may also send from inside
   // its own prefixes.
   const RoutedPrefixTable* prefixes = nullptr;
+  // The external network on the uplink (external_decision.h; needs the
+  // overlay). With it, an untunnelled decision also reads in_port: a packet
+  // from the uplink came from outside the cluster (its source must not be
+  // the cluster's, and only local pods and routed prefixes are reached), and
+  // a pod's IPv4 packet that nothing in the cluster holds and that lies
+  // outside the pod CIDR leaves through the external gateway (kExternal on
+  // uplink_port, at most external_max_frame bytes before its VLAN tag).
+  bool external = false;
+  uint16_t external_max_frame = 0xffff;
 };
 
 struct FlowTranslation {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "dataplane/datapath/external_network.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/overlay_tables.h"
@@ -53,6 +54,7 @@ struct OverlaySnapshot {
   std::shared_ptr<const OverlayTables> tables;  // shared by all PMDs of a version
   rte_ring* arp_punt = nullptr;     // ARP replies (IPv6: neighbor advertisements) for control (MP enqueue, control dequeues)
   OverlayCounters* counters = nullptr;  // this PMD's block
+  ExternalSnapshot external;        // the external network (IPv4 underlay only)
 };
 
 }  // namespace sluice::vxlan

@@ -159,6 +159,17 @@ class Pmd {
   // too big; returns how many were dropped.
   [[gnu::noinline, gnu::cold]] uint16_t outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pkts,
                                                        uint16_t count, uint16_t in_port, uint64_t now);
+  // The external action over a run of one megaflow's packets (pmd_overlay.cc):
+  // rewritten for the external gateway (uplink_stage.h externalRewrite) and
+  // output on the uplink, the oversize ones as outputOversize does; returns
+  // how many were dropped. Out of line: no pod-to-pod or overlay packet
+  // takes it.
+  [[gnu::noinline]] uint16_t externalRun(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count,
+                                         uint16_t in_port, uint64_t now);
+  // Sends one packet of an output or external action that fits its MTU:
+  // the action's rewrite, then its out port; false (m dropped and counted)
+  // when the external rewrite refuses it (pmd_icmp.cc).
+  bool forwardOne(const flow::MegaflowActions& a, rte_mbuf* m, uint64_t now);
   // A packet the encap action refused as larger than the overlay MTU
   // (pmd_icmp.cc): IPv4 without DF is fragmented to the overlay MTU and each
   // fragment encapsulated (returns 0); the rest is counted as

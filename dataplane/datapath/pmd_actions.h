@@ -76,6 +76,8 @@ template <bool kMayEncap>
       return encapRun<true, false>(a, pkts, count, key_hash, in_port, now);
     }
   }
+  if (a.kind == flow::MegaflowActions::Kind::kExternal) [[unlikely]]
+    return externalRun(a, pkts, count, in_port, now);
   const auto reason = static_cast<DropReason>(a.drop_reason);
   if (a.rewrite_flags & kAnswerUnreachable) [[unlikely]] {
     dropUnreachable(pkts, count, in_port, now);  // answered likewise

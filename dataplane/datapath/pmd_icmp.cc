@@ -34,6 +34,7 @@
 #include "dataplane/datapath/icmp_error.h"
 #include "dataplane/datapath/pmd.h"
 #include "dataplane/datapath/pmd_actions.h"
+#include "dataplane/datapath/uplink_stage.h"
 
 #include <rte_ether.h>
 #include <rte_ip.h>
@@ -181,10 +182,7 @@ uint16_t Pmd::outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pk
           const uint32_t n = fragment(m, mtu);
           if (n == 0) continue;
           --dropped;  // forwarded, in pieces
-          for (uint32_t f = 0; f < n; ++f) {
-            l3RewriteToPod(*snap_, fragments_[f], a.out_port);
-            enqueue(a.out_port, fragments_[f], now);
-          }
+          for (uint32_t f = 0; f < n; ++f) dropped = static_cast<uint16_t>(dropped + !forwardOne(a, fragments_[f], now));
           continue;
         }
         counters_.drops[static_cast<size_t>(DropReason::kMtuExceeded)].inc();
@@ -195,14 +193,25 @@ uint16_t Pmd::outputOversize(const flow::MegaflowActions& a, rte_mbuf* const* pk
       // the packet fits, and leaves without them.
       rte_pktmbuf_trim(m, static_cast<uint16_t>(rte_pktmbuf_pkt_len(m) - sizeof(rte_ether_hdr) - ip_len));
     }
-    if (a.rewrite_flags & kRewriteL3) {
-      l3RewriteToPod(*snap_, m, a.out_port);
-    } else if (a.rewrite_flags & kRewriteL3v6) {
-      l3RewriteToPod6(*snap_, m, a.out_port);
-    }
-    enqueue(a.out_port, m, now);
+    dropped = static_cast<uint16_t>(dropped + !forwardOne(a, m, now));
   }
   return dropped;
+}
+
+bool Pmd::forwardOne(const flow::MegaflowActions& a, rte_mbuf* m, uint64_t now) {
+  if (a.kind == flow::MegaflowActions::Kind::kExternal) {
+    DropReason reason{};
+    if (!vxlan::externalRewrite(snap_->overlay.external, m, &reason)) {
+      dropPacket(m, reason);
+      return false;
+    }
+  } else if (a.rewrite_flags & kRewriteL3) {
+    l3RewriteToPod(*snap_, m, a.out_port);
+  } else if (a.rewrite_flags & kRewriteL3v6) {
+    l3RewriteToPod6(*snap_, m, a.out_port);
+  }
+  enqueue(a.out_port, m, now);
+  return true;
 }
 
 uint32_t Pmd::fragment(rte_mbuf* m, uint16_t mtu) {

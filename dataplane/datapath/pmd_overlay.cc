@@ -23,4 +23,16 @@ uint16_t Pmd::uplinkRx(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t n
   return kept;
 }
 
+uint16_t Pmd::externalRun(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint16_t in_port,
+                          uint64_t now) {
+  // The uplink's MTU bounds the IP packet; the tag adds to the frame, not to it.
+  uint32_t over = 0;
+  for (uint16_t i = 0; i < count; ++i) over |= rte_pktmbuf_pkt_len(pkts[i]) > a.max_frame;
+  if (over != 0) [[unlikely]]
+    return outputOversize(a, pkts, count, in_port, now);
+  uint16_t dropped = 0;
+  for (uint16_t i = 0; i < count; ++i) dropped = static_cast<uint16_t>(dropped + !forwardOne(a, pkts[i], now));
+  return dropped;
+}
+
 }  // namespace sluice

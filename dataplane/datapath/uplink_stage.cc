@@ -34,6 +34,53 @@ ArpVerdict handleArp(const OverlaySnapshot& ov, rte_mbuf* m) {
   return ArpVerdict::kReply;
 }
 
+// A frame the VXLAN classification refused, when the external network is
+// on (the cold side of the stage: no VXLAN packet comes here). True: an
+// IPv4 packet of the external network, its tag popped, to continue through
+// the pipeline untunnelled; otherwise it is dropped, answered or punted
+// into `out` here.
+[[gnu::noinline]] bool externalRx(const OverlaySnapshot& ov, rte_mbuf* m, const DecapInfo& d, UplinkRxOut& out) {
+  auto drop = [&](DropReason r) {
+    out.drop[out.n_drop] = m;
+    out.reason[out.n_drop++] = r;
+    return false;
+  };
+  // Untagged IPv4 that is not VXLAN for us (another destination, another
+  // protocol or port, a fragment not addressed to our VTEP) may be the
+  // external network's; malformed IPv4 and bad VXLAN stay what they were.
+  const bool plain_ipv4 = d.reason == DropReason::kVxlanWrongVtep || d.reason == DropReason::kVxlanFragment ||
+                          d.reason == DropReason::kUplinkNotVxlan;
+  if (!plain_ipv4) return drop(d.reason);
+  const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
+  const uint32_t len = rte_pktmbuf_data_len(m);
+  if (d.reason == DropReason::kVxlanFragment && len >= kEthLen + kIpv4Len) {
+    uint32_t dst_be;
+    std::memcpy(&dst_be, data + kEthLen + 16, 4);
+    if (dst_be == ov.decap.vtep_ip_be) return drop(d.reason);
+  }
+  const ExternalRxInfo x = classifyExternalFrame(data, len, ov.external.vlan, d.reason);
+  if (x.cls == ExternalRx::kDrop) return drop(x.reason);
+  if (x.tagged) popVlanTag(m);
+  if (x.cls == ExternalRx::kIpv4) return true;
+  // ARP in the external network's VLAN: as untagged ARP, the reply tagged again.
+  switch (handleArp(ov, m)) {
+    case ArpVerdict::kReply:
+      if (!pushVlanTag(m, ov.external.vlan)) return drop(DropReason::kExternalNoHeadroom);
+      out.reply[out.n_reply++] = m;
+      return false;
+    case ArpVerdict::kPunt:
+      handOver(m);
+      if (rte_ring_enqueue(ov.arp_punt, m) == 0) {
+        ++out.n_punted;
+        return false;
+      }
+      return drop(DropReason::kUplinkArpPuntFull);
+    case ArpVerdict::kDrop:
+      break;
+  }
+  return drop(DropReason::kArpNotAnswered);
+}
+
 }  // namespace
 
 uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, TunnelMeta* meta,
@@ -90,6 +137,13 @@ uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, T
           out.reason[out.n_drop++] = DropReason::kArpNotAnswered;
           continue;
       }
+    }
+    if (ov.external.enabled) [[unlikely]] {
+      if (externalRx(ov, m, d, out)) {
+        meta[kept] = {0, 0, 0};
+        pkts[kept++] = m;
+      }
+      continue;
     }
     out.drop[out.n_drop] = m;
     out.reason[out.n_drop++] = d.reason;

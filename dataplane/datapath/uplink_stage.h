@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "dataplane/datapath/drop_reason.h"
+#include "dataplane/datapath/external_network.h"
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/l3_forward.h"
 #include "dataplane/datapath/limits.h"
@@ -150,6 +151,27 @@ inline uint16_t encapOne(const OverlaySnapshot& ov, const rte_ether_addr& gatewa
   c.tx_packets.inc();
   c.tx_bytes.add(inner_len);
   return ov.uplink_port;
+}
+
+// The external action for a validated untagged IPv4 frame with TTL >= 2:
+// Ethernet source := uplink MAC, destination := the external gateway's MAC,
+// TTL - 1 (checksum adjusted), the VLAN tag pushed when there is one (into
+// the first segment's headroom: a chained jumbo frame grows at its front).
+// True when the frame is ready to send, else false with *reason.
+inline bool externalRewrite(const ExternalSnapshot& x, rte_mbuf* m, DropReason* reason) {
+  if (!x.resolved) {
+    *reason = DropReason::kExternalGatewayUnresolved;
+    return false;
+  }
+  auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
+  decrementTtl(reinterpret_cast<rte_ipv4_hdr*>(eth + 1));
+  eth->dst_addr = x.gateway_mac;
+  eth->src_addr = x.uplink_mac;
+  if (x.vlan != 0 && !pushVlanTag(m, x.vlan)) {
+    *reason = DropReason::kExternalNoHeadroom;
+    return false;
+  }
+  return true;
 }
 
 }  // namespace sluice::vxlan

@@ -7,7 +7,9 @@
 // is answered with the overlay MTU. A packet to an address of the pod CIDR
 // that no pod holds is answered with host / address unreachable, from the
 // caches too; one outside the CIDR, or one that came through the overlay,
-// is not answered. Every counter moves by exactly the packets sent.
+// is not answered. Every counter moves by exactly the packets sent. The
+// external network's action (tagged toward its gateway, jumbo frames
+// chained) closes the file.
 //
 // The limiter's budget is 100 errors per second on a clock it is told runs
 // 36000 times slower than the TSC: a bucket of 5, the next token 6 minutes
@@ -455,6 +457,90 @@ TEST_F(MtuPipelineTest, AnUnusedIpv6PodAddressIsAnsweredAddressUnreachable) {
   EXPECT_TRUE(node_.collectAll().empty());
   EXPECT_EQ(drops(DropReason::kNoRoute), 2u);
   EXPECT_EQ(sent(), 1u);
+}
+
+// The external network's action on the same loop (external-gateway
+// 192.168.77.254 in VLAN 100, its MAC static, the uplink's MTU 9000): a
+// pod's packet to a host outside the cluster leaves the uplink toward the
+// gateway's MAC from the uplink's, TTL - 1, tagged; a jumbo frame chained
+// over several mbufs gets its tag in the first segment and every byte after
+// it as sent. A tagged packet from outside reaches the pod untagged.
+const Ipv4Address kExternalGateway = *Ipv4Address::parse("192.168.77.254");
+const MacAddress kExternalGatewayMac = *MacAddress::parse("02:77:77:00:00:fe");
+const MacAddress kRingUplinkMac = *MacAddress::parse("02:55:00:00:00:01");  // RingUplink's
+constexpr uint16_t kExternalVlan = 100;
+
+// f as the external gateway receives it: addressed to it from the uplink,
+// the 802.1Q tag after the MACs, TTL - 1.
+Frame towardExternalGateway(Frame f) {
+  std::memcpy(&f[0], kExternalGatewayMac.bytes.data(), 6);
+  std::memcpy(&f[6], kRingUplinkMac.bytes.data(), 6);
+  f[22] -= 1;
+  put16(f, 24, 0);
+  put16(f, 24, internetChecksum(&f[14], 20));
+  const uint8_t tag[4] = {0x81, 0x00, 0x00, kExternalVlan};
+  f.insert(f.begin() + 12, tag, tag + 4);
+  return f;
+}
+
+class ExternalPipelineTest : public ::testing::Test {
+ protected:
+  static NodeOptions options() {
+    NodeOptions o;
+    o.vxlan = true;
+    o.edit_config = [](SluicedConfig& c) {
+      c.overlay.uplink->mtu = kJumbo;
+      c.overlay.uplink->static_neighbors.push_back({kExternalGateway, kExternalGatewayMac});
+      c.overlay.external = ExternalNetworkConfig{kExternalGateway, kExternalVlan};
+    };
+    return o;
+  }
+  void SetUp() override { a_ = node_.addPod("ext-a", kA, {}); }
+  uint64_t drops(DropReason r) { return node_.counters().drops[static_cast<size_t>(r)].read(); }
+
+  Node node_{nullptr, options()};
+  uint16_t a_ = 0;
+};
+
+TEST_F(ExternalPipelineTest, PodPacketsLeaveTaggedTowardTheGatewayChainedOrNot) {
+  const Ipv4Address host = *Ipv4Address::parse("203.0.113.9");
+  for (const size_t len : {size_t{64}, size_t{14 + kJumbo}}) {
+    const Frame f = patterned(udp(kA, host, len, true, static_cast<uint32_t>(len)));
+    node_.inject(a_, f);  // uncached, then cached
+    node_.inject(a_, f);
+    const auto out = node_.collectAll();
+    ASSERT_EQ(out.size(), 2u) << len;
+    for (const auto& [port, got] : out) {
+      EXPECT_EQ(port, kUplinkPort);
+      EXPECT_EQ(got, towardExternalGateway(f)) << len;
+    }
+  }
+  EXPECT_EQ(node_.counters().ports[kUplinkPort].tx_packets.read(), 4u);
+  EXPECT_EQ(drops(DropReason::kExternalNoHeadroom), 0u);
+}
+
+TEST_F(ExternalPipelineTest, TaggedPacketsFromOutsideReachThePodUntagged) {
+  UdpFrameSpec s;
+  s.src_mac = kExternalGatewayMac;
+  s.dst_mac = kRingUplinkMac;
+  s.src_ip = *Ipv4Address::parse("203.0.113.9");
+  s.dst_ip = podIp(kA);
+  const Frame plain = udpFrame(s);
+  Frame tagged = plain;
+  const uint8_t tag[4] = {0x81, 0x00, 0x20, kExternalVlan};  // priority 1: ignored
+  tagged.insert(tagged.begin() + 12, tag, tag + 4);
+  node_.injectUplink(tagged);
+  auto out = node_.collectAll();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first, a_);
+  EXPECT_EQ(out[0].second, forwardedTo(plain, kA));
+  // Untagged, or in another VLAN: not the external network's.
+  node_.injectUplink(plain);
+  Frame other = tagged;
+  other[15] = kExternalVlan + 1;
+  node_.injectUplink(other);
+  EXPECT_TRUE(node_.collectAll().empty());
+  EXPECT_EQ(drops(DropReason::kExternalWrongVlan), 2u);
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ const one = (kind) => { const l = ofKind(kind); assert.equal(l.length, 1, `exact
 const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores', 'main-core', 'eal', 'pod-cidr',
   'pod-cidr-v6', 'gateway-v6', 'gateway', 'gateway-mac', 'tx-flush-interval', 'pmd-max-sleep-us', 'max-ports', 'mbufs', 'log-level', 'uplink', 'vni',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
-  'state-dir', 'metrics-address', 'metrics-port', 'pod-cidr-v6', 'gateway-v6', 'ipv6-router-lifetime']);
+  'state-dir', 'metrics-address', 'metrics-port', 'pod-cidr-v6', 'gateway-v6', 'ipv6-router-lifetime', 'external-gateway',
+  'external-vlan']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
   'perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup',
   'mtu', 'vlan', 'trust', 'spoofchk', 'ipam', 'capabilities', 'sriovMode']);
@@ -268,6 +269,10 @@ if (profile === 'production') {
       assert.deepEqual(c['remote-nodes'].map((r) => r.name).sort(), Object.keys(nodes).filter((n) => n !== name));
     }
     assert.equal(def.uplink.vtep, '@HOST_IP@');
+    for (const c of [def, ...Object.keys(nodes).map((n) => configs[`node-${n}.json`])]) {
+      assert.equal(c['external-gateway'], '192.0.2.1', 'every node reaches the outside through one router');
+      assert.equal(c['external-vlan'], 20);
+    }
     assert.equal(def['remote-nodes'].length, 3);
     assert.deepEqual(def['sriov-pools'], [{ pf: 'ens1f0', vfs: 8, mode: 'vfio' }, { pf: 'ens1f1', vfs: 8, mode: 'kernel' }]);
   });

@@ -1,7 +1,9 @@
 // Differential test of the cached decision against the tables current at
 // that moment: random traffic over random, changing pod tables (and, in the
-// last test, changing source validation: spoofed and own sources from ports
-// whose checking and addresses change). It drives
+// last tests, changing source validation: spoofed and own sources from ports
+// whose checking and addresses change; and in the last, the external
+// network: destinations outside the cluster and packets from the uplink).
+// It drives
 // the real flow components the PMD uses (FlowLookup over a MegaflowTable,
 // inline translation of misses, upcalls through the queue) and the real
 // control side (FlowControl: install, revalidate, expire, commit), honouring
@@ -36,6 +38,7 @@ struct Decision {
   bool output;
   uint16_t port_or_reason;  // an encap's tunnel
   bool encap = false;
+  bool external = false;    // through the external gateway (port_or_reason: the uplink)
   bool operator==(const Decision&) const = default;
 };
 Decision model(const std::map<uint32_t, uint16_t>& pods, Ipv4Address dst, uint8_t ttl) {
@@ -47,6 +50,7 @@ Decision model(const std::map<uint32_t, uint16_t>& pods, Ipv4Address dst, uint8_
 }
 Decision fromActions(const MegaflowActions& a) {
   if (a.kind == MegaflowActions::Kind::kEncap) return Decision{true, static_cast<uint16_t>(a.arg), true};
+  if (a.kind == MegaflowActions::Kind::kExternal) return Decision{true, a.out_port, false, true};
   return a.kind == MegaflowActions::Kind::kOutput ? Decision{true, a.out_port} : Decision{false, a.drop_reason};
 }
 
@@ -557,6 +561,11 @@ const PrefixCandidate kPrefixes6[] = {
 // Remote nodes: IPv4 10.101.0.0/22 (beside 10.101.4.0/22) on tunnel 0,
 // IPv6 fd00:101::/62 (beside fd00:101:0:4::/62) on tunnel 1.
 const Ipv4Cidr kRemotePrefix4 = *Ipv4Cidr::parse("10.101.0.0/22");
+// With the external network: this node's pod CIDR, and addresses outside
+// the cluster, some beside its ranges, some no router forwards.
+const Ipv4Cidr kPodCidr4 = *Ipv4Cidr::parse("10.7.0.0/24");
+const char* const kOutside[] = {"203.0.113.9", "8.8.8.8",     "10.7.1.9",  "10.101.9.1",  "192.168.0.8",
+                                "224.0.0.5",   "169.254.1.1", "169.1.1.1", "127.0.0.1",   "255.255.255.255"};
 const Ipv6Cidr kRemotePrefix6 = *Ipv6Cidr::parse("fd00:101::/62");
 
 TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
@@ -594,6 +603,7 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     std::shared_ptr<const SourceTable> sources;
     std::shared_ptr<const RoutedPrefixTable> prefixes;
     std::shared_ptr<const vxlan::OverlayTables> overlay;
+    bool external = true;  // the external network on the uplink
   };
   auto build = [&](Tables& t) {
     std::vector<ForwardingTable::Entry> e;
@@ -642,8 +652,10 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
   };
   auto routes = [&](const Tables& t) {
     return RouteTables{.fib = t.fib.get(), .gateway_ip_be = kGw.networkOrder(), .overlay = t.overlay.get(),
-                       .uplink_port = kUplinkPort, .fib6 = t.fib6.get(), .v6 = &net, .sources = t.sources.get(),
-                       .prefixes = t.prefixes.get()};
+                       .uplink_port = kUplinkPort, .fib6 = t.fib6.get(), .v6 = &net,
+                       .pod_net_be = kPodCidr4.network.networkOrder(),
+                       .pod_mask_be = Ipv4Address{kPodCidr4.mask()}.networkOrder(), .sources = t.sources.get(),
+                       .prefixes = t.prefixes.get(), .external = t.external, .external_max_frame = 1514};
   };
   Tables tables;
   build(tables);
@@ -659,8 +671,10 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     uint32_t host = 0;       // 10.7.0.<host> / fd00:7::<host> when non-zero
     size_t prefix = 0;       // else kPrefixesN[prefix].probes[probe]
     size_t probe = 0;
+    int outside = -1;        // else, IPv4, kOutside[outside] when >= 0
   };
   auto text = [](const Addr& a) -> std::string {
+    if (a.outside >= 0) return kOutside[a.outside];
     if (a.host != 0) return a.v6 ? addr6(a.host).toString() : addr(a.host).toString();
     return a.v6 ? kPrefixes6[a.prefix].probes[a.probe] : kPrefixes4[a.prefix].probes[a.probe];
   };
@@ -674,19 +688,22 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
       return kNone;
     }
     const Ipv4Address ip = a.host != 0 ? addr(a.host) : *Ipv4Address::parse(text(a));
+    if (a.outside >= 0) return kNone;
     for (size_t i = 0; i < std::size(kPrefixes4); ++i)
       if (t.owner4[i] != kNone && Ipv4Cidr::parse(kPrefixes4[i].cidr)->contains(ip)) return t.owner4[i];
     return kNone;
   };
   auto remoteTunnelOf = [&](const Addr& a) -> int {
-    if (a.host != 0) return -1;
+    if (a.host != 0 || a.outside >= 0) return -1;
     if (a.v6) return kRemotePrefix6.contains(*Ipv6Address::parse(text(a))) ? 1 : -1;
     return kRemotePrefix4.contains(*Ipv4Address::parse(text(a))) ? 0 : -1;
   };
   auto randomAddr = [&](bool v6) {
     Addr a;
     a.v6 = v6;
-    if (rng() % 4 == 0) {
+    if (!v6 && rng() % 4 == 0) {
+      a.outside = static_cast<int>(rng() % std::size(kOutside));
+    } else if (rng() % 4 == 0) {
       a.host = 1 + rng() % 7;  // the gateway, the pods, unrouted hosts of the pod CIDR
     } else {
       a.prefix = rng() % (v6 ? std::size(kPrefixes6) : std::size(kPrefixes4));
@@ -695,7 +712,22 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     return a;
   };
 
-  uint64_t hits = 0, misses = 0, checked = 0, prefix_hits = 0, spoofed_hits = 0;
+  // Where a pod's IPv4 packet that nothing in the cluster holds may leave
+  // through the external gateway (written apart from external_decision.cc).
+  auto leavesOutside = [&](const Addr& a) {
+    if (a.v6) return false;
+    const Ipv4Address ip = a.host != 0 ? addr(a.host) : *Ipv4Address::parse(text(a));
+    const uint32_t first = ip.value >> 24;
+    return !kPodCidr4.contains(ip) && first != 0 && first != 127 && first < 224 && (ip.value >> 16) != 0xa9fe;
+  };
+  // Whether an IPv4 address is the cluster's as sources from outside go.
+  auto clusters = [&](const Tables& t, const Addr& a) {
+    const Ipv4Address ip = a.host != 0 ? addr(a.host) : *Ipv4Address::parse(text(a));
+    return kPodCidr4.contains(ip) || ownerOf(t, a) != kNone || kRemotePrefix4.contains(ip);
+  };
+
+  uint64_t hits = 0, misses = 0, checked = 0, prefix_hits = 0, spoofed_hits = 0, external_hits = 0;
+  uint64_t from_outside_hits = 0;
   auto burst = [&](const Tables& now, const Tables& at_pmd) {
     FlowKey keys[32];
     struct Sent {
@@ -705,8 +737,11 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     } sent[32];
     for (int i = 0; i < 32; ++i) {
       Sent& x = sent[i];
-      const bool v6 = rng() % 2 == 0;
-      x.in_port = static_cast<uint16_t>(rng() % kPorts);
+      // One packet in six came in on the uplink untunnelled (IPv4 only: the
+      // uplink stage passes nothing else).
+      const bool uplink = rng() % 6 == 0;
+      const bool v6 = !uplink && rng() % 2 == 0;
+      x.in_port = uplink ? kUplinkPort : static_cast<uint16_t>(rng() % kPorts);
       x.ttl = std::array<uint8_t, 3>{1, 2, 64}[rng() % 3];
       x.dst = randomAddr(v6);
       // Mostly its own address or a probe (which its prefixes may hold).
@@ -716,7 +751,7 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
       } else {
         x.src = randomAddr(v6);
       }
-      const MacAddress mac = macOf(2u + x.in_port);
+      const MacAddress mac = uplink ? *MacAddress::parse("02:00:00:00:77:fe") : macOf(2u + x.in_port);
       test::Frame f;
       if (v6) {
         const Ipv6Address src = x.src.host != 0 ? addr6(x.src.host) : *Ipv6Address::parse(text(x.src));
@@ -739,13 +774,23 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     auto expected = [&](const Tables& t, int i) -> Decision {
       const Sent& x = sent[i];
       const bool own_src = x.src.host == 2u + x.in_port;
-      if (x.in_port != 3 && !own_src && ownerOf(t, x.src) != x.in_port)
+      if (x.in_port < 3 && !own_src && ownerOf(t, x.src) != x.in_port)
         return {false, static_cast<uint16_t>(DropReason::kSpoofedSourceIp)};
-      if (x.dst.host == 1) return {false, static_cast<uint16_t>(DropReason::kToGateway)};
       uint16_t port = kNone;
       if (x.dst.host >= 2 && x.dst.host < 2u + kPorts) port = static_cast<uint16_t>(x.dst.host - 2);
-      if (x.dst.host == 0) port = ownerOf(t, x.dst);
+      if (x.dst.host == 0 && x.dst.outside < 0) port = ownerOf(t, x.dst);
+      if (t.external && x.in_port == kUplinkPort) {
+        if (clusters(t, x.src)) return {false, static_cast<uint16_t>(DropReason::kExternalSpoofedSource)};
+        if (port == kNone) return {false, static_cast<uint16_t>(DropReason::kExternalNotLocal)};
+        if (x.ttl <= 1) return {false, static_cast<uint16_t>(DropReason::kTtlExceeded)};
+        return {true, port};
+      }
+      if (x.dst.host == 1) return {false, static_cast<uint16_t>(DropReason::kToGateway)};
       const int tunnel = remoteTunnelOf(x.dst);
+      if (port == kNone && tunnel < 0 && t.external && leavesOutside(x.dst)) {
+        if (x.ttl <= 1) return {false, static_cast<uint16_t>(DropReason::kTtlExceeded)};
+        return {true, kUplinkPort, false, true};
+      }
       if (port == kNone && tunnel < 0) return {false, static_cast<uint16_t>(DropReason::kNoRoute)};
       if (x.ttl <= 1) return {false, static_cast<uint16_t>(DropReason::kTtlExceeded)};
       if (port == kNone) return {true, static_cast<uint16_t>(tunnel), true};
@@ -758,7 +803,9 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
       if (out[i] == flow::kNoMegaflow) continue;
       ++hits;
       const Decision got = fromActions(table.at(out[i]).actions);
-      prefix_hits += got.output && !got.encap && sent[i].dst.host == 0;
+      prefix_hits += got.output && !got.encap && !got.external && sent[i].dst.host == 0 && sent[i].dst.outside < 0;
+      external_hits += got.external;
+      from_outside_hits += sent[i].in_port == kUplinkPort && got.output;
       spoofed_hits += !got.output && got.port_or_reason == static_cast<uint16_t>(DropReason::kSpoofedSourceIp);
       ASSERT_EQ(got, expected(now, i)) << "port " << sent[i].in_port << " src " << text(sent[i].src) << " dst "
                                        << text(sent[i].dst);
@@ -783,6 +830,7 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
       const uint16_t owner = rng() % 3 == 0 ? kNone : static_cast<uint16_t>(rng() % kPorts);
       if (rng() % 2 == 0) next.owner4[rng() % std::size(kPrefixes4)] = owner;
       else next.owner6[rng() % std::size(kPrefixes6)] = owner;
+      if (rng() % 10 == 0) next.external = !next.external;  // sluiced restarted with(out) it, as far as flows see
       build(next);
       control.revalidate(routes(next));
       burst(next, tables);
@@ -800,6 +848,8 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
   EXPECT_GT(hits, checked / 2) << "the caches answered most packets";
   EXPECT_GT(prefix_hits, hits / 20) << "packets to routed prefixes were forwarded from the caches";
   EXPECT_GT(spoofed_hits, hits / 20) << "sources outside a port's prefixes were dropped from the caches";
+  EXPECT_GT(external_hits, hits / 50) << "packets left through the external gateway from the caches";
+  EXPECT_GT(from_outside_hits, 0u) << "packets from outside reached pods from the caches";
   EXPECT_GT(control.counters()[0].revalidated, 0u);
 }
 

@@ -204,6 +204,24 @@ TEST(NodesFormatTest, ShowsEachNodesSourceAndAgeAndTheController) {
   EXPECT_NE(formatNodes(r, 0).find("node controller: none reported\n"), std::string::npos);
 }
 
+TEST(NodesFormatTest, ShowsTheExternalGatewayAndItsNeighborState) {
+  v1::ListNodesResponse r;
+  v1::Overlay* o = r.mutable_overlay();
+  o->set_vtep("192.168.78.1");
+  EXPECT_EQ(formatNodes(r, 0).find("external gateway"), std::string::npos) << "none configured: not shown";
+  v1::ExternalNetwork* x = o->mutable_external();
+  x->set_gateway("192.168.78.254");
+  x->set_neighbor_state("incomplete");
+  EXPECT_NE(formatNodes(r, 0).find("external gateway 192.168.78.254 at - (incomplete)\n"), std::string::npos)
+      << formatNodes(r, 0);
+  x->set_vlan(100);
+  x->set_gateway_mac("02:00:00:00:78:fe");
+  x->set_neighbor_state("reachable");
+  EXPECT_NE(formatNodes(r, 0).find("external gateway 192.168.78.254 VLAN 100 at 02:00:00:00:78:fe (reachable)\n"),
+            std::string::npos)
+      << formatNodes(r, 0);
+}
+
 TEST(NodesFormatTest, AgesAsKubectlPrintsThem) {
   EXPECT_EQ(formatAge(0, 100), "-");
   EXPECT_EQ(formatAge(100, 100), "0s");

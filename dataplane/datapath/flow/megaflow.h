@@ -47,8 +47,10 @@ inline constexpr MegaflowIndex kNoMegaflow = 0xffffffffU;
 // action stage will need; the flow components never interpret it.
 struct MegaflowActions {
   // kEncap: VXLAN-encapsulate toward tunnel `arg` and output on `out_port`
-  // (the uplink); see datapath/uplink_stage.h.
-  enum class Kind : uint8_t { kDrop = 0, kOutput = 1, kEncap = 2 };
+  // (the uplink); see datapath/uplink_stage.h. kExternal: toward the
+  // external network's gateway on `out_port` (the uplink), its MAC and VLAN
+  // from the snapshot (datapath/external_network.h).
+  enum class Kind : uint8_t { kDrop = 0, kOutput = 1, kEncap = 2, kExternal = 3 };
   Kind kind = Kind::kDrop;
   uint8_t rewrite_flags = 0;  // which header rewrites apply (owned by the action stage)
   uint16_t out_port = 0;      // datapath port number for kOutput

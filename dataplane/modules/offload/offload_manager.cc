@@ -206,6 +206,9 @@ void OffloadManager::offer(const Request& r, FlowEntry& e) {
   // carry: the mark branch executes output and drop only (a decap megaflow
   // is one of those: decapsulated traffic is never encapsulated again).
   if (!r.plain_action) return refuse("action");
+  // The uplink's mark branch would take any marked frame for VXLAN to pop:
+  // the external network's plain packets stay with the normal pipeline.
+  if (tunnelled_only_ && !r.tunneled) return refuse("untunnelled");
   MatchTranslation t = translateMatch(r.key, r.mask, static_cast<uint16_t>(port_no_.load()), provider_->caps());
   if (!t.ok) return refuse(std::string(t.refusal));
   if (free_marks_.empty()) return refuse("no_free_mark");
@@ -302,7 +305,7 @@ void OffloadManager::handleRemove(uint64_t id) {
   flows_.erase(it);
 }
 
-void OffloadManager::attachPort(uint16_t port_no, uint16_t dpdk_port, uint16_t rx_queues) {
+void OffloadManager::attachPort(uint16_t port_no, uint16_t dpdk_port, uint16_t rx_queues, bool tunnelled_only) {
   std::lock_guard lock(mu_);
   capability_ = provider_->probe(dpdk_port, rx_queues);
   dpdk_port_ = dpdk_port;
@@ -318,6 +321,7 @@ void OffloadManager::attachPort(uint16_t port_no, uint16_t dpdk_port, uint16_t r
                provider_->name(), ": ", capability_.reason, "; nothing will be offloaded");
   }
   marks_.setPort(port_no);
+  tunnelled_only_ = tunnelled_only;
   port_no_.store(port_no, std::memory_order_relaxed);
 }
 

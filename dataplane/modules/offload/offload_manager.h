@@ -93,7 +93,10 @@ class OffloadManager final : public FlowOffloadSink {
 
   // DataplaneControl, when the offload port appears / goes (after the PMDs
   // stopped polling it): probe once, and remove every rule.
-  void attachPort(uint16_t port_no, uint16_t dpdk_port, uint16_t rx_queues);
+  // tunnelled_only: the port is the overlay's uplink, whose mark branch
+  // executes decapsulation hits only; an untunnelled megaflow there (a
+  // packet from the external network) is refused as "untunnelled".
+  void attachPort(uint16_t port_no, uint16_t dpdk_port, uint16_t rx_queues, bool tunnelled_only = false);
   void detachPort(uint16_t port_no);
 
   // FlowOffloadSink.
@@ -164,6 +167,7 @@ class OffloadManager final : public FlowOffloadSink {
 
   mutable std::mutex mu_;
   std::atomic<uint32_t> port_no_{MarkTable::kNoPort};  // wantsInPort reads it lock-free
+  bool tunnelled_only_ = false;  // attachPort's (under mu_)
   std::optional<uint16_t> dpdk_port_;
   Capability capability_;
   std::map<uint64_t, FlowEntry> flows_;

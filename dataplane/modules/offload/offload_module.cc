@@ -24,7 +24,8 @@ void OffloadModule::portAdded(uint16_t port_no, const PortRequest& request, uint
                                 target_.attachment;
   if (!wanted) return;
   // The port's packets get marks (the provider probes it once here).
-  manager_.attachPort(port_no, dpdk_port, 1);
+  // A target by port number is the overlay's uplink (offload-port empty).
+  manager_.attachPort(port_no, dpdk_port, 1, target_.port_no.has_value());
   attached_ = port_no;
 }
 

@@ -39,6 +39,12 @@ std::vector<uint8_t> buildArpRequest(MacAddress mac, Ipv4Address ip, Ipv4Address
   return f;
 }
 
+std::vector<uint8_t> tagFrame(std::vector<uint8_t> frame, uint16_t vlan) {
+  const uint8_t tag[4] = {0x81, 0x00, static_cast<uint8_t>(vlan >> 8), static_cast<uint8_t>(vlan)};
+  frame.insert(frame.begin() + 12, tag, tag + 4);
+  return frame;
+}
+
 std::optional<ArpSender> parseArp(const uint8_t* data, size_t len) {
   if (len < kArpFrameLen || get16(data + 12) != 0x0806) return std::nullopt;
   const uint8_t* a = data + 14;

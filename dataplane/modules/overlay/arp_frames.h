@@ -13,6 +13,10 @@ namespace sluice {
 
 // A broadcast who-has `target` from (mac, ip), padded to 60 bytes.
 std::vector<uint8_t> buildArpRequest(MacAddress mac, Ipv4Address ip, Ipv4Address target);
+// The same frame with an 802.1Q tag of VLAN `vlan` (1..4094) after the MAC
+// addresses (64 bytes: the tag on top of the untagged minimum, as a switch
+// that adds it would send).
+std::vector<uint8_t> tagFrame(std::vector<uint8_t> frame, uint16_t vlan);
 
 struct ArpSender {
   uint16_t op = 0;  // 1 request, 2 reply

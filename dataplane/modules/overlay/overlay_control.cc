@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "dataplane/modules/overlay/arp_frames.h"
 #include "dataplane/modules/overlay/nd_frames.h"
+#include "dataplane/datapath/flow_translate.h"
 
 namespace sluice {
 namespace {
@@ -91,6 +92,13 @@ OverlayView OverlayControl::view() {
   v.uplink_port = uplink_port_;
   v.ip_checksum_offload = uplink_.ipChecksumOffload();
   v.link_up = uplink_.linkUp();
+  if (const std::optional<Ipv4Address> gw = externalGateway()) {
+    v.external_gateway = gw;
+    v.external_vlan = config_.external->vlan;
+    v.external_gateway_mac = neighbors_.lookup(*gw);
+    const std::optional<NeighborState> state = neighbors_.state(*gw, std::chrono::steady_clock::now());
+    v.external_gateway_state = state ? neighborStateName(*state) : "incomplete";
+  }
   return v;
 }
 
@@ -282,6 +290,8 @@ void OverlayControl::rebuild() {
     if (n.cfg.vtep6) wanted6.insert(nextHopFor6(*n.cfg.vtep6));
     else wanted.insert(nextHopFor(n.cfg.vtep));
   }
+  // The external gateway is asked for like a next hop (in its VLAN).
+  if (const std::optional<Ipv4Address> gw = externalGateway()) wanted.insert(*gw);
   neighbors_.setWanted(wanted);
   neighbors6_.setWanted(wanted6);
 
@@ -375,8 +385,11 @@ bool OverlayControl::pollArp(Clock::time_point now) {
     countRefusal(refused);
   });
   bool forgot = false;
+  const std::optional<Ipv4Address> external = externalGateway();
   for (Ipv4Address ip : neighbors_.due(now, &forgot)) {
-    if (absl::Status s = uplink_.send(buildArpRequest(our_mac, vtep, ip)); !s.ok())
+    std::vector<uint8_t> request = buildArpRequest(our_mac, vtep, ip);
+    if (ip == external && config_.external->vlan != 0) request = tagFrame(std::move(request), config_.external->vlan);
+    if (absl::Status s = uplink_.send(request); !s.ok())
       logWarning("ARP request for ", ip.toString(), ": ", s.message());
   }
   return changed || forgot;
@@ -447,6 +460,16 @@ void OverlayControl::fillSnapshot(vxlan::OverlaySnapshot& s, size_t pmd) const {
   s.tables = tables_;
   s.arp_punt = uplink_.puntRing();
   s.counters = counters_[pmd].get();
+  if (const std::optional<Ipv4Address> gw = externalGateway()) {
+    s.external.enabled = true;
+    s.external.vlan = config_.external->vlan;
+    s.external.max_frame = maxFrameForMtu(static_cast<uint16_t>(config_.uplink->mtu));
+    s.external.uplink_mac = s.vtep_mac;
+    if (const std::optional<MacAddress> gw_mac = neighbors_.lookup(*gw)) {
+      s.external.resolved = true;
+      std::memcpy(s.external.gateway_mac.addr_bytes, gw_mac->bytes.data(), 6);
+    }
+  }
 }
 
 std::array<uint64_t, 4> OverlayControl::rawCounters(uint16_t tunnel) const {

@@ -78,6 +78,12 @@ struct OverlayView {
   uint16_t uplink_port = 0;
   bool ip_checksum_offload = false;
   bool link_up = false;
+  // The external network (external-gateway; unset: none), its VLAN and the
+  // gateway's neighbor entry.
+  std::optional<Ipv4Address> external_gateway;
+  uint16_t external_vlan = 0;
+  std::optional<MacAddress> external_gateway_mac;
+  std::string external_gateway_state;  // incomplete | reachable | stale | static
 };
 
 class OverlayControl {
@@ -96,7 +102,14 @@ class OverlayControl {
   // Largest inner IP packet (IPv4 or IPv6): the uplink MTU minus 50 bytes of
   // outer headers (70 on an IPv6 underlay).
   uint32_t overlayMtu() const;
+  // The uplink's IP MTU (what the external network's packets may be).
+  uint32_t uplinkMtu() const { return config_.uplink->mtu; }
   OverlayView view();
+  // The external network's gateway, when there is one on an IPv4 underlay.
+  std::optional<Ipv4Address> externalGateway() const {
+    if (!config_.external || underlayIpv6()) return std::nullopt;
+    return config_.external->gateway;
+  }
 
   // Adds a node: true if created, false if it exists with the same settings;
   // InvalidArgument / AlreadyExists (conflict with another node or the same

@@ -212,6 +212,10 @@ void OverlayModule::fillSnapshot(PmdSnapshot& snap, size_t pmd) const { overlay_
 void OverlayModule::fillRouteTables(RouteTables& tables) const {
   tables.overlay = overlay_.tables().get();
   tables.uplink_port = overlay_.uplinkPort();
+  if (overlay_.externalGateway()) {
+    tables.external = true;
+    tables.external_max_frame = maxFrameForMtu(static_cast<uint16_t>(overlay_.uplinkMtu()));
+  }
 }
 
 bool OverlayModule::tick(std::chrono::steady_clock::time_point now) { return overlay_.poll(now); }

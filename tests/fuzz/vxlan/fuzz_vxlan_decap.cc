@@ -7,12 +7,18 @@
 // Every input is classified as an IPv6 underlay would too
 // (classifyUplinkFrame6, seeds outer IPv6 toward fd00:77::1): the same
 // promises, the sender's address inside the frame.
+// What the IPv4 underlay refuses is then classified for the external network
+// (classifyExternalFrame) untagged and in the VLAN the frame's first byte
+// picks (seeds: tagged IPv4 in VLAN 100): a frame it keeps must carry the
+// tag it names, and with the tag popped parses as a flow key, as the PMD
+// does next.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "dataplane/datapath/external_network.h"
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/vxlan_decap.h"
 #include "dataplane/datapath/vxlan_decap6.h"
@@ -55,6 +61,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     key.tun_vni = d.vni;
   } else if (d.cls == sluice::vxlan::UplinkClass::kDrop) {
     if (static_cast<size_t>(d.reason) >= sluice::kDropReasonCount) std::abort();
+    const uint16_t picked = size != 0 && data[0] % 2 == 0 ? 100 : static_cast<uint16_t>(size != 0 ? data[0] : 0);
+    for (const uint16_t vlan : {uint16_t{0}, picked}) {
+      const sluice::vxlan::ExternalRxInfo x =
+          sluice::vxlan::classifyExternalFrame(frame.data(), static_cast<uint32_t>(frame.size()), vlan, d.reason);
+      if (static_cast<size_t>(x.reason) >= sluice::kDropReasonCount) std::abort();
+      if (x.cls == sluice::vxlan::ExternalRx::kDrop) continue;
+      if (x.tagged != (vlan != 0) || (x.tagged && (size < 18 || ((frame[14] << 8 | frame[15]) & 0xfff) != vlan)))
+        std::abort();
+      std::vector<uint8_t> untagged(frame);
+      if (x.tagged) untagged.erase(untagged.begin() + 12, untagged.begin() + 16);
+      const uint16_t type = static_cast<uint16_t>(untagged[12] << 8 | untagged[13]);
+      if (type != (x.cls == sluice::vxlan::ExternalRx::kIpv4 ? 0x0800 : 0x0806)) std::abort();
+      sluice::flow::FlowKey key;
+      (void)sluice::flow::extractFlowKey(untagged.data(), static_cast<uint32_t>(untagged.size()), 31, std::nullopt,
+                                         key);
+    }
   }
 
   // VTEP fd00:77::1, VNI 42.

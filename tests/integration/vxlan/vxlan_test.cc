@@ -773,5 +773,293 @@ TEST_F(VxlanKernelIpv6UnderlayTest, BothFamiliesFromAPodReachTheKernel) {
   EXPECT_EQ(csum_errors, "0\n");
 }
 
+
+// The external network on the uplink: sluiced's uplink (VTEP 192.168.78.1/24,
+// no remote node) faces a "gateway" namespace, a router with forwarding on
+// that routes the pod CIDR back to the VTEP address, and behind it an
+// "external host" namespace (198.51.100.2). Once untagged, once with
+// external-vlan 100. This kernel has no 802.1Q devices (CONFIG_VLAN_8021Q
+// off), so there the gateway namespace holds a trunk port in user space:
+// the uplink's veth end carries VLAN 100 tagged, and a relay passes only
+// that VLAN, untagged, to and from the router's own veth (anything else is
+// dropped, so only tagged frames can work). Each test starts its own
+// sluiced (the keys take a restart).
+const Ipv4Address kExternalHost = *Ipv4Address::parse("198.51.100.2");
+
+// Raw frames from the gateway's side toward sluiced's uplink: argv = ifname,
+// source MAC, sluiced's uplink MAC, VLAN (0: untagged). One of each case.
+constexpr char kOutsideInjector[] = R"(import socket, struct, sys
+ifname, vlan = sys.argv[1], int(sys.argv[4])
+src_mac, dst_mac = (bytes.fromhex(a.replace(":", "")) for a in sys.argv[2:4])
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16: s = (s & 0xffff) + (s >> 16)
+    return (~s) & 0xffff
+def frame(src, dst, tag):
+    udp = struct.pack("!HHHH", 1000, 7777, 8 + 16, 0) + b"y" * 16
+    h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0x4000, 63, 17, 0, socket.inet_aton(src), socket.inet_aton(dst))
+    h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
+    vlan_tag = struct.pack("!HH", 0x8100, tag) if tag else b""
+    return dst_mac + src_mac + vlan_tag + b"\x08\x00" + h + udp
+cases = {
+    "external_spoofed_source": frame("10.244.0.77", "10.244.0.5", vlan),
+    "external_not_local": frame("198.51.100.2", "10.245.0.1", vlan),
+    "external_wrong_vlan": frame("198.51.100.2", "10.244.0.5", 7 if vlan == 0 else vlan + 1),
+}
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((ifname, 0))
+for f in cases.values():
+    s.send(f)
+print(" ".join(cases.keys()))
+)";
+
+// An 802.1Q trunk port: argv = trunk ifname, access ifname, VLAN, ready
+// file. Frames of that VLAN from the trunk leave the access side untagged;
+// untagged frames from the access side leave the trunk tagged. The kernel
+// moves a received tag into the packet's metadata: it is read back from
+// PACKET_AUXDATA.
+constexpr char kVlanTrunk[] = R"(import select, socket, struct, sys
+trunk, access, vid, ready = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+SOL_PACKET, PACKET_AUXDATA, TP_STATUS_VLAN_VALID, PACKET_OUTGOING = 263, 8, 0x10, 4
+def port(ifname):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    s.bind((ifname, 0))
+    s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
+    return s
+t, a = port(trunk), port(access)
+open(ready, "w").write("ready")
+while True:
+    for s in select.select([t, a], [], [])[0]:
+        data, anc, _, addr = s.recvmsg(65536, socket.CMSG_SPACE(20))
+        if addr[2] == PACKET_OUTGOING:
+            continue
+        tci = None
+        for level, kind, value in anc:
+            if level == SOL_PACKET and kind == PACKET_AUXDATA:
+                status, _, _, _, _, v = struct.unpack("IIIHHH", value[:18])
+                if status & TP_STATUS_VLAN_VALID:
+                    tci = v
+        if tci is None and data[12:14] == b"\x81\x00":
+            tci = struct.unpack("!H", data[14:16])[0]
+            data = data[:12] + data[16:]
+        if s is t:
+            if tci is not None and tci & 0xfff == vid:
+                a.send(data)
+        elif tci is None:
+            t.send(data[:12] + struct.pack("!HH", 0x8100, vid) + data[12:])
+)";
+
+class VxlanExternalTest : public ::testing::Test {
+ protected:
+  // Builds the namespaces and starts sluiced with external-vlan `vlan`.
+  void start(uint16_t vlan) {
+    ASSERT_NE(podPool(), nullptr);
+    const std::string tag = processTag();
+    gw_ns_ = "slxg" + tag;
+    ext_ns_ = "slxe" + tag;
+    uplink_if_ = "slxu" + tag + "a";
+    gw_if_ = "slxu" + tag + "b";
+    router_if_ = vlan != 0 ? "slxt" + tag + "b" : gw_if_;
+    Topology& t = topo_;
+    ASSERT_TRUE(t.addNetns(gw_ns_) && t.addNetns(ext_ns_)) << t.error();
+    ASSERT_TRUE(t.addVeth(uplink_if_, "", gw_if_, gw_ns_)) << t.error();
+    ASSERT_TRUE(t.addVeth("slxh" + tag + "a", gw_ns_, "slxh" + tag + "b", ext_ns_)) << t.error();
+    dir_ = "/tmp/slxn-" + tag;
+    std::filesystem::create_directories(dir_);
+    writeFile(dir_ + "/send.py", kUdpSender);
+    writeFile(dir_ + "/recv.py", kUdpReceiver);
+    writeFile(dir_ + "/inject.py", kOutsideInjector);
+    writeFile(dir_ + "/txcsum_off.py", kTxChecksumOff);
+    writeFile(dir_ + "/trunk.py", kVlanTrunk);
+    const std::string& gw_addr_if = router_if_;
+    if (vlan != 0) {
+      ASSERT_TRUE(t.addVeth("slxt" + tag + "a", gw_ns_, router_if_, gw_ns_)) << t.error();
+      std::string pid;
+      ASSERT_EQ(t.in(gw_ns_, "sh -c 'python3 " + dir_ + "/trunk.py " + gw_if_ + " slxt" + tag + "a " +
+                                 std::to_string(vlan) + " " + dir_ + "/trunk.ready >" + dir_ +
+                                 "/trunk.log 2>&1 & echo $!'",
+                         &pid),
+                0);
+      trunk_pid_ = static_cast<pid_t>(std::stol(pid));
+      ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(dir_ + "/trunk.ready"); }));
+    }
+    std::vector<std::string> gw_setup;
+    for (const std::string& c : std::vector<std::string>{
+             "ip addr add 192.168.78.254/24 dev " + gw_addr_if,
+             "ip addr add 198.51.100.1/24 dev slxh" + tag + "a",
+             "sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0",
+             "ip route add 10.244.0.0/24 via 192.168.78.1 dev " + gw_addr_if,
+         })
+      gw_setup.push_back(c);
+    // With the trunk, the uplink's veth end holds no address and forwards
+    // nothing itself: untagged frames go nowhere.
+    if (vlan != 0) gw_setup.push_back("sysctl -qw net.ipv4.conf." + gw_if_ + ".forwarding=0");
+    for (const std::string& c : gw_setup) ASSERT_EQ(t.in(gw_ns_, c), 0) << c;
+    ASSERT_EQ(t.in(ext_ns_, "ip addr add 198.51.100.2/24 dev slxh" + tag + "b"), 0);
+    ASSERT_EQ(t.in(ext_ns_, "ip route add default via 198.51.100.1"), 0);
+    // The host's checksums filled by its kernel (the af_packet uplink would
+    // otherwise see them unfinished).
+    ASSERT_EQ(t.in(ext_ns_, "python3 " + dir_ + "/txcsum_off.py slxh" + tag + "b"), 0);
+
+    std::string error;
+    SluicedOptions o;
+    o.pod_cidr = "10.244.0.0/24";
+    const std::string cfg = dir_ + "/sluiced.json";
+    writeFile(cfg, R"({"vni": 42, "uplink": {"devargs": "net_af_packet0,iface=)" + uplink_if_ +
+                       R"(", "vtep": "192.168.78.1/24", "mtu": 1500},
+      "external-gateway": "192.168.78.254", "external-vlan": )" + std::to_string(vlan) + "}");
+    o.extra_flags = {"--config", cfg};
+    node_.reset(SluicedProcess::start(o, &error).release());
+    ASSERT_NE(node_, nullptr) << error;
+    // The gateway reaches our VTEP without asking (exact counts below).
+    ASSERT_EQ(t.in(gw_ns_, "ip neigh replace 192.168.78.1 lladdr " + overlay().vtep_mac() + " dev " + gw_addr_if +
+                               " nud permanent"),
+              0);
+    v1::AddPortResponse resp;
+    ASSERT_TRUE(node_->addPort(portRequest("xpod", kPodIp), &resp).ok());
+    pod_port_ = resp.port().port_no();
+    auto pod = VirtioPod::create(resp.port().socket_path(), false, podPool());
+    ASSERT_TRUE(pod.ok()) << pod.status();
+    pod_ = std::move(*pod);
+    ASSERT_TRUE(node_->waitLinkUp(pod_port_)) << node_->log();
+    ASSERT_TRUE(waitFor([&] { return overlay().external().neighbor_state() == "reachable"; }))
+        << overlay().DebugString() << node_->log();
+  }
+
+  void TearDown() override {
+    if (trunk_pid_ > 0) ::kill(trunk_pid_, SIGKILL);
+    pod_.reset();
+    if (node_ != nullptr) {
+      EXPECT_EQ(node_->stop(), 0) << node_->log();
+    }
+    node_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  v1::Overlay overlay() {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::ListNodesResponse r;
+    grpc::Status s = node_->remoteNodes().ListNodes(&ctx, {}, &r);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return r.overlay();
+  }
+
+  // A ping from the pod to the external host, UDP both ways, a spoofed pod
+  // source, and frames from outside that must not reach the pod.
+  void exercise(uint16_t vlan) {
+    const v1::Overlay o = overlay();
+    EXPECT_EQ(o.external().gateway(), "192.168.78.254");
+    EXPECT_EQ(o.external().vlan(), vlan);
+    std::string gw_mac;
+    ASSERT_EQ(topo_.in(gw_ns_, "cat /sys/class/net/" + router_if_ + "/address", &gw_mac), 0);
+    gw_mac.pop_back();
+    EXPECT_EQ(o.external().gateway_mac(), gw_mac);
+    const uint32_t uplink_port = o.uplink_port();
+
+    // Ping: the reply as the pod receives it, byte for byte but for the
+    // host's IPv4 identification and flags (its kernel's choice) and the
+    // header checksum that covers them.
+    v1::GetStatsResponse before = node_->stats();
+    ASSERT_EQ(pod_->send({icmpEcho(kPodMac, kGatewayMac, kPodIp, kExternalHost, 8, 0x5101, 1)}), 1u);
+    std::vector<Frame> got = pod_->receive(1);
+    ASSERT_EQ(got.size(), 1u) << node_->stats().DebugString();
+    const Frame want = icmpEcho(kGatewayMac, kPodMac, kExternalHost, kPodIp, 0, 0x5101, 1, 62);
+    ASSERT_EQ(got[0].size(), want.size());
+    EXPECT_TRUE(ipv4ChecksumValid(got[0]));
+    Frame masked = got[0];
+    for (size_t i : {18, 19, 20, 21, 24, 25}) masked[i] = want[i];
+    EXPECT_EQ(masked, want) << "TTL 64, -1 by the gateway, -1 by sluiced";
+    v1::GetStatsResponse after = node_->stats();
+    EXPECT_EQ(portStats(after, pod_port_)->rx_packets() - portStats(before, pod_port_)->rx_packets(), 1u);
+    EXPECT_EQ(portStats(after, pod_port_)->tx_packets() - portStats(before, pod_port_)->tx_packets(), 1u);
+    EXPECT_EQ(portStats(after, uplink_port)->tx_packets() - portStats(before, uplink_port)->tx_packets(), 1u)
+        << "the echo request, toward the gateway";
+
+    // UDP from the pod to the host: every datagram exactly once.
+    constexpr int kCount = 40;
+    const std::string out = dir_ + "/recv.out";
+    ASSERT_EQ(topo_.in(ext_ns_, "sh -c 'python3 " + dir_ + "/recv.py 7777 " + std::to_string(kCount) + " " + out +
+                                    " >/dev/null 2>&1 &'"),
+              0);
+    ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(out + ".ready"); }));
+    before = node_->stats();
+    std::vector<Frame> frames;
+    for (int i = 0; i < kCount; ++i) {
+      UdpFrameSpec s{kPodMac, kGatewayMac, kPodIp, kExternalHost};
+      s.dst_port = 7777;
+      s.src_port = static_cast<uint16_t>(4000 + i % 4);
+      s.sequence = static_cast<uint32_t>(i);
+      frames.push_back(udpFrame(s));
+    }
+    ASSERT_EQ(pod_->send(frames), frames.size());
+    ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(out); }, std::chrono::seconds(30)));
+    EXPECT_EQ(readFile(out), "40 40") << "received, distinct";
+    after = node_->stats();
+    EXPECT_EQ(portStats(after, uplink_port)->tx_packets() - portStats(before, uplink_port)->tx_packets(),
+              static_cast<uint64_t>(kCount));
+    EXPECT_EQ(drops(after, "external_gateway_unresolved"), 0u);
+
+    // UDP from the host to the pod: as sent, TTL two lower.
+    ASSERT_EQ(topo_.in(ext_ns_, "python3 " + dir_ + "/send.py 10.244.0.5 7777 " + std::to_string(kCount)), 0);
+    got = pod_->receive(kCount);
+    ASSERT_EQ(got.size(), static_cast<size_t>(kCount)) << node_->stats().DebugString();
+    for (const Frame& f : got) {
+      ASSERT_EQ(f.size(), 14u + 20 + 8 + 16);
+      EXPECT_EQ(ethDst(f), kPodMac);
+      EXPECT_EQ(ethSrc(f), kGatewayMac);
+      EXPECT_EQ(ipv4Ttl(f), 62);
+      EXPECT_TRUE(ipv4ChecksumValid(f));
+      EXPECT_EQ(std::string(f.begin() + 46, f.end()), "sluice-vxlan");
+    }
+
+    // A pod source that is not the pod's: dropped before anything else.
+    before = node_->stats();
+    UdpFrameSpec spoofed{kPodMac, kGatewayMac, *Ipv4Address::parse("10.244.0.99"), kExternalHost};
+    ASSERT_EQ(pod_->send({udpFrame(spoofed)}), 1u);
+    ASSERT_TRUE(waitFor([&] { return drops(node_->stats(), "spoofed_source_ip") == drops(before, "spoofed_source_ip") + 1; }));
+    after = node_->stats();
+    EXPECT_EQ(portStats(after, uplink_port)->tx_packets(), portStats(before, uplink_port)->tx_packets());
+
+    // From outside: a cluster source, transit, another VLAN: one drop each.
+    std::string injected;
+    before = node_->stats();
+    ASSERT_EQ(topo_.in(gw_ns_, "python3 " + dir_ + "/inject.py " + gw_if_ + " " + gw_mac + " " + o.vtep_mac() + " " +
+                                   std::to_string(vlan),
+                       &injected),
+              0)
+        << injected;
+    const std::vector<std::string> reasons = {"external_spoofed_source", "external_not_local", "external_wrong_vlan"};
+    ASSERT_TRUE(waitFor([&] {
+      const v1::GetStatsResponse s = node_->stats();
+      for (const std::string& r : reasons)
+        if (drops(s, r) == drops(before, r)) return false;
+      return true;
+    })) << node_->stats().DebugString();
+    after = node_->stats();
+    for (const std::string& r : reasons) EXPECT_EQ(drops(after, r) - drops(before, r), 1u) << r;
+    EXPECT_EQ(pod_->drainCount(), 0u) << "nothing from outside reached the pod";
+  }
+
+  Topology topo_;
+  std::unique_ptr<SluicedProcess> node_;
+  std::unique_ptr<VirtioPod> pod_;
+  uint32_t pod_port_ = 0;
+  std::string gw_ns_, ext_ns_, uplink_if_, gw_if_, router_if_, dir_;
+  pid_t trunk_pid_ = 0;  // the VLAN trunk's relay (VLAN test only)
+};
+
+TEST_F(VxlanExternalTest, APodReachesAnExternalHostUntagged) {
+  start(0);
+  if (HasFatalFailure()) return;
+  exercise(0);
+}
+
+TEST_F(VxlanExternalTest, APodReachesAnExternalHostInAVlan) {
+  start(100);
+  if (HasFatalFailure()) return;
+  exercise(100);
+}
+
 }  // namespace
 }  // namespace sluice::test

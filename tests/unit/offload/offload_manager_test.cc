@@ -279,6 +279,19 @@ TEST_F(OffloadManagerTwoMarksTest, MarksFreedByADetachAlsoWaitForAGracePeriod) {
   EXPECT_EQ(manager_.flowState(0, 4, 0), "yes (mark 0)");
 }
 
+// On the overlay's uplink only decapsulated megaflows are offered: a plain
+// packet from the external network must never reach the marked-decap branch.
+TEST_F(OffloadManagerTest, TheUplinkOffersTunnelledMegaflowsOnly) {
+  manager_.attachPort(kOffloadPort, kDpdkPort, 1, /*tunnelled_only=*/true);
+  flow::FlowKey from_outside = l3Key(7);
+  from_outside.in_port = kOffloadPort;
+  manager_.flowInstalled(0, 1, 0, from_outside, l3Mask(), output_);
+  manager_.processPending();
+  EXPECT_EQ(manager_.flowState(0, 1, 0), "no (untunnelled)");
+  EXPECT_EQ(manager_.stats().refused["untunnelled"], 1u);
+  EXPECT_EQ(manager_.stats().offloaded, 0u);
+}
+
 TEST_F(OffloadManagerTest, RefusalsAreCountedByReason) {
   manager_.attachPort(kOffloadPort, kDpdkPort, 1);
   flow::FlowKey vlan = l3Key(7);

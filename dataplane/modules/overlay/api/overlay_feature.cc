@@ -79,7 +79,9 @@ class OverlayFeature final : public Feature, public ServiceExtension {
 };
 
 absl::StatusOr<std::unique_ptr<Feature>> makeOverlayFeature(const SluicedConfig& config) {
-  return std::make_unique<OverlayFeature>(config.overlay, LocalPodCidrs(config.pod_cidr, config.pod_cidr_v6),
+  OverlayConfig overlay = config.overlay;
+  if (config.external_gateway) overlay.external = ExternalNetworkConfig{*config.external_gateway, config.external_vlan};
+  return std::make_unique<OverlayFeature>(overlay, LocalPodCidrs(config.pod_cidr, config.pod_cidr_v6),
                                           config.pmd_cores.size());
 }
 

@@ -98,6 +98,13 @@ void fillOverlay(const OverlayView& o, v1::Overlay* out) {
   out->set_uplink_port(o.uplink_port);
   out->set_ip_checksum_offload(o.ip_checksum_offload);
   out->set_link_up(o.link_up);
+  if (o.external_gateway) {
+    v1::ExternalNetwork* x = out->mutable_external();
+    x->set_gateway(o.external_gateway->toString());
+    x->set_vlan(o.external_vlan);
+    if (o.external_gateway_mac) x->set_gateway_mac(o.external_gateway_mac->toString());
+    x->set_neighbor_state(o.external_gateway_state);
+  }
 }
 
 RemoteNodesService::RemoteNodesService(OverlayModule* overlay) : overlay_(overlay), instance_(randomInstance()) {}
