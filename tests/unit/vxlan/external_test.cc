@@ -15,6 +15,7 @@
 #include "dataplane/datapath/overlay_tables.h"
 #include "dataplane/modules/overlay/arp_frames.h"
 #include "dataplane/modules/overlay/overlay_control.h"
+#include "tests/unit/vxlan/fake_uplink.h"
 
 namespace sluice {
 namespace {
@@ -223,24 +224,7 @@ TEST(ExternalArp, RequestsForTheGatewayAreTaggedInItsVlan) {
   EXPECT_TRUE(std::equal(plain.begin() + 12, plain.end(), tagged.begin() + 16));
 }
 
-class FakeUplink final : public UplinkIo {
- public:
-  MacAddress mac() const override { return *MacAddress::parse("02:00:00:00:77:01"); }
-  bool ipChecksumOffload() const override { return false; }
-  uint16_t dpdkPort() const override { return 7; }
-  rte_spinlock_t* txLock() override { return nullptr; }
-  rte_ring* puntRing() override { return nullptr; }
-  absl::Status send(const std::vector<uint8_t>& frame) override {
-    sent.push_back(frame);
-    return absl::OkStatus();
-  }
-  void drainPunted(const std::function<void(const uint8_t*, size_t)>& f) override {
-    for (const auto& p : punted) f(p.data(), p.size());
-    punted.clear();
-  }
-  bool linkUp() override { return true; }
-  std::vector<std::vector<uint8_t>> sent, punted;
-};
+using test::FakeUplink;
 
 TEST(ExternalControl, TheGatewayIsResolvedInItsVlanAndPublished) {
   OverlayConfig config;

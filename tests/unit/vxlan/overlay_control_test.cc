@@ -12,30 +12,14 @@
 
 #include "dataplane/modules/overlay/arp_frames.h"
 #include "dataplane/modules/overlay/overlay_control.h"
+#include "tests/unit/vxlan/fake_uplink.h"
 
 namespace sluice {
 namespace {
 
 using namespace std::chrono_literals;
 
-class FakeUplink final : public UplinkIo {
- public:
-  MacAddress mac() const override { return *MacAddress::parse("02:00:00:00:77:01"); }  // kOurMac
-  bool ipChecksumOffload() const override { return false; }
-  uint16_t dpdkPort() const override { return 7; }
-  rte_spinlock_t* txLock() override { return nullptr; }
-  rte_ring* puntRing() override { return nullptr; }
-  absl::Status send(const std::vector<uint8_t>& frame) override {
-    sent.push_back(frame);
-    return absl::OkStatus();
-  }
-  void drainPunted(const std::function<void(const uint8_t*, size_t)>& f) override {
-    for (const auto& p : punted) f(p.data(), p.size());
-    punted.clear();
-  }
-  bool linkUp() override { return true; }
-  std::vector<std::vector<uint8_t>> sent, punted;
-};
+using test::FakeUplink;
 
 const MacAddress kOurMac = *MacAddress::parse("02:00:00:00:77:01");  // FakeUplink's
 

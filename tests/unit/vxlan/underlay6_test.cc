@@ -13,6 +13,7 @@
 #include "dataplane/datapath/vxlan_decap6.h"
 #include "dataplane/modules/overlay/nd_frames.h"
 #include "dataplane/modules/overlay/overlay_control.h"
+#include "tests/unit/vxlan/fake_uplink.h"
 
 namespace sluice::vxlan {
 namespace {
@@ -291,24 +292,7 @@ TEST(Underlay6Nd, SolicitationIsExactAndAdvertisementsAreChecked) {
 namespace sluice {
 namespace {
 
-class FakeUplink6 final : public UplinkIo {
- public:
-  MacAddress mac() const override { return vxlan::kOurMac; }
-  bool ipChecksumOffload() const override { return false; }
-  uint16_t dpdkPort() const override { return 7; }
-  rte_spinlock_t* txLock() override { return nullptr; }
-  rte_ring* puntRing() override { return nullptr; }
-  absl::Status send(const std::vector<uint8_t>& frame) override {
-    sent.push_back(frame);
-    return absl::OkStatus();
-  }
-  void drainPunted(const std::function<void(const uint8_t*, size_t)>& f) override {
-    for (const auto& p : punted) f(p.data(), p.size());
-    punted.clear();
-  }
-  bool linkUp() override { return true; }
-  std::vector<std::vector<uint8_t>> sent, punted;
-};
+using test::FakeUplink;
 
 // The advertisement `from` (its MAC) sends for `target` to our VTEP and MAC.
 std::vector<uint8_t> advertisement(MacAddress from, const Ipv6Address& target, bool solicited = true) {
@@ -337,7 +321,7 @@ struct Fixture6 {
     config.vni = 42;
   }
   OverlayConfig config;
-  FakeUplink6 uplink;
+  FakeUplink uplink;
   Ipv4Cidr pod_cidr = *Ipv4Cidr::parse("10.244.0.0/24");
 };
 
