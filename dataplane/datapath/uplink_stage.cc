@@ -34,6 +34,18 @@ ArpVerdict handleArp(const OverlaySnapshot& ov, rte_mbuf* m) {
   return ArpVerdict::kReply;
 }
 
+// An ARP frame for control (a reply resolving a next hop): into the punt
+// ring, or dropped as kUplinkArpPuntFull when the ring is full.
+void puntArp(const OverlaySnapshot& ov, rte_mbuf* m, UplinkRxOut& out) {
+  handOver(m);  // to control's thread, through a ring TSan cannot see into
+  if (rte_ring_enqueue(ov.arp_punt, m) == 0) {
+    ++out.n_punted;
+    return;
+  }
+  out.drop[out.n_drop] = m;
+  out.reason[out.n_drop++] = DropReason::kUplinkArpPuntFull;
+}
+
 // A frame the VXLAN classification refused, when the external network is
 // on (the cold side of the stage: no VXLAN packet comes here). True: an
 // IPv4 packet of the external network, its tag popped, to continue through
@@ -69,12 +81,8 @@ ArpVerdict handleArp(const OverlaySnapshot& ov, rte_mbuf* m) {
       out.reply[out.n_reply++] = m;
       return false;
     case ArpVerdict::kPunt:
-      handOver(m);
-      if (rte_ring_enqueue(ov.arp_punt, m) == 0) {
-        ++out.n_punted;
-        return false;
-      }
-      return drop(DropReason::kUplinkArpPuntFull);
+      puntArp(ov, m, out);
+      return false;
     case ArpVerdict::kDrop:
       break;
   }
@@ -124,13 +132,7 @@ uint16_t uplinkRxBurst(const OverlaySnapshot& ov, rte_mbuf** pkts, uint16_t n, T
           out.reply[out.n_reply++] = m;
           continue;
         case ArpVerdict::kPunt:
-          handOver(m);  // to control's thread, through a ring TSan cannot see into
-          if (rte_ring_enqueue(ov.arp_punt, m) == 0) {
-            ++out.n_punted;
-          } else {
-            out.drop[out.n_drop] = m;
-            out.reason[out.n_drop++] = DropReason::kUplinkArpPuntFull;
-          }
+          puntArp(ov, m, out);
           continue;
         case ArpVerdict::kDrop:
           out.drop[out.n_drop] = m;
