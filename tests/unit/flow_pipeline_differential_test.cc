@@ -538,6 +538,10 @@ TEST(FlowPipelineDifferentialTest, SpoofedAndOwnSourcesAreDecidedByTheCurrentSou
 // checked ports are their own, inside their own prefixes, or inside
 // another port's. No megaflow made for one prefix's owner may answer a
 // packet whose prefix moved or went, nor a source decided otherwise.
+// With them, the exception path to the node's kernel (host_path.h): its
+// host addresses sit just beside unrouted probes (so a widened no_route
+// megaflow must not swallow them), and its TAP port sends from the host
+// addresses, its link-local address, or anything else (spoofed).
 struct PrefixCandidate {
   const char* cidr;
   // Addresses inside it and just outside it (edges).
@@ -558,6 +562,10 @@ const PrefixCandidate kPrefixes6[] = {
 // IPv6 fd00:101::/62 (beside fd00:101:0:4::/62) on tunnel 1.
 const Ipv4Cidr kRemotePrefix4 = *Ipv4Cidr::parse("10.101.0.0/22");
 const Ipv6Cidr kRemotePrefix6 = *Ipv6Cidr::parse("fd00:101::/62");
+const Ipv4Address kHost4 = *Ipv4Address::parse("10.101.9.1");
+const Ipv6Address kHost6 = *Ipv6Address::parse("fd00:101:0:8::1");
+const MacAddress kKernelMac = *MacAddress::parse("02:fe:00:00:00:05");
+constexpr uint16_t kHostPort = 5;
 
 TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
   std::mt19937 rng(2727);
@@ -637,13 +645,26 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
         std::vector<vxlan::RemoteRoute6>{r6});
     t.fib = std::make_shared<const ForwardingTable>(e);
     t.fib6 = std::make_shared<const Ipv6ForwardingTable>(e6);
+    PortSources& hs = src->ports[kHostPort];
+    hs.checked = true;
+    std::memcpy(hs.mac, kKernelMac.bytes.data(), 6);
+    hs.has_ipv4 = hs.has_ipv6 = true;
+    hs.ipv4_be = kHost4.networkOrder();
+    std::memcpy(hs.ipv6, kHost6.bytes.data(), 16);
+    std::memcpy(hs.link_local, linkLocalFromMac(kKernelMac).bytes.data(), 16);
     t.sources = src;
     t.prefixes = std::make_shared<const RoutedPrefixTable>(std::move(v4), std::move(v6));
   };
+  HostPath host;
+  host.enabled = true;
+  host.port_no = kHostPort;
+  host.has_ipv4 = host.has_ipv6 = true;
+  host.ipv4_be = kHost4.networkOrder();
+  std::memcpy(host.ipv6, kHost6.bytes.data(), 16);
   auto routes = [&](const Tables& t) {
     return RouteTables{.fib = t.fib.get(), .gateway_ip_be = kGw.networkOrder(), .overlay = t.overlay.get(),
                        .uplink_port = kUplinkPort, .fib6 = t.fib6.get(), .v6 = &net, .sources = t.sources.get(),
-                       .prefixes = t.prefixes.get()};
+                       .prefixes = t.prefixes.get(), .host = &host};
   };
   Tables tables;
   build(tables);
@@ -659,8 +680,12 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     uint32_t host = 0;       // 10.7.0.<host> / fd00:7::<host> when non-zero
     size_t prefix = 0;       // else kPrefixesN[prefix].probes[probe]
     size_t probe = 0;
+    bool host_addr = false;   // the node's host address of the family
+    bool link_local = false;  // the kernel interface's link-local address (IPv6)
   };
   auto text = [](const Addr& a) -> std::string {
+    if (a.host_addr) return a.v6 ? kHost6.toString() : kHost4.toString();
+    if (a.link_local) return linkLocalFromMac(kKernelMac).toString();
     if (a.host != 0) return a.v6 ? addr6(a.host).toString() : addr(a.host).toString();
     return a.v6 ? kPrefixes6[a.prefix].probes[a.probe] : kPrefixes4[a.prefix].probes[a.probe];
   };
@@ -686,7 +711,9 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
   auto randomAddr = [&](bool v6) {
     Addr a;
     a.v6 = v6;
-    if (rng() % 4 == 0) {
+    if (rng() % 8 == 0) {
+      a.host_addr = true;
+    } else if (rng() % 4 == 0) {
       a.host = 1 + rng() % 7;  // the gateway, the pods, unrouted hosts of the pod CIDR
     } else {
       a.prefix = rng() % (v6 ? std::size(kPrefixes6) : std::size(kPrefixes4));
@@ -695,7 +722,7 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     return a;
   };
 
-  uint64_t hits = 0, misses = 0, checked = 0, prefix_hits = 0, spoofed_hits = 0;
+  uint64_t hits = 0, misses = 0, checked = 0, prefix_hits = 0, spoofed_hits = 0, host_hits = 0, from_host_hits = 0;
   auto burst = [&](const Tables& now, const Tables& at_pmd) {
     FlowKey keys[32];
     struct Sent {
@@ -706,17 +733,24 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     for (int i = 0; i < 32; ++i) {
       Sent& x = sent[i];
       const bool v6 = rng() % 2 == 0;
-      x.in_port = static_cast<uint16_t>(rng() % kPorts);
+      x.in_port = static_cast<uint16_t>(rng() % (kPorts + 1));
+      if (x.in_port == kPorts) x.in_port = kHostPort;
       x.ttl = std::array<uint8_t, 3>{1, 2, 64}[rng() % 3];
       x.dst = randomAddr(v6);
       // Mostly its own address or a probe (which its prefixes may hold).
-      if (rng() % 2 == 0) {
+      if (x.in_port == kHostPort && rng() % 2 == 0) {
+        x.src.v6 = v6;
+        x.src.host_addr = !v6 || rng() % 2 == 0;
+        x.src.link_local = !x.src.host_addr;
+      } else if (x.in_port == kHostPort) {
+        x.src = randomAddr(v6);
+      } else if (rng() % 2 == 0) {
         x.src.v6 = v6;
         x.src.host = 2u + x.in_port;
       } else {
         x.src = randomAddr(v6);
       }
-      const MacAddress mac = macOf(2u + x.in_port);
+      const MacAddress mac = x.in_port == kHostPort ? kKernelMac : macOf(2u + x.in_port);
       test::Frame f;
       if (v6) {
         const Ipv6Address src = x.src.host != 0 ? addr6(x.src.host) : *Ipv6Address::parse(text(x.src));
@@ -738,13 +772,18 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     }
     auto expected = [&](const Tables& t, int i) -> Decision {
       const Sent& x = sent[i];
-      const bool own_src = x.src.host == 2u + x.in_port;
-      if (x.in_port != 3 && !own_src && ownerOf(t, x.src) != x.in_port)
-        return {false, static_cast<uint16_t>(DropReason::kSpoofedSourceIp)};
+      if (x.in_port == kHostPort) {
+        if (!x.src.host_addr && !x.src.link_local) return {false, static_cast<uint16_t>(DropReason::kSpoofedSourceIp)};
+      } else {
+        const bool own_src = x.src.host == 2u + x.in_port;
+        if (x.in_port != 3 && !own_src && ownerOf(t, x.src) != x.in_port)
+          return {false, static_cast<uint16_t>(DropReason::kSpoofedSourceIp)};
+      }
       if (x.dst.host == 1) return {false, static_cast<uint16_t>(DropReason::kToGateway)};
       uint16_t port = kNone;
       if (x.dst.host >= 2 && x.dst.host < 2u + kPorts) port = static_cast<uint16_t>(x.dst.host - 2);
       if (x.dst.host == 0) port = ownerOf(t, x.dst);
+      if (x.dst.host_addr) port = kHostPort;
       const int tunnel = remoteTunnelOf(x.dst);
       if (port == kNone && tunnel < 0) return {false, static_cast<uint16_t>(DropReason::kNoRoute)};
       if (x.ttl <= 1) return {false, static_cast<uint16_t>(DropReason::kTtlExceeded)};
@@ -758,7 +797,9 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
       if (out[i] == flow::kNoMegaflow) continue;
       ++hits;
       const Decision got = fromActions(table.at(out[i]).actions);
-      prefix_hits += got.output && !got.encap && sent[i].dst.host == 0;
+      prefix_hits += got.output && !got.encap && sent[i].dst.host == 0 && !sent[i].dst.host_addr;
+      host_hits += got.output && sent[i].dst.host_addr;
+      from_host_hits += got.output && sent[i].in_port == kHostPort;
       spoofed_hits += !got.output && got.port_or_reason == static_cast<uint16_t>(DropReason::kSpoofedSourceIp);
       ASSERT_EQ(got, expected(now, i)) << "port " << sent[i].in_port << " src " << text(sent[i].src) << " dst "
                                        << text(sent[i].dst);
@@ -800,6 +841,8 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
   EXPECT_GT(hits, checked / 2) << "the caches answered most packets";
   EXPECT_GT(prefix_hits, hits / 20) << "packets to routed prefixes were forwarded from the caches";
   EXPECT_GT(spoofed_hits, hits / 20) << "sources outside a port's prefixes were dropped from the caches";
+  EXPECT_GT(host_hits, hits / 50) << "packets to the host addresses were forwarded from the caches";
+  EXPECT_GT(from_host_hits, hits / 50) << "packets from the host port were forwarded from the caches";
   EXPECT_GT(control.counters()[0].revalidated, 0u);
 }
 
