@@ -30,7 +30,7 @@ const one = (kind) => { const l = ofKind(kind); assert.equal(l.length, 1, `exact
 const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores', 'main-core', 'eal', 'pod-cidr',
   'pod-cidr-v6', 'gateway-v6', 'gateway', 'gateway-mac', 'tx-flush-interval', 'pmd-max-sleep-us', 'max-ports', 'mbufs', 'log-level', 'uplink', 'vni',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
-  'state-dir', 'metrics-address', 'metrics-port', 'pod-cidr-v6', 'gateway-v6']);
+  'state-dir', 'metrics-address', 'metrics-port', 'pod-cidr-v6', 'gateway-v6', 'host-interface', 'host-addresses']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
   'perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup',
   'mtu', 'vlan', 'trust', 'spoofchk', 'ipam', 'capabilities', 'sriovMode']);
@@ -219,6 +219,10 @@ check('service account: used by the DaemonSet', () => {
 });
 
 if (profile === 'default') {
+  check('default: no host path (network.hostInterface empty)', () => {
+    assert.equal(def['host-interface'], undefined);
+    assert.equal(def['host-addresses'], undefined);
+  });
   check('default: no-huge mode, no hugepage resources or volumes', () => {
     assert.match(def.eal, /--no-huge -m 1024/);
     assert.match(def.eal, /--no-pci/);
@@ -245,6 +249,12 @@ if (profile === 'default') {
 }
 
 if (profile === 'production') {
+  check('production: every node has the host path, reaching the node at its own IP (filled in on the node)', () => {
+    for (const [name, c] of Object.entries(configs)) {
+      assert.equal(c['host-interface'], 'sluice-host', name);
+      assert.deepEqual(c['host-addresses'], ['@HOST_IP@'], name);
+    }
+  });
   check('production: 1Gi hugepages requested, limited and mounted at /dev/hugepages', () => {
     assert.equal(sluiced.resources.requests['hugepages-1Gi'], '2Gi');
     assert.equal(sluiced.resources.limits['hugepages-1Gi'], '2Gi');
