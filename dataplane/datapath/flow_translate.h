@@ -22,10 +22,9 @@
 // A packet to the gateway also reads ip_proto and, for ICMP, the fragment
 // state and the ICMP type and code (is it an echo request to answer?).
 // Only a pod, the gateway or a host address (host_path.h) needs all bits of
-// the destination; a remote
-// node's CIDR or an unrouted destination is matched as the widest prefix that
-// holds no address decided otherwise, so that traffic to random destinations
-// cannot fill the megaflow table.
+// the destination; a remote node's CIDR or an unrouted destination is
+// matched as the widest prefix that holds no address decided otherwise, so
+// that traffic to random destinations cannot fill the megaflow table.
 #pragma once
 
 #include <cstdint>
