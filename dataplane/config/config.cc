@@ -1,5 +1,6 @@
 #include "dataplane/config/config.h"
 
+#include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_split.h>
 #include <absl/strings/numbers.h>
@@ -133,6 +134,29 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     if (!mac || mac->isMulticast() || mac->isZero())
       return invalid(key, absl::StrCat("'", value, "' is not a unicast MAC like 02:00:00:00:00:01"));
     c.gateway_mac = *mac;
+  } else if (key == "host-interface") {
+    if (!value.empty() && !isNetdevName(value))
+      return invalid(key, absl::StrCat("'", value, "' is not an interface name (1..15 characters, no '/', ':' or space)"));
+    c.host_interface = value;
+  } else if (key == "host-addresses") {
+    HostAddresses a;
+    for (absl::string_view part : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+      const std::string text(absl::StripAsciiWhitespace(part));
+      if (auto v4 = Ipv4Address::parse(text)) {
+        if (a.v4) return invalid(key, absl::StrCat("more than one IPv4 address (", a.v4->toString(), ", ", text, ")"));
+        if (v4->value == 0 || (v4->value >> 28) >= 14 || (v4->value >> 24) == 127)
+          return invalid(key, absl::StrCat(text, " is not a unicast address of a node"));
+        a.v4 = *v4;
+      } else if (auto v6 = Ipv6Address::parse(text)) {
+        if (a.v6) return invalid(key, absl::StrCat("more than one IPv6 address (", a.v6->toString(), ", ", text, ")"));
+        if (v6->isZero() || v6->isMulticast() || v6->isLinkLocal())
+          return invalid(key, absl::StrCat(text, " is not a global unicast address of a node"));
+        a.v6 = *v6;
+      } else {
+        return invalid(key, absl::StrCat("'", text, "' is not an IPv4 or IPv6 address"));
+      }
+    }
+    c.host_addresses = a;
   } else if (key == "tx-flush-interval") {
     auto v = number(1'000'000);  // 1 s: anything longer is surely a unit mistake
     if (!v.ok()) return v.status();
@@ -278,6 +302,25 @@ absl::Status validateExternalNetwork(const SluicedConfig& c) {
   return absl::OkStatus();
 }
 
+// The host path's keys together: addresses without an interface (or the
+// reverse) configure nothing, and a host address inside a pod CIDR would be
+// two destinations at once.
+absl::Status validateHostPath(const SluicedConfig& c) {
+  const HostAddresses& a = c.host_addresses;
+  if (c.host_interface.empty()) {
+    if (!a.empty()) return invalid("host-addresses", "needs host-interface (the TAP the node is reached through)");
+    return absl::OkStatus();
+  }
+  if (a.empty()) return invalid("host-interface", "needs host-addresses (the node's addresses pods may reach)");
+  if (a.v4 && c.pod_cidr.contains(*a.v4))
+    return invalid("host-addresses", absl::StrCat(a.v4->toString(), " is inside pod-cidr ", c.pod_cidr.toString()));
+  if (a.v6 && !c.pod_cidr_v6) return invalid("host-addresses", absl::StrCat(a.v6->toString(), ": IPv6 needs pod-cidr-v6"));
+  if (a.v6 && c.pod_cidr_v6->contains(*a.v6))
+    return invalid("host-addresses",
+                   absl::StrCat(a.v6->toString(), " is inside pod-cidr-v6 ", c.pod_cidr_v6->toString()));
+  return absl::OkStatus();
+}
+
 // Cross-field checks, after every source has been applied.
 absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_given) {
   if (!gateway_given) c.gateway = Ipv4Address{c.pod_cidr.network.value + 1};
@@ -304,6 +347,7 @@ absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_giv
       return invalid("pmd-cores", absl::StrCat("lcore ", core, " is also main-core"));
   if (absl::Status s = validateOverlay(c.overlay, LocalPodCidrs(c.pod_cidr, c.pod_cidr_v6)); !s.ok()) return s;
   if (absl::Status s = validateExternalNetwork(c); !s.ok()) return s;
+  if (absl::Status s = validateHostPath(c); !s.ok()) return s;
   return absl::OkStatus();
 }
 
@@ -404,6 +448,11 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
       text = value.get<bool>() ? "true" : "false";
     } else if (value.is_number_unsigned()) {
       text = std::to_string(value.get<uint64_t>());
+    } else if (key == "host-addresses" && value.is_array()) {
+      for (const auto& address : value) {
+        if (!address.is_string()) return invalid(key, "array must hold address strings");
+        text += (text.empty() ? "" : ",") + address.get<std::string>();
+      }
     } else if (key == "pmd-cores" && value.is_array()) {
       for (const auto& core : value) {
         if (!core.is_number_unsigned()) return invalid(key, "array must hold lcore numbers");

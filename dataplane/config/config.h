@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/net_address.h"
+#include "dataplane/config/host_addresses.h"
 #include "dataplane/config/sriov_pool_config.h"
 #include "dataplane/config/overlay_config.h"
 #include "dataplane/datapath/port_mtu.h"

@@ -14,6 +14,7 @@
 
 #include <absl/status/statusor.h>
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -22,11 +23,13 @@
 #include <nlohmann/json.hpp>
 
 #include "dataplane/core/port_request.h"
+#include "dataplane/datapath/limits.h"
 
 namespace sluice {
 
 struct PmdSnapshot;
 struct RouteTables;
+struct SourceTable;
 
 class ControlModule {
  public:
@@ -39,6 +42,13 @@ class ControlModule {
   }
   // The tables upcalls and revalidation decide with.
   virtual void fillRouteTables(RouteTables& tables) const { (void)tables; }
+  // The module's own ports' entries in the port tables the core rebuilds
+  // with every change (it fills the pods'; a module's port is unchecked,
+  // with no MTU, unless its module says otherwise here).
+  virtual void fillPortTables(SourceTable& sources, std::array<uint16_t, kMaxPorts>& mtus) const {
+    (void)sources;
+    (void)mtus;
+  }
 
   // The module's top-level section of the checkpoint (an array of JSON
   // objects whose schema is the module's); empty: it keeps none. Records are

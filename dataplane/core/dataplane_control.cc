@@ -731,6 +731,7 @@ void DataplaneControl::republishLocked() {
   // Pods' ports have their MTU checked; a module's port (the uplink) has none here.
   for (uint16_t n = 0; n < kMaxPorts; ++n)
     port_mtus_[n] = ports_[n] && ports_[n]->isPod() ? static_cast<uint16_t>(ports_[n]->request.mtu) : 0;
+  for (const ControlModule* m : modules_) m->fillPortTables(*sources, port_mtus_);
   fib6_ = std::make_shared<const Ipv6ForwardingTable>(routes6);
   // A port's sources or their checking changing (a port added, removed, or
   // re-made at the same number) revalidates its megaflows with the routes:

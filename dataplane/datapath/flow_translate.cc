@@ -38,6 +38,7 @@ uint32_t destinationPrefix(const RouteTables& tables, uint32_t dst_be, bool rout
     if (d < len) bits = std::max(bits, d + 1);  // d >= len: dst is inside (a route that contains it)
   };
   exclude(tables.gateway_ip_be, 32);
+  if (tables.host != nullptr && tables.host->enabled && tables.host->has_ipv4) exclude(tables.host->ipv4_be, 32);
   if (tables.fib != nullptr)
     for (uint32_t pod : tables.fib->addresses()) exclude(pod, 32);
   // A local pod's routed prefix decides apart whether tunnelled or not.
@@ -179,6 +180,7 @@ uint32_t destinationPrefix6(const RouteTables& tables, const uint8_t* dst, bool 
     exclude(tables.v6->gateway, 128);
     exclude(tables.v6->gateway_link_local, 128);
   }
+  if (tables.host != nullptr && tables.host->enabled && tables.host->has_ipv6) exclude(tables.host->ipv6, 128);
   if (tables.fib6 != nullptr)
     for (const Ipv6Address& pod : tables.fib6->addresses()) exclude(pod.bytes.data(), 128);
   if (tables.prefixes != nullptr)
@@ -336,6 +338,10 @@ void translateIpv6(const RouteTables& tables, const flow::FlowKey& key, FlowTran
     toGateway(key, kIpProtoIcmpv6, kIcmpv6EchoRequest, out);
     return;
   }
+  if (tables.host != nullptr && tables.host->isHostIpv6(dst)) {
+    forwardTo(tables, key, kRewriteL3v6, tables.host->port_no, vxlan::kNoTunnel, out);
+    return;
+  }
   const PodRoute6* route = tables.fib6 != nullptr ? tables.fib6->lookup(dst) : nullptr;
   if (route != nullptr) {
     forwardTo(tables, key, kRewriteL3v6, route->port_no, vxlan::kNoTunnel, out);
@@ -399,6 +405,10 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
   }
   if (dst == tables.gateway_ip_be) {
     toGateway(key, kIpProtoIcmp, kIcmpEchoRequest, out);
+    return;
+  }
+  if (tables.host != nullptr && tables.host->isHostIpv4(dst)) {
+    forwardTo(tables, key, kRewriteL3, tables.host->port_no, vxlan::kNoTunnel, out);
     return;
   }
   const PodRoute* route = tables.fib != nullptr ? tables.fib->lookup(dst) : nullptr;

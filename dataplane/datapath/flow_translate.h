@@ -21,11 +21,10 @@
 // sources are checked its Ethernet and IP source (see RouteTables::sources).
 // A packet to the gateway also reads ip_proto and, for ICMP, the fragment
 // state and the ICMP type and code (is it an echo request to answer?).
-// With the external network, see RouteTables::external.
-// Only a pod or the gateway needs all bits of the destination; a remote
-// node's CIDR or an unrouted destination is matched as the widest prefix that
-// holds no address decided otherwise, so that traffic to random destinations
-// cannot fill the megaflow table.
+// Only a pod, the gateway or a host address (host_path.h) needs all bits of
+// the destination; a remote node's CIDR or an unrouted destination is
+// matched as the widest prefix that holds no address decided otherwise, so
+// that traffic to random destinations cannot fill the megaflow table.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +34,7 @@
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/forwarding_table.h"
 #include "dataplane/datapath/forwarding_table_v6.h"
+#include "dataplane/datapath/host_path.h"
 #include "dataplane/datapath/overlay_tables.h"
 #include "dataplane/datapath/routed_prefix_table.h"
 #include "dataplane/datapath/source_check.h"
@@ -108,6 +108,11 @@ struct RouteTables {
   // uplink_port, at most external_max_frame bytes before its VLAN tag).
   bool external = false;
   uint16_t external_max_frame = 0xffff;
+  // The exception path to the node's kernel (host_path.h; null or disabled:
+  // none). A destination that is a host address goes out its port (the
+  // mask holds that exact address, as for a pod), and no other decision's
+  // widened destination prefix holds a host address.
+  const HostPath* host = nullptr;
 };
 
 struct FlowTranslation {

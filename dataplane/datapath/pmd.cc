@@ -297,7 +297,8 @@ void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t first, uint16
                              .sources = snap_->sources.get(),
                              .prefixes = snap_->prefixes.get(),
                              .external = snap_->overlay.external.enabled,
-                             .external_max_frame = snap_->overlay.external.max_frame};
+                             .external_max_frame = snap_->overlay.external.max_frame,
+                             .host = &snap_->host};
     uint64_t sent = 0, coalesced = 0, lost = 0, missed_followers = 0;
     for (uint32_t j = 0; j < n_miss; ++j) {
       const uint16_t r = static_cast<uint16_t>(first + misses[j]);

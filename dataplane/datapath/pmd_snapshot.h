@@ -30,6 +30,7 @@
 
 #include "dataplane/datapath/forwarding_table.h"
 #include "dataplane/datapath/forwarding_table_v6.h"
+#include "dataplane/datapath/host_path.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/overlay_snapshot.h"
 #include "dataplane/datapath/routed_prefix_table.h"
@@ -110,6 +111,9 @@ struct PmdSnapshot {
   PmdSettings settings;
   // The VXLAN overlay: uplink, decap parameters, tunnels (disabled without an uplink).
   vxlan::OverlaySnapshot overlay;
+  // The exception path to the node's kernel (disabled without host-interface),
+  // for the inline translation only.
+  HostPath host;
 };
 
 // The control ↔ PMD exchange point for one PMD (one cache line each way so the

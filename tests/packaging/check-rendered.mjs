@@ -31,7 +31,7 @@ const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores',
   'pod-cidr-v6', 'gateway-v6', 'gateway', 'gateway-mac', 'tx-flush-interval', 'pmd-max-sleep-us', 'max-ports', 'mbufs', 'log-level', 'uplink', 'vni',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
   'state-dir', 'metrics-address', 'metrics-port', 'pod-cidr-v6', 'gateway-v6', 'ipv6-router-lifetime', 'external-gateway',
-  'external-vlan']);
+  'external-vlan', 'host-interface', 'host-addresses']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
   'perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup',
   'mtu', 'vlan', 'trust', 'spoofchk', 'ipam', 'capabilities', 'sriovMode']);
@@ -220,6 +220,10 @@ check('service account: used by the DaemonSet', () => {
 });
 
 if (profile === 'default') {
+  check('default: no host path (network.hostInterface empty)', () => {
+    assert.equal(def['host-interface'], undefined);
+    assert.equal(def['host-addresses'], undefined);
+  });
   check('default: no-huge mode, no hugepage resources or volumes', () => {
     assert.match(def.eal, /--no-huge -m 1024/);
     assert.match(def.eal, /--no-pci/);
@@ -246,6 +250,12 @@ if (profile === 'default') {
 }
 
 if (profile === 'production') {
+  check('production: every node has the host path, reaching the node at its own IP (filled in on the node)', () => {
+    for (const [name, c] of Object.entries(configs)) {
+      assert.equal(c['host-interface'], 'sluice-host', name);
+      assert.deepEqual(c['host-addresses'], ['@HOST_IP@'], name);
+    }
+  });
   check('production: 1Gi hugepages requested, limited and mounted at /dev/hugepages', () => {
     assert.equal(sluiced.resources.requests['hugepages-1Gi'], '2Gi');
     assert.equal(sluiced.resources.limits['hugepages-1Gi'], '2Gi');

@@ -542,6 +542,10 @@ TEST(FlowPipelineDifferentialTest, SpoofedAndOwnSourcesAreDecidedByTheCurrentSou
 // checked ports are their own, inside their own prefixes, or inside
 // another port's. No megaflow made for one prefix's owner may answer a
 // packet whose prefix moved or went, nor a source decided otherwise.
+// With them, the exception path to the node's kernel (host_path.h): its
+// host addresses sit just beside unrouted probes (so a widened no_route
+// megaflow must not swallow them), and its TAP port sends from the host
+// addresses, its link-local address, or anything else (spoofed).
 struct PrefixCandidate {
   const char* cidr;
   // Addresses inside it and just outside it (edges).
@@ -564,14 +568,18 @@ const Ipv4Cidr kRemotePrefix4 = *Ipv4Cidr::parse("10.101.0.0/22");
 // With the external network: this node's pod CIDR, and addresses outside
 // the cluster, some beside its ranges, some no router forwards.
 const Ipv4Cidr kPodCidr4 = *Ipv4Cidr::parse("10.7.0.0/24");
-const char* const kOutside[] = {"203.0.113.9", "8.8.8.8",     "10.7.1.9",  "10.101.9.1",  "192.168.0.8",
+const char* const kOutside[] = {"203.0.113.9", "8.8.8.8",     "10.7.1.9",  "10.101.9.9",  "192.168.0.8",
                                 "224.0.0.5",   "169.254.1.1", "169.1.1.1", "127.0.0.1",   "255.255.255.255"};
 const Ipv6Cidr kRemotePrefix6 = *Ipv6Cidr::parse("fd00:101::/62");
+const Ipv4Address kHost4 = *Ipv4Address::parse("10.101.9.1");
+const Ipv6Address kHost6 = *Ipv6Address::parse("fd00:101:0:8::1");
+const MacAddress kKernelMac = *MacAddress::parse("02:fe:00:00:00:05");
+constexpr uint16_t kHostPort = 5;
 
 TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
   std::mt19937 rng(2727);
   PmdContext pmd;
-  pmd.megaflows = std::make_unique<flow::MegaflowTable>(256);
+  pmd.megaflows = std::make_unique<flow::MegaflowTable>(1024);
   flow::MegaflowTable& table = *pmd.megaflows;
   UpcallQueue& queue = pmd.upcalls;
   PmdMailbox& mailbox = pmd.mailbox;
@@ -647,15 +655,29 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
         std::vector<vxlan::RemoteRoute6>{r6});
     t.fib = std::make_shared<const ForwardingTable>(e);
     t.fib6 = std::make_shared<const Ipv6ForwardingTable>(e6);
+    PortSources& hs = src->ports[kHostPort];
+    hs.checked = true;
+    std::memcpy(hs.mac, kKernelMac.bytes.data(), 6);
+    hs.has_ipv4 = hs.has_ipv6 = true;
+    hs.ipv4_be = kHost4.networkOrder();
+    std::memcpy(hs.ipv6, kHost6.bytes.data(), 16);
+    std::memcpy(hs.link_local, linkLocalFromMac(kKernelMac).bytes.data(), 16);
     t.sources = src;
     t.prefixes = std::make_shared<const RoutedPrefixTable>(std::move(v4), std::move(v6));
   };
+  HostPath host;
+  host.enabled = true;
+  host.port_no = kHostPort;
+  host.has_ipv4 = host.has_ipv6 = true;
+  host.ipv4_be = kHost4.networkOrder();
+  std::memcpy(host.ipv6, kHost6.bytes.data(), 16);
   auto routes = [&](const Tables& t) {
     return RouteTables{.fib = t.fib.get(), .gateway_ip_be = kGw.networkOrder(), .overlay = t.overlay.get(),
                        .uplink_port = kUplinkPort, .fib6 = t.fib6.get(), .v6 = &net,
                        .pod_net_be = kPodCidr4.network.networkOrder(),
                        .pod_mask_be = Ipv4Address{kPodCidr4.mask()}.networkOrder(), .sources = t.sources.get(),
-                       .prefixes = t.prefixes.get(), .external = t.external, .external_max_frame = 1514};
+                       .prefixes = t.prefixes.get(), .external = t.external, .external_max_frame = 1514,
+                       .host = &host};
   };
   Tables tables;
   build(tables);
@@ -671,10 +693,14 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     uint32_t host = 0;       // 10.7.0.<host> / fd00:7::<host> when non-zero
     size_t prefix = 0;       // else kPrefixesN[prefix].probes[probe]
     size_t probe = 0;
-    int outside = -1;        // else, IPv4, kOutside[outside] when >= 0
+    int outside = -1;         // else, IPv4, kOutside[outside] when >= 0
+    bool host_addr = false;   // else, the node's host address of the family
+    bool link_local = false;  // else, the kernel interface's link-local address (IPv6)
   };
   auto text = [](const Addr& a) -> std::string {
     if (a.outside >= 0) return kOutside[a.outside];
+    if (a.host_addr) return a.v6 ? kHost6.toString() : kHost4.toString();
+    if (a.link_local) return linkLocalFromMac(kKernelMac).toString();
     if (a.host != 0) return a.v6 ? addr6(a.host).toString() : addr(a.host).toString();
     return a.v6 ? kPrefixes6[a.prefix].probes[a.probe] : kPrefixes4[a.prefix].probes[a.probe];
   };
@@ -701,7 +727,9 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
   auto randomAddr = [&](bool v6) {
     Addr a;
     a.v6 = v6;
-    if (!v6 && rng() % 4 == 0) {
+    if (rng() % 8 == 0) {
+      a.host_addr = true;
+    } else if (!v6 && rng() % 4 == 0) {
       a.outside = static_cast<int>(rng() % std::size(kOutside));
     } else if (rng() % 4 == 0) {
       a.host = 1 + rng() % 7;  // the gateway, the pods, unrouted hosts of the pod CIDR
@@ -728,6 +756,7 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
 
   uint64_t hits = 0, misses = 0, checked = 0, prefix_hits = 0, spoofed_hits = 0, external_hits = 0;
   uint64_t from_outside_hits = 0;
+  uint64_t host_hits = 0, from_host_hits = 0;
   auto burst = [&](const Tables& now, const Tables& at_pmd) {
     FlowKey keys[32];
     struct Sent {
@@ -738,20 +767,29 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     for (int i = 0; i < 32; ++i) {
       Sent& x = sent[i];
       // One packet in six came in on the uplink untunnelled (IPv4 only: the
-      // uplink stage passes nothing else).
+      // uplink stage passes nothing else); the others from a pod or the host port.
       const bool uplink = rng() % 6 == 0;
       const bool v6 = !uplink && rng() % 2 == 0;
-      x.in_port = uplink ? kUplinkPort : static_cast<uint16_t>(rng() % kPorts);
+      x.in_port = uplink ? kUplinkPort : static_cast<uint16_t>(rng() % (kPorts + 1));
+      if (x.in_port == kPorts) x.in_port = kHostPort;
       x.ttl = std::array<uint8_t, 3>{1, 2, 64}[rng() % 3];
       x.dst = randomAddr(v6);
       // Mostly its own address or a probe (which its prefixes may hold).
-      if (rng() % 2 == 0) {
+      if (x.in_port == kHostPort && rng() % 2 == 0) {
+        x.src.v6 = v6;
+        x.src.host_addr = !v6 || rng() % 2 == 0;
+        x.src.link_local = !x.src.host_addr;
+      } else if (x.in_port == kHostPort) {
+        x.src = randomAddr(v6);
+      } else if (rng() % 2 == 0) {
         x.src.v6 = v6;
         x.src.host = 2u + x.in_port;
       } else {
         x.src = randomAddr(v6);
       }
-      const MacAddress mac = uplink ? *MacAddress::parse("02:00:00:00:77:fe") : macOf(2u + x.in_port);
+      const MacAddress mac = uplink                   ? *MacAddress::parse("02:00:00:00:77:fe")
+                             : x.in_port == kHostPort ? kKernelMac
+                                                      : macOf(2u + x.in_port);
       test::Frame f;
       if (v6) {
         const Ipv6Address src = x.src.host != 0 ? addr6(x.src.host) : *Ipv6Address::parse(text(x.src));
@@ -773,19 +811,25 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
     }
     auto expected = [&](const Tables& t, int i) -> Decision {
       const Sent& x = sent[i];
-      const bool own_src = x.src.host == 2u + x.in_port;
-      if (x.in_port < 3 && !own_src && ownerOf(t, x.src) != x.in_port)
-        return {false, static_cast<uint16_t>(DropReason::kSpoofedSourceIp)};
+      if (x.in_port == kHostPort) {
+        if (!x.src.host_addr && !x.src.link_local) return {false, static_cast<uint16_t>(DropReason::kSpoofedSourceIp)};
+      } else {
+        const bool own_src = x.src.host == 2u + x.in_port;
+        if (x.in_port < 3 && !own_src && ownerOf(t, x.src) != x.in_port)
+          return {false, static_cast<uint16_t>(DropReason::kSpoofedSourceIp)};
+      }
       uint16_t port = kNone;
       if (x.dst.host >= 2 && x.dst.host < 2u + kPorts) port = static_cast<uint16_t>(x.dst.host - 2);
       if (x.dst.host == 0 && x.dst.outside < 0) port = ownerOf(t, x.dst);
       if (t.external && x.in_port == kUplinkPort) {
+        // From outside, the node's own addresses are not reached (its kernel has the uplink).
         if (clusters(t, x.src)) return {false, static_cast<uint16_t>(DropReason::kExternalSpoofedSource)};
         if (port == kNone) return {false, static_cast<uint16_t>(DropReason::kExternalNotLocal)};
         if (x.ttl <= 1) return {false, static_cast<uint16_t>(DropReason::kTtlExceeded)};
         return {true, port};
       }
       if (x.dst.host == 1) return {false, static_cast<uint16_t>(DropReason::kToGateway)};
+      if (x.dst.host_addr) port = kHostPort;
       const int tunnel = remoteTunnelOf(x.dst);
       if (port == kNone && tunnel < 0 && t.external && leavesOutside(x.dst)) {
         if (x.ttl <= 1) return {false, static_cast<uint16_t>(DropReason::kTtlExceeded)};
@@ -803,9 +847,12 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
       if (out[i] == flow::kNoMegaflow) continue;
       ++hits;
       const Decision got = fromActions(table.at(out[i]).actions);
-      prefix_hits += got.output && !got.encap && !got.external && sent[i].dst.host == 0 && sent[i].dst.outside < 0;
+      prefix_hits += got.output && !got.encap && !got.external && sent[i].dst.host == 0 &&
+                     sent[i].dst.outside < 0 && !sent[i].dst.host_addr;
       external_hits += got.external;
       from_outside_hits += sent[i].in_port == kUplinkPort && got.output;
+      host_hits += got.output && sent[i].dst.host_addr;
+      from_host_hits += got.output && sent[i].in_port == kHostPort;
       spoofed_hits += !got.output && got.port_or_reason == static_cast<uint16_t>(DropReason::kSpoofedSourceIp);
       ASSERT_EQ(got, expected(now, i)) << "port " << sent[i].in_port << " src " << text(sent[i].src) << " dst "
                                        << text(sent[i].dst);
@@ -850,6 +897,8 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
   EXPECT_GT(spoofed_hits, hits / 20) << "sources outside a port's prefixes were dropped from the caches";
   EXPECT_GT(external_hits, hits / 50) << "packets left through the external gateway from the caches";
   EXPECT_GT(from_outside_hits, 0u) << "packets from outside reached pods from the caches";
+  EXPECT_GT(host_hits, hits / 50) << "packets to the host addresses were forwarded from the caches";
+  EXPECT_GT(from_host_hits, hits / 50) << "packets from the host port were forwarded from the caches";
   EXPECT_GT(control.counters()[0].revalidated, 0u);
 }
 

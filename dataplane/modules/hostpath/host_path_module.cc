@@ -1,0 +1,71 @@
+#include "dataplane/modules/hostpath/host_path_module.h"
+
+#include <cstring>
+
+#include "dataplane/datapath/flow_translate.h"
+#include "dataplane/datapath/forwarding_table_v6.h"
+#include "dataplane/datapath/pmd_snapshot.h"
+
+namespace sluice::hostpath {
+
+HostPath hostPathOf(const HostAddresses& addresses, uint16_t port_no) {
+  HostPath h;
+  h.enabled = true;
+  h.port_no = port_no;
+  h.has_ipv4 = addresses.v4.has_value();
+  if (addresses.v4) h.ipv4_be = addresses.v4->networkOrder();
+  h.has_ipv6 = addresses.v6.has_value();
+  if (addresses.v6) std::memcpy(h.ipv6, addresses.v6->bytes.data(), 16);
+  return h;
+}
+
+PortSources hostSourcesOf(const HostAddresses& addresses, const MacAddress& kernel_mac) {
+  PortSources s;
+  s.checked = true;
+  std::memcpy(s.mac, kernel_mac.bytes.data(), 6);
+  s.has_ipv4 = addresses.v4.has_value();
+  if (addresses.v4) s.ipv4_be = addresses.v4->networkOrder();
+  s.has_ipv6 = addresses.v6.has_value();
+  if (addresses.v6) std::memcpy(s.ipv6, addresses.v6->bytes.data(), 16);
+  std::memcpy(s.link_local, linkLocalFromMac(kernel_mac).bytes.data(), 16);
+  return s;
+}
+
+HostPathModule::HostPathModule(DataplaneControl& core, HostTap& tap, const HostAddresses& addresses)
+    : core_(core), tap_(tap), host_(hostPathOf(addresses, kHostPortNo)),
+      sources_(hostSourcesOf(addresses, tap.kernelMac())) {}
+
+absl::StatusOr<std::unique_ptr<HostPathModule>> HostPathModule::attach(DataplaneControl& core, HostTap& tap,
+                                                                       const HostAddresses& addresses) {
+  std::unique_ptr<HostPathModule> module(new HostPathModule(core, tap, addresses));
+  core.registerModule(module.get());
+  DataplaneControl::Change change(core);
+  // One rx queue, polled by PMD 0; every PMD may send to it (the lock is
+  // taken once per output batch).
+  if (absl::Status s = core.addModulePortLocked(kHostPortNo, "host", tap.dpdkPort(), tap.txLock(), 0); !s.ok()) {
+    core.unregisterModuleLocked(module.get());
+    return s;
+  }
+  return module;
+}
+
+HostPathModule::~HostPathModule() {
+  DataplaneControl::Change change(core_);
+  core_.removeModulePortLocked(kHostPortNo);
+  core_.unregisterModuleLocked(this);
+}
+
+void HostPathModule::fillSnapshot(PmdSnapshot& snap, size_t pmd) const {
+  (void)pmd;
+  snap.host = host_;
+  std::memcpy(snap.port_macs[kHostPortNo].addr_bytes, tap_.kernelMac().bytes.data(), 6);
+}
+
+void HostPathModule::fillRouteTables(RouteTables& tables) const { tables.host = &host_; }
+
+void HostPathModule::fillPortTables(SourceTable& sources, std::array<uint16_t, kMaxPorts>& mtus) const {
+  sources.ports[kHostPortNo] = sources_;
+  mtus[kHostPortNo] = tap_.mtu();
+}
+
+}  // namespace sluice::hostpath
