@@ -412,6 +412,9 @@ print(next(p["port_no"] for p in ports if p.get("attachment", {}).get("container
     /packets received:/ { rx = $3; rate = $4; sub(/\(/, "", rate) }
     /packets sent:/ { sent = $3 }
     /cycles per packet/ && !cpp { cpp = $4 }
+    # Where the cycles went: rx (the port driver: for a pcap port, its copy of
+    # every stored frame), parse, lookup, actions, tx; "/" keeps the note one field.
+    /cycles\/packet by stage:/ && !stages { stages = $5 "/" $7 "/" $9 "/" $11 "/" $13; gsub(/,/, "", stages) }
     # Exact matches: same-flow run hits (a run of packets with one key,
     # resolved with its first) plus EMC hits; the runs alone go in the note.
     /- same-flow run hits/ { runs = pct($0) }
@@ -431,6 +434,7 @@ print(next(p["port_no"] for p in ports if p.get("attachment", {}).get("container
           if (runs != "") note = note ",runs=" runs "%"
           if (marks != "") note = note ",marks=" marks "%"
           if (engine != "") note = note ",engine=" engine
+          if (stages != "") note = note ",stages=" stages
           note = note scrapes
           if (rx > 0) printf "%.3f %s %s %s %s %s %s\n", rate * sent / rx, cpp, emc, smc, mf, miss, note
           else print "- - - - - - no-stats" }' pods="$pods" scrapes="$scrapes" "$work/sluice-stats.txt"
