@@ -20,12 +20,14 @@
 #include "dataplane/modules/hostpath/host_path_module.h"
 #include "dataplane/modules/hostpath/kernel_routes.h"
 #include "tests/support/frames.h"
+#include "tests/support/translate_checks.h"
 
 namespace sluice {
 namespace {
 
 using flow::FlowKey;
 using flow::MegaflowActions;
+using test::expectDrop;
 
 const Ipv4Address kGateway = *Ipv4Address::parse("10.61.0.1");
 const MacAddress kGatewayMac = MacAddress::fromIpv4(kGateway);
@@ -69,30 +71,15 @@ class HostPathTranslateTest : public ::testing::Test {
                        .v6 = &net_, .port_mtus = mtus_.data(), .sources = &sources_, .host = &host_};
   }
   static FlowKey key4(uint16_t in_port, const MacAddress& src_mac, Ipv4Address src, Ipv4Address dst, uint8_t ttl = 64) {
-    test::UdpFrameSpec s{src_mac, kGatewayMac, src, dst};
-    s.ttl = ttl;
-    const test::Frame f = test::udpFrame(s);
-    FlowKey k;
-    EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), in_port, std::nullopt, k),
-              flow::ParseResult::kOk);
-    return k;
+    return test::udpKey4(in_port, src_mac, kGatewayMac, src, dst, ttl);
   }
   static FlowKey key6(uint16_t in_port, const MacAddress& src_mac, const Ipv6Address& src, const Ipv6Address& dst) {
-    test::Udp6FrameSpec s{src_mac, kGatewayMac, src, dst};
-    const test::Frame f = test::udp6Frame(s);
-    FlowKey k;
-    EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), in_port, std::nullopt, k),
-              flow::ParseResult::kOk);
-    return k;
+    return test::udpKey6(in_port, src_mac, kGatewayMac, src, dst);
   }
   FlowTranslation decide(const FlowKey& k) const {
     FlowTranslation t;
     translateFlow(tables(), k, t);
     return t;
-  }
-  static void expectDrop(const FlowTranslation& t, DropReason r) {
-    EXPECT_EQ(t.actions.kind, MegaflowActions::Kind::kDrop);
-    EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(r)) << kDropReasonNames[t.actions.drop_reason];
   }
 
   std::shared_ptr<ForwardingTable> fib_;

@@ -14,6 +14,7 @@
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/flow_translate.h"
 #include "tests/support/frames.h"
+#include "tests/support/translate_checks.h"
 
 namespace sluice {
 namespace {
@@ -21,6 +22,7 @@ namespace {
 using flow::FlowKey;
 using flow::FlowMask;
 using flow::MegaflowActions;
+using test::expectDrop;
 
 const Ipv4Address kGateway = *Ipv4Address::parse("10.60.0.1");
 const MacAddress kGatewayMac = MacAddress::fromIpv4(kGateway);
@@ -77,20 +79,10 @@ class SourceValidationTranslateTest : public ::testing::Test {
   }
 
   static FlowKey key4(uint16_t in_port, const MacAddress& src_mac, Ipv4Address src, Ipv4Address dst) {
-    test::UdpFrameSpec s{src_mac, kGatewayMac, src, dst};
-    const test::Frame f = test::udpFrame(s);
-    FlowKey k;
-    EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), in_port, std::nullopt, k),
-              flow::ParseResult::kOk);
-    return k;
+    return test::udpKey4(in_port, src_mac, kGatewayMac, src, dst);
   }
   static FlowKey key6(uint16_t in_port, const MacAddress& src_mac, const Ipv6Address& src, const Ipv6Address& dst) {
-    test::Udp6FrameSpec s{src_mac, kGatewayMac, src, dst};
-    const test::Frame f = test::udp6Frame(s);
-    FlowKey k;
-    EXPECT_EQ(flow::extractFlowKey(f.data(), static_cast<uint32_t>(f.size()), in_port, std::nullopt, k),
-              flow::ParseResult::kOk);
-    return k;
+    return test::udpKey6(in_port, src_mac, kGatewayMac, src, dst);
   }
 
   FlowTranslation decide(const FlowKey& k) const {
@@ -99,10 +91,6 @@ class SourceValidationTranslateTest : public ::testing::Test {
     return t;
   }
 
-  static void expectDrop(const FlowTranslation& t, DropReason r) {
-    EXPECT_EQ(t.actions.kind, MegaflowActions::Kind::kDrop);
-    EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(r)) << kDropReasonNames[t.actions.drop_reason];
-  }
   static void expectOutput(const FlowTranslation& t, uint16_t port) {
     ASSERT_EQ(t.actions.kind, MegaflowActions::Kind::kOutput) << kDropReasonNames[t.actions.drop_reason];
     EXPECT_EQ(t.actions.out_port, port);
