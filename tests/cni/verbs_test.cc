@@ -182,6 +182,13 @@ TEST_F(CniTest, QueuesReachSluicedAsAPositiveCountForVhostUserOnly) {
     EXPECT_EQ(e.code(), 7) << bad.dump() << ": " << e.stdout_text;
     EXPECT_NE(e.msg().find("\"queues\" must be"), std::string::npos) << e.stdout_text;
   }
+  // A VF's queues are its driver's business, not sluiced's.
+  json vf = conf();
+  vf["interfaceType"] = "sriov";
+  vf["queues"] = 2;
+  RunResult e = run(env("ADD", kContainerId, "net5"), vf);
+  EXPECT_EQ(e.code(), 7) << e.stdout_text;
+  EXPECT_NE(e.msg().find("\"queues\" applies to interfaceType \"vhost-user\" only"), std::string::npos) << e.stdout_text;
   EXPECT_EQ(fake_->addRequests().size(), 2u);
 }
 

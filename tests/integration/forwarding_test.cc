@@ -282,6 +282,10 @@ TEST_F(TwoPodsTest, AMultiQueuePodSpreadsItsFlowsOverItsQueuesAndLosesNothing) {
   ASSERT_TRUE(pod.ok()) << pod.status();
   std::unique_ptr<VirtioPod> pod_m = std::move(*pod);
   ASSERT_TRUE(node_->waitLinkUp(m.port().port_no())) << node_->log();
+  // net_vhost's queue-state events told sluiced which tx queues the pod enabled.
+  const std::string enabled = "port " + std::to_string(m.port().port_no()) + ": the pod enabled ";
+  EXPECT_TRUE(waitFor([&] { return node_->log().find(enabled + "4 of 4 tx queues") != std::string::npos; }))
+      << node_->log();
 
   uint64_t bytes = 0;
   for (uint16_t q = 0; q < kQueues; ++q) {
@@ -330,7 +334,11 @@ TEST_F(TwoPodsTest, AMultiQueuePodSpreadsItsFlowsOverItsQueuesAndLosesNothing) {
   for (const v1::DropCounter& d : s.drops()) EXPECT_EQ(d.packets(), 0u) << d.reason();
   CommandResult ports = sluicectl(node_->apiSocket(), "ports");
   EXPECT_NE(ports.output.find(" queues 4 pmds 0,0,0,0"), std::string::npos) << ports.output;
+  // A pod that goes away leaves sluiced sending on queue 0 only.
   pod_m.reset();
+  const size_t all_at = node_->log().find(enabled + "4 of 4 tx queues");
+  EXPECT_TRUE(waitFor([&] { return node_->log().find(enabled + "1 of 4 tx queues", all_at) != std::string::npos; }))
+      << node_->log();
 }
 
 TEST_F(TwoPodsTest, StatsClearResetsEveryCounter) {
