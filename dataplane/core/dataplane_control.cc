@@ -782,7 +782,8 @@ void DataplaneControl::republishLocked() {
       pod_queues.push_back({n, q, e.placed ? std::optional<unsigned>(e.queue_pmds[q]) : std::nullopt, e.request.pmd});
   }
   const std::vector<unsigned> placed = placeRxQueues(pod_queues, measurePmdLoadsLocked(), module_queues);
-  for (size_t i = 0; i < pod_queues.size(); ++i) target[placed[i]].push_back({pod_queues[i].port_no, pod_queues[i].queue});
+  for (size_t i = 0; i < pod_queues.size(); ++i)
+    target[placed[i]].push_back({pod_queues[i].port_no, pod_queues[i].queue});
   auto fib = std::make_shared<const ForwardingTable>(routes);
   fib_ = fib;
   // Pods' ports have their MTU checked; a module's port (the uplink) has none here.
@@ -869,7 +870,8 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
       snap->port_macs[n] = toEther(e.request.mac);
     }
     snap->port_mtus = port_mtus_;
-    for (const auto& [n, queue] : rx_queues_per_pmd[p]) snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, queue, n});
+    for (const auto& [n, queue] : rx_queues_per_pmd[p])
+      snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, queue, n});
     for (const ControlModule* m : modules_) m->fillSnapshot(*snap, p);
     next[p] = std::move(snap);
   }

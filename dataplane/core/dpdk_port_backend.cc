@@ -79,7 +79,9 @@ absl::StatusOr<CreatedPort> DpdkPortBackend::createAndStart(const std::string& n
   int rc = rte_eal_hotplug_add("vdev", port.dpdk_name.c_str(), args.c_str());
   if (rc != 0) return dpdkError(what, rc);
 
+  bool events_registered = false;
   auto cleanup_on_error = [&](absl::Status s) {
+    if (events_registered) forgetQueueEvents(port.dpdk_port);
     rte_eal_hotplug_remove("vdev", port.dpdk_name.c_str());
     return s;
   };
@@ -94,6 +96,7 @@ absl::StatusOr<CreatedPort> DpdkPortBackend::createAndStart(const std::string& n
     }
     rte_eth_dev_callback_register(port.dpdk_port, RTE_ETH_EVENT_QUEUE_STATE, onVhostEvent, this);
     rte_eth_dev_callback_register(port.dpdk_port, RTE_ETH_EVENT_INTR_LSC, onVhostEvent, this);
+    events_registered = true;
   }
 
   if (absl::Status s = openEthdevQueues(port.dpdk_port, queues, rte_eth_conf{}, pool_); !s.ok())
@@ -103,15 +106,18 @@ absl::StatusOr<CreatedPort> DpdkPortBackend::createAndStart(const std::string& n
   return port;
 }
 
-void DpdkPortBackend::destroy(const CreatedPort& port) {
+void DpdkPortBackend::forgetQueueEvents(uint16_t dpdk_port) {
   // -EAGAIN while the callback runs on the vhost-user thread: wait it out.
+  // (A vdev's port has none: -ENOENT.)
   for (rte_eth_event_type type : {RTE_ETH_EVENT_QUEUE_STATE, RTE_ETH_EVENT_INTR_LSC})
-    while (rte_eth_dev_callback_unregister(port.dpdk_port, type, onVhostEvent, this) == -EAGAIN) {
+    while (rte_eth_dev_callback_unregister(dpdk_port, type, onVhostEvent, this) == -EAGAIN) {
     }
-  {
-    std::lock_guard lock(queue_mu_);
-    enabled_tx_[port.dpdk_port] = 0;
-  }
+  std::lock_guard lock(queue_mu_);
+  enabled_tx_[dpdk_port] = 0;
+}
+
+void DpdkPortBackend::destroy(const CreatedPort& port) {
+  forgetQueueEvents(port.dpdk_port);
   if (int r = rte_eth_dev_stop(port.dpdk_port); r != 0)
     logWarning("stopping port ", port.dpdk_name, ": ", rte_strerror(-r));
   if (int r = rte_eth_dev_close(port.dpdk_port); r != 0)

@@ -42,6 +42,8 @@ class DpdkPortBackend final : public PortBackend {
   // keeps enabled_tx_ as the pod enables and disables its queues.
   static int onVhostEvent(uint16_t dpdk_port, rte_eth_event_type type, void* self, void* unused);
   void readQueueEvents(uint16_t dpdk_port, bool link_event);
+  // Unregisters the callbacks (waiting out one that runs) and clears the state.
+  void forgetQueueEvents(uint16_t dpdk_port);
 
   rte_mempool* pool_;
   // Makes every vdev name unique over the process's life: DPDK keeps a

@@ -188,7 +188,8 @@ TEST_F(CniTest, QueuesReachSluicedAsAPositiveCountForVhostUserOnly) {
   vf["queues"] = 2;
   RunResult e = run(env("ADD", kContainerId, "net5"), vf);
   EXPECT_EQ(e.code(), 7) << e.stdout_text;
-  EXPECT_NE(e.msg().find("\"queues\" applies to interfaceType \"vhost-user\" only"), std::string::npos) << e.stdout_text;
+  EXPECT_NE(e.msg().find("\"queues\" applies to interfaceType \"vhost-user\" only"), std::string::npos)
+      << e.stdout_text;
   EXPECT_EQ(fake_->addRequests().size(), 2u);
 }
 

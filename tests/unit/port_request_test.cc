@@ -78,7 +78,8 @@ TEST(PortRequestTest, QueuesAreOneByDefaultPositiveAndForVhostUserOnly) {
   vdev.queues = 2;
   auto refused = parsePortRequest(vdev, kCidr, kGateway);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find("queues: only for vhost-user ports"), std::string::npos) << refused.status();
+  EXPECT_NE(refused.status().message().find("queues: only for vhost-user ports"), std::string::npos)
+      << refused.status();
 }
 
 TEST(PortRequestTest, NamesThatCouldEscapeTheSocketDirectoryAreRejected) {
