@@ -279,6 +279,7 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   // Only when off: unset means on, also to a sluiced that predates the field.
   if (conf.interface_type == InterfaceType::kVhostUser && !conf.source_validation) req.set_source_validation(false);
   for (const std::string& prefix : conf.routed_prefixes) req.add_routed_prefixes(prefix);
+  if (conf.queues) req.set_queues(*conf.queues);
   // Asks sluiced to drop the port; notes when it could not confirm that.
   auto dropPort = [&c, &env, &port_fate_unknown] {
     absl::StatusOr<bool> del = c.dataplane.deletePort(toAttachment(env.container_id, env.ifname));

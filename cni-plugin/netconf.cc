@@ -27,6 +27,9 @@ constexpr size_t kMaxConfigBytes = 1 << 20;
 constexpr int64_t kMinMtu = 68;
 constexpr int64_t kMaxMtu = 9216;
 constexpr int64_t kMaxVlan = 4094;  // 802.1Q: 4095 is reserved
+// Queue pairs of a vhost-user port: sluiced's max-queues-per-port is at most
+// 16 (one per PMD it can run); the node's own maximum is sluiced's to enforce.
+constexpr int64_t kMaxQueues = 16;
 constexpr int64_t kMaxVlanQos = 7;  // 802.1p priorities are 3 bits
 constexpr int64_t kMaxTxRate = 4294967295LL;  // IFLA_VF_RATE's fields are u32 Mbit/s
 // An interface has a handful of addresses; more is a malformed config.
@@ -354,6 +357,8 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   if (*n) conf.mtu = static_cast<uint32_t>(**n);
   if (n = getInteger(doc, "vlan", 0, kMaxVlan); !n.ok()) return n.status();
   if (*n) conf.vlan = static_cast<uint16_t>(**n);
+  if (n = getInteger(doc, "queues", 1, kMaxQueues); !n.ok()) return n.status();
+  if (*n) conf.queues = static_cast<uint32_t>(**n);
   if (n = getInteger(doc, "timeoutMs", 1, kMaxTimeoutMs); !n.ok()) return n.status();
   if (*n) conf.timeout_ms = static_cast<uint32_t>(**n);
 
@@ -421,7 +426,8 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
       if (doc.contains(key)) return invalid(key, "applies to interfaceType \"sriov\" only");
     }
   } else {
-    for (std::string_view key : {"perPodSockets", "socketVolume", "podSocketDir", "socketGroup", "sourceValidation"}) {
+    for (std::string_view key :
+         {"perPodSockets", "socketVolume", "podSocketDir", "socketGroup", "sourceValidation", "queues"}) {
       if (doc.contains(key)) return invalid(key, "applies to interfaceType \"vhost-user\" only");
     }
     // sluiced routes only to its own ports, not to a VF.
@@ -439,7 +445,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
       "dataDir", "logFile", "mtu", "vlan", "timeoutMs", "ipam", "deviceID", "runtimeConfig",
       "prevResult", "cni.dev/valid-attachments", "sriovMode", "trust", "spoofchk", "perPodSockets",
       "socketVolume", "podSocketDir", "socketGroup", "vlanQoS", "vlanProto", "link_state", "min_tx_rate",
-      "max_tx_rate", "sourceValidation", "routedPrefixes"};
+      "max_tx_rate", "sourceValidation", "routedPrefixes", "queues"};
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
     if (!kKnown.contains(key) && !kKnownIgnored.contains(key)) conf.unknown_fields.push_back(key);

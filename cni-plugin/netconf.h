@@ -123,6 +123,10 @@ struct NetConf {
   // then replaces the network's (an empty one: none), so that a network
   // several pods share never hands one prefix to each of them.
   std::vector<std::string> routed_prefixes;
+  // vhost-user only: "queues", the queue pairs the pod's port offers (1..16;
+  // unset: sluiced's default of 1; above the node's max-queues-per-port
+  // sluiced refuses the ADD).
+  std::optional<uint32_t> queues;
   uint16_t vlan = 0;            // 0 = untagged
   std::optional<IpamConfig> ipam;
   std::string log_file;                     // empty: log to stderr

@@ -34,6 +34,8 @@ void fillPortMessage(const PortView& p, v1::Port* out) {
   out->set_socket_path(p.socket_path);
   out->set_pmd(p.pmd);
   out->set_pmd_pinned(p.request.pmd.has_value());
+  out->set_queues(p.request.queues);
+  for (unsigned pmd : p.queue_pmds) out->add_queue_pmds(pmd);
   out->set_dpdk_name(p.dpdk_name);
   out->set_link_up(p.link_up);
   out->set_netns(p.netns);
@@ -68,6 +70,7 @@ grpc::Status DataplaneService::AddPort(grpc::ServerContext*, const v1::AddPortRe
     if (req->has_source_validation()) raw.source_validation = req->source_validation();
     raw.routed_prefixes.assign(req->routed_prefixes().begin(), req->routed_prefixes().end());
     if (req->has_pmd()) raw.pmd = req->pmd();
+    if (req->has_queues()) raw.queues = req->queues();
     switch (req->type()) {
       case v1::PORT_TYPE_UNSPECIFIED:
       case v1::PORT_TYPE_VHOST_USER: raw.kind = PortKind::kVhostUser; break;

@@ -49,7 +49,8 @@ constexpr char kUsage[] =
     "           [--mtu 68..9216 (default: sluiced's port-mtu)]\n"
     "           [--no-source-validation]  (the pod may send with any source MAC and IP: a router)\n"
     "           [--routed-prefix CIDR...]  (routed to the pod, IPv4 or IPv6: a UPF's UE pool; repeatable)\n"
-    "           [--pmd N]  (pin the port's rx queue to PMD N; default: the least busy PMD, where it stays)\n"
+    "           [--pmd N]  (pin the port's rx queues to PMD N; default: the least busy PMD, where it stays)\n"
+    "           [--queues N]  (queue pairs, 1..sluiced's max-queues-per-port; default 1)\n"
     "  vfs                SR-IOV VFs of the pools: PF, index, PCI address, netdev, holder\n"
     "  port del --container-id ID --ifname NAME\n"
     "  nodes              remote nodes (source, VTEP, CIDRs, next hop, age), node controller state\n"
@@ -178,12 +179,13 @@ int portAdd(Client& client, const std::vector<std::string>& args) {
       "socket-subdir", po::value<std::string>()->default_value(""), "")(
       "devargs", po::value<std::string>()->default_value(""), "")("mtu", po::value<uint32_t>()->default_value(0), "")(
       "no-source-validation", "")("routed-prefix", po::value<std::vector<std::string>>(), "")(
-      "pmd", po::value<uint32_t>(), "");
+      "pmd", po::value<uint32_t>(), "")("queues", po::value<uint32_t>(), "");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
   v1::AddPortRequest req;
   if (vm.count("pmd") != 0) req.set_pmd(vm["pmd"].as<uint32_t>());
+  if (vm.count("queues") != 0) req.set_queues(vm["queues"].as<uint32_t>());
   req.mutable_attachment()->set_container_id(vm["container-id"].as<std::string>());
   req.mutable_attachment()->set_ifname(vm["ifname"].as<std::string>());
   // --ip, --ipv6 or both (an IPv6-only attachment gives --ipv6 alone).

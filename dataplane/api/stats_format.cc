@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace sluice {
 namespace {
@@ -126,11 +127,16 @@ std::string formatPort(const v1::Port& p) {
   // Routed prefixes, if any, close the line.
   const std::string prefixes =
       p.routed_prefixes().empty() ? "" : " routes " + absl::StrJoin(p.routed_prefixes(), ",");
-  return fmt("  %-4u  %-22s %-15s %-17s %-6s %-4u %-4s %-5u %s%s%s%s%s\n", p.port_no(),
+  // A multi-queue port names its queue count and each rx queue's PMD (the
+  // PMD column is queue 0's).
+  const std::string queues = p.queues() <= 1 ? ""
+                                             : fmt(" queues %u pmds %s", p.queues(),
+                                                   absl::StrJoin(p.queue_pmds(), ",").c_str());
+  return fmt("  %-4u  %-22s %-15s %-17s %-6s %-4u %-4s %-5u %s%s%s%s%s%s\n", p.port_no(),
              attachmentText(p.attachment()).c_str(), p.ip().empty() ? "-" : p.ip().c_str(), p.mac().c_str(),
              p.vhost_mode() == v1::VHOST_MODE_CLIENT ? "client" : "server", p.pmd(), p.link_up() ? "up" : "down",
              p.mtu(), p.socket_path().c_str(), p.ipv6().empty() ? "" : " ipv6 ", p.ipv6().c_str(),
-             p.source_validation() ? "" : " sources-unchecked", prefixes.c_str());
+             p.source_validation() ? "" : " sources-unchecked", queues.c_str(), prefixes.c_str());
 }
 
 std::string formatPorts(const v1::ListPortsResponse& ports) {
@@ -151,13 +157,24 @@ std::string formatPmds(const v1::GetStatsResponse& stats, const v1::ListPortsRes
     out += fmt("  %-4s  %-22s %14s %7s  %s\n", "PORT", "ATTACHMENT", "RX PACKETS", "SHARE", "PLACED BY");
     bool any = false;
     for (const v1::Port& port : ports.ports()) {
-      if (port.pmd() != p.index() || port.type() == v1::PORT_TYPE_SRIOV_VF) continue;
+      if (port.type() == v1::PORT_TYPE_SRIOV_VF) continue;
+      // A multi-queue port is listed under every PMD polling one of its
+      // queues, with the queues it polls; its packets are the whole port's
+      // (the PMDs count per port), so no share of this PMD's is given.
+      std::vector<unsigned> here;
+      for (int q = 0; q < port.queue_pmds_size(); ++q)
+        if (port.queue_pmds(q) == p.index()) here.push_back(static_cast<unsigned>(q));
+      const bool multi = port.queue_pmds_size() > 1;
+      if (multi ? here.empty() : port.pmd() != p.index()) continue;
       uint64_t rx = 0;
       for (const v1::PortStats& ps : stats.ports())
         if (ps.port_no() == port.port_no()) rx = ps.rx_packets();
-      out += fmt("  %-4u  %-22s %14llu %6.1f%%  %s\n", port.port_no(), attachmentText(port.attachment()).c_str(),
-                 static_cast<unsigned long long>(rx), 100.0 * ratio(rx, p.packets()),
-                 port.pmd_pinned() ? "pin (AddPort pmd)" : "sluiced");
+      const std::string share = multi ? "      -" : fmt("%6.1f%%", 100.0 * ratio(rx, p.packets()));
+      const std::string queues =
+          multi ? fmt(", queues %s of %d", absl::StrJoin(here, ",").c_str(), port.queue_pmds_size()) : "";
+      out += fmt("  %-4u  %-22s %14llu %s  %s%s\n", port.port_no(), attachmentText(port.attachment()).c_str(),
+                 static_cast<unsigned long long>(rx), share.c_str(),
+                 port.pmd_pinned() ? "pin (AddPort pmd)" : "sluiced", queues.c_str());
       any = true;
     }
     if (!any) out += "  (no pod ports)\n";

@@ -169,6 +169,10 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     auto v = number(kMaxPorts, 1);
     if (!v.ok()) return v.status();
     c.max_ports = static_cast<uint16_t>(*v);
+  } else if (key == "max-queues-per-port") {
+    auto v = number(kMaxQueuesPerPort, 1);
+    if (!v.ok()) return v.status();
+    c.max_queues_per_port = static_cast<uint16_t>(*v);
   } else if (key == "metrics-address") {
     in6_addr buf{};
     if (::inet_pton(AF_INET, value.c_str(), &buf) != 1 && ::inet_pton(AF_INET6, value.c_str(), &buf) != 1)

@@ -92,6 +92,13 @@ absl::StatusOr<CheckpointPort> parsePort(const json& p, const std::string& where
       return bad(absl::StrCat(where, ".pmd"), "must be a PMD index 0..65535");
     r.pmd = static_cast<unsigned>(v->get<uint64_t>());
   }
+  // Absent for a port of one queue pair (and in files written before
+  // multi-queue ports): 1.
+  if (auto v = p.find("queues"); v != p.end()) {
+    if (!v->is_number_unsigned() || v->get<uint64_t>() == 0 || v->get<uint64_t>() > 0xffff)
+      return bad(absl::StrCat(where, ".queues"), "must be a queue pair count 1..65535");
+    r.queues = static_cast<unsigned>(v->get<uint64_t>());
+  }
   // Absent in files written before version 5: none.
   if (auto v = p.find("routed_prefixes"); v != p.end()) {
     if (!v->is_array()) return bad(absl::StrCat(where, ".routed_prefixes"), "must be an array of CIDR strings");
@@ -177,6 +184,7 @@ std::string serializeCheckpoint(const CheckpointState& state) {
                      {"routed_prefixes", r.routed_prefixes}});
     if (r.socket_group) ports.back()["socket_group"] = *r.socket_group;
     if (r.pmd) ports.back()["pmd"] = *r.pmd;
+    if (r.queues) ports.back()["queues"] = *r.queues;
     ports.back()["mtu"] = r.mtu;
   }
   json doc = {{"format", kFormat}, {"version", kCheckpointVersion}, {"ports", ports}};

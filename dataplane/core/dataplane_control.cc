@@ -132,6 +132,11 @@ void DataplaneControl::applyLiveSettings(const SluicedConfig& live) {
   if (started_) quiesceLocked();
 }
 
+void DataplaneControl::applyQueueStateChanges() {
+  Change change(*this);
+  if (started_ && backend_.takeQueueStateChange()) refreshTxQueuesLocked();
+}
+
 void DataplaneControl::flowThreadMain() {
   auto last_expiry = std::chrono::steady_clock::now();
   for (;;) {
@@ -147,6 +152,7 @@ void DataplaneControl::flowThreadMain() {
     bool changed = false;
     for (ControlModule* m : modules_) changed |= m->tick(std::chrono::steady_clock::now());
     if (changed) republishLocked();
+    if (backend_.takeQueueStateChange()) refreshTxQueuesLocked();
     flows_.handleUpcalls(routeTablesLocked(), change_tables_lock_);
     // Idle megaflows are looked for four times per timeout (so one expires
     // within 1.25 timeouts), at most once a second; the timeout is live.
@@ -164,10 +170,48 @@ void DataplaneControl::quiesceLocked() {
   // The same snapshot content under a new version (every port on the PMD it
   // is assigned to): publishLocked returns once every running PMD
   // acknowledged it at its quiescent point.
-  std::vector<std::vector<uint16_t>> rx(pmds_.size());
-  for (uint16_t n = 0; n < kMaxPorts; ++n)
-    if (ports_[n]) rx[ports_[n]->pmd].push_back(n);
-  publishLocked(rx, fib_);
+  publishLocked(assignedRxQueuesLocked(), fib_);
+}
+
+void DataplaneControl::refreshTxQueuesLocked() {
+  std::vector<std::pair<uint16_t, uint16_t>> changed;  // port number, its new tx_usable
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n] || !ports_[n]->isPod()) continue;
+    const uint16_t usable = backend_.enabledTxQueues(ports_[n]->dpdk);
+    if (usable != ports_[n]->tx_usable) changed.emplace_back(n, usable);
+  }
+  if (changed.empty()) return;
+  for (const auto& [n, usable] : changed)
+    logInfo("port ", n, ": the pod enabled ", usable, " of ", ports_[n]->dpdk.tx_queues, " tx queues");
+  // A PMD still on the previous snapshot may send on a queue the next one
+  // gives another PMD, and either may hold it without a lock: with several
+  // PMDs, every one first locks its old queue, then its new one, and only
+  // then do those that own theirs stop locking. One PMD shares with nobody.
+  const bool several = pmds_.size() > 1;
+  if (several) {
+    for (const auto& [n, usable] : changed) ports_[n]->tx_changing = true;
+    quiesceLocked();
+  }
+  for (const auto& [n, usable] : changed) ports_[n]->tx_usable = usable;
+  if (several) {
+    quiesceLocked();
+    for (const auto& [n, usable] : changed) ports_[n]->tx_changing = false;
+  }
+  quiesceLocked();
+}
+
+DataplaneControl::PmdRxQueues DataplaneControl::assignedRxQueuesLocked() const {
+  PmdRxQueues rx(pmds_.size());
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (!ports_[n]) continue;
+    if (!ports_[n]->isPod()) {
+      rx[ports_[n]->pmd].push_back({n, 0});
+      continue;
+    }
+    // A pod port not placed yet is polled by nobody until republishLocked places it.
+    for (uint16_t q = 0; q < ports_[n]->queue_pmds.size(); ++q) rx[ports_[n]->queue_pmds[q]].push_back({n, q});
+  }
+  return rx;
 }
 
 RouteTables DataplaneControl::routeTablesLocked() const {
@@ -299,6 +343,9 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   if (req.pmd && *req.pmd >= pmds_.size())
     return absl::InvalidArgumentError(absl::StrCat("pmd: there is no PMD ", *req.pmd, " (this sluiced runs ",
                                                    pmds_.size(), ", 0..", pmds_.size() - 1, ")"));
+  if (req.queues > config_.max_queues_per_port)
+    return absl::InvalidArgumentError(absl::StrCat("queues: ", req.queues, " is more than this node allows (",
+                                                   "max-queues-per-port ", config_.max_queues_per_port, ")"));
   // Only ever stat()ed, never opened: an absolute path is all it must be.
   if (!netns.empty() && (netns[0] != '/' || netns.size() >= 4096 || netns.find('\0') != std::string::npos))
     return absl::InvalidArgumentError("netns: must be an absolute path");
@@ -396,7 +443,8 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   // path is ours (validated to lie in the socket directory).
   if (!client && !vdev) ::unlink(socket_path.c_str());
   crashPoint(CrashPoint::kAddPortBeforePortOpen);
-  auto created = vdev ? backend_.createVdev(port_no, req.devargs) : backend_.createVhostUser(port_no, socket_path, client);
+  auto created = vdev ? backend_.createVdev(port_no, req.devargs)
+                      : backend_.createVhostUser(port_no, socket_path, client, static_cast<uint16_t>(req.queues));
   if (!created.ok()) {
     if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
     return created.status();
@@ -424,9 +472,10 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
     }
   }
 
-  PortEntry entry{req, socket_path, *created, 0, nullptr, raw, netns, {}, nullptr};
-  if (pmds_.size() > created->tx_queues) entry.tx_lock = std::make_unique<rte_spinlock_t>();
-  if (entry.tx_lock) rte_spinlock_init(entry.tx_lock.get());
+  PortEntry entry{req, socket_path, *created, 0, {}, nullptr, 1, false, raw, netns, {}, nullptr};
+  entry.tx_locks = std::make_unique<rte_spinlock_t[]>(created->tx_queues);
+  for (uint16_t q = 0; q < created->tx_queues; ++q) rte_spinlock_init(&entry.tx_locks[q]);
+  entry.tx_usable = backend_.enabledTxQueues(*created);
   ports_[port_no] = std::move(entry);
   by_attachment_[req.attachment] = port_no;
   // Counters of a reused port number start from zero for the new port.
@@ -517,6 +566,13 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
     if (req->pmd && *req->pmd >= pmds_.size()) {
       logWarning(who, ": pinned to PMD ", *req->pmd, ", which this sluiced does not run; placed instead");
       req->pmd.reset();
+    }
+    // Restarted with a lower max-queues-per-port: the port comes back with
+    // as many queues as the node now allows.
+    if (req->queues > config_.max_queues_per_port) {
+      logWarning(who, ": ", req->queues, " queues, more than max-queues-per-port ", config_.max_queues_per_port,
+                 "; opened with ", config_.max_queues_per_port);
+      req->queues = config_.max_queues_per_port;
     }
     if (req->kind != PortKind::kVhostUser) {
       drop("not a vhost-user port");
@@ -701,16 +757,16 @@ void DataplaneControl::republishLocked() {
   if (!started_) return;
   std::vector<ForwardingTable::Entry> routes;
   std::vector<Ipv6ForwardingTable::Entry> routes6;
-  std::vector<std::vector<uint16_t>> target(pmds_.size());
+  PmdRxQueues target(pmds_.size());
   auto sources = std::make_shared<SourceTable>();  // a module's port (the uplink) is not checked
   std::vector<RoutedPrefix> prefixes;
   std::vector<RoutedPrefix6> prefixes6;
-  std::vector<RxqPort> pod_ports;
+  std::vector<RxqItem> pod_queues;
   std::vector<unsigned> module_queues(pmds_.size(), 0);
   for (uint16_t n = 0; n < kMaxPorts; ++n) {
     if (!ports_[n]) continue;
     if (!ports_[n]->isPod()) {
-      target[ports_[n]->pmd].push_back(n);  // a module's port stays where the module put it
+      target[ports_[n]->pmd].push_back({n, 0});  // a module's port stays where the module put it
       ++module_queues[ports_[n]->pmd];
       continue;
     }
@@ -721,11 +777,13 @@ void DataplaneControl::republishLocked() {
     for (const Ipv4Cidr& c : pod.routed_prefixes)
       prefixes.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), n});
     for (const Ipv6Cidr& c : pod.routed_prefixes_v6) prefixes6.push_back({c.network.bytes, c.prefix_len, n});
-    pod_ports.push_back({n, ports_[n]->placed ? std::optional<unsigned>(ports_[n]->pmd) : std::nullopt,
-                         ports_[n]->request.pmd});
+    const PortEntry& e = *ports_[n];
+    for (uint16_t q = 0; q < e.dpdk.rx_queues; ++q)
+      pod_queues.push_back({n, q, e.placed ? std::optional<unsigned>(e.queue_pmds[q]) : std::nullopt, e.request.pmd});
   }
-  const std::vector<unsigned> placed = placeRxQueues(pod_ports, measurePmdLoadsLocked(), module_queues);
-  for (size_t i = 0; i < pod_ports.size(); ++i) target[placed[i]].push_back(pod_ports[i].port_no);
+  const std::vector<unsigned> placed = placeRxQueues(pod_queues, measurePmdLoadsLocked(), module_queues);
+  for (size_t i = 0; i < pod_queues.size(); ++i)
+    target[placed[i]].push_back({pod_queues[i].port_no, pod_queues[i].queue});
   auto fib = std::make_shared<const ForwardingTable>(routes);
   fib_ = fib;
   // Pods' ports have their MTU checked; a module's port (the uplink) has none here.
@@ -745,26 +803,30 @@ void DataplaneControl::republishLocked() {
   // An rx queue moving between PMDs must never be polled by both at once:
   // first publish a snapshot where moved queues belong to nobody, wait for
   // every PMD, then hand them to their new owners.
-  std::vector<std::vector<uint16_t>> interim(pmds_.size());
+  PmdRxQueues interim(pmds_.size());
   bool moved = false;
   for (size_t p = 0; p < pmds_.size(); ++p) {
-    for (uint16_t n : target[p]) {
+    for (const auto& [n, queue] : target[p]) {
       bool was_elsewhere = false;
-      for (size_t q = 0; q < pmds_.size(); ++q) {
-        if (q == p || live_[q] == nullptr) continue;
-        for (const RxQueueRef& r : live_[q]->rx_queues)
-          if (r.port_no == n) was_elsewhere = true;
+      for (size_t o = 0; o < pmds_.size(); ++o) {
+        if (o == p || live_[o] == nullptr) continue;
+        for (const RxQueueRef& r : live_[o]->rx_queues)
+          if (r.port_no == n && r.queue == queue) was_elsewhere = true;
       }
       if (was_elsewhere) moved = true;
-      else interim[p].push_back(n);
+      else interim[p].push_back({n, queue});
     }
   }
   // Readers see the assignment being made (they may look while PMDs
   // acknowledge).
   for (size_t p = 0; p < pmds_.size(); ++p) {
-    for (uint16_t n : target[p]) {
-      ports_[n]->pmd = static_cast<unsigned>(p);
-      ports_[n]->placed = true;
+    for (const auto& [n, queue] : target[p]) {
+      PortEntry& e = *ports_[n];
+      if (!e.isPod()) continue;
+      e.queue_pmds.resize(e.dpdk.rx_queues);
+      e.queue_pmds[queue] = static_cast<unsigned>(p);
+      if (queue == 0) e.pmd = static_cast<unsigned>(p);
+      e.placed = true;
     }
   }
   if (moved) publishLocked(interim, fib);
@@ -773,7 +835,7 @@ void DataplaneControl::republishLocked() {
   flows_.commit(change_tables_lock_);
 }
 
-void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& rx_ports_per_pmd,
+void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
                                      const std::shared_ptr<const ForwardingTable>& fib) {
   ++version_;
   std::vector<std::shared_ptr<const PmdSnapshot>> next(pmds_.size());
@@ -798,11 +860,18 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
         snap->tx_ports[n] = {e.dpdk.dpdk_port, 0, true, e.module_tx_lock};
         continue;
       }
-      snap->tx_ports[n] = {e.dpdk.dpdk_port, 0, true, e.tx_lock.get()};
+      // A tx queue of the PMD's own where the pod enabled one for every
+      // PMD; else PMD p shares queue p mod their count, under that queue's
+      // lock only if another PMD shares it too (or while they change over).
+      const uint16_t usable = e.tx_usable;
+      const auto queue = static_cast<uint16_t>(p % usable);
+      const bool shared = e.tx_changing || queue + usable < pmds_.size();
+      snap->tx_ports[n] = {e.dpdk.dpdk_port, queue, true, shared ? &e.tx_locks[queue] : nullptr};
       snap->port_macs[n] = toEther(e.request.mac);
     }
     snap->port_mtus = port_mtus_;
-    for (uint16_t n : rx_ports_per_pmd[p]) snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, 0, n});
+    for (const auto& [n, queue] : rx_queues_per_pmd[p])
+      snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, queue, n});
     for (const ControlModule* m : modules_) m->fillSnapshot(*snap, p);
     next[p] = std::move(snap);
   }
@@ -828,7 +897,7 @@ void DataplaneControl::publishLocked(const std::vector<std::vector<uint16_t>>& r
 PortView DataplaneControl::viewLocked(uint16_t port_no) {
   const PortEntry& e = *ports_[port_no];
   return PortView{port_no, e.request, e.socket_path, e.dpdk.dpdk_name, e.pmd,
-                  backend_.linkUp(e.dpdk.dpdk_port), e.netns};
+                  backend_.linkUp(e.dpdk.dpdk_port), e.netns, e.queue_pmds};
 }
 
 std::vector<PortView> DataplaneControl::listPorts() {

@@ -56,6 +56,7 @@ struct PortView {
   unsigned pmd = 0;
   bool link_up = false;
   std::string netns;  // watched for garbage collection; empty: not watched
+  std::vector<unsigned> queue_pmds;  // the PMD polling each rx queue, by queue id (pmd is queue 0's)
 };
 
 struct PortStatsView {
@@ -188,6 +189,10 @@ class DataplaneControl {
   // garbage collector, checkpoint-fsync the next checkpoint write. Returns
   // once every running PMD runs the new settings.
   void applyLiveSettings(const SluicedConfig& live);
+  // Moves the PMDs' tx onto the queues each pod enabled, when the backend
+  // says that may have changed. The flow thread does it every tick; a
+  // control without megaflows (no flow thread: tests) calls it itself.
+  void applyQueueStateChanges();
   // New tables for the PMDs: routes rebuilt, megaflows revalidated, rx
   // queues reassigned, a snapshot published and acknowledged by every PMD.
   void republishLocked();
@@ -227,16 +232,25 @@ class DataplaneControl {
     PortRequest request;
     std::string socket_path;
     CreatedPort dpdk;
-    unsigned pmd = 0;
-    // Shared tx queue lock when there are more PMDs than tx queues.
-    std::unique_ptr<rte_spinlock_t> tx_lock;
+    unsigned pmd = 0;  // the PMD polling rx queue 0 (a module's port: its only one)
+    // A pod port's: the PMD polling each rx queue, by queue id (once placed).
+    std::vector<unsigned> queue_pmds;
+    // A pod port's: one lock per tx queue (taken only by PMDs that share
+    // the queue, see publishLocked).
+    std::unique_ptr<rte_spinlock_t[]> tx_locks;
+    // The tx queues the PMDs send on: 0..tx_usable-1, those the pod enabled
+    // (PortBackend::enabledTxQueues) as last read.
+    uint16_t tx_usable = 1;
+    // While the PMDs change over to another tx_usable: every PMD takes its
+    // queue's lock, whichever snapshot it runs (refreshTxQueuesLocked).
+    bool tx_changing = false;
     RawPortRequest raw;  // as requested: what the checkpoint records
     std::string netns;   // watched netns path (empty: none)
     // A module's own port (see addModulePortLocked): its label, fixed PMD
     // and the module's tx lock. Empty label: a pod's port.
     std::string module_label;
     rte_spinlock_t* module_tx_lock = nullptr;
-    bool placed = false;  // `pmd` was decided (rxq_placement.h); a new port's is not yet
+    bool placed = false;  // `queue_pmds` was decided (rxq_placement.h); a new port's is not yet
     bool isPod() const { return module_label.empty(); }
   };
   // Raw counter sums over all PMDs; statistics report raw minus baseline.
@@ -246,8 +260,14 @@ class DataplaneControl {
     std::array<uint64_t, kDropReasonCount> drops{};
   };
 
-  void publishLocked(const std::vector<std::vector<uint16_t>>& rx_ports_per_pmd,
-                     const std::shared_ptr<const ForwardingTable>& fib);
+  // Each PMD's rx queues: (port number, queue id) pairs.
+  using PmdRxQueues = std::vector<std::vector<std::pair<uint16_t, uint16_t>>>;
+  void publishLocked(const PmdRxQueues& rx_queues_per_pmd, const std::shared_ptr<const ForwardingTable>& fib);
+  // Every port's rx queues on the PMDs they are assigned to now.
+  PmdRxQueues assignedRxQueuesLocked() const;
+  // Reads which tx queues each pod enabled (after the backend said that may
+  // have changed) and moves the PMDs' tx onto them.
+  void refreshTxQueuesLocked();
   std::optional<uint16_t> freePortNumberLocked() const;
   PortView viewLocked(uint16_t port_no);
   Totals readTotals() const;

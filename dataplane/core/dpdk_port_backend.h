@@ -3,7 +3,12 @@
 // calls are not for PMD threads).
 #pragma once
 
+#include <rte_ethdev.h>
 #include <rte_mempool.h>
+
+#include <array>
+#include <atomic>
+#include <mutex>
 
 #include "dataplane/core/port_backend.h"
 
@@ -20,22 +25,35 @@ class DpdkPortBackend final : public PortBackend {
   explicit DpdkPortBackend(rte_mempool* pool) : pool_(pool) {}
 
   absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
-                                              bool client_mode) override;
+                                              bool client_mode, uint16_t queues) override;
   absl::StatusOr<CreatedPort> createVdev(uint16_t port_no, const std::string& devargs) override;
   void destroy(const CreatedPort& port) override;
   absl::Status setMtu(uint16_t dpdk_port, uint32_t mtu) override;
   bool linkUp(uint16_t dpdk_port) override;
   ByteCounts bytes(uint16_t dpdk_port) override;
+  uint16_t enabledTxQueues(const CreatedPort& port) override;
+  bool takeQueueStateChange() override;
 
  private:
-  // Hot-plugs vdev `name` with `args`, one rx and one tx queue, started.
+  // Hot-plugs vdev `name` with `args`, `queues` rx and tx queues, started.
   absl::StatusOr<CreatedPort> createAndStart(const std::string& name, const std::string& args,
-                                             const std::string& what);
+                                             const std::string& what, uint16_t queues = 1, bool vhost = false);
+  // net_vhost's queue-state and link events (on the vhost-user thread):
+  // keeps enabled_tx_ as the pod enables and disables its queues.
+  static int onVhostEvent(uint16_t dpdk_port, rte_eth_event_type type, void* self, void* unused);
+  void readQueueEvents(uint16_t dpdk_port, bool link_event);
+  // Unregisters the callbacks (waiting out one that runs) and clears the state.
+  void forgetQueueEvents(uint16_t dpdk_port);
 
   rte_mempool* pool_;
   // Makes every vdev name unique over the process's life: DPDK keeps a
   // removed vdev's name reserved until its teardown completes.
   uint64_t generation_ = 0;
+  // Per ethdev, bit q: the pod enabled tx queue q (its vring). Written by the
+  // vhost-user thread's callbacks, read by control.
+  std::mutex queue_mu_;
+  std::array<uint32_t, RTE_MAX_ETHPORTS> enabled_tx_{};
+  std::atomic<bool> queue_change_{false};
 };
 
 }  // namespace sluice

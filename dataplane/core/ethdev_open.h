@@ -26,4 +26,8 @@ absl::Status openEthdev(uint16_t port, const rte_eth_conf& conf, rte_mempool* po
                         uint16_t descriptors = kEthdevDescriptors,
                         absl::FunctionRef<absl::Status()> before_start = [] { return absl::OkStatus(); });
 
+// The same with `queues` rx queues (0..queues-1) and as many tx queues, each
+// of kEthdevDescriptors (a multi-queue pod port).
+absl::Status openEthdevQueues(uint16_t port, uint16_t queues, const rte_eth_conf& conf, rte_mempool* pool);
+
 }  // namespace sluice

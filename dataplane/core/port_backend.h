@@ -14,15 +14,17 @@ struct CreatedPort {
   uint16_t dpdk_port = 0;  // ethdev port id
   std::string dpdk_name;   // ethdev/vdev name
   uint16_t tx_queues = 1;  // tx queues the port offers
+  uint16_t rx_queues = 1;  // rx queues the port offers (ids 0..rx_queues-1)
 };
 
 class PortBackend {
  public:
   virtual ~PortBackend() = default;
-  // A vhost-user port on `socket_path`: sluiced listens (server) or connects
-  // and keeps reconnecting (client). The port is started when this returns.
+  // A vhost-user port on `socket_path` with `queues` rx and tx queues (the
+  // pod may enable fewer): sluiced listens (server) or connects and keeps
+  // reconnecting (client). The port is started when this returns.
   virtual absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
-                                                      bool client_mode) = 0;
+                                                      bool client_mode, uint16_t queues) = 0;
   // A DPDK vdev from validated devargs ("<driver>[,args]", port_request.h),
   // started when this returns. Only the real backend makes them.
   virtual absl::StatusOr<CreatedPort> createVdev(uint16_t /*port_no*/, const std::string& /*devargs*/) {
@@ -46,6 +48,14 @@ class PortBackend {
     uint64_t rx = 0, tx = 0;
   };
   virtual ByteCounts bytes(uint16_t /*dpdk_port*/) { return {}; }
+  // How many of `port`'s tx queues the peer enabled, counted from queue 0
+  // (a virtio-net device enables its queue pairs in order): 1..tx_queues. A
+  // port whose peer enabled none (not connected) counts 1. A vhost-user
+  // port's driver refuses packets on a queue the pod did not enable.
+  virtual uint16_t enabledTxQueues(const CreatedPort& port) { return port.tx_queues; }
+  // True once after any port's enabled queues may have changed (its peer
+  // enabled or disabled queues, or went away); control then asks again.
+  virtual bool takeQueueStateChange() { return false; }
 };
 
 }  // namespace sluice

@@ -114,7 +114,7 @@ bool PortRequest::sameParameters(const PortRequest& o) const {
          ip == o.ip && ipv6 == o.ipv6 && mac == o.mac && kind == o.kind && vhost_mode == o.vhost_mode &&
          socket_subdir == o.socket_subdir && devargs == o.devargs && socket_group == o.socket_group && mtu == o.mtu &&
          source_validation == o.source_validation && routed_prefixes == o.routed_prefixes &&
-         routed_prefixes_v6 == o.routed_prefixes_v6 && pmd == o.pmd;
+         routed_prefixes_v6 == o.routed_prefixes_v6 && pmd == o.pmd && queues == o.queues;
 }
 
 absl::Status validateAttachment(const AttachmentId& id) {
@@ -182,6 +182,11 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
   req.vhost_mode = raw.vhost_mode;
   req.source_validation = raw.source_validation;
   req.pmd = raw.pmd;
+  if (raw.queues) {
+    if (raw.kind != PortKind::kVhostUser) return invalid("queues", "only for vhost-user ports");
+    if (*raw.queues == 0) return invalid("queues", "must be at least 1 (unset: 1)");
+    req.queues = *raw.queues;
+  }
   if (absl::Status s = parseRoutedPrefixes(raw.routed_prefixes, pod_cidr, v6, req); !s.ok()) return s;
   if (raw.kind == PortKind::kDpdkVdev) {
     if (absl::Status s = validateVdevDevargs(raw.devargs, vdev); !s.ok()) return s;

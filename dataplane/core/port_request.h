@@ -62,6 +62,9 @@ struct PortRequest {
   // index below the PMD count, which the control checks); none: sluiced
   // places it (rxq_placement.h).
   std::optional<unsigned> pmd;
+  // Queue pairs the port offers (vhost-user; 1 for a vdev): at least 1 here,
+  // at most the node's max-queues-per-port (which the control checks).
+  unsigned queues = 1;
 
   bool hasIpv4() const { return ip.value != 0; }
   bool sameParameters(const PortRequest& other) const;
@@ -79,6 +82,7 @@ struct RawPortRequest {
   bool source_validation = true;  // AddPortRequest.source_validation (unset: on)
   std::vector<std::string> routed_prefixes = {};  // CIDRs of either family, as requested
   std::optional<unsigned> pmd = {};               // AddPortRequest.pmd (unset: placed by sluiced)
+  std::optional<unsigned> queues = {};            // AddPortRequest.queues (unset: 1)
 };
 
 // Routed prefixes one port may own: a UPF has a pool or a few per slice.

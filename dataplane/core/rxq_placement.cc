@@ -1,33 +1,49 @@
 #include "dataplane/core/rxq_placement.h"
 
 #include <cmath>
+#include <map>
 
 namespace sluice {
 
-std::vector<unsigned> placeRxQueues(const std::vector<RxqPort>& ports, const std::vector<double>& loads,
+std::vector<unsigned> placeRxQueues(const std::vector<RxqItem>& items, const std::vector<double>& loads,
                                     std::vector<unsigned> fixed_queues) {
   const size_t n_pmds = loads.size();
   std::vector<unsigned>& queues = fixed_queues;  // every PMD's queue count as placement goes on
-  std::vector<unsigned> out(ports.size(), 0);
-  std::vector<bool> decided(ports.size(), false);
-  // Ports that keep their PMD first, so that new ones see every queue.
-  for (size_t i = 0; i < ports.size(); ++i) {
-    const RxqPort& p = ports[i];
-    std::optional<unsigned> stay = p.pinned ? p.pinned : p.current;
+  // Per port: how many of its queues each PMD polls as placement goes on.
+  std::map<uint16_t, std::vector<unsigned>> own;
+  auto ownOf = [&](uint16_t port_no) -> std::vector<unsigned>& {
+    auto [it, added] = own.try_emplace(port_no);
+    if (added) it->second.assign(n_pmds, 0);
+    return it->second;
+  };
+  std::vector<unsigned> out(items.size(), 0);
+  std::vector<bool> decided(items.size(), false);
+  // Queues that keep their PMD first, so that new ones see every queue.
+  for (size_t i = 0; i < items.size(); ++i) {
+    const RxqItem& q = items[i];
+    std::optional<unsigned> stay = q.pinned ? q.pinned : q.current;
     if (!stay || *stay >= n_pmds) continue;
     out[i] = *stay;
     decided[i] = true;
     ++queues[*stay];
+    ++ownOf(q.port_no)[*stay];
   }
   std::vector<long> step(n_pmds);
-  for (size_t q = 0; q < n_pmds; ++q) step[q] = std::lround(std::floor(loads[q] / kRxqLoadStep));
-  for (size_t i = 0; i < ports.size(); ++i) {
+  for (size_t p = 0; p < n_pmds; ++p) step[p] = std::lround(std::floor(loads[p] / kRxqLoadStep));
+  for (size_t i = 0; i < items.size(); ++i) {
     if (decided[i]) continue;
+    std::vector<unsigned>& mine = ownOf(items[i].port_no);
     size_t best = 0;
-    for (size_t q = 1; q < n_pmds; ++q)
-      if (step[q] < step[best] || (step[q] == step[best] && queues[q] < queues[best])) best = q;
+    for (size_t p = 1; p < n_pmds; ++p) {
+      if (mine[p] != mine[best]) {
+        if (mine[p] < mine[best]) best = p;
+      } else if (step[p] < step[best] || (step[p] == step[best] && queues[p] < queues[best])) {
+        best = p;
+      }
+    }
     out[i] = static_cast<unsigned>(best);
     ++queues[best];
+    ++mine[best];
   }
   return out;
 }

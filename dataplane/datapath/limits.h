@@ -24,6 +24,10 @@ inline constexpr uint16_t kBurstSize = 32;
 // per-PMD counter blocks stay small).
 inline constexpr size_t kMaxPmds = 16;
 
+// The most queue pairs one pod port may have (max-queues-per-port's bound):
+// as many as PMDs, so that each PMD can have a tx queue of its own.
+inline constexpr uint16_t kMaxQueuesPerPort = kMaxPmds;
+
 // The longest a PMD may sleep while its queues run light (pmd-max-sleep-us):
 // 10 ms, past which an idle PMD saves nothing measurable but the first
 // packets after a quiet spell wait longer than a retransmission timer cares for.

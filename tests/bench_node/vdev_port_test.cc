@@ -150,7 +150,7 @@ TEST(VdevConfig, AllowVdevPortsIsOffUnlessSet) {
 
 class RecordingBackend : public PortBackend {
  public:
-  absl::StatusOr<CreatedPort> createVhostUser(uint16_t, const std::string& socket_path, bool) override {
+  absl::StatusOr<CreatedPort> createVhostUser(uint16_t, const std::string& socket_path, bool, uint16_t) override {
     vhost.push_back(socket_path);
     return CreatedPort{next++, "vhost", 1};
   }

@@ -165,6 +165,34 @@ TEST_F(CniTest, SourceValidationIsOnUnlessTheNetworkTurnsItOffAsABoolean) {
   EXPECT_EQ(fake_->addRequests().size(), 3u);
 }
 
+TEST_F(CniTest, QueuesReachSluicedAsAPositiveCountForVhostUserOnly) {
+  RunResult r = run(env("ADD"), conf());
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  EXPECT_FALSE(fake_->addRequests()[0].has_queues()) << "unset: sluiced's 1";
+  json four = conf();
+  four["queues"] = 4;
+  r = run(env("ADD", kContainerId, "net2"), four);
+  ASSERT_EQ(r.rc, 0) << r.stdout_text;
+  ASSERT_TRUE(fake_->addRequests()[1].has_queues());
+  EXPECT_EQ(fake_->addRequests()[1].queues(), 4u);
+  for (const json& bad : {json(0), json(-1), json(17), json("4"), json(2.5)}) {
+    json c = conf();
+    c["queues"] = bad;
+    RunResult e = run(env("ADD", kContainerId, "net3"), c);
+    EXPECT_EQ(e.code(), 7) << bad.dump() << ": " << e.stdout_text;
+    EXPECT_NE(e.msg().find("\"queues\" must be"), std::string::npos) << e.stdout_text;
+  }
+  // A VF's queues are its driver's business, not sluiced's.
+  json vf = conf();
+  vf["interfaceType"] = "sriov";
+  vf["queues"] = 2;
+  RunResult e = run(env("ADD", kContainerId, "net5"), vf);
+  EXPECT_EQ(e.code(), 7) << e.stdout_text;
+  EXPECT_NE(e.msg().find("\"queues\" applies to interfaceType \"vhost-user\" only"), std::string::npos)
+      << e.stdout_text;
+  EXPECT_EQ(fake_->addRequests().size(), 2u);
+}
+
 TEST_F(CniTest, RoutedPrefixesComeFromTheNetworkOrThePodsCniArgsAndCheckComparesThem) {
   // The network's list, normalised, goes to sluiced.
   json net = conf();

@@ -3,6 +3,7 @@
 // (tests/integration/virtio_pod.h) and checks bytes and counters exactly.
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -259,6 +260,85 @@ TEST_F(TwoPodsTest, AThirdPodComingAndGoingLosesNoTrafficBeyondWhatIsCounted) {
   EXPECT_EQ(received + b->tx_dropped() + a->rx_dropped(), sent);
   EXPECT_EQ(dropCount(s, "port_gone"), 0u);
   EXPECT_EQ(node_->ports().ports_size(), 2);
+}
+
+// A pod of four queue pairs (a multi-queue virtio-net device) sends distinct
+// flows on each of its tx queues: sluiced polls all four rx queues, and B
+// gets every packet, byte for byte; sluiced counts them all at the port. The
+// way back (one PMD: tx queue 0) reaches the pod as well.
+TEST_F(TwoPodsTest, AMultiQueuePodSpreadsItsFlowsOverItsQueuesAndLosesNothing) {
+  constexpr uint16_t kQueues = 4;
+  constexpr size_t kPerQueue = 250;  // below B's 1024-entry ring per round
+  const Ipv4Address ip_m = *Ipv4Address::parse("10.250.0.12");
+  const MacAddress mac_m = MacAddress::fromIpv4(ip_m);
+  v1::AddPortRequest req = portRequest("pod-m", ip_m.toString());
+  req.set_queues(kQueues);
+  v1::AddPortResponse m;
+  ASSERT_TRUE(node_->addPort(req, &m).ok());
+  EXPECT_EQ(m.port().queues(), kQueues);
+  EXPECT_EQ(std::vector<uint32_t>(m.port().queue_pmds().begin(), m.port().queue_pmds().end()),
+            std::vector<uint32_t>(kQueues, 0)) << "one PMD polls every queue";
+  auto pod = VirtioPod::create(m.port().socket_path(), false, podPool(), kQueues);
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  std::unique_ptr<VirtioPod> pod_m = std::move(*pod);
+  ASSERT_TRUE(node_->waitLinkUp(m.port().port_no())) << node_->log();
+  // net_vhost's queue-state events told sluiced which tx queues the pod enabled.
+  const std::string enabled = "port " + std::to_string(m.port().port_no()) + ": the pod enabled ";
+  EXPECT_TRUE(waitFor([&] { return node_->log().find(enabled + "4 of 4 tx queues") != std::string::npos; }))
+      << node_->log();
+
+  uint64_t bytes = 0;
+  for (uint16_t q = 0; q < kQueues; ++q) {
+    std::vector<Frame> sent;
+    for (size_t i = 0; i < kPerQueue; ++i) {
+      UdpFrameSpec s{mac_m, kGatewayMac, ip_m, kIpB};
+      const auto n = static_cast<uint32_t>(q * kPerQueue + i);
+      s.sequence = n;
+      s.src_port = static_cast<uint16_t>(2000 + n);  // a flow of its own
+      s.frame_len = 60 + n % 64;
+      sent.push_back(udpFrame(s));
+      bytes += sent.back().size();
+    }
+    ASSERT_EQ(pod_m->send(sent, std::chrono::seconds(10), q), kPerQueue) << "queue " << q;
+    std::vector<Frame> got = pod_b_->receive(kPerQueue);
+    ASSERT_EQ(got.size(), kPerQueue) << "queue " << q << ": " << node_->stats().DebugString();
+    for (size_t i = 0; i < kPerQueue; ++i) {
+      ASSERT_EQ(got[i].size(), sent[i].size()) << "queue " << q << " packet " << i;
+      EXPECT_EQ(udpSequence(got[i]), q * kPerQueue + i) << "order kept within a queue";
+      EXPECT_EQ(ethDst(got[i]), kMacB);
+      EXPECT_EQ(ipv4Ttl(got[i]), 63);
+      ASSERT_TRUE(std::equal(got[i].begin() + 26, got[i].end(), sent[i].begin() + 26)) << i;
+    }
+  }
+  // The pod really sent on four queues (its driver's per-queue counters).
+  rte_eth_stats pod_stats{};
+  ASSERT_EQ(rte_eth_stats_get(pod_m->portId(), &pod_stats), 0);
+  for (uint16_t q = 0; q < kQueues; ++q) EXPECT_EQ(pod_stats.q_opackets[q], kPerQueue) << "pod tx queue " << q;
+  // The way back: B to the multi-queue pod.
+  std::vector<Frame> back;
+  for (uint32_t i = 0; i < 10; ++i) {
+    UdpFrameSpec s{kMacB, kGatewayMac, kIpB, ip_m};
+    s.sequence = i;
+    back.push_back(udpFrame(s));
+  }
+  ASSERT_EQ(pod_b_->send(back), back.size());
+  EXPECT_EQ(pod_m->receive(back.size()).size(), back.size());
+
+  constexpr uint64_t kTotal = uint64_t{kQueues} * kPerQueue;
+  v1::GetStatsResponse s = node_->stats();
+  EXPECT_EQ(portStats(s, m.port().port_no())->rx_packets(), kTotal);
+  EXPECT_EQ(portStats(s, m.port().port_no())->rx_bytes(), bytes);
+  EXPECT_EQ(portStats(s, m.port().port_no())->tx_packets(), back.size());
+  EXPECT_EQ(portStats(s, port_b_)->tx_packets(), kTotal);
+  EXPECT_EQ(portStats(s, port_b_)->tx_bytes(), bytes);
+  for (const v1::DropCounter& d : s.drops()) EXPECT_EQ(d.packets(), 0u) << d.reason();
+  CommandResult ports = sluicectl(node_->apiSocket(), "ports");
+  EXPECT_NE(ports.output.find(" queues 4 pmds 0,0,0,0"), std::string::npos) << ports.output;
+  // A pod that goes away leaves sluiced sending on queue 0 only.
+  pod_m.reset();
+  const size_t all_at = node_->log().find(enabled + "4 of 4 tx queues");
+  EXPECT_TRUE(waitFor([&] { return node_->log().find(enabled + "1 of 4 tx queues", all_at) != std::string::npos; }))
+      << node_->log();
 }
 
 TEST_F(TwoPodsTest, StatsClearResetsEveryCounter) {

@@ -46,15 +46,21 @@ bool initPodEal(const std::string& program, unsigned lcore, bool hugepages) {
 }
 
 absl::StatusOr<std::unique_ptr<VirtioPod>> VirtioPod::create(const std::string& socket_path, bool server,
-                                                             rte_mempool* pool) {
+                                                             rte_mempool* pool, uint16_t queues) {
   std::string name = "net_virtio_user_pod" + std::to_string(g_pod_counter++);
-  std::string args = "path=" + socket_path + ",queues=1,queue_size=1024" + (server ? ",server=1" : "");
+  // More than one pair needs the control queue, over which virtio_user
+  // enables the pairs the device was configured with.
+  std::string args = "path=" + socket_path + ",queues=" + std::to_string(queues) + ",queue_size=1024" +
+                     (queues > 1 ? ",cq=1" : "") + (server ? ",server=1" : "");
   if (int rc = rte_eal_hotplug_add("vdev", name.c_str(), args.c_str()); rc != 0)
     return absl::InternalError("virtio_user on " + socket_path + ": " + rte_strerror(-rc));
   uint16_t port = 0;
   if (rte_eth_dev_get_port_by_name(name.c_str(), &port) != 0) return absl::InternalError("no port for " + name);
-  std::unique_ptr<VirtioPod> pod(new VirtioPod(name, port, pool));
-  if (absl::Status s = openEthdev(port, rte_eth_conf{}, pool); !s.ok()) return s;
+  std::unique_ptr<VirtioPod> pod(new VirtioPod(name, port, pool, queues));
+  if (absl::Status s = queues == 1 ? openEthdev(port, rte_eth_conf{}, pool)
+                                   : openEthdevQueues(port, queues, rte_eth_conf{}, pool);
+      !s.ok())
+    return s;
   return pod;
 }
 
@@ -95,7 +101,8 @@ VirtioPod::~VirtioPod() {
   rte_eal_hotplug_remove("vdev", name_.c_str());
 }
 
-size_t VirtioPod::send(const std::vector<Frame>& frames, std::chrono::steady_clock::duration deadline) {
+size_t VirtioPod::send(const std::vector<Frame>& frames, std::chrono::steady_clock::duration deadline,
+                       uint16_t queue) {
   auto until = std::chrono::steady_clock::now() + deadline;
   size_t sent = 0;
   while (sent < frames.size()) {
@@ -122,7 +129,8 @@ size_t VirtioPod::send(const std::vector<Frame>& frames, std::chrono::steady_clo
     }
     uint16_t done = 0;
     while (done < n) {
-      done = static_cast<uint16_t>(done + rte_eth_tx_burst(port_id_, 0, burst + done, static_cast<uint16_t>(n - done)));
+      done = static_cast<uint16_t>(done +
+                                   rte_eth_tx_burst(port_id_, queue, burst + done, static_cast<uint16_t>(n - done)));
       if (done < n && std::chrono::steady_clock::now() > until) {
         rte_pktmbuf_free_bulk(burst + done, n - done);
         return sent + done;
@@ -138,7 +146,8 @@ std::vector<Frame> VirtioPod::receive(size_t count, std::chrono::steady_clock::d
   std::vector<Frame> out;
   while (out.size() < count && std::chrono::steady_clock::now() < until) {
     rte_mbuf* burst[32];
-    uint16_t n = rte_eth_rx_burst(port_id_, 0, burst, 32);
+    uint16_t n = 0;
+    for (uint16_t q = 0; q < queues_ && n == 0; ++q) n = rte_eth_rx_burst(port_id_, q, burst, 32);
     for (uint16_t i = 0; i < n; ++i) {
       // Every segment of a chained (mergeable-buffer) frame.
       Frame& f = out.emplace_back(rte_pktmbuf_pkt_len(burst[i]));
@@ -154,9 +163,11 @@ std::vector<Frame> VirtioPod::receive(size_t count, std::chrono::steady_clock::d
 size_t VirtioPod::drainCount() {
   size_t total = 0;
   rte_mbuf* burst[32];
-  while (uint16_t n = rte_eth_rx_burst(port_id_, 0, burst, 32)) {
-    rte_pktmbuf_free_bulk(burst, n);
-    total += n;
+  for (uint16_t q = 0; q < queues_; ++q) {
+    while (uint16_t n = rte_eth_rx_burst(port_id_, q, burst, 32)) {
+      rte_pktmbuf_free_bulk(burst, n);
+      total += n;
+    }
   }
   return total;
 }

@@ -21,8 +21,10 @@ class VirtioPod {
  public:
   // server=false: the pod connects to sluiced's listening socket (sluiced's
   // port in server mode). server=true: the pod listens and sluiced connects.
+  // `queues` pairs, all enabled (a multi-queue virtio-net device, which
+  // negotiates them over its control queue).
   static absl::StatusOr<std::unique_ptr<VirtioPod>> create(const std::string& socket_path, bool server,
-                                                           rte_mempool* pool);
+                                                           rte_mempool* pool, uint16_t queues = 1);
   ~VirtioPod();
   VirtioPod(const VirtioPod&) = delete;
   VirtioPod& operator=(const VirtioPod&) = delete;
@@ -30,19 +32,20 @@ class VirtioPod {
   // Sends frames in bursts, retrying while the ring is full until `deadline`;
   // returns how many the device accepted.
   size_t send(const std::vector<Frame>& frames,
-              std::chrono::steady_clock::duration deadline = std::chrono::seconds(10));
-  // Receives until `count` frames arrived or `deadline` passed.
+              std::chrono::steady_clock::duration deadline = std::chrono::seconds(10), uint16_t queue = 0);
+  // Receives (from every queue) until `count` frames arrived or `deadline` passed.
   std::vector<Frame> receive(size_t count, std::chrono::steady_clock::duration deadline = std::chrono::seconds(10));
   // Receives and counts (without copying) whatever is waiting now.
   size_t drainCount();
   uint16_t portId() const { return port_id_; }
 
  private:
-  VirtioPod(std::string name, uint16_t port_id, rte_mempool* pool)
-      : name_(std::move(name)), port_id_(port_id), pool_(pool) {}
+  VirtioPod(std::string name, uint16_t port_id, rte_mempool* pool, uint16_t queues)
+      : name_(std::move(name)), port_id_(port_id), pool_(pool), queues_(queues) {}
   std::string name_;
   uint16_t port_id_;
   rte_mempool* pool_;
+  uint16_t queues_;
 };
 
 // The pods' mbuf pool of a test process (made on first use, after EAL).

@@ -28,7 +28,7 @@ const one = (kind) => { const l = ofKind(kind); assert.equal(l.length, 1, `exact
 // Keys sluiced knows or will know (the contract between chart and dataplane);
 // a typo in the chart's config shows up here instead of as a warning at run time.
 const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores', 'main-core', 'eal', 'pod-cidr',
-  'pod-cidr-v6', 'gateway-v6', 'gateway', 'gateway-mac', 'tx-flush-interval', 'pmd-max-sleep-us', 'max-ports', 'mbufs', 'log-level', 'uplink', 'vni',
+  'pod-cidr-v6', 'gateway-v6', 'gateway', 'gateway-mac', 'tx-flush-interval', 'pmd-max-sleep-us', 'max-ports', 'max-queues-per-port', 'mbufs', 'log-level', 'uplink', 'vni',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
   'state-dir', 'metrics-address', 'metrics-port', 'pod-cidr-v6', 'gateway-v6', 'ipv6-router-lifetime', 'external-gateway',
   'external-vlan', 'host-interface', 'host-addresses']);

@@ -8,9 +8,11 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "dataplane/core/port_backend.h"
@@ -28,8 +30,8 @@ class FakePortBackend : public PortBackend {
 
   explicit FakePortBackend(uint16_t first_dpdk_port = 0) : next_dpdk_port(first_dpdk_port) {}
 
-  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
-                                              bool client_mode) override {
+  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path, bool client_mode,
+                                              uint16_t queues) override {
     if (refuse_all) return absl::UnimplementedError("no ports in this test");
     if (fail_next || refuse_socket == socket_path) {
       fail_next = false;
@@ -37,7 +39,7 @@ class FakePortBackend : public PortBackend {
     }
     created.push_back({port_no, socket_path, client_mode});
     live.insert(next_dpdk_port);
-    return CreatedPort{next_dpdk_port++, "fake" + std::to_string(port_no), 1};
+    return CreatedPort{next_dpdk_port++, "fake" + std::to_string(port_no), queues, queues};
   }
   void destroy(const CreatedPort& port) override {
     if (on_destroy) on_destroy(port);
@@ -45,9 +47,18 @@ class FakePortBackend : public PortBackend {
     destroyed.push_back(port.dpdk_name);
   }
   bool linkUp(uint16_t) override { return false; }
+  uint16_t enabledTxQueues(const CreatedPort& port) override {
+    auto it = enabled_tx.find(port.dpdk_port);
+    return it == enabled_tx.end() ? port.tx_queues : it->second;
+  }
+  bool takeQueueStateChange() override { return std::exchange(queue_change, false); }
 
   // What to refuse: every port, the next one, or one socket.
   bool refuse_all = false;
+  // Tx queues each pod enabled, by ethdev (absent: all), and whether that
+  // changed since control last asked.
+  std::map<uint16_t, uint16_t> enabled_tx;
+  bool queue_change = false;
   bool fail_next = false;
   std::string refuse_socket;
   // Called before a port is destroyed (e.g. to check no PMD still uses it).

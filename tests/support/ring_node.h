@@ -102,7 +102,7 @@ class RingBackend final : public PortBackend {
     rte_ring* tx = nullptr;
     uint16_t dpdk_port = 0;
   };
-  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string&, bool) override {
+  absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string&, bool, uint16_t) override {
     Ring r;
     const unsigned id = next_++;
     r.name = "net_ring_offl" + std::to_string(id);

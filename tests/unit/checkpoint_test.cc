@@ -92,6 +92,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
   s.ports[1].request.mtu = 9000;
   s.ports[1].request.source_validation = false;
   s.ports[1].request.pmd = 3;
+  s.ports[1].request.queues = 4;
   s.sections["vfs"] = nlohmann::json::array({{{"pci", "0000:3b:02.1"}, {"container_id", "cccc"}}});
   CheckpointStore store(dir_ + "/state");
   ASSERT_TRUE(store.save(s).ok());
@@ -120,6 +121,7 @@ TEST_F(CheckpointFileTest, RoundTripKeepsEveryFieldAndTheVfSection) {
     EXPECT_EQ(b.request.mtu, a.request.mtu);
     EXPECT_EQ(b.request.source_validation, a.request.source_validation);
     EXPECT_EQ(b.request.pmd, a.request.pmd);
+    EXPECT_EQ(b.request.queues, a.request.queues);
     EXPECT_EQ(b.socket_path, a.socket_path);
     EXPECT_EQ(b.netns, a.netns);
   }
@@ -142,6 +144,27 @@ TEST_F(CheckpointFileTest, SourceValidationIsReadWithTrueForAnAbsentKeyAndMustBe
   auto wrong = parseCheckpoint(doc.dump());
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(std::string(wrong.status().message()).find("source_validation"), std::string::npos) << wrong.status();
+}
+
+// A port of one queue pair writes no key (files of sluiceds before
+// multi-queue ports read the same); a present one is a count of at least 1.
+TEST_F(CheckpointFileTest, QueuesAreWrittenOnlyWhenRequestedAndMustBeAPositiveCount) {
+  CheckpointState s;
+  s.ports = {port(0, "aaaa", "10.244.1.10"), port(1, "bbbb", "10.244.1.11")};
+  s.ports[1].request.queues = 4;
+  nlohmann::json doc = nlohmann::json::parse(serializeCheckpoint(s));
+  EXPECT_FALSE(doc["ports"][0].contains("queues"));
+  EXPECT_EQ(doc["ports"][1]["queues"], 4);
+  auto read = parseCheckpoint(doc.dump());
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->ports[0].request.queues, std::nullopt);
+  EXPECT_EQ(read->ports[1].request.queues, std::optional<unsigned>(4));
+  for (const nlohmann::json& bad : {nlohmann::json(0), nlohmann::json(-2), nlohmann::json("4")}) {
+    doc["ports"][1]["queues"] = bad;
+    auto wrong = parseCheckpoint(doc.dump());
+    ASSERT_FALSE(wrong.ok()) << bad;
+    EXPECT_NE(std::string(wrong.status().message()).find("queues"), std::string::npos) << wrong.status();
+  }
 }
 
 TEST_F(CheckpointFileTest, WithoutFsyncASaveIsStillAtomicAndReadable) {
@@ -777,6 +800,33 @@ TEST_F(ControlCheckpointTest, RestoreBringsBackTheSameNumbersAndSocketsWhateverT
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->created);
   EXPECT_EQ(again->port.port_no, 0);
+}
+
+// A multi-queue port is checkpointed with its queue count and reopened with
+// it; a sluiced restarted with a lower max-queues-per-port opens it with its
+// maximum instead of dropping the pod.
+TEST_F(ControlCheckpointTest, AMultiQueuePortIsRestoredWithItsQueues) {
+  {
+    Node first(config_, 0);
+    RawPortRequest r = request("aaaa", "10.244.1.10");
+    r.queues = 4;
+    ASSERT_TRUE(first.control->addPort(r).ok());
+    ASSERT_EQ(onDisk().ports.size(), 1u);
+    EXPECT_EQ(onDisk().ports[0].request.queues, std::optional<unsigned>(4));
+  }
+  {
+    Node second(config_, 0);
+    EXPECT_EQ(second.control->restore(second.store.load()->state).restored, 1u);
+    ASSERT_EQ(second.control->listPorts().size(), 1u);
+    EXPECT_EQ(second.control->listPorts()[0].request.queues, 4u);
+    EXPECT_EQ(second.control->listPorts()[0].queue_pmds, std::vector<unsigned>(4, 0)) << "one PMD polls all four";
+  }
+  config_.max_queues_per_port = 2;
+  Node third(config_, 0);
+  EXPECT_EQ(third.control->restore(third.store.load()->state).restored, 1u);
+  ASSERT_EQ(third.control->listPorts().size(), 1u);
+  EXPECT_EQ(third.control->listPorts()[0].request.queues, 2u);
+  EXPECT_EQ(third.control->listPorts()[0].queue_pmds.size(), 2u);
 }
 
 TEST_F(ControlCheckpointTest, RecordsThatCannotBeRestoredAreDroppedTheOthersRestored) {

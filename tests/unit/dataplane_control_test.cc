@@ -182,6 +182,138 @@ TEST_P(DataplaneControlTest, APinnedPortPollsOnItsPmdAndAnUnknownPmdIsRefused) {
   EXPECT_NE(refused.status().message().find("pmd: there is no PMD"), std::string::npos) << refused.status();
 }
 
+// The PMDs' rx queues of `port_no` in the snapshots they run: queue ids by PMD.
+std::vector<std::vector<uint16_t>> rxQueuesOf(const std::vector<PmdMailbox*>& mailboxes, uint16_t port_no) {
+  std::vector<std::vector<uint16_t>> out;
+  for (PmdMailbox* m : mailboxes) {
+    out.emplace_back();
+    for (const RxQueueRef& r : m->published.load()->rx_queues)
+      if (r.port_no == port_no) out.back().push_back(r.queue);
+  }
+  return out;
+}
+
+// A port of four queue pairs: its rx queues go round-robin over the PMDs
+// (the snapshots say so, and the view), each PMD sends on a tx queue of its
+// own without a lock; a single-queue port beside it has one tx queue, which
+// two PMDs share under one lock. Queues placed stay while ports come and go.
+TEST_P(DataplaneControlTest, AMultiQueuePortSpreadsItsQueuesAndGivesEachPmdItsOwnTxQueue) {
+  const unsigned n_pmds = GetParam();
+  RawPortRequest mq = request("mq", "10.244.1.10");
+  mq.queues = 4;
+  auto added = control_->addPort(mq);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(added->port.request.queues, 4u);
+  std::vector<unsigned> expected;
+  for (unsigned q = 0; q < 4; ++q) expected.push_back(q % n_pmds);
+  EXPECT_EQ(added->port.queue_pmds, expected);
+  EXPECT_EQ(added->port.pmd, 0u);
+  ASSERT_EQ(backend_.created.size(), 1u);
+  std::vector<std::vector<uint16_t>> by_pmd(n_pmds);
+  for (uint16_t q = 0; q < 4; ++q) by_pmd[q % n_pmds].push_back(q);
+  EXPECT_EQ(rxQueuesOf(mailboxes_, added->port.port_no), by_pmd);
+  for (unsigned p = 0; p < n_pmds; ++p) {
+    const TxPortSlot& tx = mailboxes_[p]->published.load()->tx_ports[added->port.port_no];
+    EXPECT_TRUE(tx.valid);
+    EXPECT_EQ(tx.queue, p) << "PMD " << p << " sends on its own queue";
+    EXPECT_EQ(tx.lock, nullptr) << "PMD " << p << ": nobody shares its queue";
+  }
+
+  auto single = control_->addPort(request("one", "10.244.1.11"));
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ(single->port.queue_pmds, std::vector<unsigned>{0}) << "PMD 0 polls the fewest of this port's queues";
+  const TxPortSlot& first = mailboxes_[0]->published.load()->tx_ports[single->port.port_no];
+  EXPECT_EQ(first.queue, 0);
+  if (n_pmds == 2) {
+    const TxPortSlot& second = mailboxes_[1]->published.load()->tx_ports[single->port.port_no];
+    EXPECT_EQ(second.queue, 0);
+    ASSERT_NE(first.lock, nullptr) << "two PMDs share the one tx queue";
+    EXPECT_EQ(first.lock, second.lock);
+  } else {
+    EXPECT_EQ(first.lock, nullptr);
+  }
+  ASSERT_TRUE(*control_->deletePort({"one", "net1"}));
+  EXPECT_EQ(control_->listPorts()[0].queue_pmds, expected) << "no queue moved";
+  EXPECT_EQ(rxQueuesOf(mailboxes_, added->port.port_no), by_pmd);
+}
+
+// The PMDs send only on the tx queues the pod enabled (net_vhost refuses
+// packets on the others): one enabled queue is shared under its lock, four
+// give each PMD its own again. With several PMDs the change goes over three
+// snapshots (old queues locked, new queues locked, new queues as they
+// belong), so that no two PMDs ever send on one queue unlocked.
+TEST_P(DataplaneControlTest, PmdsSendOnlyOnTheTxQueuesThePodEnabled) {
+  const unsigned n_pmds = GetParam();
+  RawPortRequest mq = request("mq", "10.244.1.10");
+  mq.queues = 4;
+  auto added = control_->addPort(mq);
+  ASSERT_TRUE(added.ok()) << added.status();
+  const uint16_t port_no = added->port.port_no;
+  const uint16_t dpdk_port = backend_.live.empty() ? 0 : *backend_.live.begin();
+  auto txOf = [&](unsigned p) { return mailboxes_[p]->published.load()->tx_ports[port_no]; };
+
+  backend_.enabled_tx[dpdk_port] = 1;
+  backend_.queue_change = true;
+  uint64_t before = mailboxes_[0]->published.load()->version;
+  control_->applyQueueStateChanges();
+  EXPECT_EQ(mailboxes_[0]->published.load()->version - before, n_pmds > 1 ? 3u : 1u);
+  for (unsigned p = 0; p < n_pmds; ++p) {
+    EXPECT_EQ(txOf(p).queue, 0) << "PMD " << p;
+    EXPECT_EQ(txOf(p).lock != nullptr, n_pmds > 1) << "PMD " << p;
+  }
+  if (n_pmds > 1) {
+    EXPECT_EQ(txOf(0).lock, txOf(1).lock);
+  }
+
+  // Nothing changed: nothing published.
+  before = mailboxes_[0]->published.load()->version;
+  control_->applyQueueStateChanges();
+  EXPECT_EQ(mailboxes_[0]->published.load()->version, before);
+
+  backend_.enabled_tx[dpdk_port] = 4;
+  backend_.queue_change = true;
+  control_->applyQueueStateChanges();
+  for (unsigned p = 0; p < n_pmds; ++p) {
+    EXPECT_EQ(txOf(p).queue, p) << "PMD " << p;
+    EXPECT_EQ(txOf(p).lock, nullptr) << "PMD " << p;
+  }
+  EXPECT_EQ(control_->listPorts()[0].queue_pmds.size(), 4u) << "rx placement is not touched";
+}
+
+// A pinned port's queues are all polled by its PMD.
+TEST_P(DataplaneControlTest, APinnedMultiQueuePortHasEveryQueueOnItsPmd) {
+  const unsigned last = GetParam() - 1;
+  RawPortRequest r = request("pin", "10.244.1.10");
+  r.queues = 3;
+  r.pmd = last;
+  auto added = control_->addPort(r);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(added->port.queue_pmds, std::vector<unsigned>(3, last));
+  EXPECT_EQ(rxQueuesOf(mailboxes_, added->port.port_no)[last], (std::vector<uint16_t>{0, 1, 2}));
+}
+
+// Queues: absent is 1, 0 and more than max-queues-per-port are refused
+// naming the limit, and nothing is made.
+TEST_P(DataplaneControlTest, QueuesAreOneByDefaultAndRefusedAtZeroOrAboveTheNodesMaximum) {
+  auto plain = control_->addPort(request("plain", "10.244.1.10"));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->port.request.queues, 1u);
+  EXPECT_EQ(plain->port.queue_pmds.size(), 1u);
+  RawPortRequest zero = request("zero", "10.244.1.11");
+  zero.queues = 0;
+  auto refused_zero = control_->addPort(zero);
+  EXPECT_EQ(refused_zero.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused_zero.status().message().find("queues"), std::string::npos) << refused_zero.status();
+  RawPortRequest many = request("many", "10.244.1.12");
+  many.queues = config_.max_queues_per_port + 1u;
+  auto refused_many = control_->addPort(many);
+  EXPECT_EQ(refused_many.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused_many.status().message().find("max-queues-per-port 4"), std::string::npos) << refused_many.status();
+  many.queues = config_.max_queues_per_port;
+  EXPECT_TRUE(control_->addPort(many).ok()) << "the maximum itself is allowed";
+  EXPECT_EQ(backend_.created.size(), 2u);
+}
+
 TEST_P(DataplaneControlTest, AddingTheSameAttachmentTwiceReturnsTheExistingPort) {
   auto first = control_->addPort(request("aaaa", "10.244.1.10"));
   auto again = control_->addPort(request("aaaa", "10.244.1.10"));

@@ -57,6 +57,31 @@ TEST(PortRequestTest, TheMtuIsTheRequestsOrTheNodesDefaultWithinItsRange) {
   EXPECT_EQ(parsePortRequest(r, kCidr, kGateway, {}, v6, 1000)->mtu, 1280u);
 }
 
+// Queue pairs: 1 when absent, at least 1 when given, vhost-user only (the
+// node's maximum is the control's to check); a different count is a
+// different request.
+TEST(PortRequestTest, QueuesAreOneByDefaultPositiveAndForVhostUserOnly) {
+  EXPECT_EQ(parsePortRequest(good(), kCidr, kGateway)->queues, 1u);
+  RawPortRequest r = good();
+  r.queues = 4;
+  auto four = parsePortRequest(r, kCidr, kGateway);
+  ASSERT_TRUE(four.ok()) << four.status();
+  EXPECT_EQ(four->queues, 4u);
+  EXPECT_FALSE(four->sameParameters(*parsePortRequest(good(), kCidr, kGateway)));
+  r.queues = 0;
+  auto zero = parsePortRequest(r, kCidr, kGateway);
+  EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(zero.status().message().find("queues: must be at least 1"), std::string::npos) << zero.status();
+  RawPortRequest vdev = good();
+  vdev.kind = PortKind::kDpdkVdev;
+  vdev.devargs = "net_null";
+  vdev.queues = 2;
+  auto refused = parsePortRequest(vdev, kCidr, kGateway);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("queues: only for vhost-user ports"), std::string::npos)
+      << refused.status();
+}
+
 TEST(PortRequestTest, NamesThatCouldEscapeTheSocketDirectoryAreRejected) {
   for (const std::string& bad : std::vector<std::string>{"../etc", "..", ".", "a/b", "/abs", std::string("a\0b", 3), "", "a b", "-rf"}) {
     RawPortRequest r = good();

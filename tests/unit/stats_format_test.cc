@@ -174,6 +174,39 @@ TEST(StatsFormatTest, PmdsShowTheirLoadAndThePortsTheyPoll) {
       << text;
 }
 
+// A multi-queue port: `ports` names its queues and their PMDs; `pmd` lists
+// it under each PMD polling one of its queues, with those queues.
+TEST(StatsFormatTest, MultiQueuePortsShowEachQueuesPmd) {
+  v1::ListPortsResponse ports;
+  v1::Port* p = ports.add_ports();
+  p->set_port_no(2);
+  p->mutable_attachment()->set_container_id("mq");
+  p->mutable_attachment()->set_ifname("net1");
+  p->set_ip("10.244.1.10");
+  p->set_mac("02:53:0a:f4:01:0a");
+  p->set_mtu(1500);
+  p->set_source_validation(true);
+  p->set_socket_path("/s.sock");
+  p->set_queues(4);
+  for (uint32_t pmd : {0u, 1u, 0u, 1u}) p->add_queue_pmds(pmd);
+  const std::string text = formatPorts(ports);
+  EXPECT_NE(text.find(" 1500  /s.sock queues 4 pmds 0,1,0,1\n"), std::string::npos) << text;
+
+  v1::GetStatsResponse stats;
+  for (uint32_t i = 0; i < 2; ++i) stats.add_pmds()->set_index(i);
+  v1::PortStats* ps = stats.add_ports();
+  ps->set_port_no(2);
+  ps->set_rx_packets(8);
+  const std::string pmds = formatPmds(stats, ports);
+  EXPECT_NE(pmds.find("PMD 0 (lcore 0)"), std::string::npos) << pmds;
+  EXPECT_NE(pmds.find("  2     mq/net1                             8       -  sluiced, queues 0,2 of 4\n"),
+            std::string::npos)
+      << pmds;
+  EXPECT_NE(pmds.find("  2     mq/net1                             8       -  sluiced, queues 1,3 of 4\n"),
+            std::string::npos)
+      << pmds;
+}
+
 TEST(NodesFormatTest, ShowsEachNodesSourceAndAgeAndTheController) {
   v1::ListNodesResponse r;
   v1::RemoteNode* n = r.add_nodes();
