@@ -41,7 +41,9 @@
 #include "dataplane/core/checkpoint.h"
 #include "dataplane/core/crash_points.h"
 #include "dataplane/core/dataplane_control.h"
+#include "dataplane/core/dpdk_numa_topology.h"
 #include "dataplane/core/dpdk_port_backend.h"
+#include "dataplane/core/mbuf_pools.h"
 #include "dataplane/datapath/pmd.h"
 #include "dataplane/datapath/tsan_dpdk.h"
 
@@ -163,16 +165,31 @@ int run(int argc, char** argv) {
     return 1;
   }
 
-  // Cache of 256 per lcore: DPDK's recommended ceiling, amortises the ring.
-  // DPDK's default ops, or (built with TSan) ops that state its hand-overs.
-  rte_mempool* pool =
-      rte_pktmbuf_pool_create_by_ops("sluice_mbufs", config->mbufs, 256, 0,
-                                     static_cast<uint16_t>(config->mbuf_size + RTE_PKTMBUF_HEADROOM),
-                                     static_cast<int>(rte_socket_id()), handoverPoolOps());
-  if (pool == nullptr) {
-    logError("creating a pool of ", config->mbufs, " mbufs: ", rte_strerror(rte_errno));
+  // One pool of `mbufs` buffers per NUMA socket the PMDs run on, in that
+  // socket's memory (one socket: the one pool). Cache of 256 per lcore:
+  // DPDK's recommended ceiling, amortises the ring. DPDK's default ops, or
+  // (built with TSan) ops that state its hand-overs.
+  DpdkNumaTopology topology;
+  const std::vector<unsigned> pmd_sockets = pmdSockets(config->pmd_cores, topology);
+  absl::StatusOr<MbufPools> pools = MbufPools::create(
+      pmd_sockets,
+      [&](unsigned socket) {
+        return rte_pktmbuf_pool_create_by_ops(absl::StrCat("sluice_mbufs_s", socket).c_str(), config->mbufs, 256, 0,
+                                              static_cast<uint16_t>(config->mbuf_size + RTE_PKTMBUF_HEADROOM),
+                                              static_cast<int>(socket), handoverPoolOps());
+      },
+      rte_mempool_free);
+  if (!pools.ok()) {
+    logError(pools.status().message(), " (", config->mbufs, " mbufs per socket)");
     rte_eal_cleanup();
     return 1;
+  }
+  if (pools->bySocket().size() > 1) {
+    std::string sockets;
+    for (size_t p = 0; p < pmd_sockets.size(); ++p)
+      sockets += absl::StrCat(p == 0 ? "" : ", ", "PMD ", p, " on ", pmd_sockets[p]);
+    logInfo("NUMA: ", pools->bySocket().size(), " mbuf pools of ", config->mbufs, " mbufs, one per socket (", sockets,
+            ")");
   }
 
   // One context per PMD, and the PMD that runs on it.
@@ -201,10 +218,10 @@ int run(int argc, char** argv) {
     ctx.gate.burst = config->upcall_burst;
     ctx.max_sleep_us = config->pmd_max_sleep_us;
     ctx.icmp_errors = {rte_get_tsc_hz(), config->icmp_error_rate};
-    ctx.fragment_pool = pool;  // IPv4 fragments (rare): from the packet pool, direct and indirect alike
   }
   std::vector<PmdContext*> pmd_contexts;
   for (auto& ctx : contexts) pmd_contexts.push_back(ctx.get());
+  givePmdsTheirPools(pmd_contexts, topology, *pools);
   for (auto& f : features)
     if (absl::Status s = f->preparePmds(pmd_contexts); !s.ok()) {
       logError(s.message());
@@ -214,8 +231,8 @@ int run(int argc, char** argv) {
   std::vector<std::unique_ptr<Pmd>> pmds;
   for (auto& ctx : contexts) pmds.push_back(std::make_unique<Pmd>(*ctx));
 
-  DpdkPortBackend backend(pool);
-  DataplaneControl control(*config, backend, pmd_contexts, rte_get_tsc_hz());
+  DpdkPortBackend backend(*pools, topology);
+  DataplaneControl control(*config, backend, pmd_contexts, rte_get_tsc_hz(), &topology);
   // Whichever way run() returns, the features' modules leave the core
   // before it goes.
   absl::Cleanup features_before_core = [&features] { features.clear(); };
@@ -228,7 +245,7 @@ int run(int argc, char** argv) {
       return 1;
     }
   for (auto& f : features)
-    if (absl::Status s = f->openPorts(control, pool); !s.ok()) {
+    if (absl::Status s = f->openPorts(control, pools->home()); !s.ok()) {
       logError(s.message());
       rte_eal_cleanup();
       return 1;
@@ -357,7 +374,7 @@ int run(int argc, char** argv) {
   for (auto& f : features) f->closeAfterPmds();
   features.clear();
   ::unlink(config->api_socket.c_str());
-  rte_mempool_free(pool);
+  for (const auto& [socket, pool] : pools->bySocket()) rte_mempool_free(pool);
   rte_eal_cleanup();
   logInfo("sluiced stopped");
   return exit_code;

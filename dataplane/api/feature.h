@@ -49,7 +49,8 @@ class Feature {
     return absl::OkStatus();
   }
   // 3. Every feature's modules are registered: open the feature's own ports
-  //    (e.g. the uplink), which every module sees added.
+  //    (e.g. the uplink), which every module sees added. `mbufs`: the pool
+  //    of PMD 0's NUMA socket (PMD 0 polls the features' ports).
   virtual absl::Status openPorts(DataplaneControl& core, rte_mempool* mbufs) {
     (void)core;
     (void)mbufs;

@@ -36,6 +36,7 @@ void fillPortMessage(const PortView& p, v1::Port* out) {
   out->set_pmd_pinned(p.request.pmd.has_value());
   out->set_queues(p.request.queues);
   for (unsigned pmd : p.queue_pmds) out->add_queue_pmds(pmd);
+  if (p.numa_socket) out->set_numa_socket(*p.numa_socket);
   out->set_dpdk_name(p.dpdk_name);
   out->set_link_up(p.link_up);
   out->set_netns(p.netns);
@@ -128,6 +129,7 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       v1::PmdStats* o = resp->add_pmds();
       o->set_index(p.index);
       o->set_lcore(p.lcore);
+      o->set_numa_socket(p.numa_socket);
 #define SLUICE_PMD_COUNTER(field, proto_field, help) o->set_##proto_field(p.field);
 #include "dataplane/datapath/pmd_counters.def"
 #undef SLUICE_PMD_COUNTER
@@ -144,6 +146,13 @@ grpc::Status DataplaneService::GetStats(grpc::ServerContext*, const v1::GetStats
       o->set_rx_dropped(p.rx_dropped);
       o->set_rx_bytes(p.rx_bytes);
       o->set_tx_bytes(p.tx_bytes);
+    }
+    for (const RxQueueStatsView& q : s.rx_queues) {
+      v1::RxQueueStats* o = resp->add_rx_queues();
+      o->set_port_no(q.port_no);
+      o->set_queue(q.queue);
+      o->set_pmd(q.pmd);
+      o->set_packets(q.packets);
     }
     for (size_t r = 0; r < kDropReasonCount; ++r) {
       v1::DropCounter* d = resp->add_drops();

@@ -32,6 +32,9 @@ const std::vector<Collection>& collections() {
   static const std::vector<Collection> kCollections = {
       {"sluice.v1.PmdStats", "pmd", {{"index", "pmd"}, {"lcore", "lcore"}}},
       {"sluice.v1.PortStats", "port", {{"port_no", "port"}}},
+      // The PMD polling a queue is a figure (a gauge), not a label: a queue
+      // that moves keeps its series.
+      {"sluice.v1.RxQueueStats", "rx_queue", {{"port_no", "port"}, {"queue", "queue"}}},
       {"sluice.v1.RemoteNode", "tunnel", {{"name", "node"}, {"tunnel", "tunnel"}}},
       {"sluice.v1.DropCounter", "", {{"reason", "reason"}}, true},
   };
@@ -166,8 +169,9 @@ void walkRepeated(PrometheusText& out, const std::string& prefix, const pb::Mess
     const pb::Message& e = r->GetRepeatedMessage(m, f, i);
     MetricLabels element_labels = labels;
     for (const LabelField& l : c->labels) element_labels.emplace_back(l.label, fieldAsLabel(e, l.field));
-    if (f->message_type() == v1::PortStats::descriptor()) {
-      auto pod = pods.find(static_cast<const v1::PortStats&>(e).port_no());
+    if (f->message_type() == v1::PortStats::descriptor() || f->message_type() == v1::RxQueueStats::descriptor()) {
+      const pb::FieldDescriptor* port_no = f->message_type()->FindFieldByName("port_no");
+      auto pod = pods.find(e.GetReflection()->GetUInt32(e, port_no));
       if (pod != pods.end()) element_labels.insert(element_labels.end(), pod->second.begin(), pod->second.end());
     }
     const pb::Descriptor* d = e.GetDescriptor();

@@ -4,6 +4,7 @@
 
 #include <absl/strings/str_join.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -32,7 +33,7 @@ std::string formatStats(const v1::GetStatsResponse& s) {
   for (const v1::PmdStats& p : s.pmds()) {
     uint64_t total = p.busy_cycles() + p.idle_cycles() + p.sleep_cycles();
     double seconds = s.tsc_hz() ? static_cast<double>(total) / static_cast<double>(s.tsc_hz()) : 0;
-    out += fmt("\nPMD %u (lcore %u)\n", p.index(), p.lcore());
+    out += fmt("\nPMD %u (lcore %u, NUMA socket %u)\n", p.index(), p.lcore(), p.numa_socket());
     out += fmt("  packets received:       %14llu  (%.3f Mpps)\n", static_cast<unsigned long long>(p.packets()),
                seconds > 0 ? static_cast<double>(p.packets()) / seconds / 1e6 : 0.0);
     out += fmt("  cycles per packet:      %14.1f  (busy cycles / packets)\n", ratio(p.busy_cycles(), p.packets()));
@@ -51,6 +52,10 @@ std::string formatStats(const v1::GetStatsResponse& s) {
                ratio(p.packets(), p.rx_bursts()));
     out += fmt("  output batches:         %14llu  (%.1f packets/batch)\n",
                static_cast<unsigned long long>(p.tx_batches()), ratio(p.tx_batched_packets(), p.tx_batches()));
+    // A queue shared with other PMDs (or control) is sent on under its lock.
+    out += fmt("    under a shared queue's lock: %llu (%.1f %%)\n",
+               static_cast<unsigned long long>(p.tx_locked_batches()),
+               100.0 * ratio(p.tx_locked_batches(), p.tx_batches()));
     out += fmt("  packets sent:           %14llu\n", static_cast<unsigned long long>(p.tx_packets()));
     // Part of the packets sent; the dropped packets they answer are counted under their reasons.
     out += fmt("  ICMP errors sent:       %14llu  (%llu more held back by icmp-error-rate)\n",
@@ -151,29 +156,45 @@ std::string formatPmds(const v1::GetStatsResponse& stats, const v1::ListPortsRes
   std::string out;
   for (const v1::PmdStats& p : stats.pmds()) {
     const uint64_t total = p.busy_cycles() + p.idle_cycles() + p.sleep_cycles();
-    out += fmt("PMD %u (lcore %u): busy %.1f %% of its cycles, %llu packets received, %.1f cycles/packet\n", p.index(),
-               p.lcore(), 100.0 * ratio(p.busy_cycles(), total), static_cast<unsigned long long>(p.packets()),
-               ratio(p.busy_cycles(), p.packets()));
-    out += fmt("  %-4s  %-22s %14s %7s  %s\n", "PORT", "ATTACHMENT", "RX PACKETS", "SHARE", "PLACED BY");
+    out += fmt("PMD %u (lcore %u, NUMA socket %u): busy %.1f %% of its cycles, %llu packets received, %.1f "
+               "cycles/packet\n",
+               p.index(), p.lcore(), p.numa_socket(), 100.0 * ratio(p.busy_cycles(), total),
+               static_cast<unsigned long long>(p.packets()), ratio(p.busy_cycles(), p.packets()));
+    out += fmt("  %-4s  %-22s %6s %14s %7s  %s\n", "PORT", "ATTACHMENT", "SOCKET", "RX PACKETS", "SHARE", "PLACED BY");
     bool any = false;
     for (const v1::Port& port : ports.ports()) {
       if (port.type() == v1::PORT_TYPE_SRIOV_VF) continue;
       // A multi-queue port is listed under every PMD polling one of its
-      // queues, with the queues it polls; its packets are the whole port's
-      // (the PMDs count per port), so no share of this PMD's is given.
+      // queues, with the queues it polls and what each brought.
       std::vector<unsigned> here;
       for (int q = 0; q < port.queue_pmds_size(); ++q)
         if (port.queue_pmds(q) == p.index()) here.push_back(static_cast<unsigned>(q));
       const bool multi = port.queue_pmds_size() > 1;
       if (multi ? here.empty() : port.pmd() != p.index()) continue;
+      // The packets of the queues this PMD polls (a sluiced that reports no
+      // queues: the whole port's, shared with no other PMD when it has one queue).
       uint64_t rx = 0;
-      for (const v1::PortStats& ps : stats.ports())
-        if (ps.port_no() == port.port_no()) rx = ps.rx_packets();
-      const std::string share = multi ? "      -" : fmt("%6.1f%%", 100.0 * ratio(rx, p.packets()));
+      bool by_queue = false;
+      std::vector<std::string> queue_packets;
+      for (const v1::RxQueueStats& q : stats.rx_queues()) {
+        if (q.port_no() != port.port_no()) continue;
+        by_queue = true;
+        if (std::find(here.begin(), here.end(), q.queue()) == here.end() && multi) continue;
+        if (!multi && q.queue() != 0) continue;
+        rx += q.packets();
+        queue_packets.push_back(fmt("%u (%llu)", q.queue(), static_cast<unsigned long long>(q.packets())));
+      }
+      if (!by_queue)
+        for (const v1::PortStats& ps : stats.ports())
+          if (ps.port_no() == port.port_no()) rx = ps.rx_packets();
+      const std::string share = multi && !by_queue ? "      -" : fmt("%6.1f%%", 100.0 * ratio(rx, p.packets()));
       const std::string queues =
-          multi ? fmt(", queues %s of %d", absl::StrJoin(here, ",").c_str(), port.queue_pmds_size()) : "";
-      out += fmt("  %-4u  %-22s %14llu %s  %s%s\n", port.port_no(), attachmentText(port.attachment()).c_str(),
-                 static_cast<unsigned long long>(rx), share.c_str(),
+          !multi     ? ""
+          : by_queue ? fmt(", queues %s of %d", absl::StrJoin(queue_packets, ", ").c_str(), port.queue_pmds_size())
+                     : fmt(", queues %s of %d", absl::StrJoin(here, ",").c_str(), port.queue_pmds_size());
+      const std::string socket = port.has_numa_socket() ? std::to_string(port.numa_socket()) : "-";
+      out += fmt("  %-4u  %-22s %6s %14llu %s  %s%s\n", port.port_no(), attachmentText(port.attachment()).c_str(),
+                 socket.c_str(), static_cast<unsigned long long>(rx), share.c_str(),
                  port.pmd_pinned() ? "pin (AddPort pmd)" : "sluiced", queues.c_str());
       any = true;
     }

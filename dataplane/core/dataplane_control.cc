@@ -66,12 +66,20 @@ PortSources portSourcesOf(const PortRequest& pod) {
   return s;
 }
 
+std::vector<unsigned> socketsOf(const std::vector<PmdContext*>& pmds, const NumaTopology* topology) {
+  std::vector<unsigned> out(pmds.size(), 0);
+  if (topology != nullptr)
+    for (size_t p = 0; p < pmds.size(); ++p) out[p] = topology->lcoreSocket(pmds[p]->lcore);
+  return out;
+}
+
 }  // namespace
 
 DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
-                                   std::vector<PmdContext*> pmds, uint64_t tsc_hz)
+                                   std::vector<PmdContext*> pmds, uint64_t tsc_hz, const NumaTopology* topology)
     : config_(config), v6_cidr_(ipv6PodCidrOf(config)), v6_net_(ipv6PodNetOf(config)),
-      backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
+      backend_(backend), pmds_(std::move(pmds)), topology_(topology), pmd_sockets_(socketsOf(pmds_, topology)),
+      tsc_hz_(tsc_hz),
       tx_flush_interval_us_(config.tx_flush_interval_us), flow_idle_timeout_ms_(config.flow_idle_timeout_ms),
       pmd_settings_{0, config.emc_insert_inv_prob, config.smc_enable, config.upcall_rate, config.upcall_burst,
                     config.pmd_max_sleep_us, config.icmp_error_rate},
@@ -260,8 +268,7 @@ absl::Status DataplaneControl::addModulePortLocked(uint16_t port_no, const std::
   entry.module_tx_lock = tx_lock;
   entry.request.attachment = AttachmentId{label, label};
   ports_[port_no] = std::move(entry);
-  Totals now = readTotals();
-  baseline_.ports[port_no] = now.ports[port_no];
+  zeroPortCountersLocked(port_no);
   for (ControlModule* m : modules_) m->portAdded(port_no, ports_[port_no]->request, dpdk_port);
   republishLocked();
   return absl::OkStatus();
@@ -278,6 +285,17 @@ void DataplaneControl::removeModulePortLocked(uint16_t port_no) {
 std::vector<FlowView> DataplaneControl::listFlows() {
   std::lock_guard lock(mu_);
   return flows_.list();
+}
+
+void DataplaneControl::zeroPortCountersLocked(uint16_t port_no) {
+  Totals now = readTotals();
+  baseline_.ports[port_no] = now.ports[port_no];
+  baseline_.rx_queues[port_no] = now.rx_queues[port_no];
+}
+
+std::optional<unsigned> DataplaneControl::portSocketLocked(uint16_t dpdk_port) const {
+  if (topology_ == nullptr) return std::nullopt;
+  return topology_->portSocket(dpdk_port);
 }
 
 std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
@@ -478,9 +496,7 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   entry.tx_usable = backend_.enabledTxQueues(*created);
   ports_[port_no] = std::move(entry);
   by_attachment_[req.attachment] = port_no;
-  // Counters of a reused port number start from zero for the new port.
-  Totals now = readTotals();
-  baseline_.ports[port_no] = now.ports[port_no];
+  zeroPortCountersLocked(port_no);
   for (ControlModule* m : modules_) m->portAdded(port_no, req, created->dpdk_port);
   return absl::OkStatus();
 }
@@ -778,12 +794,26 @@ void DataplaneControl::republishLocked() {
       prefixes.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), n});
     for (const Ipv6Cidr& c : pod.routed_prefixes_v6) prefixes6.push_back({c.network.bytes, c.prefix_len, n});
     const PortEntry& e = *ports_[n];
+    // Only a port with queues still to place needs its socket (a vhost-user
+    // port's is read from its pod's device).
+    const std::optional<unsigned> socket = e.placed ? std::nullopt : portSocketLocked(e.dpdk.dpdk_port);
     for (uint16_t q = 0; q < e.dpdk.rx_queues; ++q)
-      pod_queues.push_back({n, q, e.placed ? std::optional<unsigned>(e.queue_pmds[q]) : std::nullopt, e.request.pmd});
+      pod_queues.push_back(
+          {n, q, e.placed ? std::optional<unsigned>(e.queue_pmds[q]) : std::nullopt, e.request.pmd, socket});
   }
-  const std::vector<unsigned> placed = placeRxQueues(pod_queues, measurePmdLoadsLocked(), module_queues);
-  for (size_t i = 0; i < pod_queues.size(); ++i)
-    target[placed[i]].push_back({pod_queues[i].port_no, pod_queues[i].queue});
+  const std::vector<unsigned> placed =
+      placeRxQueues(pod_queues, measurePmdLoadsLocked(), module_queues,
+                    topology_ != nullptr ? pmd_sockets_ : std::vector<unsigned>{});
+  for (size_t i = 0; i < pod_queues.size(); ++i) {
+    const RxqItem& q = pod_queues[i];
+    target[placed[i]].push_back({q.port_no, q.queue});
+    // Every packet of a queue polled from another socket crosses the
+    // interconnect: worth a line when it is decided.
+    if (!q.current && q.socket && pmd_sockets_[placed[i]] != *q.socket)
+      logInfo("port ", q.port_no, " rx queue ", q.queue, ": polled by PMD ", placed[i], " on NUMA socket ",
+              pmd_sockets_[placed[i]], ", across from the port's socket ", *q.socket,
+              q.pinned ? " (pinned there)" : " (no PMD on the port's socket)");
+  }
   auto fib = std::make_shared<const ForwardingTable>(routes);
   fib_ = fib;
   // Pods' ports have their MTU checked; a module's port (the uplink) has none here.
@@ -896,8 +926,15 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
 
 PortView DataplaneControl::viewLocked(uint16_t port_no) {
   const PortEntry& e = *ports_[port_no];
-  return PortView{port_no, e.request, e.socket_path, e.dpdk.dpdk_name, e.pmd,
-                  backend_.linkUp(e.dpdk.dpdk_port), e.netns, e.queue_pmds};
+  return PortView{port_no,
+                  e.request,
+                  e.socket_path,
+                  e.dpdk.dpdk_name,
+                  e.pmd,
+                  backend_.linkUp(e.dpdk.dpdk_port),
+                  e.netns,
+                  e.queue_pmds,
+                  portSocketLocked(e.dpdk.dpdk_port)};
 }
 
 std::vector<PortView> DataplaneControl::listPorts() {
@@ -915,8 +952,10 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
     PmdStatsView& v = t.pmds.emplace_back(readPmdStats(c));
     v.index = static_cast<unsigned>(p);
     v.lcore = pmds_[p]->lcore;
+    v.numa_socket = pmd_sockets_[p];
     for (size_t r = 0; r < kDropReasonCount; ++r) t.drops[r] += c.drops[r].read();
     for (uint16_t n = 0; n < kMaxPorts; ++n) {
+      for (uint16_t q = 0; q < kMaxQueuesPerPort; ++q) t.rx_queues[n][q] += c.rx_queue_packets[n][q].read();
       t.ports[n].rx_packets += c.ports[n].rx_packets.read();
       t.ports[n].tx_packets += c.ports[n].tx_packets.read();
       t.ports[n].tx_dropped += c.ports[n].tx_dropped.read();
@@ -955,6 +994,13 @@ StatsView DataplaneControl::stats() {
       v.ports.push_back({n, ports_[n]->request.attachment, c.rx_packets - b.rx_packets,
                          c.tx_packets - b.tx_packets, c.tx_dropped - b.tx_dropped, c.rx_dropped - b.rx_dropped,
                          c.rx_bytes - b.rx_bytes, c.tx_bytes - b.tx_bytes});
+      // A module's port has one rx queue, on its PMD; a pod's, each on the
+      // PMD placement gave it (none yet: not polled, not listed).
+      const PortEntry& e = *ports_[n];
+      const size_t queues = e.isPod() ? e.queue_pmds.size() : 1;
+      for (uint16_t q = 0; q < queues; ++q)
+        v.rx_queues.push_back({n, q, e.isPod() ? e.queue_pmds[q] : e.pmd,
+                               now.rx_queues[n][q] - baseline_.rx_queues[n][q]});
     }
   }
   return v;

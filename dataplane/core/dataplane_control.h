@@ -36,6 +36,7 @@
 #include "dataplane/core/checkpoint.h"
 #include "dataplane/core/control_module.h"
 #include "dataplane/core/flow_control.h"
+#include "dataplane/core/numa_topology.h"
 #include "dataplane/core/pmd_stats.h"
 #include "dataplane/core/port_backend.h"
 #include "dataplane/core/port_request.h"
@@ -57,6 +58,7 @@ struct PortView {
   bool link_up = false;
   std::string netns;  // watched for garbage collection; empty: not watched
   std::vector<unsigned> queue_pmds;  // the PMD polling each rx queue, by queue id (pmd is queue 0's)
+  std::optional<unsigned> numa_socket;  // the NUMA socket the port is on; none: unknown
 };
 
 struct PortStatsView {
@@ -66,10 +68,20 @@ struct PortStatsView {
   uint64_t rx_bytes = 0, tx_bytes = 0;  // as the port's driver counts them
 };
 
+// One rx queue of a port, and the packets it brought (summed over the PMDs
+// that polled it since the counters were cleared).
+struct RxQueueStatsView {
+  uint16_t port_no = 0;
+  uint16_t queue = 0;
+  unsigned pmd = 0;  // the PMD polling it now
+  uint64_t packets = 0;
+};
+
 struct StatsView {
   uint64_t tsc_hz = 0;
   std::vector<PmdStatsView> pmds;
   std::vector<PortStatsView> ports;
+  std::vector<RxQueueStatsView> rx_queues;  // every port's (modules' first), in port and queue order
   std::array<uint64_t, kDropReasonCount> drops{};
   double seconds_since_clear = 0;
   uint32_t tx_flush_interval_us = 0;
@@ -103,8 +115,10 @@ struct AddPortResult {
 class DataplaneControl {
  public:
   // `pmds`: every PMD's context (owned by the daemon's main, outliving this).
+  // `topology` (outliving this): which NUMA socket each PMD and port is on,
+  // for rx queue placement and statistics; null: one socket, ports' unknown.
   DataplaneControl(const SluicedConfig& config, PortBackend& backend, std::vector<PmdContext*> pmds,
-                   uint64_t tsc_hz);
+                   uint64_t tsc_hz, const NumaTopology* topology = nullptr);
   ~DataplaneControl();
   DataplaneControl(const DataplaneControl&) = delete;
   DataplaneControl& operator=(const DataplaneControl&) = delete;
@@ -257,6 +271,7 @@ class DataplaneControl {
   struct Totals {
     std::vector<PmdStatsView> pmds;
     std::array<PortStatsView, kMaxPorts> ports{};
+    std::array<std::array<uint64_t, kMaxQueuesPerPort>, kMaxPorts> rx_queues{};
     std::array<uint64_t, kDropReasonCount> drops{};
   };
 
@@ -269,6 +284,10 @@ class DataplaneControl {
   // have changed) and moves the PMDs' tx onto them.
   void refreshTxQueuesLocked();
   std::optional<uint16_t> freePortNumberLocked() const;
+  // The NUMA socket of a port's ethdev (none: unknown, or no topology).
+  std::optional<unsigned> portSocketLocked(uint16_t dpdk_port) const;
+  // Starts a reused port number's counters from zero (for the new port).
+  void zeroPortCountersLocked(uint16_t port_no);
   PortView viewLocked(uint16_t port_no);
   Totals readTotals() const;
   void removePortLocked(uint16_t port_no);
@@ -293,6 +312,9 @@ class DataplaneControl {
   const Ipv6PodNet v6_net_;
   PortBackend& backend_;
   const std::vector<PmdContext*> pmds_;
+  const NumaTopology* const topology_;
+  // Each PMD's NUMA socket (from its lcore); all 0 without a topology.
+  const std::vector<unsigned> pmd_sockets_;
   struct PmdLoadSample {
     uint64_t busy = 0, total = 0;  // cycles
     double share = 0;              // busy / total over the window that ended here

@@ -58,10 +58,11 @@ absl::StatusOr<CreatedPort> DpdkPortBackend::createVhostUser(uint16_t port_no, c
 absl::StatusOr<CreatedPort> DpdkPortBackend::createVdev(uint16_t port_no, const std::string& devargs) {
   if (absl::Status s = checkDpdkReadsVdevArgs(devargs); !s.ok()) return s;
   // Validation let net_null's `size` go up to kMbufDataRoom: the pool must hold that.
-  if (rte_pktmbuf_data_room_size(pool_) < RTE_PKTMBUF_HEADROOM + kMbufDataRoom)
+  // Every socket's pool holds buffers of one size: the home pool's says.
+  if (rte_pktmbuf_data_room_size(pools_.home()) < RTE_PKTMBUF_HEADROOM + kMbufDataRoom)
     return absl::FailedPreconditionError(absl::StrCat("type: DPDK vdev ports need mbufs of ", kMbufDataRoom,
                                                       " data bytes; sluiced's hold ",
-                                                      rte_pktmbuf_data_room_size(pool_) - RTE_PKTMBUF_HEADROOM));
+                                                      rte_pktmbuf_data_room_size(pools_.home()) - RTE_PKTMBUF_HEADROOM));
   const size_t comma = devargs.find(',');
   // The vdev bus finds the driver by the name's prefix; the suffix makes
   // the name unique as for vhost-user ports.
@@ -99,7 +100,10 @@ absl::StatusOr<CreatedPort> DpdkPortBackend::createAndStart(const std::string& n
     events_registered = true;
   }
 
-  if (absl::Status s = openEthdevQueues(port.dpdk_port, queues, rte_eth_conf{}, pool_); !s.ok())
+  // A vhost-user port's socket is known only once its pod connects (it is
+  // not yet): the home pool. A vdev's is the socket it was made on.
+  rte_mempool* pool = pools_.forSocket(topology_.portSocket(port.dpdk_port));
+  if (absl::Status s = openEthdevQueues(port.dpdk_port, queues, rte_eth_conf{}, pool); !s.ok())
     return cleanup_on_error(s);
   port.tx_queues = queues;
   port.rx_queues = queues;

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "dataplane/core/mbuf_pools.h"
+#include "dataplane/core/numa_topology.h"
 #include "dataplane/core/port_backend.h"
 
 namespace sluice {
@@ -22,7 +24,10 @@ absl::Status checkDpdkReadsVdevArgs(const std::string& devargs);
 
 class DpdkPortBackend final : public PortBackend {
  public:
-  explicit DpdkPortBackend(rte_mempool* pool) : pool_(pool) {}
+  // A port's rx queues take their mbufs from the pool of the port's NUMA
+  // socket (where rx queue placement puts the PMDs polling them), or the
+  // home pool while its socket is unknown or has no PMD.
+  DpdkPortBackend(const MbufPools& pools, const NumaTopology& topology) : pools_(pools), topology_(topology) {}
 
   absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path,
                                               bool client_mode, uint16_t queues) override;
@@ -45,7 +50,8 @@ class DpdkPortBackend final : public PortBackend {
   // Unregisters the callbacks (waiting out one that runs) and clears the state.
   void forgetQueueEvents(uint16_t dpdk_port);
 
-  rte_mempool* pool_;
+  const MbufPools& pools_;
+  const NumaTopology& topology_;
   // Makes every vdev name unique over the process's life: DPDK keeps a
   // removed vdev's name reserved until its teardown completes.
   uint64_t generation_ = 0;

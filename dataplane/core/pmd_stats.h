@@ -12,18 +12,19 @@ namespace sluice {
 
 struct PmdStatsView {
   unsigned index = 0, lcore = 0;
+  unsigned numa_socket = 0;  // the socket of the PMD's lcore
 #define SLUICE_PMD_COUNTER(field, proto_field, help) uint64_t field = 0;
 #include "dataplane/datapath/pmd_counters.def"
 #undef SLUICE_PMD_COUNTER
   uint64_t megaflows = 0;  // live now (not a counter: never cleared)
 };
 
-// Every counter of `counters` as it reads now; index, lcore and megaflows are
+// Every counter of `counters` as it reads now; index, lcore, socket and megaflows are
 // left zero: they are not the PMD's counters to know.
 PmdStatsView readPmdStats(const PmdCounters& counters);
 
-// `now` with every counter reduced by its value in `baseline`; index, lcore
-// and megaflows are `now`'s.
+// `now` with every counter reduced by its value in `baseline`; index, lcore,
+// socket and megaflows are `now`'s.
 PmdStatsView subtract(const PmdStatsView& now, const PmdStatsView& baseline);
 
 }  // namespace sluice

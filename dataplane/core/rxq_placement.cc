@@ -1,13 +1,22 @@
 #include "dataplane/core/rxq_placement.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 namespace sluice {
 
 std::vector<unsigned> placeRxQueues(const std::vector<RxqItem>& items, const std::vector<double>& loads,
-                                    std::vector<unsigned> fixed_queues) {
+                                    std::vector<unsigned> fixed_queues, const std::vector<unsigned>& pmd_sockets) {
   const size_t n_pmds = loads.size();
+  const bool numa = pmd_sockets.size() == n_pmds;
+  // Whether PMD p may take a queue of a port on `socket`: any PMD when the
+  // socket is unknown or has no PMD, else only the socket's own.
+  auto eligible = [&](size_t p, std::optional<unsigned> socket) {
+    if (!numa || !socket) return true;
+    if (pmd_sockets[p] == *socket) return true;
+    return std::find(pmd_sockets.begin(), pmd_sockets.end(), *socket) == pmd_sockets.end();
+  };
   std::vector<unsigned>& queues = fixed_queues;  // every PMD's queue count as placement goes on
   // Per port: how many of its queues each PMD polls as placement goes on.
   std::map<uint16_t, std::vector<unsigned>> own;
@@ -33,8 +42,11 @@ std::vector<unsigned> placeRxQueues(const std::vector<RxqItem>& items, const std
   for (size_t i = 0; i < items.size(); ++i) {
     if (decided[i]) continue;
     std::vector<unsigned>& mine = ownOf(items[i].port_no);
+    const std::optional<unsigned> socket = items[i].socket;
     size_t best = 0;
-    for (size_t p = 1; p < n_pmds; ++p) {
+    while (!eligible(best, socket)) ++best;  // one is: the socket's first PMD
+    for (size_t p = best + 1; p < n_pmds; ++p) {
+      if (!eligible(p, socket)) continue;
       if (mine[p] != mine[best]) {
         if (mine[p] < mine[best]) best = p;
       } else if (step[p] < step[best] || (step[p] == step[best] && queues[p] < queues[best])) {

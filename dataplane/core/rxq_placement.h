@@ -13,6 +13,13 @@
 // that spreads single-queue ports round-robin, as ports are added, and each
 // multi-queue port's queues round-robin over the PMDs.
 //
+// NUMA: a new queue of a port on socket s goes to the PMDs of socket s only
+// (by the rule above among them), when socket s has any: a PMD on another
+// socket would reach the port's memory across the interconnect for every
+// packet. A port whose socket is unknown (a vhost-user port before its pod
+// connected), or whose socket has no PMD, is placed over every PMD. A pin
+// still wins, on whichever socket its PMD is.
+//
 // Pure: the control thread measures the loads (PMD counters) and applies the
 // result; tests drive it directly.
 #pragma once
@@ -32,13 +39,17 @@ struct RxqItem {
   uint16_t queue = 0;               // rx queue id on that port
   std::optional<unsigned> current;  // the PMD polling it now; none: a new queue
   std::optional<unsigned> pinned;   // the PMD its port's request names (valid index)
+  std::optional<unsigned> socket;   // the NUMA socket the port is on; none: unknown (any PMD)
 };
 
 // One PMD index per queue, in `queues`' order. `loads[p]`: the share of PMD
 // p's cycles it spent on received packets (0..1) over the last measurement;
 // `fixed_queues[p]`: queues already on p that this placement does not move
-// (a module's own ports). Both sized to the PMD count (at least one).
+// (a module's own ports); `pmd_sockets[p]`: PMD p's NUMA socket. All three
+// sized to the PMD count (at least one); `pmd_sockets` may be empty: every
+// PMD on one socket.
 std::vector<unsigned> placeRxQueues(const std::vector<RxqItem>& queues, const std::vector<double>& loads,
-                                    std::vector<unsigned> fixed_queues);
+                                    std::vector<unsigned> fixed_queues,
+                                    const std::vector<unsigned>& pmd_sockets = {});
 
 }  // namespace sluice

@@ -69,6 +69,7 @@ void Pmd::run() {
       light &= n < kBurstSize / 2;
       if (n == 0) continue;
       received += n;
+      counters_.rx_queue_packets[rxq.port_no][rxq.queue].add(n);
       uint64_t t = rte_rdtsc();
       counters_.rx_cycles.add(t - stage_start);
       t = processBurst(rxq.port_no, pkts, n, start, t);
@@ -412,9 +413,15 @@ void Pmd::flush(uint16_t port_no) {
   if (tap_.armed.load(std::memory_order_relaxed) & kTapCaptureTx) [[unlikely]] {
     capturePackets(port_no, b.pkts, count, true);
   }
-  if (slot.lock != nullptr) rte_spinlock_lock(slot.lock);
-  uint16_t sent = rte_eth_tx_burst(slot.dpdk_port, slot.queue, b.pkts, count);
-  if (slot.lock != nullptr) rte_spinlock_unlock(slot.lock);
+  uint16_t sent;
+  if (slot.lock != nullptr) {
+    rte_spinlock_lock(slot.lock);
+    sent = rte_eth_tx_burst(slot.dpdk_port, slot.queue, b.pkts, count);
+    rte_spinlock_unlock(slot.lock);
+    counters_.tx_locked_batches.inc();
+  } else {
+    sent = rte_eth_tx_burst(slot.dpdk_port, slot.queue, b.pkts, count);
+  }
   counters_.tx_batches.inc();
   counters_.tx_batched.add(count);
   counters_.tx_packets.add(sent);

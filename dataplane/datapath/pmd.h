@@ -60,7 +60,7 @@ class Pmd {
   explicit Pmd(PmdContext& context)
       : mailbox_(context.mailbox), counters_(context.counters), lookup_(*context.lookup),
         megaflows_(*context.megaflows), upcalls_(context.upcalls), gate_(context.gate), marks_(context.marks),
-        tap_(context.tap), fragment_pool_(context.fragment_pool), pmd_index_(context.index),
+        tap_(context.tap), fragment_pool_(context.mbuf_pool), pmd_index_(context.index),
         max_sleep_us_(context.max_sleep_us),
         icmp_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
                        context.icmp_errors.rate_per_sec}),

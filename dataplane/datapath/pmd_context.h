@@ -44,10 +44,11 @@ struct PmdContext {
   const offload::MarkTable* marks = nullptr;
   // Packet trace and capture (off unless control arms them).
   PmdTap tap;
-  // The pool IPv4 fragments are made from (ipv4_fragment.h); null: an IPv4
-  // packet without DF over its out port's or the overlay's MTU is dropped
-  // as fragmentation_failed.
-  rte_mempool* fragment_pool = nullptr;
+  // The mbuf pool of the PMD's NUMA socket (mbuf_pools.h): what the PMD
+  // allocates from, IPv4 fragments (ipv4_fragment.h), direct and indirect
+  // alike. Null: an IPv4 packet without DF over its out port's or the
+  // overlay's MTU is dropped as fragmentation_failed.
+  rte_mempool* mbuf_pool = nullptr;
 };
 
 }  // namespace sluice

@@ -42,6 +42,11 @@ struct alignas(64) PmdCounters {
 #undef SLUICE_PMD_COUNTER
   std::array<Counter, kDropReasonCount> drops;
   std::array<PortCounters, kMaxPorts> ports;
+  // Packets received per (port number, rx queue id) by this PMD: which of a
+  // multi-queue port's queues bring its traffic. One add per non-empty rx
+  // burst; fixed size (kMaxPorts x kMaxQueuesPerPort counters, 4 KiB), so
+  // nothing is allocated when ports or queues come and go.
+  std::array<std::array<Counter, kMaxQueuesPerPort>, kMaxPorts> rx_queue_packets;
   // IPv4 datagrams without DF fragmented to an MTU (ipv4_fragment.h), and
   // the fragments made of them. Not per-PMD fields of the API: the health
   // call reports their sums over the PMDs (since start; ClearStats leaves

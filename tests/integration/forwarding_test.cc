@@ -332,6 +332,21 @@ TEST_F(TwoPodsTest, AMultiQueuePodSpreadsItsFlowsOverItsQueuesAndLosesNothing) {
   EXPECT_EQ(portStats(s, port_b_)->tx_packets(), kTotal);
   EXPECT_EQ(portStats(s, port_b_)->tx_bytes(), bytes);
   for (const v1::DropCounter& d : s.drops()) EXPECT_EQ(d.packets(), 0u) << d.reason();
+  // Each rx queue brought exactly what the pod sent on it, polled by PMD 0;
+  // together, the port's count.
+  uint64_t by_queue = 0;
+  std::vector<uint32_t> queues_seen;
+  for (const v1::RxQueueStats& q : s.rx_queues()) {
+    if (q.port_no() != m.port().port_no()) continue;
+    queues_seen.push_back(q.queue());
+    EXPECT_EQ(q.packets(), kPerQueue) << "rx queue " << q.queue();
+    EXPECT_EQ(q.pmd(), 0u) << "rx queue " << q.queue();
+    by_queue += q.packets();
+  }
+  EXPECT_EQ(queues_seen, (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(by_queue, portStats(s, m.port().port_no())->rx_packets());
+  CommandResult pmd = sluicectl(node_->apiSocket(), "pmd");
+  EXPECT_NE(pmd.output.find("queues 0 (250), 1 (250), 2 (250), 3 (250) of 4\n"), std::string::npos) << pmd.output;
   CommandResult ports = sluicectl(node_->apiSocket(), "ports");
   EXPECT_NE(ports.output.find(" queues 4 pmds 0,0,0,0"), std::string::npos) << ports.output;
   // A pod that goes away leaves sluiced sending on queue 0 only.

@@ -258,7 +258,7 @@ TEST_F(MetricsTest, PrometheusScrapesWhatSluicectlShows) {
     for (const auto& [field, value] : pmd.items()) {
       // Time moves these while no packet does (and megaflows expire).
       if (field == "index" || field == "lcore" || field.find("cycles") != std::string::npos || field == "sleeps" ||
-          field == "megaflows")
+          field == "megaflows" || field == "numa_socket")
         continue;
       expected[key("sluice_pmd_" + field + "_total", labels)] = value.get<std::string>();
     }
@@ -275,6 +275,16 @@ TEST_F(MetricsTest, PrometheusScrapesWhatSluicectlShows) {
     for (const char* f : {"rx_packets", "tx_packets", "rx_dropped", "tx_dropped", "rx_bytes", "tx_bytes"})
       expected[key(std::string("sluice_port_") + f + "_total", labels)] = port[f].get<std::string>();
   }
+  for (const auto& q : stats["rx_queues"]) {
+    const v1::Port* p = pods.at(q["port_no"].get<uint32_t>());
+    const std::map<std::string, std::string> labels = {{"port", std::to_string(p->port_no())},
+                                                       {"queue", std::to_string(q["queue"].get<uint32_t>())},
+                                                       {"namespace", p->pod_namespace()},
+                                                       {"pod", p->pod_name()},
+                                                       {"interface", p->attachment().ifname()}};
+    expected[key("sluice_rx_queue_packets_total", labels)] = q["packets"].get<std::string>();
+    expected[key("sluice_rx_queue_pmd", labels)] = std::to_string(q["pmd"].get<uint32_t>());
+  }
   for (const auto& d : stats["drops"])
     expected[key("sluice_drops_total", {{"reason", d["reason"].get<std::string>()}})] = d["packets"].get<std::string>();
   // Every PMD counter but the time-driven ones, 4 per port, every drop reason.
@@ -287,6 +297,12 @@ TEST_F(MetricsTest, PrometheusScrapesWhatSluicectlShows) {
                                                               {"namespace", "default"},
                                                               {"pod", "pod-pod-a"},
                                                               {"interface", "net1"}})),
+            "507");
+  EXPECT_EQ(expected.at(key("sluice_rx_queue_packets_total", {{"port", std::to_string(a.port().port_no())},
+                                                                {"queue", "0"},
+                                                                {"namespace", "default"},
+                                                                {"pod", "pod-pod-a"},
+                                                                {"interface", "net1"}})),
             "507");
 
   // Prometheus's newest samples until they all agree (a scrape taken before

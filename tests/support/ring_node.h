@@ -315,7 +315,7 @@ class Node {
     pmd_context_.gate = options.gate;
     if (pmd_context_.gate.tsc_hz == 0) pmd_context_.gate.tsc_hz = rte_get_tsc_hz();
     pmd_context_.icmp_errors = options.icmp_errors;
-    pmd_context_.fragment_pool = ringNodePool();
+    pmd_context_.mbuf_pool = ringNodePool();
     pmd_context_.marks = manager_ ? &manager_->marks() : nullptr;
     pmd_ = std::make_unique<Pmd>(pmd_context_);
     control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},

@@ -422,6 +422,65 @@ TEST_P(DataplaneControlTest, StatisticsStartAtZeroForAReusedPortNumberAndClear) 
   EXPECT_EQ(control_->stats().ports[0].rx_packets, 3u);
 }
 
+// Each rx queue's packets are summed over the PMDs that counted them (a
+// queue that moved was counted by two), listed in port and queue order with
+// the PMD polling it now, add up to the port's received packets as the PMDs
+// count both, clear with the rest and start at zero for a reused number.
+TEST_P(DataplaneControlTest, RxQueueCountsAreSummedOverPmdsClearedAndRestartedWithTheirPort) {
+  RawPortRequest mq = request("mq", "10.244.1.10");
+  mq.queues = 3;
+  auto added = control_->addPort(mq);
+  ASSERT_TRUE(added.ok()) << added.status();
+  ASSERT_TRUE(control_->addPort(request("one", "10.244.1.11")).ok());
+  const std::vector<unsigned> queue_pmds = added->port.queue_pmds;
+  ASSERT_EQ(queue_pmds.size(), 3u);
+  const size_t last = counters_.size() - 1;
+  // As the PMDs count: one add per burst, to the queue and to the port.
+  auto burst = [&](size_t pmd, uint16_t port_no, uint16_t queue, uint64_t n) {
+    counters_[pmd]->rx_queue_packets[port_no][queue].add(n);
+    counters_[pmd]->ports[port_no].rx_packets.add(n);
+  };
+  burst(0, 0, 0, 7);
+  burst(last, 0, 1, 11);
+  burst(0, 0, 2, 13);
+  burst(last, 0, 2, 2);  // queue 2 counted by another PMD as well
+  burst(0, 1, 0, 5);
+  StatsView s = control_->stats();
+  ASSERT_EQ(s.rx_queues.size(), 4u);
+  uint64_t sum = 0;
+  for (uint16_t q = 0; q < 3; ++q) {
+    EXPECT_EQ(s.rx_queues[q].port_no, 0);
+    EXPECT_EQ(s.rx_queues[q].queue, q);
+    EXPECT_EQ(s.rx_queues[q].pmd, queue_pmds[q]);
+    sum += s.rx_queues[q].packets;
+  }
+  EXPECT_EQ(s.rx_queues[0].packets, 7u);
+  EXPECT_EQ(s.rx_queues[1].packets, 11u);
+  EXPECT_EQ(s.rx_queues[2].packets, 15u);
+  EXPECT_EQ(sum, s.ports[0].rx_packets);
+  EXPECT_EQ(s.rx_queues[3].port_no, 1);
+  EXPECT_EQ(s.rx_queues[3].queue, 0);
+  EXPECT_EQ(s.rx_queues[3].packets, 5u);
+
+  control_->clearStats();
+  burst(0, 0, 1, 4);
+  s = control_->stats();
+  EXPECT_EQ(s.rx_queues[0].packets, 0u);
+  EXPECT_EQ(s.rx_queues[1].packets, 4u);
+  EXPECT_EQ(s.rx_queues[2].packets, 0u);
+  EXPECT_EQ(s.rx_queues[3].packets, 0u);
+
+  // Port 0 re-made as a single-queue port: its one queue starts from zero.
+  ASSERT_TRUE(*control_->deletePort({"mq", "net1"}));
+  ASSERT_TRUE(control_->addPort(request("again", "10.244.1.12")).ok());
+  s = control_->stats();
+  ASSERT_EQ(s.rx_queues.size(), 2u);
+  EXPECT_EQ(s.rx_queues[0].port_no, 0);
+  EXPECT_EQ(s.rx_queues[0].packets, 0u);
+  burst(0, 0, 0, 9);
+  EXPECT_EQ(control_->stats().rx_queues[0].packets, 9u);
+}
+
 TEST_P(DataplaneControlTest, HealthIsReadyOnceEveryPmdRuns) {
   for (auto& m : mailboxes_)
     while (!m->running.load()) std::this_thread::yield();

@@ -30,8 +30,9 @@ TEST(PmdStatsTest, ProtoHasAFieldForEveryCounterAndNoUnlistedOne) {
     EXPECT_EQ(f->type(), google::protobuf::FieldDescriptor::TYPE_UINT64) << name;
     EXPECT_FALSE(f->is_repeated()) << name;
   }
-  // What PmdStats reports besides counters: the PMD's identity and a gauge.
-  const std::set<std::string> not_counters = {"index", "lcore", "megaflows"};
+  // What PmdStats reports besides counters: the PMD's identity, its NUMA
+  // socket and a gauge.
+  const std::set<std::string> not_counters = {"index", "lcore", "numa_socket", "megaflows"};
   for (int i = 0; i < message->field_count(); ++i) {
     const std::string name(message->field(i)->name());
     EXPECT_TRUE(counters.contains(name) || not_counters.contains(name))

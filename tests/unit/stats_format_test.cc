@@ -20,6 +20,8 @@ TEST(StatsFormatTest, ShowsCyclesPerPacketBatchesAndEveryDropReason) {
   p->set_tx_batches(40'000);
   p->set_tx_batched_packets(1'000'000);
   p->set_tx_packets(990'000);
+  p->set_tx_locked_batches(10'000);
+  p->set_numa_socket(1);
   p->set_rx_cycles(30'000'000);
   p->set_parse_cycles(40'000'000);
   p->set_lookup_cycles(90'500'000);
@@ -40,6 +42,8 @@ TEST(StatsFormatTest, ShowsCyclesPerPacketBatchesAndEveryDropReason) {
   EXPECT_NE(text.find("(1.000 Mpps)"), std::string::npos) << text;
   EXPECT_NE(text.find("(25.0 packets/batch)"), std::string::npos) << text;
   EXPECT_NE(text.find("(20.0 packets/burst)"), std::string::npos) << text;
+  EXPECT_NE(text.find("    under a shared queue's lock: 10000 (25.0 %)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("PMD 0 (lcore 1, NUMA socket 1)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cycles/packet by stage: rx 30.0, parse 40.0, lookup 90.5, actions 60.0, tx 25.0\n"),
             std::string::npos)
       << text;
@@ -162,14 +166,14 @@ TEST(StatsFormatTest, PmdsShowTheirLoadAndThePortsTheyPoll) {
   b->mutable_attachment()->set_ifname("net2");
   b->set_pmd(0);
   const std::string text = formatPmds(stats, ports);
-  EXPECT_NE(text.find("PMD 0 (lcore 1): busy 25.0 % of its cycles, 10 packets received, 25.0 cycles/packet\n"),
+  EXPECT_NE(text.find("PMD 0 (lcore 1, NUMA socket 0): busy 25.0 % of its cycles, 10 packets received, 25.0 cycles/packet\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("  3     c0ffee/net1                         4   40.0%  pin (AddPort pmd)\n"), std::string::npos)
+  EXPECT_NE(text.find("  3     c0ffee/net1                 -              4   40.0%  pin (AddPort pmd)\n"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("  5     beef/net2                           0    0.0%  sluiced\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("PMD 1 (lcore 2): busy 0.0 % of its cycles, 0 packets received, 0.0 cycles/packet\n"
-                      "  PORT  ATTACHMENT                 RX PACKETS   SHARE  PLACED BY\n  (no pod ports)\n"),
+  EXPECT_NE(text.find("  5     beef/net2                   -              0    0.0%  sluiced\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("PMD 1 (lcore 2, NUMA socket 0): busy 0.0 % of its cycles, 0 packets received, 0.0 cycles/packet\n"
+                      "  PORT  ATTACHMENT             SOCKET     RX PACKETS   SHARE  PLACED BY\n  (no pod ports)\n"),
             std::string::npos)
       << text;
 }
@@ -199,12 +203,35 @@ TEST(StatsFormatTest, MultiQueuePortsShowEachQueuesPmd) {
   ps->set_rx_packets(8);
   const std::string pmds = formatPmds(stats, ports);
   EXPECT_NE(pmds.find("PMD 0 (lcore 0)"), std::string::npos) << pmds;
-  EXPECT_NE(pmds.find("  2     mq/net1                             8       -  sluiced, queues 0,2 of 4\n"),
+  EXPECT_NE(pmds.find("  2     mq/net1                     -              8       -  sluiced, queues 0,2 of 4\n"),
             std::string::npos)
       << pmds;
-  EXPECT_NE(pmds.find("  2     mq/net1                             8       -  sluiced, queues 1,3 of 4\n"),
+  EXPECT_NE(pmds.find("  2     mq/net1                     -              8       -  sluiced, queues 1,3 of 4\n"),
             std::string::npos)
       << pmds;
+
+  // A sluiced that counts per queue: each PMD's line has its queues' packets
+  // (and each queue's), their share of its packets, and the port's socket.
+  p->set_numa_socket(1);
+  stats.mutable_pmds(0)->set_packets(10);
+  stats.mutable_pmds(0)->set_numa_socket(1);
+  stats.mutable_pmds(1)->set_packets(20);
+  const uint64_t per_queue[] = {3, 20, 2, 0};
+  for (uint32_t q = 0; q < 4; ++q) {
+    v1::RxQueueStats* rq = stats.add_rx_queues();
+    rq->set_port_no(2);
+    rq->set_queue(q);
+    rq->set_pmd(q % 2);
+    rq->set_packets(per_queue[q]);
+  }
+  const std::string counted = formatPmds(stats, ports);
+  EXPECT_NE(counted.find("PMD 0 (lcore 0, NUMA socket 1):"), std::string::npos) << counted;
+  EXPECT_NE(counted.find("  2     mq/net1                     1              5   50.0%  sluiced, queues 0 (3), 2 (2) of 4\n"),
+            std::string::npos)
+      << counted;
+  EXPECT_NE(counted.find("  2     mq/net1                     1             20  100.0%  sluiced, queues 1 (20), 3 (0) of 4\n"),
+            std::string::npos)
+      << counted;
 }
 
 TEST(NodesFormatTest, ShowsEachNodesSourceAndAgeAndTheController) {
