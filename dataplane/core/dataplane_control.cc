@@ -142,7 +142,19 @@ void DataplaneControl::applyLiveSettings(const SluicedConfig& live) {
 
 void DataplaneControl::applyQueueStateChanges() {
   Change change(*this);
-  if (started_ && backend_.takeQueueStateChange()) refreshTxQueuesLocked();
+  if (started_ && backend_.takeQueueStateChange()) {
+    refreshTxQueuesLocked();
+    placeAgainOnKnownSocketsLocked();
+  }
+}
+
+void DataplaneControl::placeAgainOnKnownSocketsLocked() {
+  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    if (ports_[n] && ports_[n]->socket_pending && portSocketLocked(ports_[n]->dpdk.dpdk_port)) {
+      republishLocked();
+      return;
+    }
+  }
 }
 
 void DataplaneControl::flowThreadMain() {
@@ -160,7 +172,10 @@ void DataplaneControl::flowThreadMain() {
     bool changed = false;
     for (ControlModule* m : modules_) changed |= m->tick(std::chrono::steady_clock::now());
     if (changed) republishLocked();
-    if (backend_.takeQueueStateChange()) refreshTxQueuesLocked();
+    if (backend_.takeQueueStateChange()) {
+      refreshTxQueuesLocked();
+      placeAgainOnKnownSocketsLocked();
+    }
     flows_.handleUpcalls(routeTablesLocked(), change_tables_lock_);
     // Idle megaflows are looked for four times per timeout (so one expires
     // within 1.25 timeouts), at most once a second; the timeout is live.
@@ -793,13 +808,28 @@ void DataplaneControl::republishLocked() {
     for (const Ipv4Cidr& c : pod.routed_prefixes)
       prefixes.push_back({c.network.networkOrder(), Ipv4Address{c.mask()}.networkOrder(), n});
     for (const Ipv6Cidr& c : pod.routed_prefixes_v6) prefixes6.push_back({c.network.bytes, c.prefix_len, n});
-    const PortEntry& e = *ports_[n];
-    // Only a port with queues still to place needs its socket (a vhost-user
-    // port's is read from its pod's device).
-    const std::optional<unsigned> socket = e.placed ? std::nullopt : portSocketLocked(e.dpdk.dpdk_port);
-    for (uint16_t q = 0; q < e.dpdk.rx_queues; ++q)
+    PortEntry& e = *ports_[n];
+    // Only a port with queues to place needs its socket (a vhost-user port's
+    // is read from its pod's device). A port placed while its socket was
+    // unknown is placed again, once, when it is known (its pod connected,
+    // so its traffic and caches are just starting): with PMDs on that
+    // socket, those of its queues polled from another socket move there.
+    const bool place = !e.placed || e.socket_pending;
+    const std::optional<unsigned> socket = place ? portSocketLocked(e.dpdk.dpdk_port) : std::nullopt;
+    bool again = false;
+    if (e.placed && e.socket_pending && socket) {
+      e.socket_pending = false;
+      for (unsigned pmd : e.queue_pmds) again |= pmd_sockets_[pmd] != *socket;
+      if (std::find(pmd_sockets_.begin(), pmd_sockets_.end(), *socket) == pmd_sockets_.end()) again = false;
+      if (again)
+        logInfo("port ", n, ": its pod connected on NUMA socket ", *socket, "; its rx queues move to that socket's PMDs");
+    }
+    if (!e.placed) e.socket_pending = topology_ != nullptr && !socket && !e.request.pmd;
+    for (uint16_t q = 0; q < e.dpdk.rx_queues; ++q) {
+      const bool stays = e.placed && !(again && pmd_sockets_[e.queue_pmds[q]] != *socket);
       pod_queues.push_back(
-          {n, q, e.placed ? std::optional<unsigned>(e.queue_pmds[q]) : std::nullopt, e.request.pmd, socket});
+          {n, q, stays ? std::optional<unsigned>(e.queue_pmds[q]) : std::nullopt, e.request.pmd, socket});
+    }
   }
   const std::vector<unsigned> placed =
       placeRxQueues(pod_queues, measurePmdLoadsLocked(), module_queues,

@@ -265,6 +265,9 @@ class DataplaneControl {
     std::string module_label;
     rte_spinlock_t* module_tx_lock = nullptr;
     bool placed = false;  // `queue_pmds` was decided (rxq_placement.h); a new port's is not yet
+    // Placed while its NUMA socket was unknown (a vhost-user port before its
+    // pod connected), not pinned: placed once more when the socket is known.
+    bool socket_pending = false;
     bool isPod() const { return module_label.empty(); }
   };
   // Raw counter sums over all PMDs; statistics report raw minus baseline.
@@ -283,6 +286,10 @@ class DataplaneControl {
   // Reads which tx queues each pod enabled (after the backend said that may
   // have changed) and moves the PMDs' tx onto them.
   void refreshTxQueuesLocked();
+  // After the backend said pods' queues may have changed (a pod connected):
+  // republishes if a port placed while its NUMA socket was unknown now has
+  // one, so that placement moves its queues to that socket's PMDs.
+  void placeAgainOnKnownSocketsLocked();
   std::optional<uint16_t> freePortNumberLocked() const;
   // The NUMA socket of a port's ethdev (none: unknown, or no topology).
   std::optional<unsigned> portSocketLocked(uint16_t dpdk_port) const;

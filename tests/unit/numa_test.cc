@@ -111,16 +111,47 @@ TEST_F(NumaControlTest, APinnedPortStaysOnItsPmdAcrossSockets) {
   EXPECT_EQ(add("s1", 1u).pmd, 3u);
 }
 
-// A port's socket read once placed changes nothing: its queues stay.
-TEST_F(NumaControlTest, AQueuePlacedBeforeItsSocketWasKnownStays) {
-  PortView p = add("late", std::nullopt);
-  EXPECT_EQ(p.pmd, 0u);
-  topology_.setPort(0, 1);  // its pod connected: socket 1
+// A port placed while its socket was unknown (a vhost-user port before its
+// pod connected) is placed again once its pod connected and its socket is
+// known: its queues polled from another socket move to that socket's PMDs,
+// once; from then on they stay, as every placed queue does.
+TEST_F(NumaControlTest, AQueuePlacedBeforeItsSocketWasKnownMovesOnceWhenItIsKnown) {
+  PortView late = add("late", std::nullopt, std::nullopt, 2);
+  EXPECT_EQ(late.queue_pmds, (std::vector<unsigned>{0, 1}));
+  // Nothing known yet: a queue-state change moves nothing.
+  backend_.queue_change = true;
+  control_->applyQueueStateChanges();
+  EXPECT_EQ(control_->listPorts()[0].queue_pmds, (std::vector<unsigned>{0, 1}));
+  // Its pod connected on socket 1: the driver's events say queues changed.
+  topology_.setPort(0, 1);
+  backend_.queue_change = true;
+  control_->applyQueueStateChanges();
+  std::vector<PortView> ports = control_->listPorts();
+  EXPECT_EQ(ports[0].queue_pmds, (std::vector<unsigned>{2, 3}));
+  EXPECT_EQ(ports[0].numa_socket, std::optional<unsigned>(1));
+  // Once: whatever the topology says later, placed queues stay.
+  topology_.setPort(0, 0);
+  backend_.queue_change = true;
+  control_->applyQueueStateChanges();
   add("other", 0u);
+  EXPECT_EQ(control_->listPorts()[0].queue_pmds, (std::vector<unsigned>{2, 3}));
+}
+
+// Known on the socket it is already polled from, pinned, or on a socket
+// without PMDs: it stays.
+TEST_F(NumaControlTest, AQueueAlreadyOnItsSocketOrPinnedStaysWhenItsSocketIsKnown) {
+  add("on0", std::nullopt);                  // dpdk port 0, PMD 0
+  add("pinned", std::nullopt, 1u);           // dpdk port 1, PMD 1
+  add("nowhere", std::nullopt);              // dpdk port 2, PMD 2
+  topology_.setPort(0, 0);
+  topology_.setPort(1, 1);
+  topology_.setPort(2, 5);
+  backend_.queue_change = true;
+  control_->applyQueueStateChanges();
   std::vector<PortView> ports = control_->listPorts();
   EXPECT_EQ(ports[0].pmd, 0u);
-  EXPECT_EQ(ports[0].numa_socket, std::optional<unsigned>(1));
   EXPECT_EQ(ports[1].pmd, 1u);
+  EXPECT_EQ(ports[2].pmd, 2u);
 }
 
 // Stand-ins for pools: distinct addresses, never dereferenced.
