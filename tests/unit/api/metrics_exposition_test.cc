@@ -76,6 +76,15 @@ MetricsSnapshot sampleSnapshot() {
   v1::PortStats* uplink = s.stats.add_ports();
   uplink->set_port_no(0);
   uplink->set_rx_packets(5);
+  v1::RxQueueStats* q = s.stats.add_rx_queues();
+  q->set_port_no(0);
+  q->set_queue(0);
+  q->set_packets(5);
+  q = s.stats.add_rx_queues();
+  q->set_port_no(2);
+  q->set_queue(1);
+  q->set_pmd(1);
+  q->set_packets(6);
   v1::DropCounter* d = s.stats.add_drops();
   d->set_reason("no_route");
   d->set_packets(4);
@@ -118,6 +127,24 @@ TEST(MetricsExposition, ExactTextOfTheSnapshotsFamilies) {
             "# TYPE sluice_port_rx_packets_total counter\n"
             "sluice_port_rx_packets_total{port=\"2\",namespace=\"default\",pod=\"web \\\"1\\\"\",interface=\"eth0\"} 7\n"
             "sluice_port_rx_packets_total{port=\"0\"} 5\n");
+  // Each rx queue: its packets and its PMD, by port and queue (a pod's
+  // labels too).
+  EXPECT_EQ(familyBlock(page, "sluice_rx_queue_packets_total"),
+            "# HELP sluice_rx_queue_packets_total sluice.v1.RxQueueStats.packets\n"
+            "# TYPE sluice_rx_queue_packets_total counter\n"
+            "sluice_rx_queue_packets_total{port=\"0\",queue=\"0\"} 5\n"
+            "sluice_rx_queue_packets_total{port=\"2\",queue=\"1\",namespace=\"default\",pod=\"web \\\"1\\\"\","
+            "interface=\"eth0\"} 6\n");
+  EXPECT_EQ(familyBlock(page, "sluice_rx_queue_pmd"),
+            "# HELP sluice_rx_queue_pmd sluice.v1.RxQueueStats.pmd\n"
+            "# TYPE sluice_rx_queue_pmd gauge\n"
+            "sluice_rx_queue_pmd{port=\"0\",queue=\"0\"} 0\n"
+            "sluice_rx_queue_pmd{port=\"2\",queue=\"1\",namespace=\"default\",pod=\"web \\\"1\\\"\","
+            "interface=\"eth0\"} 1\n");
+  EXPECT_EQ(familyBlock(page, "sluice_pmd_numa_socket"),
+            "# HELP sluice_pmd_numa_socket sluice.v1.PmdStats.numa_socket\n"
+            "# TYPE sluice_pmd_numa_socket gauge\n"
+            "sluice_pmd_numa_socket{pmd=\"0\",lcore=\"1\"} 0\n");
   EXPECT_EQ(familyBlock(page, "sluice_drops_total"),
             "# HELP sluice_drops_total sluice.v1.DropCounter.packets\n"
             "# TYPE sluice_drops_total counter\n"
