@@ -822,7 +822,8 @@ void DataplaneControl::republishLocked() {
       for (unsigned pmd : e.queue_pmds) again |= pmd_sockets_[pmd] != *socket;
       if (std::find(pmd_sockets_.begin(), pmd_sockets_.end(), *socket) == pmd_sockets_.end()) again = false;
       if (again)
-        logInfo("port ", n, ": its pod connected on NUMA socket ", *socket, "; its rx queues move to that socket's PMDs");
+        logInfo("port ", n, ": its pod connected on NUMA socket ", *socket,
+                "; its rx queues move to that socket's PMDs");
     }
     if (!e.placed) e.socket_pending = topology_ != nullptr && !socket && !e.request.pmd;
     for (uint16_t q = 0; q < e.dpdk.rx_queues; ++q) {
@@ -842,7 +843,7 @@ void DataplaneControl::republishLocked() {
     if (!q.current && q.socket && pmd_sockets_[placed[i]] != *q.socket)
       logInfo("port ", q.port_no, " rx queue ", q.queue, ": polled by PMD ", placed[i], " on NUMA socket ",
               pmd_sockets_[placed[i]], ", across from the port's socket ", *q.socket,
-              q.pinned ? " (pinned there)" : " (no PMD on the port's socket)");
+              q.pinned && *q.pinned == placed[i] ? " (pinned there)" : " (no PMD on the port's socket)");
   }
   auto fib = std::make_shared<const ForwardingTable>(routes);
   fib_ = fib;

@@ -33,7 +33,8 @@ TEST(RxqPlacementTest, APortsQueuesSpreadOverThePmdsTheLeastBusyTakingTheOddOne)
 // Queues already placed keep their PMD; new ones (of a new port, or the same
 // port's still unplaced) fill around them.
 TEST(RxqPlacementTest, PlacedQueuesStayAndNewOnesGoWhereTheirPortHasFewest) {
-  std::vector<RxqItem> items = {{0, 0, 1u, std::nullopt}, {0, 1, 1u, std::nullopt}, {1, 0, 0u, std::nullopt}};
+  std::vector<RxqItem> items = {
+      {0, 0, 1u, std::nullopt, std::nullopt}, {0, 1, 1u, std::nullopt, std::nullopt}, {1, 0, 0u, std::nullopt, std::nullopt}};
   for (RxqItem q : newQueues(2, 2)) items.push_back(q);
   EXPECT_EQ(placeRxQueues(items, {0.0, 0.0}, {0, 0}), (std::vector<unsigned>{1, 1, 0, 0, 1}));
 }
@@ -41,8 +42,8 @@ TEST(RxqPlacementTest, PlacedQueuesStayAndNewOnesGoWhereTheirPortHasFewest) {
 // A pinned port's queues all go to its PMD, and count there for the others.
 TEST(RxqPlacementTest, APinnedPortsQueuesAllGoToItsPmd) {
   std::vector<RxqItem> items;
-  for (uint16_t q = 0; q < 3; ++q) items.push_back({0, q, std::nullopt, 1u});
-  items.push_back({1, 0, std::nullopt, std::nullopt});
+  for (uint16_t q = 0; q < 3; ++q) items.push_back({0, q, std::nullopt, 1u, std::nullopt});
+  items.push_back({1, 0, std::nullopt, std::nullopt, std::nullopt});
   EXPECT_EQ(placeRxQueues(items, {0.0, 0.0}, {0, 0}), (std::vector<unsigned>{1, 1, 1, 0}));
 }
 

@@ -202,7 +202,7 @@ TEST(StatsFormatTest, MultiQueuePortsShowEachQueuesPmd) {
   ps->set_port_no(2);
   ps->set_rx_packets(8);
   const std::string pmds = formatPmds(stats, ports);
-  EXPECT_NE(pmds.find("PMD 0 (lcore 0)"), std::string::npos) << pmds;
+  EXPECT_NE(pmds.find("PMD 0 (lcore 0, NUMA socket 0)"), std::string::npos) << pmds;
   EXPECT_NE(pmds.find("  2     mq/net1                     -              8       -  sluiced, queues 0,2 of 4\n"),
             std::string::npos)
       << pmds;
