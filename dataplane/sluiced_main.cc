@@ -11,6 +11,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -58,6 +59,24 @@ std::vector<std::string> ealArguments(const SluicedConfig& c, const LcorePlaceme
   // DPDK's own messages: keep them to warnings unless we are debugging.
   args.push_back(c.log_level == "debug" ? "--log-level=8" : "--log-level=5");
   return args;
+}
+
+// A connected vhost-user port holds a few descriptors (its socket, a kick and
+// a call eventfd per vring, a listening socket in server mode): a full port
+// table needs thousands, past the soft limit a shell starts with (1024). The
+// soft limit is raised to the hard one, which the container runtime sets.
+void raiseDescriptorLimit(uint16_t max_ports) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  // Two queue pairs' worth per port, and the rest of sluiced.
+  const rlim_t wanted = static_cast<rlim_t>(max_ports) * 10 + 256;
+  if (limit.rlim_cur < wanted)
+    logWarning("open-file limit ", limit.rlim_cur, " is below the ", wanted, " a table of max-ports ", max_ports,
+               " may need: ports beyond it fail to open or connect");
 }
 
 // True if something accepts connections on the unix socket at `path`.
@@ -155,6 +174,7 @@ int run(int argc, char** argv) {
   }
   logInfo(placement->describe(*cpus));
 
+  raiseDescriptorLimit(config->max_ports);
   std::vector<std::string> eal_args = ealArguments(*config, *placement);
   std::vector<char*> eal_argv;
   for (std::string& a : eal_args) eal_argv.push_back(a.data());
@@ -181,6 +201,7 @@ int run(int argc, char** argv) {
     auto& ctx = *contexts.emplace_back(std::make_unique<PmdContext>());
     ctx.lcore = lcore;
     ctx.index = static_cast<uint32_t>(contexts.size() - 1);
+    ctx.sizePortTables(config->max_ports);
     // Every flow-cache structure is sized and allocated here, before the PMD
     // runs: the fast path never allocates.
     ctx.megaflows = std::make_unique<flow::MegaflowTable>(config->flow_limit);

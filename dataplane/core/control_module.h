@@ -15,6 +15,7 @@
 #include <absl/status/statusor.h>
 
 #include <array>
+#include <vector>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -45,7 +46,7 @@ class ControlModule {
   // The module's own ports' entries in the port tables the core rebuilds
   // with every change (it fills the pods'; a module's port is unchecked,
   // with no MTU, unless its module says otherwise here).
-  virtual void fillPortTables(SourceTable& sources, std::array<uint16_t, kMaxPorts>& mtus) const {
+  virtual void fillPortTables(SourceTable& sources, std::vector<uint16_t>& mtus) const {
     (void)sources;
     (void)mtus;
   }

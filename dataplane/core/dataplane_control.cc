@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -70,12 +71,23 @@ PortSources portSourcesOf(const PortRequest& pod) {
 
 DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
                                    std::vector<PmdContext*> pmds, uint64_t tsc_hz)
-    : config_(config), v6_cidr_(ipv6PodCidrOf(config)), v6_net_(ipv6PodNetOf(config)),
+    : config_(config), port_table_(portTableSize(config.max_ports)), v6_cidr_(ipv6PodCidrOf(config)),
+      v6_net_(ipv6PodNetOf(config)),
       backend_(backend), pmds_(std::move(pmds)), tsc_hz_(tsc_hz),
       tx_flush_interval_us_(config.tx_flush_interval_us), flow_idle_timeout_ms_(config.flow_idle_timeout_ms),
       pmd_settings_{0, config.emc_insert_inv_prob, config.smc_enable, config.upcall_rate, config.upcall_burst,
                     config.pmd_max_sleep_us, config.icmp_error_rate},
+      ports_(port_table_), port_mtus_(port_table_),
       flows_(pmds_, tsc_hz, config.flow_idle_timeout_ms, &flow::readTsc) {
+  // Port numbers below port_table_ index every PMD's counters and batches:
+  // a context sized for fewer is a programming error caught here, not an
+  // overrun on a PMD.
+  for (const PmdContext* ctx : pmds_)
+    if (ctx->portTableSize() < port_table_) {
+      logError("PMD ", ctx->index, " has per-port tables for ", ctx->portTableSize(), " ports, max-ports needs ",
+               port_table_, " (PmdContext::sizePortTables)");
+      std::abort();
+    }
   live_.resize(pmds_.size());
   baseline_ = readTotals();
 }
@@ -175,7 +187,7 @@ void DataplaneControl::quiesceLocked() {
 
 void DataplaneControl::refreshTxQueuesLocked() {
   std::vector<std::pair<uint16_t, uint16_t>> changed;  // port number, its new tx_usable
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n] || !ports_[n]->isPod()) continue;
     const uint16_t usable = backend_.enabledTxQueues(ports_[n]->dpdk);
     if (usable != ports_[n]->tx_usable) changed.emplace_back(n, usable);
@@ -202,7 +214,7 @@ void DataplaneControl::refreshTxQueuesLocked() {
 
 DataplaneControl::PmdRxQueues DataplaneControl::assignedRxQueuesLocked() const {
   PmdRxQueues rx(pmds_.size());
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n]) continue;
     if (!ports_[n]->isPod()) {
       rx[ports_[n]->pmd].push_back({n, 0});
@@ -250,7 +262,7 @@ std::optional<uint16_t> DataplaneControl::portOfLocked(const AttachmentId& id) c
 
 absl::Status DataplaneControl::addModulePortLocked(uint16_t port_no, const std::string& label, uint16_t dpdk_port,
                                                    rte_spinlock_t* tx_lock, unsigned pmd) {
-  if (port_no >= kMaxPorts || ports_[port_no])
+  if (port_no >= port_table_ || ports_[port_no])
     return absl::AlreadyExistsError(absl::StrCat("port number ", port_no, " is not free for ", label));
   if (pmd >= pmds_.size()) return absl::InvalidArgumentError(absl::StrCat(label, ": no PMD ", pmd));
   PortEntry entry;
@@ -268,7 +280,7 @@ absl::Status DataplaneControl::addModulePortLocked(uint16_t port_no, const std::
 }
 
 void DataplaneControl::removeModulePortLocked(uint16_t port_no) {
-  if (port_no >= kMaxPorts || !ports_[port_no] || ports_[port_no]->isPod()) return;
+  if (port_no >= port_table_ || !ports_[port_no] || ports_[port_no]->isPod()) return;
   ports_[port_no].reset();
   // Every PMD stops polling and sending to the port before its module closes it.
   republishLocked();
@@ -292,7 +304,7 @@ absl::Status DataplaneControl::checkRoutedPrefixesLocked(const PortRequest& req)
   auto refused = [](const std::string& prefix, const std::string& why) {
     return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", prefix, " ", why));
   };
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n] || !ports_[n]->isPod() ) continue;
     const PortRequest& other = ports_[n]->request;
     for (const Ipv4Cidr& c : req.routed_prefixes) {
@@ -365,7 +377,7 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
         absl::StrCat("attachment ", req.attachment.container_id, "/", req.attachment.ifname,
                      " already exists with different parameters (port ", it->second, ")"));
   }
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n] || !ports_[n]->isPod()) continue;
     if (req.hasIpv4() && ports_[n]->request.ip == req.ip)
       return absl::AlreadyExistsError(absl::StrCat("ip: ", req.ip.toString(), " belongs to port ", n));
@@ -426,7 +438,7 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   const bool vdev = req.kind == PortKind::kDpdkVdev;
   // Never two ports on one socket: the unlink below would take a live
   // port's socket away.
-  for (uint16_t n = 0; n < kMaxPorts && !vdev; ++n)
+  for (uint16_t n = 0; n < port_table_ && !vdev; ++n)
     if (ports_[n] && ports_[n]->isPod() && ports_[n]->socket_path == socket_path)
       return absl::AlreadyExistsError(absl::StrCat("socket ", socket_path, " belongs to port ", n));
   bool made_subdir = false;
@@ -488,7 +500,7 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
 absl::Status DataplaneControl::writeCheckpointLocked(const CheckpointPort* pending) {
   if (checkpoint_ == nullptr) return absl::OkStatus();
   CheckpointState state;
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     // A vdev port stands in for a pod in benchmarks and tests (a pcap file,
     // net_null): nothing outside sluiced holds it, so nothing to restore.
     if (!ports_[n] || !ports_[n]->isPod() || ports_[n]->request.kind == PortKind::kDpdkVdev) continue;
@@ -532,7 +544,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
   // would take the pod's traffic for the underlay's and the pod's output
   // would leave unencapsulated onto it. Such ports come back last, at the
   // lowest number left free (a pod knows its socket, never its port number).
-  auto held_by_module = [this](uint16_t n) { return n < kMaxPorts && ports_[n] && !ports_[n]->isPod(); };
+  auto held_by_module = [this](uint16_t n) { return n < port_table_ && ports_[n] && !ports_[n]->isPod(); };
   std::vector<const CheckpointPort*> in_order;
   for (const CheckpointPort& rec : state.ports)
     if (!held_by_module(rec.port_no)) in_order.push_back(&rec);
@@ -587,7 +599,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
       continue;
     }
     bool collides = by_attachment_.contains(req->attachment);
-    for (uint16_t n = 0; n < kMaxPorts; ++n)
+    for (uint16_t n = 0; n < port_table_; ++n)
       collides |= ports_[n] && ports_[n]->isPod() &&
                   ((req->hasIpv4() && ports_[n]->request.ip == req->ip) ||
                    (req->ipv6 && ports_[n]->request.ipv6 == req->ipv6) || ports_[n]->request.mac == req->mac);
@@ -633,7 +645,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
 size_t DataplaneControl::collectGarbage() {
   Change change(*this);
   size_t collected = 0;
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n] || ports_[n]->netns.empty()) continue;
     struct stat st {};
     // Only "no such file" proves the pod gone; any other error proves nothing.
@@ -729,7 +741,7 @@ void DataplaneControl::removePortLocked(uint16_t port_no) {
 
 void DataplaneControl::removeAllPorts() {
   Change change(*this);
-  for (uint16_t n = 0; n < kMaxPorts; ++n)
+  for (uint16_t n = 0; n < port_table_; ++n)
     if (ports_[n] && ports_[n]->isPod()) removePortLocked(n);
 }
 
@@ -759,11 +771,12 @@ void DataplaneControl::republishLocked() {
   std::vector<Ipv6ForwardingTable::Entry> routes6;
   PmdRxQueues target(pmds_.size());
   auto sources = std::make_shared<SourceTable>();  // a module's port (the uplink) is not checked
+  sources->ports.assign(port_table_, PortSources{});
   std::vector<RoutedPrefix> prefixes;
   std::vector<RoutedPrefix6> prefixes6;
   std::vector<RxqItem> pod_queues;
   std::vector<unsigned> module_queues(pmds_.size(), 0);
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n]) continue;
     if (!ports_[n]->isPod()) {
       target[ports_[n]->pmd].push_back({n, 0});  // a module's port stays where the module put it
@@ -787,7 +800,7 @@ void DataplaneControl::republishLocked() {
   auto fib = std::make_shared<const ForwardingTable>(routes);
   fib_ = fib;
   // Pods' ports have their MTU checked; a module's port (the uplink) has none here.
-  for (uint16_t n = 0; n < kMaxPorts; ++n)
+  for (uint16_t n = 0; n < port_table_; ++n)
     port_mtus_[n] = ports_[n] && ports_[n]->isPod() ? static_cast<uint16_t>(ports_[n]->request.mtu) : 0;
   for (const ControlModule* m : modules_) m->fillPortTables(*sources, port_mtus_);
   fib6_ = std::make_shared<const Ipv6ForwardingTable>(routes6);
@@ -842,6 +855,8 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
   for (size_t p = 0; p < pmds_.size(); ++p) {
     auto snap = std::make_shared<PmdSnapshot>();
     snap->version = version_;
+    snap->tx_ports.assign(port_table_, TxPortSlot{});
+    snap->port_macs.assign(port_table_, rte_ether_addr{});
     snap->fib = fib;
     snap->gateway_ip_be = config_.gateway.networkOrder();
     snap->gateway_mac = toEther(config_.gateway_mac);
@@ -853,7 +868,7 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
     snap->prefixes = prefixes_;
     snap->tx_flush_cycles = tsc_hz_ / 1'000'000 * tx_flush_interval_us_;
     snap->settings = pmd_settings_;
-    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    for (uint16_t n = 0; n < port_table_; ++n) {
       if (!ports_[n]) continue;
       const PortEntry& e = *ports_[n];
       if (!e.isPod()) {
@@ -903,27 +918,28 @@ PortView DataplaneControl::viewLocked(uint16_t port_no) {
 std::vector<PortView> DataplaneControl::listPorts() {
   std::lock_guard lock(mu_);
   std::vector<PortView> out;
-  for (uint16_t n = 0; n < kMaxPorts; ++n)
+  for (uint16_t n = 0; n < port_table_; ++n)
     if (ports_[n] && ports_[n]->isPod()) out.push_back(viewLocked(n));
   return out;
 }
 
 DataplaneControl::Totals DataplaneControl::readTotals() const {
   Totals t;
+  t.ports.resize(port_table_);
   for (size_t p = 0; p < pmds_.size(); ++p) {
     const PmdCounters& c = pmds_[p]->counters;
     PmdStatsView& v = t.pmds.emplace_back(readPmdStats(c));
     v.index = static_cast<unsigned>(p);
     v.lcore = pmds_[p]->lcore;
     for (size_t r = 0; r < kDropReasonCount; ++r) t.drops[r] += c.drops[r].read();
-    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    for (uint16_t n = 0; n < port_table_; ++n) {
       t.ports[n].rx_packets += c.ports[n].rx_packets.read();
       t.ports[n].tx_packets += c.ports[n].tx_packets.read();
       t.ports[n].tx_dropped += c.ports[n].tx_dropped.read();
       t.ports[n].rx_dropped += c.ports[n].rx_dropped.read();
     }
   }
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n]) continue;
     const PortBackend::ByteCounts b = backend_.bytes(ports_[n]->dpdk.dpdk_port);
     t.ports[n].rx_bytes = b.rx;
@@ -948,7 +964,7 @@ StatsView DataplaneControl::stats() {
   for (size_t r = 0; r < kDropReasonCount; ++r) v.drops[r] = now.drops[r] - baseline_.drops[r];
   // Modules' own ports (the uplink) first, then the pods'.
   for (bool pods : {false, true}) {
-    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    for (uint16_t n = 0; n < port_table_; ++n) {
       if (!ports_[n] || ports_[n]->isPod() != pods) continue;
       const PortStatsView& c = now.ports[n];
       const PortStatsView& b = baseline_.ports[n];

@@ -83,7 +83,7 @@ void Pmd::run() {
     now = rte_rdtsc();
     if (received != 0) counters_.rx_cycles.add(now - stage_start);  // the polls after the last burst
     // Batches held by tx-flush-interval; the flush's cycles count in the next iteration.
-    if (pending_ != 0) flushExpired(now);
+    if (pending_count_ != 0) flushExpired(now);
     if (received != 0) {
       counters_.busy_cycles.add(now - start);
       counters_.packets.add(received);
@@ -368,12 +368,17 @@ uint16_t Pmd::act(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint
   return dropped;
 }
 
+void Pmd::startBatch(TxBatch& b, uint16_t port_no, uint64_t now) {
+  b.first_tsc = now;
+  if (!b.pending) {
+    b.pending = true;
+    pending_ports_[pending_count_++] = port_no;
+  }
+}
+
 void Pmd::enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now) {
   TxBatch& b = batches_[port_no];
-  if (b.count == 0) {
-    b.first_tsc = now;
-    pending_ |= 1u << port_no;
-  }
+  if (b.count == 0) startBatch(b, port_no, now);
   b.pkts[b.count++] = m;
   if (b.count == kBurstSize) flush(port_no);
 }
@@ -381,10 +386,7 @@ void Pmd::enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now) {
 void Pmd::enqueueRun(uint16_t port_no, rte_mbuf* const* pkts, uint16_t n, uint64_t now) {
   TxBatch& b = batches_[port_no];
   while (n != 0) {
-    if (b.count == 0) {
-      b.first_tsc = now;
-      pending_ |= 1u << port_no;
-    }
+    if (b.count == 0) startBatch(b, port_no, now);
     const uint16_t take = std::min<uint16_t>(n, static_cast<uint16_t>(kBurstSize - b.count));
     std::memcpy(&b.pkts[b.count], pkts, take * sizeof(rte_mbuf*));
     b.count = static_cast<uint16_t>(b.count + take);
@@ -396,7 +398,6 @@ void Pmd::enqueueRun(uint16_t port_no, rte_mbuf* const* pkts, uint16_t n, uint64
 
 void Pmd::flush(uint16_t port_no) {
   TxBatch& b = batches_[port_no];
-  pending_ &= ~(1u << port_no);
   uint16_t count = b.count;
   b.count = 0;
   const TxPortSlot& slot = snap_->tx_ports[port_no];
@@ -428,16 +429,30 @@ void Pmd::flush(uint16_t port_no) {
 }
 
 void Pmd::flushAll() {
-  while (pending_ != 0) flush(static_cast<uint16_t>(__builtin_ctz(pending_)));
+  for (uint16_t i = 0; i < pending_count_; ++i) {
+    const uint16_t port_no = pending_ports_[i];
+    TxBatch& b = batches_[port_no];
+    b.pending = false;
+    if (b.count != 0) flush(port_no);
+  }
+  pending_count_ = 0;
 }
 
 void Pmd::flushExpired(uint64_t now) {
-  uint32_t ports = pending_;
-  while (ports != 0) {
-    auto port_no = static_cast<uint16_t>(__builtin_ctz(ports));
-    ports &= ports - 1;
-    if (now - batches_[port_no].first_tsc >= snap_->tx_flush_cycles) flush(port_no);
+  // Flushes the batches that waited long enough and keeps the others
+  // listed, in order (compacted in place).
+  uint16_t kept = 0;
+  for (uint16_t i = 0; i < pending_count_; ++i) {
+    const uint16_t port_no = pending_ports_[i];
+    TxBatch& b = batches_[port_no];
+    if (b.count != 0 && now - b.first_tsc >= snap_->tx_flush_cycles) flush(port_no);
+    if (b.count != 0) {
+      pending_ports_[kept++] = port_no;
+    } else {
+      b.pending = false;
+    }
   }
+  pending_count_ = kept;
 }
 
 }  // namespace sluice

@@ -39,6 +39,7 @@
 
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/flow/megaflow.h"
+#include "dataplane/datapath/fixed_array.h"
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/icmp_error_limiter.h"
 #include "dataplane/datapath/ipv4_fragment.h"
@@ -65,7 +66,8 @@ class Pmd {
         icmp_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
                        context.icmp_errors.rate_per_sec}),
         echo_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
-                       context.icmp_errors.rate_per_sec}) {}
+                       context.icmp_errors.rate_per_sec}),
+        batches_(context.portTableSize()), pending_ports_(context.portTableSize()) {}
 
   // The poll loop; returns when the mailbox's stop flag is set, after
   // flushing every batch. Suitable for rte_eal_remote_launch via launch().
@@ -76,6 +78,7 @@ class Pmd {
   // Packets waiting for one output port. Indexed by port number.
   struct TxBatch {
     uint16_t count = 0;
+    bool pending = false;  // listed in pending_ports_
     uint64_t first_tsc = 0;  // when the oldest packet entered (for tx-flush-interval)
     rte_mbuf* pkts[kBurstSize];
   };
@@ -189,6 +192,9 @@ class Pmd {
   // live megaflow take its actions here; the rest are compacted to the front
   // of pkts (returns their count) for the normal pipeline.
   uint16_t takeMarked(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
+  // A packet for an empty batch: when it waits from, and the batch listed
+  // for flushing unless it still is.
+  void startBatch(TxBatch& b, uint16_t port_no, uint64_t now);
   void enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now);
   void enqueueRun(uint16_t port_no, rte_mbuf* const* pkts, uint16_t n, uint64_t now);  // n packets, in order
   void flush(uint16_t port_no);
@@ -218,11 +224,14 @@ class Pmd {
   // The tier counters already copied into counters_ (FlowLookup keeps running
   // totals; the PMD publishes their growth once per burst).
   flow::TierCounters published_tiers_;
-  // Bit p set: batches_[p] is not empty. kMaxPorts == 32 fits one word, so
-  // flushing visits only the ports that have something to send.
-  uint32_t pending_ = 0;
-  static_assert(kMaxPorts <= 32);
-  std::array<TxBatch, kMaxPorts> batches_{};
+  // One batch per port number (max-ports of them, most never used), and the
+  // numbers of those that have held a packet since the last flushAll, in the
+  // order they got one: flushing visits only these, so its cost follows the
+  // ports a PMD sends to, not the size of the table. A batch flushed because
+  // it filled stays listed (empty) until the next flushAll or flushExpired.
+  FixedArray<TxBatch> batches_;
+  FixedArray<uint16_t> pending_ports_;
+  uint16_t pending_count_ = 0;
   // The burst's runs and their flow keys (4 KiB): scratch, here rather than
   // on the stack because of the keys' 64-byte alignment and size.
   static_assert(kBurstSize <= flow::kMaxBurst);

@@ -23,6 +23,15 @@
 namespace sluice {
 
 struct PmdContext {
+  // Sizes the per-port arrays (counters here, and the PMD's own batches,
+  // made from this size) for max-ports `max_ports` (portTableSize). Before
+  // the PMD is made and control reads the counters.
+  void sizePortTables(uint16_t max_ports) {
+    counters.ports = FixedArray<PortCounters>(sluice::portTableSize(max_ports));
+    gate.port_table = sluice::portTableSize(max_ports);
+  }
+  uint16_t portTableSize() const { return static_cast<uint16_t>(counters.ports.size()); }
+
   unsigned lcore = 0;
   uint32_t index = 0;  // which PMD this is (what partial-offload marks name)
   PmdMailbox mailbox;

@@ -75,7 +75,10 @@ struct PmdSettings {
 struct PmdSnapshot {
   uint64_t version = 0;
   std::vector<RxQueueRef> rx_queues;
-  std::array<TxPortSlot, kMaxPorts> tx_ports{};
+  // The per-port tables (tx_ports, port_macs, port_mtus) hold one entry per
+  // port number: control sizes them by max-ports (portTableSize), the PMD's
+  // batches and counters have as many.
+  std::vector<TxPortSlot> tx_ports = std::vector<TxPortSlot>(kDefaultPortTable);
   // Shared by all PMDs' snapshots of one version; control keeps it alive.
   std::shared_ptr<const ForwardingTable> fib;
   uint32_t gateway_ip_be = 0;
@@ -92,10 +95,10 @@ struct PmdSnapshot {
   Ipv6PodNet v6;
   // The pod MAC behind each port (the output action's Ethernet destination;
   // megaflows name only the port, so a port's MAC lives here, per version).
-  std::array<rte_ether_addr, kMaxPorts> port_macs{};
+  std::vector<rte_ether_addr> port_macs = std::vector<rte_ether_addr>(kDefaultPortTable);
   // Each port's IP MTU (0: not checked, a module's port), for the inline
   // translation, which copies the out port's into its output action.
-  std::array<uint16_t, kMaxPorts> port_mtus{};
+  std::vector<uint16_t> port_mtus = std::vector<uint16_t>(kDefaultPortTable);
   // Which sources each port's pod may send with (shared like fib; null:
   // nothing is checked, as in snapshots built by tests).
   std::shared_ptr<const SourceTable> sources;

@@ -244,7 +244,7 @@ const Ipv4Address kRemote2 = *Ipv4Address::parse("192.168.77.2");
 const Ipv4Address kRemote3 = *Ipv4Address::parse("192.168.77.3");
 const Ipv4Address kStranger = *Ipv4Address::parse("192.168.77.9");  // no remote node
 constexpr uint32_t kVni = 42;
-constexpr uint16_t kUplinkPort = kMaxPorts - 1;  // as sluiced numbers it
+constexpr uint16_t kUplinkPort = kUplinkPortNo;  // as sluiced numbers it
 inline RemoteNodeConfig remoteNode(const std::string& name, Ipv4Address vtep, const std::string& cidr) {
   RemoteNodeConfig n;
   n.name = name;
