@@ -33,7 +33,7 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   size_t ports = 1000;
   std::vector<size_t> checkpoints{1, 100, 500, 1000};
-  size_t connect = 25;
+  size_t connect = 12;
 };
 
 bool parse(int argc, char** argv, Options& o) {
@@ -54,7 +54,7 @@ bool parse(int argc, char** argv, Options& o) {
       return false;
     }
   }
-  return o.ports >= 1 && o.ports <= 1020 && o.connect <= 25;
+  return o.ports >= 1 && o.ports <= 1020 && o.connect <= 12;
 }
 
 long rssKib(pid_t pid) {
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, o)) {
     std::fprintf(stderr,
-                 "usage: port_scale [--ports N<=1020] [--checkpoints a,b,..] [--connect C<=25]\n");
+                 "usage: port_scale [--ports N<=1020] [--checkpoints a,b,..] [--connect C<=12]\n");
     return 2;
   }
   if (!initPodEal(argv[0]) || podPool() == nullptr) return 1;
@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
     }
     pods.push_back(std::move(*pod));
   }
-  for (const auto& p : node->ports().ports())
+  const v1::ListPortsResponse listed = node->ports();
+  for (const auto& p : listed.ports())
     if (p.port_no() < o.connect && !node->waitLinkUp(p.port_no())) {
       std::fprintf(stderr, "port %u: link not up\n", p.port_no());
       return 1;
