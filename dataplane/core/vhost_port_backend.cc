@@ -1,7 +1,6 @@
 #include "dataplane/core/vhost_port_backend.h"
 
 #include <absl/strings/str_cat.h>
-#include <linux/virtio_net.h>
 #include <rte_vhost.h>
 
 #include <algorithm>
@@ -9,7 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
-#include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "common/log.h"
@@ -31,6 +30,11 @@ struct VhostPortBackend::Socket {
 };
 
 namespace {
+
+// virtio-net feature bits (the virtio specification's; linux/virtio_net.h
+// does not compile as C++): the device takes TCP segments larger than the MTU.
+constexpr uint64_t kVirtioNetHostTso4 = 1ULL << 11;
+constexpr uint64_t kVirtioNetHostTso6 = 1ULL << 12;
 
 // Every socket of every backend by path: the callbacks get a device id, whose
 // path (rte_vhost_get_ifname) is the one the socket was registered with.
@@ -58,6 +62,8 @@ VhostPortBackend::Socket* socketOf(int vid) {
 }
 
 }  // namespace
+
+VhostPortBackend::VhostPortBackend(std::vector<PmdMailbox*> pmds) : pmds_(std::move(pmds)) {}
 
 VhostPortBackend::~VhostPortBackend() {
   while (!sockets_.empty()) {
@@ -104,7 +110,7 @@ absl::StatusOr<CreatedPort> VhostPortBackend::createVhostUser(uint16_t port_no, 
   // The pod may not hand us TCP segments larger than the MTU (the fast path
   // does not segment), as net_vhost without tso=1.
   if (rte_vhost_driver_disable_features(socket_path.c_str(),
-                                        (1ULL << VIRTIO_NET_F_HOST_TSO4) | (1ULL << VIRTIO_NET_F_HOST_TSO6)) != 0)
+                                        kVirtioNetHostTso4 | kVirtioNetHostTso6) != 0)
     return fail("disabling TSO failed", true);
   if (rte_vhost_driver_callback_register(socket_path.c_str(), &deviceOps()) != 0)
     return fail("registering callbacks failed", true);
@@ -229,7 +235,9 @@ PortBackend::ByteCounts VhostPortBackend::deviceBytes(int vid) {
         rte_vhost_vring_stats_get(vid, v, stats.data(), static_cast<unsigned>(n)) != n)
       continue;
     for (int i = 0; i < n; ++i) {
-      if (std::strcmp(names[static_cast<size_t>(i)].name, "good_bytes") != 0) continue;
+      // Named "<rx|tx>_q<n>_good_bytes" (the library's view of the vring).
+      const std::string_view name = names[static_cast<size_t>(i)].name;
+      if (!name.ends_with("_good_bytes")) continue;
       // Even: the pod's receive vring, which we send on.
       (v % 2 == 0 ? b.tx : b.rx) += stats[static_cast<size_t>(i)].value;
     }

@@ -40,7 +40,7 @@ class VhostPortBackend final : public PortBackend {
   // `pmds`: the mailbox of every PMD that may poll or send on these ports; a
   // pod going away waits until each running one has passed its quiescent
   // point before the library unmaps the pod's memory.
-  explicit VhostPortBackend(std::vector<PmdMailbox*> pmds) : pmds_(std::move(pmds)) {}
+  explicit VhostPortBackend(std::vector<PmdMailbox*> pmds);
   // Unregisters any socket still open (control removes every port first).
   ~VhostPortBackend() override;
   VhostPortBackend(const VhostPortBackend&) = delete;
