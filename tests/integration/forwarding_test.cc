@@ -276,7 +276,8 @@ TEST_F(TwoPodsTest, APodGoingAwayWhileTrafficFlowsCostsTheOthersNothingAndItsPor
   std::unique_ptr<VirtioPod> pod_c = std::move(*made);
   ASSERT_TRUE(node_->waitLinkUp(port_c)) << node_->log();
   auto linkUp = [&](uint32_t port_no) {
-    for (const auto& p : node_->ports().ports())
+    const v1::ListPortsResponse listed = node_->ports();
+    for (const auto& p : listed.ports())
       if (p.port_no() == port_no) return p.link_up();
     return false;
   };
