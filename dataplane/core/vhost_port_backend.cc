@@ -109,8 +109,7 @@ absl::StatusOr<CreatedPort> VhostPortBackend::createVhostUser(uint16_t port_no, 
   if (rte_vhost_driver_register(socket_path.c_str(), flags) != 0) return fail("rte_vhost_driver_register failed", false);
   // The pod may not hand us TCP segments larger than the MTU (the fast path
   // does not segment), as net_vhost without tso=1.
-  if (rte_vhost_driver_disable_features(socket_path.c_str(),
-                                        kVirtioNetHostTso4 | kVirtioNetHostTso6) != 0)
+  if (rte_vhost_driver_disable_features(socket_path.c_str(), kVirtioNetHostTso4 | kVirtioNetHostTso6) != 0)
     return fail("disabling TSO failed", true);
   if (rte_vhost_driver_callback_register(socket_path.c_str(), &deviceOps()) != 0)
     return fail("registering callbacks failed", true);
