@@ -43,6 +43,8 @@
 #include "dataplane/core/crash_points.h"
 #include "dataplane/core/dataplane_control.h"
 #include "dataplane/core/dpdk_port_backend.h"
+#include "dataplane/core/split_port_backend.h"
+#include "dataplane/core/vhost_port_backend.h"
 #include "dataplane/datapath/pmd.h"
 #include "dataplane/datapath/tsan_dpdk.h"
 
@@ -223,6 +225,7 @@ int run(int argc, char** argv) {
     ctx.max_sleep_us = config->pmd_max_sleep_us;
     ctx.icmp_errors = {rte_get_tsc_hz(), config->icmp_error_rate};
     ctx.fragment_pool = pool;  // IPv4 fragments (rare): from the packet pool, direct and indirect alike
+    ctx.packet_pool = pool;    // what vhost-user ports receive is copied into it
   }
   std::vector<PmdContext*> pmd_contexts;
   for (auto& ctx : contexts) pmd_contexts.push_back(ctx.get());
@@ -235,7 +238,17 @@ int run(int argc, char** argv) {
   std::vector<std::unique_ptr<Pmd>> pmds;
   for (auto& ctx : contexts) pmds.push_back(std::make_unique<Pmd>(*ctx));
 
-  DpdkPortBackend backend(pool);
+  // vhost-user ports on the vhost library (no ethdev each), DPDK vdevs as
+  // ethdevs. Partial offload on a pod's port (offload-port, tests and
+  // benchmarks) marks packets in an ethdev's rx path: then pod ports are
+  // net_vhost ethdevs, as many as RTE_MAX_ETHPORTS allows.
+  std::vector<PmdMailbox*> mailboxes;
+  for (auto& ctx : contexts) mailboxes.push_back(&ctx->mailbox);
+  VhostPortBackend vhost_ports(std::move(mailboxes));
+  DpdkPortBackend ethdev_ports(pool);
+  const bool pod_ports_are_ethdevs = config->offload_provider != "off" && !config->offload_port.empty();
+  if (pod_ports_are_ethdevs) logInfo("offload-port names a pod: vhost-user ports are net_vhost ethdevs");
+  SplitPortBackend backend(pod_ports_are_ethdevs ? static_cast<PortBackend&>(ethdev_ports) : vhost_ports, ethdev_ports);
   DataplaneControl control(*config, backend, pmd_contexts, rte_get_tsc_hz());
   // Whichever way run() returns, the features' modules leave the core
   // before it goes.

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -64,8 +65,9 @@ class ControlModule {
   virtual size_t collectGarbage() { return 0; }
 
   // A port was created (the next snapshot has it), and a port is about to be
-  // closed (no PMD uses it any more).
-  virtual void portAdded(uint16_t port_no, const PortRequest& request, uint16_t dpdk_port) {
+  // closed (no PMD uses it any more). `dpdk_port`: its ethdev; none for a
+  // vhost-user port on the vhost library.
+  virtual void portAdded(uint16_t port_no, const PortRequest& request, std::optional<uint16_t> dpdk_port) {
     (void)port_no;
     (void)request;
     (void)dpdk_port;

@@ -474,9 +474,9 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
 
   // The driver enforces the MTU too where it can (a NIC's ethdev); the fast
   // path enforces it on every packet routed to the port either way.
-  // net_vhost cannot: it has no MTU operation, and vhost-user passes the
+  // A vhost-user port cannot: it has no MTU operation, and vhost-user passes the
   // MTU from the front-end (the pod) to sluiced, never the other way.
-  if (absl::Status s = backend_.setMtu(created->dpdk_port, req.mtu); !s.ok()) {
+  if (absl::Status s = backend_.setMtu(*created, req.mtu); !s.ok()) {
     if (absl::IsUnimplemented(s)) {
       logDebug("port ", port_no, ": ", s.message(), "; MTU ", req.mtu, " is enforced by the fast path alone");
     } else {
@@ -493,7 +493,9 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   // Counters of a reused port number start from zero for the new port.
   Totals now = readTotals();
   baseline_.ports[port_no] = now.ports[port_no];
-  for (ControlModule* m : modules_) m->portAdded(port_no, req, created->dpdk_port);
+  const std::optional<uint16_t> ethdev =
+      created->vhost != nullptr ? std::nullopt : std::optional<uint16_t>(created->dpdk_port);
+  for (ControlModule* m : modules_) m->portAdded(port_no, req, ethdev);
   return absl::OkStatus();
 }
 
@@ -881,12 +883,12 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
       const uint16_t usable = e.tx_usable;
       const auto queue = static_cast<uint16_t>(p % usable);
       const bool shared = e.tx_changing || queue + usable < pmds_.size();
-      snap->tx_ports[n] = {e.dpdk.dpdk_port, queue, true, shared ? &e.tx_locks[queue] : nullptr};
+      snap->tx_ports[n] = {e.dpdk.dpdk_port, queue, true, shared ? &e.tx_locks[queue] : nullptr, e.dpdk.vhost};
       snap->port_macs[n] = toEther(e.request.mac);
     }
     snap->port_mtus = port_mtus_;
     for (const auto& [n, queue] : rx_queues_per_pmd[p])
-      snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, queue, n});
+      snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, queue, n, ports_[n]->dpdk.vhost});
     for (const ControlModule* m : modules_) m->fillSnapshot(*snap, p);
     next[p] = std::move(snap);
   }
@@ -912,7 +914,7 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
 PortView DataplaneControl::viewLocked(uint16_t port_no) {
   const PortEntry& e = *ports_[port_no];
   return PortView{port_no, e.request, e.socket_path, e.dpdk.dpdk_name, e.pmd,
-                  backend_.linkUp(e.dpdk.dpdk_port), e.netns, e.queue_pmds};
+                  backend_.linkUp(e.dpdk), e.netns, e.queue_pmds};
 }
 
 std::vector<PortView> DataplaneControl::listPorts() {
@@ -941,7 +943,7 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
   }
   for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n]) continue;
-    const PortBackend::ByteCounts b = backend_.bytes(ports_[n]->dpdk.dpdk_port);
+    const PortBackend::ByteCounts b = backend_.bytes(ports_[n]->dpdk);
     t.ports[n].rx_bytes = b.rx;
     t.ports[n].tx_bytes = b.tx;
   }

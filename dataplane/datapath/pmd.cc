@@ -48,6 +48,10 @@ void Pmd::run() {
   while (!mailbox_.stop.load(std::memory_order_relaxed)) {
     // Quiescent point: no packet, snapshot or classifier pointer is held across it.
     if (mailbox_.published.load(std::memory_order_seq_cst) != snap_) pickUpSnapshot();
+    if (const uint64_t g = mailbox_.grace_request.load(std::memory_order_seq_cst); g != grace_seen_) {
+      grace_seen_ = g;
+      mailbox_.grace_passed.store(g, std::memory_order_release);
+    }
     if (const flow::Classifier* c = mailbox_.classifier.load(std::memory_order_seq_cst); c != classifier_) {
       classifier_ = c;
       lookup_.setClassifier(c);
@@ -65,7 +69,8 @@ void Pmd::run() {
     // brought packets (an idle iteration reads none more than before).
     uint64_t stage_start = start;
     for (const RxQueueRef& rxq : snap_->rx_queues) {
-      uint16_t n = rte_eth_rx_burst(rxq.dpdk_port, rxq.queue, pkts, kBurstSize);
+      uint16_t n = rxq.vhost != nullptr ? vhostReceive(*rxq.vhost, rxq.queue, packet_pool_, pkts, kBurstSize)
+                                        : rte_eth_rx_burst(rxq.dpdk_port, rxq.queue, pkts, kBurstSize);
       light &= n < kBurstSize / 2;
       if (n == 0) continue;
       received += n;
@@ -414,7 +419,8 @@ void Pmd::flush(uint16_t port_no) {
     capturePackets(port_no, b.pkts, count, true);
   }
   if (slot.lock != nullptr) rte_spinlock_lock(slot.lock);
-  uint16_t sent = rte_eth_tx_burst(slot.dpdk_port, slot.queue, b.pkts, count);
+  uint16_t sent = slot.vhost != nullptr ? vhostSend(*slot.vhost, slot.queue, b.pkts, count)
+                                        : rte_eth_tx_burst(slot.dpdk_port, slot.queue, b.pkts, count);
   if (slot.lock != nullptr) rte_spinlock_unlock(slot.lock);
   counters_.tx_batches.inc();
   counters_.tx_batched.add(count);

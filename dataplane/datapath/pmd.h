@@ -61,7 +61,8 @@ class Pmd {
   explicit Pmd(PmdContext& context)
       : mailbox_(context.mailbox), counters_(context.counters), lookup_(*context.lookup),
         megaflows_(*context.megaflows), upcalls_(context.upcalls), gate_(context.gate), marks_(context.marks),
-        tap_(context.tap), fragment_pool_(context.fragment_pool), pmd_index_(context.index),
+        tap_(context.tap), fragment_pool_(context.fragment_pool), packet_pool_(context.packet_pool),
+        pmd_index_(context.index),
         max_sleep_us_(context.max_sleep_us),
         icmp_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
                        context.icmp_errors.rate_per_sec}),
@@ -210,6 +211,7 @@ class Pmd {
   const offload::MarkTable* marks_;
   PmdTap& tap_;
   rte_mempool* fragment_pool_;  // where IPv4 fragments come from (null: none made)
+  rte_mempool* packet_pool_;    // where vhost-user ports' received packets are copied to
   uint32_t pmd_index_;
   const PmdSnapshot* snap_ = nullptr;
   uint32_t max_sleep_us_;  // pmd-max-sleep-us (0: never sleep)
@@ -219,6 +221,7 @@ class Pmd {
   // bucket of their own: a ping flood cannot starve the errors (which PMTU
   // discovery depends on), nor errors the replies.
   IcmpErrorLimiter echo_limiter_;
+  uint64_t grace_seen_ = 0;  // the mailbox's grace_request passed last
   uint64_t settings_generation_ = 0;  // of the live settings applied last (0: as made)
   const flow::Classifier* classifier_ = nullptr;
   // The tier counters already copied into counters_ (FlowLookup keeps running

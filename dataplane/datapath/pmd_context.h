@@ -57,6 +57,10 @@ struct PmdContext {
   // packet without DF over its out port's or the overlay's MTU is dropped
   // as fragmentation_failed.
   rte_mempool* fragment_pool = nullptr;
+  // The pool packets received on vhost-user ports are copied into (the
+  // vhost library's dequeue allocates them; an ethdev has its own per
+  // queue). Null: the PMD polls no such port.
+  rte_mempool* packet_pool = nullptr;
 };
 
 }  // namespace sluice

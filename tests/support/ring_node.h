@@ -133,7 +133,7 @@ class RingBackend final : public PortBackend {
       return;
     }
   }
-  bool linkUp(uint16_t) override { return true; }
+  bool linkUp(const CreatedPort&) override { return true; }
 
   const Ring* ring(uint16_t port_no) const {
     auto it = rings_.find(port_no);
