@@ -52,7 +52,7 @@ TEST(StatsFormatTest, ShowsCyclesPerPacketBatchesAndEveryDropReason) {
   EXPECT_NE(text.find("ICMP errors sent:                    5  (2 more held back by icmp-error-rate)\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("idle rx queue polls:              800  (49200 left to later iterations; 500 queues went idle, 3 "
+  EXPECT_NE(text.find("idle rx queue polls:               800  (49200 left to later iterations; 500 queues went idle, 3 "
                       "woke)\n"),
             std::string::npos)
       << text;
