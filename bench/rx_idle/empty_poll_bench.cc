@@ -25,6 +25,7 @@ namespace {
 
 constexpr unsigned kPairs = 15;
 std::vector<uint16_t> g_vhost_ports;  // sluiced's side, connected and silent
+std::vector<uint16_t> g_all_ports;    // both sides, to stop at the end
 
 bool startPort(uint16_t port, rte_mempool* pool) {
   rte_eth_conf conf{};
@@ -44,9 +45,11 @@ bool setUp(const std::string& dir) {
     if (rte_vdev_init(vhost.c_str(), ("iface=" + sock + ",queues=1").c_str()) != 0 ||
         rte_eth_dev_get_port_by_name(vhost.c_str(), &vp) != 0 || !startPort(vp, pool))
       return false;
+    g_all_ports.push_back(vp);
     if (rte_vdev_init(virtio.c_str(), ("path=" + sock + ",queues=1,queue_size=256").c_str()) != 0 ||
         rte_eth_dev_get_port_by_name(virtio.c_str(), &up) != 0 || !startPort(up, pool))
       return false;
+    g_all_ports.push_back(up);
     g_vhost_ports.push_back(vp);
   }
   // The vhost side's queues are usable once the virtio side has set them up
@@ -99,8 +102,7 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks();
     rc = 0;
   }
-  uint16_t p;
-  RTE_ETH_FOREACH_DEV(p) {
+  for (uint16_t p : g_all_ports) {
     rte_eth_dev_stop(p);
     rte_eth_dev_close(p);
   }
