@@ -18,7 +18,12 @@
 #   bench/rx_idle/idle_ports.sh [--idle "0 10 28"] [--rounds 3] [--seconds 5]
 #       [--systems "new=build/dataplane/sluiced base=/path/to/sluiced"]
 #       [--flows 16] [--per-pod 28] [--max-ports N] [--build DIR] [--out DIR]
-#       [--latency [--sleep-us 0] [--samples 50]]
+#       [--queues Q] [--latency [--sleep-us 0] [--samples 50]]
+# --queues Q: every idle port has Q queue pairs (sluiced's max-queues-per-
+# port is raised to Q; virtio_user allows 8), all enabled by its pod (testpmd --rxq/--txq Q): the
+# PMD polls N x Q idle rx queues. This is how hundreds of idle queues can be
+# measured while pod ports are still ethdevs (28 x 8 = 224); a queue of a
+# multi-queue port costs an empty poll like a single-queue port's.
 # --latency: instead of throughput, the first packet's latency after quiet
 # gaps of 10 and 100 ms (bench/pmd_sleep/wake_latency: pods A and B in one
 # process, their ports in client mode) beside the N idle ports: pod A's
@@ -31,7 +36,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$root/build}
 idle_counts="0 10 28" rounds=3 seconds=5 flows=16 per_pod=28 max_ports= out= systems=
-latency= sleep_us=0 samples=50
+latency= sleep_us=0 samples=50 queues=1
 while [[ $# -gt 0 ]]; do
   case $1 in
     --idle) idle_counts=$2; shift 2 ;;
@@ -44,6 +49,7 @@ while [[ $# -gt 0 ]]; do
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --latency) latency=1; shift ;;
+    --queues) queues=$2; shift 2 ;;
     --sleep-us) sleep_us=$2; shift 2 ;;
     --samples) samples=$2; shift 2 ;;
     *) echo "idle_ports.sh: unknown argument $1" >&2; exit 2 ;;
@@ -76,9 +82,15 @@ ctl() { boosted "$build/dataplane/api/sluicectl" --socket "$work/api.sock" --tim
 dp_pid= idle_pids=() idle_fds=() failed=
 
 stop_pods() {
-  local p fd
+  local p fd i
   for p in "${idle_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  for p in "${idle_pids[@]}"; do wait "$p" 2>/dev/null; done
+  # A testpmd at its prompt sometimes misses the signal: killed after 5 s
+  # (it holds no hugepage files, and sluiced sees its sockets close).
+  for p in "${idle_pids[@]}"; do
+    for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+  done
   for fd in "${idle_fds[@]}"; do exec {fd}>&-; done
   idle_pids=() idle_fds=()
 }
@@ -87,8 +99,8 @@ stop_sluiced() {
   dp_pid=
 }
 cleanup() {
-  stop_pods
   stop_sluiced
+  stop_pods
   rm -rf "$work"
   rmdir /var/run/dpdk/"$tag"-* 2>/dev/null
 }
@@ -111,14 +123,16 @@ idle_ip() { echo "10.250.$((1 + $1 / 200)).$((10 + $1 % 200))"; }
 start_idle_pod() {  # first count
   local first=$1 count=$2 k vdevs=() fifo=$work/pod-$1.in
   for ((k = first; k < first + count; k++)); do
-    vdevs+=(--vdev "net_virtio_user$k,path=$work/vhost/idle-$k/net1.sock,queues=1,queue_size=256")
+    vdevs+=(--vdev "net_virtio_user$k,path=$work/vhost/idle-$k/net1.sock,queues=$queues,queue_size=256$( ((queues > 1)) && echo ,cq=1)")
   done
   rm -f "$fifo"
   mkfifo "$fifo"
-  # Lcore 1 only because testpmd wants a forwarding core; forwarding never
-  # starts, so its thread waits without running.
-  dpdk-testpmd -l 0,1 --no-huge --no-pci -m 512 --no-shconf --file-prefix="$tag-pod$first" --log-level=4 \
-    "${vdevs[@]}" -- -i --nb-cores=1 --no-mlockall --total-num-mbufs=$((count * 600 + 2048)) \
+  # Lcore 1 only because testpmd wants a forwarding core (forwarding never
+  # starts), on CPU 0 with the rest: CPU 1 is the PMD's, boosted, and a
+  # pod thread there would barely run (testpmd then takes minutes to exit).
+  dpdk-testpmd --lcores 0,1@0 --no-huge --no-pci -m 512 --no-shconf --file-prefix="$tag-pod$first" --log-level=4 \
+    "${vdevs[@]}" -- -i --nb-cores=1 --rxq="$queues" --txq="$queues" --no-mlockall \
+    --total-num-mbufs=$((count * queues * 600 + 2048)) \
     <"$fifo" >"$work/pod-$first.log" 2>&1 &
   idle_pids+=($!)
   local fd
@@ -134,6 +148,7 @@ start_node() {  # sluiced-binary idle-count mode
   local sluiced=$1 n=$2 mode=$3 k extra=()
   rm -rf "$work/vhost" "$work/state"
   [[ -n $max_ports ]] && extra=(--max-ports "$max_ports")
+  ((queues > 1)) && extra+=(--max-queues-per-port "$queues")
   setsid sh -c 'echo -20 >"/proc/$$/autogroup" 2>/dev/null; exec "$0" "$@"' "$sluiced" --api-socket "$work/api.sock" --socket-dir "$work/vhost" --state-dir "$work/state" \
     --pod-cidr 10.250.0.0/16 --main-core 0 --pmd-cores 1 --pmd-max-sleep-us "$sleep_us" "${extra[@]}" \
     --eal "--no-huge --no-pci -m 1024 --no-shconf --file-prefix=$tag-sluiced" 2>>"$work/sluiced.log" &
@@ -144,7 +159,7 @@ start_node() {  # sluiced-binary idle-count mode
     { failed="busy-ports-not-added"; stop_sluiced; return 1; }
   for ((k = 0; k < n; k++)); do
     ctl port add --container-id "idle-$k" --ifname net1 --ip "$(idle_ip "$k")" --socket-subdir "idle-$k" \
-      --mode server >/dev/null || { failed="idle-port-$k-not-added"; stop_sluiced; return 1; }
+      --queues "$queues" --mode server >/dev/null || { failed="idle-port-$k-not-added"; stop_sluiced; return 1; }
   done
   for ((k = 0; k < n; k += per_pod)); do start_idle_pod "$k" $((n - k < per_pod ? n - k : per_pod)); done
   if ! wait_until 120 ports_up "$n"; then
@@ -163,8 +178,8 @@ run_latency() {  # sluiced-binary idle-count
   mac=$(ctl --json health | sed -n 's/.*"gateway_mac": "\(.*\)".*/\1/p')
   boosted "$build/bench/pmd_sleep/wake_latency" --sock-a "$work/vhost/pvp-a/net1.sock" --sock-b "$work/vhost/pvp-b/net1.sock" \
     --gateway-mac "$mac" --samples "$samples" --quiet-s 1 --gaps-ms 10,100 >"$log" 2>>"$work/wake.err"
-  stop_pods
   stop_sluiced
+  stop_pods
   awk -F'[:,}]' '/"gap_ms"/ { printf "%s %s %s ", $6, $8, $10 } END { print "" }' "$log" | sed 's/  */ /g'
 }
 
@@ -172,18 +187,19 @@ run_latency() {  # sluiced-binary idle-count
 run_one() {  # sluiced-binary idle-count
   local n=$2
   start_node "$1" "$2" server </dev/null >/dev/null || { echo "- - - - - - $failed"; return; }
-  local mac result stats clear_pid
+  local mac result stats
   mac=$(ctl --json health | sed -n 's/.*"gateway_mac": "\(.*\)".*/\1/p')
-  # Counters over the measured seconds only (after the generator's warm-up).
-  (sleep 1.5 && ctl stats clear >/dev/null) &
-  clear_pid=$!
+  # Counters from just before the pods start: the generator's warm-up
+  # second is in them (its first packets' upcalls among millions). Cleared
+  # here rather than by a timer during the run: sluiced's control thread,
+  # on the CPU the generator keeps busy, may answer seconds late.
+  ctl stats clear >/dev/null
   result=$(boosted "$build/bench/pvp_traffic" --sock-a "$work/vhost/pvp-a/net1.sock" --sock-b "$work/vhost/pvp-b/net1.sock" \
     --gateway-mac "$mac" --seconds "$seconds" --warmup 1 --flows "$flows" 2>>"$work/gen.log" | tail -1)
-  wait "$clear_pid"
   stats=$(ctl stats)
-  echo "$stats" >"$work/stats-last.txt"
-  stop_pods
+  echo "$stats" >"$out/stats-$(basename "$1")-$n-$(date +%H%M%S).txt"
   stop_sluiced
+  stop_pods
   awk -v mpps="$(sed -n 's/.*"rx_mpps": \([0-9.]*\).*/\1/p' <<<"$result")" '
     /packets received:/ && !pkts { pkts = $3 }
     /cycles per packet/ && !cpp { cpp = $4 }
@@ -194,11 +210,14 @@ run_one() {  # sluiced-binary idle-count
       # Idle polls made and left out per 32 packets forwarded (a full burst),
       # and how often each idle queue was polled: the N idle ports and pod
       # B (which only receives) over the idle polls per second.
+      # No packets counted: the counters were cleared too late (sluicectl
+      # starved): the run is void, not a figure.
+      if (pkts == 0) { mpps = ""; cpp = ""; ppb = "" }
       printf "%s %s %s %s %s %s\n", (mpps == "" ? "-" : mpps), (cpp == "" ? "-" : cpp), (ppb == "" ? "-" : ppb),
         (pkts > 0 && polls != "" ? sprintf("%.2f", 32 * polls / pkts) : "-"),
         (pkts > 0 && left != "" ? sprintf("%.2f", 32 * left / pkts) : "-"),
-        (polls > 0 && secs > 0 ? sprintf("%.1f", (n + 1) * secs * 1e6 / polls) : "-")
-    }' n="$n" <<<"$stats"
+        (polls > 0 && secs > 0 ? sprintf("%.1f", (n * q + 1) * secs * 1e6 / polls) : "-")
+    }' n="$n" q="$queues" <<<"$stats"
 }
 
 raw=$out/runs.csv
@@ -207,7 +226,7 @@ echo "round,system,idle_ports,mpps,cycles_per_packet,packets_per_burst,idle_poll
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
   echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(uname -r)"
-  echo "settings: rounds=$rounds seconds=$seconds flows=$flows idle=\"$idle_counts\" per-pod=$per_pod systems=\"$systems\""
+  echo "settings: rounds=$rounds seconds=$seconds flows=$flows idle=\"$idle_counts\" queues=$queues per-pod=$per_pod systems=\"$systems\""
 } >"$out/machine.txt"
 if [[ -n $latency ]]; then
   raw=$out/latency.csv
@@ -234,7 +253,7 @@ for ((r = 1; r <= rounds; r++)); do
     done
   done
 done
-cp "$work"/*.log "$work"/stats-last.txt "$out/" 2>/dev/null
+cp "$work"/*.log "$out/" 2>/dev/null
 
 # Per system and N: medians over rounds, and the median of the per-round
 # ratios of cycles/packet to N = 0 (same system, same round).

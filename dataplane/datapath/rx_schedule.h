@@ -45,16 +45,19 @@ namespace sluice {
 // silent costs full polls for only that long.
 inline constexpr uint16_t kRxIdleAfterEmptyPolls = 1024;
 
-// Idle queues polled per iteration. An empty vhost-user poll costs ~100
-// cycles here (bench/rx_idle), a PMD iteration forwarding two full bursts
-// ~10,000: 8 polls keep the idle queues' share of a busy iteration under
-// 10 %, and visit 500 idle queues in 63 iterations.
+// Idle queues polled per iteration. An empty poll of a connected vhost-user
+// queue costs 34-52 cycles here (bench/rx_idle/empty_poll_bench: 1 to 15
+// queues in turn; ~20 each when sluiced polled 225 of them per iteration,
+// bench/rx_idle/idle_ports.sh), an iteration forwarding one full burst
+// ~12,000 (32 packets at ~380 cycles): 8 polls are ~3 % of it, and visit
+// 500 idle queues in 63 iterations.
 inline constexpr uint16_t kRxIdlePollsPerIteration = 8;
 
 // The longest one round over the idle queues may take before the rest of
 // it is polled at once: 1 ms. An idle queue is then polled at least every
 // ~2 ms (plus a sleep), well under any retransmission timer, while at
-// full load 500 idle queues cost at most 500 polls per ms (~2 % of a core).
+// full load 500 idle queues cost at most 500 polls per ms (~25,000 cycles:
+// about 1 % of a core).
 inline constexpr uint32_t kRxIdleRevisitUs = 1000;
 
 class RxSchedule {
