@@ -221,7 +221,7 @@ run_one() {  # sluiced-binary idle-count
 }
 
 raw=$out/runs.csv
-echo "round,system,idle_ports,mpps,cycles_per_packet,packets_per_burst,idle_polls_per_32_packets,idle_skipped_per_32_packets,idle_revisit_us" >"$raw"
+[[ -n $latency ]] || echo "round,system,idle_ports,mpps,cycles_per_packet,packets_per_burst,idle_polls_per_32_packets,idle_skipped_per_32_packets,idle_revisit_us" >"$raw"
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
