@@ -64,15 +64,15 @@ void Pmd::run() {
 
     const uint64_t start = now;
     uint32_t received = 0;
-    bool light = true;  // every queue returned under half a burst
     // Stage cycles: a TSC read where a stage ends, only in bursts that
     // brought packets (an idle iteration reads none more than before).
     uint64_t stage_start = start;
-    for (const RxQueueRef& rxq : snap_->rx_queues) {
-      uint16_t n = rxq.vhost != nullptr ? vhostReceive(*rxq.vhost, rxq.queue, packet_pool_, pkts, kBurstSize)
-                                        : rte_eth_rx_burst(rxq.dpdk_port, rxq.queue, pkts, kBurstSize);
-      light &= n < kBurstSize / 2;
-      if (n == 0) continue;
+    // Busy queues every iteration, idle ones in turn (rx_schedule.h);
+    // light: every queue polled returned under half a burst.
+    const bool light = rx_schedule_.pollOnce(start, [&](const RxQueueRef& rxq) -> uint16_t {
+      const uint16_t n = rxq.vhost != nullptr ? vhostReceive(*rxq.vhost, rxq.queue, packet_pool_, pkts, kBurstSize)
+                                              : rte_eth_rx_burst(rxq.dpdk_port, rxq.queue, pkts, kBurstSize);
+      if (n == 0) return 0;
       received += n;
       uint64_t t = rte_rdtsc();
       counters_.rx_cycles.add(t - stage_start);
@@ -84,7 +84,8 @@ void Pmd::run() {
         t = flushed;
       }
       stage_start = t;
-    }
+      return n;
+    });
     now = rte_rdtsc();
     if (received != 0) counters_.rx_cycles.add(now - stage_start);  // the polls after the last burst
     // Batches held by tx-flush-interval; the flush's cycles count in the next iteration.
@@ -124,7 +125,11 @@ void Pmd::pickUpSnapshot() {
   // Packets batched under the old snapshot go out under it: its ports are
   // still open until control sees our acknowledgement below.
   flushAll();
+  const PmdSnapshot* previous = snap_;  // alive until the acknowledgement below
   snap_ = mailbox_.published.load(std::memory_order_seq_cst);
+  rx_schedule_.assign(previous != nullptr ? std::span<const RxQueueRef>(previous->rx_queues)
+                                          : std::span<const RxQueueRef>(),
+                      snap_ != nullptr ? std::span<const RxQueueRef>(snap_->rx_queues) : std::span<const RxQueueRef>());
   if (snap_ != nullptr) {
     gate_.setPortCount(static_cast<uint32_t>(snap_->rx_queues.size()));
     if (snap_->settings.generation != settings_generation_) applySettings(snap_->settings);

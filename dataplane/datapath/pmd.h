@@ -1,5 +1,7 @@
 // A PMD (poll-mode driver) thread: polls its rx queues, runs each burst
 // through the pipeline and sends the results in per-port output batches.
+// Its rx queues are polled as rx_schedule.h decides: the busy ones every
+// iteration, the idle ones a few at a time in turn.
 // Runs on one dedicated lcore; everything it touches is either its own (this
 // object, its counters, its flow caches) or an immutable snapshot (see
 // pmd_snapshot.h). No heap, locks (except a shared tx queue's, see
@@ -49,6 +51,7 @@
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"
 #include "dataplane/datapath/pmd_tap.h"
+#include "dataplane/datapath/rx_schedule.h"
 #include "dataplane/datapath/upcall_gate.h"
 #include "dataplane/datapath/upcall_queue.h"
 #include "dataplane/datapath/uplink_stage.h"
@@ -62,7 +65,7 @@ class Pmd {
       : mailbox_(context.mailbox), counters_(context.counters), lookup_(*context.lookup),
         megaflows_(*context.megaflows), upcalls_(context.upcalls), gate_(context.gate), marks_(context.marks),
         tap_(context.tap), fragment_pool_(context.fragment_pool), packet_pool_(context.packet_pool),
-        pmd_index_(context.index),
+        pmd_index_(context.index), rx_schedule_(context.counters, context.gate.tsc_hz),
         max_sleep_us_(context.max_sleep_us),
         icmp_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
                        context.icmp_errors.rate_per_sec}),
@@ -214,6 +217,7 @@ class Pmd {
   rte_mempool* packet_pool_;    // where vhost-user ports' received packets are copied to
   uint32_t pmd_index_;
   const PmdSnapshot* snap_ = nullptr;
+  RxSchedule rx_schedule_;  // which of snap_'s rx queues each iteration polls
   uint32_t max_sleep_us_;  // pmd-max-sleep-us (0: never sleep)
   uint32_t sleep_us_ = 0;  // length of the last sleep; 0 after a full burst
   IcmpErrorLimiter icmp_limiter_;  // the ICMP errors this PMD may still send
