@@ -22,7 +22,7 @@
 # --queues Q: every idle port has Q queue pairs (sluiced's max-queues-per-
 # port is raised to Q; virtio_user allows 8), all enabled by its pod (testpmd --rxq/--txq Q): the
 # PMD polls N x Q idle rx queues. This is how hundreds of idle queues can be
-# measured while pod ports are still ethdevs (28 x 8 = 224); a queue of a
+# measured while pod ports were ethdevs (28 x 8 = 224); a queue of a
 # multi-queue port costs an empty poll like a single-queue port's.
 # --latency: instead of throughput, the first packet's latency after quiet
 # gaps of 10 and 100 ms (bench/pmd_sleep/wake_latency: pods A and B in one
@@ -30,8 +30,8 @@
 # queue has turned idle by then, so the figure includes waiting for its turn,
 # on a node otherwise quiet (pmd-max-sleep-us --sleep-us).
 # N is bounded by sluiced's max-ports less the two busy pods (and, while pod
-# ports are ethdevs, by DPDK's 32 ethdevs: 28 idle). --max-ports is passed to
-# sluiced when given, for N in the hundreds once ports are not ethdevs.
+# ports are net_vhost ethdevs, under offload-port, by DPDK's 32: 28). --max-ports is passed to
+# sluiced when given, for N in the hundreds.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD:-$root/build}
