@@ -11,6 +11,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -44,6 +45,8 @@
 #include "dataplane/core/dpdk_numa_topology.h"
 #include "dataplane/core/dpdk_port_backend.h"
 #include "dataplane/core/mbuf_pools.h"
+#include "dataplane/core/split_port_backend.h"
+#include "dataplane/core/vhost_port_backend.h"
 #include "dataplane/datapath/pmd.h"
 #include "dataplane/datapath/tsan_dpdk.h"
 
@@ -60,6 +63,24 @@ std::vector<std::string> ealArguments(const SluicedConfig& c, const LcorePlaceme
   // DPDK's own messages: keep them to warnings unless we are debugging.
   args.push_back(c.log_level == "debug" ? "--log-level=8" : "--log-level=5");
   return args;
+}
+
+// A connected vhost-user port holds a few descriptors (its socket, a kick and
+// a call eventfd per vring, a listening socket in server mode): a full port
+// table needs thousands, past the soft limit a shell starts with (1024). The
+// soft limit is raised to the hard one, which the container runtime sets.
+void raiseDescriptorLimit(uint16_t max_ports) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  // Two queue pairs' worth per port, and the rest of sluiced.
+  const rlim_t wanted = static_cast<rlim_t>(max_ports) * 10 + 256;
+  if (limit.rlim_cur < wanted)
+    logWarning("open-file limit ", limit.rlim_cur, " is below the ", wanted, " a table of max-ports ", max_ports,
+               " may need: ports beyond it fail to open or connect");
 }
 
 // True if something accepts connections on the unix socket at `path`.
@@ -157,6 +178,7 @@ int run(int argc, char** argv) {
   }
   logInfo(placement->describe(*cpus));
 
+  raiseDescriptorLimit(config->max_ports);
   std::vector<std::string> eal_args = ealArguments(*config, *placement);
   std::vector<char*> eal_argv;
   for (std::string& a : eal_args) eal_argv.push_back(a.data());
@@ -198,6 +220,7 @@ int run(int argc, char** argv) {
     auto& ctx = *contexts.emplace_back(std::make_unique<PmdContext>());
     ctx.lcore = lcore;
     ctx.index = static_cast<uint32_t>(contexts.size() - 1);
+    ctx.sizePortTables(config->max_ports);
     // Every flow-cache structure is sized and allocated here, before the PMD
     // runs: the fast path never allocates.
     ctx.megaflows = std::make_unique<flow::MegaflowTable>(config->flow_limit);
@@ -231,7 +254,17 @@ int run(int argc, char** argv) {
   std::vector<std::unique_ptr<Pmd>> pmds;
   for (auto& ctx : contexts) pmds.push_back(std::make_unique<Pmd>(*ctx));
 
-  DpdkPortBackend backend(*pools, topology);
+  // vhost-user ports on the vhost library (no ethdev each), DPDK vdevs as
+  // ethdevs. Partial offload on a pod's port (offload-port, tests and
+  // benchmarks) marks packets in an ethdev's rx path: then pod ports are
+  // net_vhost ethdevs, as many as RTE_MAX_ETHPORTS allows.
+  std::vector<PmdMailbox*> mailboxes;
+  for (auto& ctx : contexts) mailboxes.push_back(&ctx->mailbox);
+  VhostPortBackend vhost_ports(std::move(mailboxes));
+  DpdkPortBackend ethdev_ports(*pools, topology);
+  const bool pod_ports_are_ethdevs = config->offload_provider != "off" && !config->offload_port.empty();
+  if (pod_ports_are_ethdevs) logInfo("offload-port names a pod: vhost-user ports are net_vhost ethdevs");
+  SplitPortBackend backend(pod_ports_are_ethdevs ? static_cast<PortBackend&>(ethdev_ports) : vhost_ports, ethdev_ports);
   DataplaneControl control(*config, backend, pmd_contexts, rte_get_tsc_hz(), &topology);
   // Whichever way run() returns, the features' modules leave the core
   // before it goes.

@@ -62,6 +62,13 @@ std::string formatStats(const v1::GetStatsResponse& s) {
                static_cast<unsigned long long>(p.icmp_errors_sent()),
                static_cast<unsigned long long>(p.icmp_errors_rate_limited()));
     out += fmt("  snapshot reloads:       %14llu\n", static_cast<unsigned long long>(p.reloads()));
+    // Only once some queue went idle (polled in turn): on a node of few
+    // busy ports this stays out of the way.
+    if (p.rxq_idled() != 0 || p.rxq_idle_polls() != 0)
+      out += fmt("  idle rx queue polls:    %14llu  (%llu left to later iterations; %llu queues went idle, %llu woke)\n",
+                 static_cast<unsigned long long>(p.rxq_idle_polls()),
+                 static_cast<unsigned long long>(p.rxq_idle_polls_skipped()),
+                 static_cast<unsigned long long>(p.rxq_idled()), static_cast<unsigned long long>(p.rxq_woken()));
     // Like OVS's pmd-perf-show: where packets were resolved, one tier each.
     auto tier = [&](const char* name, uint64_t n) {
       out += fmt("  %-24s%14llu  (%5.1f %%)\n", name, static_cast<unsigned long long>(n), 100.0 * ratio(n, p.packets()));

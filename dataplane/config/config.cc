@@ -166,7 +166,7 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     if (!v.ok()) return v.status();
     c.pmd_max_sleep_us = static_cast<uint32_t>(*v);
   } else if (key == "max-ports") {
-    auto v = number(kMaxPorts, 1);
+    auto v = number(kMaxPortsLimit, 1);
     if (!v.ok()) return v.status();
     c.max_ports = static_cast<uint16_t>(*v);
   } else if (key == "max-queues-per-port") {

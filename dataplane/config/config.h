@@ -17,6 +17,7 @@
 #include "dataplane/config/host_addresses.h"
 #include "dataplane/config/sriov_pool_config.h"
 #include "dataplane/config/overlay_config.h"
+#include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/port_mtu.h"
 
 namespace sluice {

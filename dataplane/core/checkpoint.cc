@@ -23,7 +23,7 @@ constexpr char kFormat[] = "sluice-checkpoint";
 constexpr char kFileName[] = "checkpoint.json";
 // A save writes here first, then renames it over the checkpoint.
 constexpr char kTempSuffix[] = ".tmp";
-// A checkpoint holds at most kMaxPorts ports and a VF pool's records; a file
+// A checkpoint holds at most kMaxPortsLimit ports and a VF pool's records; a file
 // far beyond that is not ours (and is not read into memory whole).
 constexpr off_t kMaxFileBytes = 16 << 20;
 

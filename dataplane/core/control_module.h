@@ -15,9 +15,11 @@
 #include <absl/status/statusor.h>
 
 #include <array>
+#include <vector>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -45,7 +47,7 @@ class ControlModule {
   // The module's own ports' entries in the port tables the core rebuilds
   // with every change (it fills the pods'; a module's port is unchecked,
   // with no MTU, unless its module says otherwise here).
-  virtual void fillPortTables(SourceTable& sources, std::array<uint16_t, kMaxPorts>& mtus) const {
+  virtual void fillPortTables(SourceTable& sources, std::vector<uint16_t>& mtus) const {
     (void)sources;
     (void)mtus;
   }
@@ -63,8 +65,9 @@ class ControlModule {
   virtual size_t collectGarbage() { return 0; }
 
   // A port was created (the next snapshot has it), and a port is about to be
-  // closed (no PMD uses it any more).
-  virtual void portAdded(uint16_t port_no, const PortRequest& request, uint16_t dpdk_port) {
+  // closed (no PMD uses it any more). `dpdk_port`: its ethdev; none for a
+  // vhost-user port on the vhost library.
+  virtual void portAdded(uint16_t port_no, const PortRequest& request, std::optional<uint16_t> dpdk_port) {
     (void)port_no;
     (void)request;
     (void)dpdk_port;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -77,13 +78,24 @@ std::vector<unsigned> socketsOf(const std::vector<PmdContext*>& pmds, const Numa
 
 DataplaneControl::DataplaneControl(const SluicedConfig& config, PortBackend& backend,
                                    std::vector<PmdContext*> pmds, uint64_t tsc_hz, const NumaTopology* topology)
-    : config_(config), v6_cidr_(ipv6PodCidrOf(config)), v6_net_(ipv6PodNetOf(config)),
+    : config_(config), port_table_(portTableSize(config.max_ports)), v6_cidr_(ipv6PodCidrOf(config)),
+      v6_net_(ipv6PodNetOf(config)),
       backend_(backend), pmds_(std::move(pmds)), topology_(topology), pmd_sockets_(socketsOf(pmds_, topology)),
       tsc_hz_(tsc_hz),
       tx_flush_interval_us_(config.tx_flush_interval_us), flow_idle_timeout_ms_(config.flow_idle_timeout_ms),
       pmd_settings_{0, config.emc_insert_inv_prob, config.smc_enable, config.upcall_rate, config.upcall_burst,
                     config.pmd_max_sleep_us, config.icmp_error_rate},
+      ports_(port_table_), port_mtus_(port_table_),
       flows_(pmds_, tsc_hz, config.flow_idle_timeout_ms, &flow::readTsc) {
+  // Port numbers below port_table_ index every PMD's counters and batches:
+  // a context sized for fewer is a programming error caught here, not an
+  // overrun on a PMD.
+  for (const PmdContext* ctx : pmds_)
+    if (ctx->portTableSize() < port_table_) {
+      logError("PMD ", ctx->index, " has per-port tables for ", ctx->portTableSize(), " ports, max-ports needs ",
+               port_table_, " (PmdContext::sizePortTables)");
+      std::abort();
+    }
   live_.resize(pmds_.size());
   baseline_ = readTotals();
 }
@@ -149,8 +161,8 @@ void DataplaneControl::applyQueueStateChanges() {
 }
 
 void DataplaneControl::placeAgainOnKnownSocketsLocked() {
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
-    if (ports_[n] && ports_[n]->socket_pending && portSocketLocked(ports_[n]->dpdk.dpdk_port)) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
+    if (ports_[n] && ports_[n]->socket_pending && portSocketLocked(ports_[n]->dpdk)) {
       republishLocked();
       return;
     }
@@ -198,7 +210,7 @@ void DataplaneControl::quiesceLocked() {
 
 void DataplaneControl::refreshTxQueuesLocked() {
   std::vector<std::pair<uint16_t, uint16_t>> changed;  // port number, its new tx_usable
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n] || !ports_[n]->isPod()) continue;
     const uint16_t usable = backend_.enabledTxQueues(ports_[n]->dpdk);
     if (usable != ports_[n]->tx_usable) changed.emplace_back(n, usable);
@@ -225,7 +237,7 @@ void DataplaneControl::refreshTxQueuesLocked() {
 
 DataplaneControl::PmdRxQueues DataplaneControl::assignedRxQueuesLocked() const {
   PmdRxQueues rx(pmds_.size());
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n]) continue;
     if (!ports_[n]->isPod()) {
       rx[ports_[n]->pmd].push_back({n, 0});
@@ -273,7 +285,7 @@ std::optional<uint16_t> DataplaneControl::portOfLocked(const AttachmentId& id) c
 
 absl::Status DataplaneControl::addModulePortLocked(uint16_t port_no, const std::string& label, uint16_t dpdk_port,
                                                    rte_spinlock_t* tx_lock, unsigned pmd) {
-  if (port_no >= kMaxPorts || ports_[port_no])
+  if (port_no >= port_table_ || ports_[port_no])
     return absl::AlreadyExistsError(absl::StrCat("port number ", port_no, " is not free for ", label));
   if (pmd >= pmds_.size()) return absl::InvalidArgumentError(absl::StrCat(label, ": no PMD ", pmd));
   PortEntry entry;
@@ -290,7 +302,7 @@ absl::Status DataplaneControl::addModulePortLocked(uint16_t port_no, const std::
 }
 
 void DataplaneControl::removeModulePortLocked(uint16_t port_no) {
-  if (port_no >= kMaxPorts || !ports_[port_no] || ports_[port_no]->isPod()) return;
+  if (port_no >= port_table_ || !ports_[port_no] || ports_[port_no]->isPod()) return;
   ports_[port_no].reset();
   // Every PMD stops polling and sending to the port before its module closes it.
   republishLocked();
@@ -308,9 +320,9 @@ void DataplaneControl::zeroPortCountersLocked(uint16_t port_no) {
   baseline_.rx_queues[port_no] = now.rx_queues[port_no];
 }
 
-std::optional<unsigned> DataplaneControl::portSocketLocked(uint16_t dpdk_port) const {
+std::optional<unsigned> DataplaneControl::portSocketLocked(const CreatedPort& port) const {
   if (topology_ == nullptr) return std::nullopt;
-  return topology_->portSocket(dpdk_port);
+  return topology_->portSocket(port);
 }
 
 std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
@@ -325,7 +337,7 @@ absl::Status DataplaneControl::checkRoutedPrefixesLocked(const PortRequest& req)
   auto refused = [](const std::string& prefix, const std::string& why) {
     return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", prefix, " ", why));
   };
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n] || !ports_[n]->isPod() ) continue;
     const PortRequest& other = ports_[n]->request;
     for (const Ipv4Cidr& c : req.routed_prefixes) {
@@ -398,7 +410,7 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
         absl::StrCat("attachment ", req.attachment.container_id, "/", req.attachment.ifname,
                      " already exists with different parameters (port ", it->second, ")"));
   }
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n] || !ports_[n]->isPod()) continue;
     if (req.hasIpv4() && ports_[n]->request.ip == req.ip)
       return absl::AlreadyExistsError(absl::StrCat("ip: ", req.ip.toString(), " belongs to port ", n));
@@ -459,7 +471,7 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   const bool vdev = req.kind == PortKind::kDpdkVdev;
   // Never two ports on one socket: the unlink below would take a live
   // port's socket away.
-  for (uint16_t n = 0; n < kMaxPorts && !vdev; ++n)
+  for (uint16_t n = 0; n < port_table_ && !vdev; ++n)
     if (ports_[n] && ports_[n]->isPod() && ports_[n]->socket_path == socket_path)
       return absl::AlreadyExistsError(absl::StrCat("socket ", socket_path, " belongs to port ", n));
   bool made_subdir = false;
@@ -495,9 +507,9 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
 
   // The driver enforces the MTU too where it can (a NIC's ethdev); the fast
   // path enforces it on every packet routed to the port either way.
-  // net_vhost cannot: it has no MTU operation, and vhost-user passes the
+  // A vhost-user port cannot: it has no MTU operation, and vhost-user passes the
   // MTU from the front-end (the pod) to sluiced, never the other way.
-  if (absl::Status s = backend_.setMtu(created->dpdk_port, req.mtu); !s.ok()) {
+  if (absl::Status s = backend_.setMtu(*created, req.mtu); !s.ok()) {
     if (absl::IsUnimplemented(s)) {
       logDebug("port ", port_no, ": ", s.message(), "; MTU ", req.mtu, " is enforced by the fast path alone");
     } else {
@@ -512,14 +524,16 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   ports_[port_no] = std::move(entry);
   by_attachment_[req.attachment] = port_no;
   zeroPortCountersLocked(port_no);
-  for (ControlModule* m : modules_) m->portAdded(port_no, req, created->dpdk_port);
+  const std::optional<uint16_t> ethdev =
+      created->vhost != nullptr ? std::nullopt : std::optional<uint16_t>(created->dpdk_port);
+  for (ControlModule* m : modules_) m->portAdded(port_no, req, ethdev);
   return absl::OkStatus();
 }
 
 absl::Status DataplaneControl::writeCheckpointLocked(const CheckpointPort* pending) {
   if (checkpoint_ == nullptr) return absl::OkStatus();
   CheckpointState state;
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     // A vdev port stands in for a pod in benchmarks and tests (a pcap file,
     // net_null): nothing outside sluiced holds it, so nothing to restore.
     if (!ports_[n] || !ports_[n]->isPod() || ports_[n]->request.kind == PortKind::kDpdkVdev) continue;
@@ -563,7 +577,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
   // would take the pod's traffic for the underlay's and the pod's output
   // would leave unencapsulated onto it. Such ports come back last, at the
   // lowest number left free (a pod knows its socket, never its port number).
-  auto held_by_module = [this](uint16_t n) { return n < kMaxPorts && ports_[n] && !ports_[n]->isPod(); };
+  auto held_by_module = [this](uint16_t n) { return n < port_table_ && ports_[n] && !ports_[n]->isPod(); };
   std::vector<const CheckpointPort*> in_order;
   for (const CheckpointPort& rec : state.ports)
     if (!held_by_module(rec.port_no)) in_order.push_back(&rec);
@@ -618,7 +632,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
       continue;
     }
     bool collides = by_attachment_.contains(req->attachment);
-    for (uint16_t n = 0; n < kMaxPorts; ++n)
+    for (uint16_t n = 0; n < port_table_; ++n)
       collides |= ports_[n] && ports_[n]->isPod() &&
                   ((req->hasIpv4() && ports_[n]->request.ip == req->ip) ||
                    (req->ipv6 && ports_[n]->request.ipv6 == req->ipv6) || ports_[n]->request.mac == req->mac);
@@ -664,7 +678,7 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
 size_t DataplaneControl::collectGarbage() {
   Change change(*this);
   size_t collected = 0;
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n] || ports_[n]->netns.empty()) continue;
     struct stat st {};
     // Only "no such file" proves the pod gone; any other error proves nothing.
@@ -760,7 +774,7 @@ void DataplaneControl::removePortLocked(uint16_t port_no) {
 
 void DataplaneControl::removeAllPorts() {
   Change change(*this);
-  for (uint16_t n = 0; n < kMaxPorts; ++n)
+  for (uint16_t n = 0; n < port_table_; ++n)
     if (ports_[n] && ports_[n]->isPod()) removePortLocked(n);
 }
 
@@ -790,11 +804,12 @@ void DataplaneControl::republishLocked() {
   std::vector<Ipv6ForwardingTable::Entry> routes6;
   PmdRxQueues target(pmds_.size());
   auto sources = std::make_shared<SourceTable>();  // a module's port (the uplink) is not checked
+  sources->ports.assign(port_table_, PortSources{});
   std::vector<RoutedPrefix> prefixes;
   std::vector<RoutedPrefix6> prefixes6;
   std::vector<RxqItem> pod_queues;
   std::vector<unsigned> module_queues(pmds_.size(), 0);
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n]) continue;
     if (!ports_[n]->isPod()) {
       target[ports_[n]->pmd].push_back({n, 0});  // a module's port stays where the module put it
@@ -815,7 +830,7 @@ void DataplaneControl::republishLocked() {
     // so its traffic and caches are just starting): with PMDs on that
     // socket, those of its queues polled from another socket move there.
     const bool place = !e.placed || e.socket_pending;
-    const std::optional<unsigned> socket = place ? portSocketLocked(e.dpdk.dpdk_port) : std::nullopt;
+    const std::optional<unsigned> socket = place ? portSocketLocked(e.dpdk) : std::nullopt;
     bool again = false;
     if (e.placed && e.socket_pending && socket) {
       e.socket_pending = false;
@@ -848,7 +863,7 @@ void DataplaneControl::republishLocked() {
   auto fib = std::make_shared<const ForwardingTable>(routes);
   fib_ = fib;
   // Pods' ports have their MTU checked; a module's port (the uplink) has none here.
-  for (uint16_t n = 0; n < kMaxPorts; ++n)
+  for (uint16_t n = 0; n < port_table_; ++n)
     port_mtus_[n] = ports_[n] && ports_[n]->isPod() ? static_cast<uint16_t>(ports_[n]->request.mtu) : 0;
   for (const ControlModule* m : modules_) m->fillPortTables(*sources, port_mtus_);
   fib6_ = std::make_shared<const Ipv6ForwardingTable>(routes6);
@@ -903,6 +918,8 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
   for (size_t p = 0; p < pmds_.size(); ++p) {
     auto snap = std::make_shared<PmdSnapshot>();
     snap->version = version_;
+    snap->tx_ports.assign(port_table_, TxPortSlot{});
+    snap->port_macs.assign(port_table_, rte_ether_addr{});
     snap->fib = fib;
     snap->gateway_ip_be = config_.gateway.networkOrder();
     snap->gateway_mac = toEther(config_.gateway_mac);
@@ -914,7 +931,7 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
     snap->prefixes = prefixes_;
     snap->tx_flush_cycles = tsc_hz_ / 1'000'000 * tx_flush_interval_us_;
     snap->settings = pmd_settings_;
-    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    for (uint16_t n = 0; n < port_table_; ++n) {
       if (!ports_[n]) continue;
       const PortEntry& e = *ports_[n];
       if (!e.isPod()) {
@@ -927,12 +944,12 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
       const uint16_t usable = e.tx_usable;
       const auto queue = static_cast<uint16_t>(p % usable);
       const bool shared = e.tx_changing || queue + usable < pmds_.size();
-      snap->tx_ports[n] = {e.dpdk.dpdk_port, queue, true, shared ? &e.tx_locks[queue] : nullptr};
+      snap->tx_ports[n] = {e.dpdk.dpdk_port, queue, true, shared ? &e.tx_locks[queue] : nullptr, e.dpdk.vhost};
       snap->port_macs[n] = toEther(e.request.mac);
     }
     snap->port_mtus = port_mtus_;
     for (const auto& [n, queue] : rx_queues_per_pmd[p])
-      snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, queue, n});
+      snap->rx_queues.push_back({ports_[n]->dpdk.dpdk_port, queue, n, ports_[n]->dpdk.vhost});
     for (const ControlModule* m : modules_) m->fillSnapshot(*snap, p);
     next[p] = std::move(snap);
   }
@@ -957,27 +974,22 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
 
 PortView DataplaneControl::viewLocked(uint16_t port_no) {
   const PortEntry& e = *ports_[port_no];
-  return PortView{port_no,
-                  e.request,
-                  e.socket_path,
-                  e.dpdk.dpdk_name,
-                  e.pmd,
-                  backend_.linkUp(e.dpdk.dpdk_port),
-                  e.netns,
-                  e.queue_pmds,
-                  portSocketLocked(e.dpdk.dpdk_port)};
+  return PortView{port_no,         e.request, e.socket_path, e.dpdk.dpdk_name, e.pmd, backend_.linkUp(e.dpdk),
+                  e.netns,         e.queue_pmds, portSocketLocked(e.dpdk)};
 }
 
 std::vector<PortView> DataplaneControl::listPorts() {
   std::lock_guard lock(mu_);
   std::vector<PortView> out;
-  for (uint16_t n = 0; n < kMaxPorts; ++n)
+  for (uint16_t n = 0; n < port_table_; ++n)
     if (ports_[n] && ports_[n]->isPod()) out.push_back(viewLocked(n));
   return out;
 }
 
 DataplaneControl::Totals DataplaneControl::readTotals() const {
   Totals t;
+  t.ports.resize(port_table_);
+  t.rx_queues.resize(port_table_);
   for (size_t p = 0; p < pmds_.size(); ++p) {
     const PmdCounters& c = pmds_[p]->counters;
     PmdStatsView& v = t.pmds.emplace_back(readPmdStats(c));
@@ -985,7 +997,7 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
     v.lcore = pmds_[p]->lcore;
     v.numa_socket = pmd_sockets_[p];
     for (size_t r = 0; r < kDropReasonCount; ++r) t.drops[r] += c.drops[r].read();
-    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    for (uint16_t n = 0; n < port_table_; ++n) {
       for (uint16_t q = 0; q < kMaxQueuesPerPort; ++q) t.rx_queues[n][q] += c.rx_queue_packets[n][q].read();
       t.ports[n].rx_packets += c.ports[n].rx_packets.read();
       t.ports[n].tx_packets += c.ports[n].tx_packets.read();
@@ -993,9 +1005,9 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
       t.ports[n].rx_dropped += c.ports[n].rx_dropped.read();
     }
   }
-  for (uint16_t n = 0; n < kMaxPorts; ++n) {
+  for (uint16_t n = 0; n < port_table_; ++n) {
     if (!ports_[n]) continue;
-    const PortBackend::ByteCounts b = backend_.bytes(ports_[n]->dpdk.dpdk_port);
+    const PortBackend::ByteCounts b = backend_.bytes(ports_[n]->dpdk);
     t.ports[n].rx_bytes = b.rx;
     t.ports[n].tx_bytes = b.tx;
   }
@@ -1018,7 +1030,7 @@ StatsView DataplaneControl::stats() {
   for (size_t r = 0; r < kDropReasonCount; ++r) v.drops[r] = now.drops[r] - baseline_.drops[r];
   // Modules' own ports (the uplink) first, then the pods'.
   for (bool pods : {false, true}) {
-    for (uint16_t n = 0; n < kMaxPorts; ++n) {
+    for (uint16_t n = 0; n < port_table_; ++n) {
       if (!ports_[n] || ports_[n]->isPod() != pods) continue;
       const PortStatsView& c = now.ports[n];
       const PortStatsView& b = baseline_.ports[n];

@@ -273,8 +273,9 @@ class DataplaneControl {
   // Raw counter sums over all PMDs; statistics report raw minus baseline.
   struct Totals {
     std::vector<PmdStatsView> pmds;
-    std::array<PortStatsView, kMaxPorts> ports{};
-    std::array<std::array<uint64_t, kMaxQueuesPerPort>, kMaxPorts> rx_queues{};
+    // By port number, port_table_ of each.
+    std::vector<PortStatsView> ports;
+    std::vector<std::array<uint64_t, kMaxQueuesPerPort>> rx_queues;
     std::array<uint64_t, kDropReasonCount> drops{};
   };
 
@@ -291,8 +292,8 @@ class DataplaneControl {
   // one, so that placement moves its queues to that socket's PMDs.
   void placeAgainOnKnownSocketsLocked();
   std::optional<uint16_t> freePortNumberLocked() const;
-  // The NUMA socket of a port's ethdev (none: unknown, or no topology).
-  std::optional<unsigned> portSocketLocked(uint16_t dpdk_port) const;
+  // The NUMA socket of a port (none: unknown, or no topology).
+  std::optional<unsigned> portSocketLocked(const CreatedPort& port) const;
   // Starts a reused port number's counters from zero (for the new port).
   void zeroPortCountersLocked(uint16_t port_no);
   PortView viewLocked(uint16_t port_no);
@@ -313,6 +314,9 @@ class DataplaneControl {
   void flowThreadMain();
 
   const SluicedConfig config_;
+  // How many entries every per-port table has (portTableSize of max-ports):
+  // ports_, the snapshots' tables, the PMDs' batches and counters.
+  const uint16_t port_table_;
   // The node's IPv6 pod network from config_ (pod-cidr-v6, gateway-v6): as
   // requests are checked against it, and as the fast path reads it.
   const std::optional<Ipv6PodCidr> v6_cidr_;
@@ -341,7 +345,7 @@ class DataplaneControl {
   std::mutex mu_;  // the table lock: every member below unless said otherwise
 
   std::vector<ControlModule*> modules_;  // registered before start(); changed only within a change
-  std::array<std::optional<PortEntry>, kMaxPorts> ports_;  // indexed by port number
+  std::vector<std::optional<PortEntry>> ports_;  // indexed by port number, port_table_ of them
   std::map<AttachmentId, uint16_t> by_attachment_;
   uint64_t version_ = 0;
   // What each PMD currently runs; kept alive here until replaced and
@@ -355,7 +359,7 @@ class DataplaneControl {
   std::shared_ptr<const Ipv6ForwardingTable> fib6_ = std::make_shared<const Ipv6ForwardingTable>();
   // Each port's MTU by port number (0: a module's port, unchecked), made with
   // fib_: translation copies the out port's into an output action.
-  std::array<uint16_t, kMaxPorts> port_mtus_{};
+  std::vector<uint16_t> port_mtus_;
   // Every port's allowed sources in the latest snapshot, likewise.
   std::shared_ptr<const SourceTable> sources_ = std::make_shared<const SourceTable>();
   // Every port's routed prefixes in the latest snapshot, likewise.

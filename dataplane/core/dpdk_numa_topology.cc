@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include "dataplane/datapath/vhost_port.h"
+
 namespace sluice {
 
 unsigned DpdkNumaTopology::lcoreSocket(unsigned lcore) const {
@@ -14,7 +16,14 @@ unsigned DpdkNumaTopology::lcoreSocket(unsigned lcore) const {
   return socket == static_cast<unsigned>(SOCKET_ID_ANY) ? 0 : socket;
 }
 
-std::optional<unsigned> DpdkNumaTopology::portSocket(uint16_t dpdk_port) const {
+std::optional<unsigned> DpdkNumaTopology::portSocket(const CreatedPort& port) const {
+  // The vhost library's port: the socket its connect callback read.
+  if (port.vhost != nullptr) {
+    const int node = port.vhost->numa_node.load(std::memory_order_relaxed);
+    if (node < 0) return std::nullopt;
+    return static_cast<unsigned>(node);
+  }
+  const uint16_t dpdk_port = port.dpdk_port;
   rte_eth_dev_info info{};
   if (rte_eth_dev_info_get(dpdk_port, &info) != 0) return std::nullopt;
   // net_vhost's private data is a vhost device only on its own ports: ask

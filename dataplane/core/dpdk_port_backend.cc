@@ -102,7 +102,7 @@ absl::StatusOr<CreatedPort> DpdkPortBackend::createAndStart(const std::string& n
 
   // A vhost-user port's socket is known only once its pod connects (it is
   // not yet): the home pool. A vdev's is the socket it was made on.
-  rte_mempool* pool = pools_.forSocket(topology_.portSocket(port.dpdk_port));
+  rte_mempool* pool = pools_.forSocket(topology_.portSocket(port));
   if (absl::Status s = openEthdevQueues(port.dpdk_port, queues, rte_eth_conf{}, pool); !s.ok())
     return cleanup_on_error(s);
   port.tx_queues = queues;
@@ -130,7 +130,8 @@ void DpdkPortBackend::destroy(const CreatedPort& port) {
     logWarning("removing vdev ", port.dpdk_name, ": ", rte_strerror(-r));
 }
 
-PortBackend::ByteCounts DpdkPortBackend::bytes(uint16_t dpdk_port) {
+PortBackend::ByteCounts DpdkPortBackend::bytes(const CreatedPort& port) {
+  const uint16_t dpdk_port = port.dpdk_port;
   // The driver's own counters (net_vhost adds each burst's bytes per queue);
   // read without stopping the PMD that writes them, as rte_eth_stats_get is.
   rte_eth_stats s{};
@@ -138,8 +139,8 @@ PortBackend::ByteCounts DpdkPortBackend::bytes(uint16_t dpdk_port) {
   return {s.ibytes, s.obytes};
 }
 
-absl::Status DpdkPortBackend::setMtu(uint16_t dpdk_port, uint32_t mtu) {
-  const int rc = rte_eth_dev_set_mtu(dpdk_port, static_cast<uint16_t>(mtu));
+absl::Status DpdkPortBackend::setMtu(const CreatedPort& port, uint32_t mtu) {
+  const int rc = rte_eth_dev_set_mtu(port.dpdk_port, static_cast<uint16_t>(mtu));
   if (rc == -ENOTSUP) return absl::UnimplementedError("the port's driver sets no MTU");
   if (rc != 0) return dpdkError(absl::StrCat("setting MTU ", mtu), rc);
   return absl::OkStatus();
@@ -155,7 +156,7 @@ void DpdkPortBackend::readQueueEvents(uint16_t dpdk_port, bool link_event) {
   uint32_t& enabled = enabled_tx_[dpdk_port];
   // A pod that goes away leaves its vrings' states reset without a queue
   // event of their own: only the link event says so.
-  if (link_event && !linkUp(dpdk_port)) enabled = 0;
+  if (link_event && !ethdevLinkUp(dpdk_port)) enabled = 0;
   // A queue event's `rx` is the pod's transmit vring (our rx queue); ours to
   // send on are the others.
   rte_eth_vhost_queue_event event{};
@@ -176,7 +177,9 @@ uint16_t DpdkPortBackend::enabledTxQueues(const CreatedPort& port) {
 
 bool DpdkPortBackend::takeQueueStateChange() { return queue_change_.exchange(false, std::memory_order_acq_rel); }
 
-bool DpdkPortBackend::linkUp(uint16_t dpdk_port) {
+bool DpdkPortBackend::linkUp(const CreatedPort& port) { return ethdevLinkUp(port.dpdk_port); }
+
+bool DpdkPortBackend::ethdevLinkUp(uint16_t dpdk_port) {
   rte_eth_link link{};
   if (rte_eth_link_get_nowait(dpdk_port, &link) != 0) return false;
   return link.link_status == RTE_ETH_LINK_UP;

@@ -1,5 +1,7 @@
-// The real PortBackend: vhost-user ports as hot-plugged `net_vhost` vdevs,
-// and DPDK vdevs standing in for pods. Control thread only (DPDK's hot-plug
+// A real PortBackend of ethdevs: DPDK vdevs standing in for pods, and
+// vhost-user ports as hot-plugged `net_vhost` vdevs (each one of DPDK's
+// RTE_MAX_ETHPORTS; sluiced uses them only where a pod port must be an
+// ethdev, see sluiced_main.cc, and VhostPortBackend otherwise). Control thread only (DPDK's hot-plug
 // calls are not for PMD threads).
 #pragma once
 
@@ -33,9 +35,9 @@ class DpdkPortBackend final : public PortBackend {
                                               bool client_mode, uint16_t queues) override;
   absl::StatusOr<CreatedPort> createVdev(uint16_t port_no, const std::string& devargs) override;
   void destroy(const CreatedPort& port) override;
-  absl::Status setMtu(uint16_t dpdk_port, uint32_t mtu) override;
-  bool linkUp(uint16_t dpdk_port) override;
-  ByteCounts bytes(uint16_t dpdk_port) override;
+  absl::Status setMtu(const CreatedPort& port, uint32_t mtu) override;
+  bool linkUp(const CreatedPort& port) override;
+  ByteCounts bytes(const CreatedPort& port) override;
   uint16_t enabledTxQueues(const CreatedPort& port) override;
   bool takeQueueStateChange() override;
 
@@ -49,6 +51,7 @@ class DpdkPortBackend final : public PortBackend {
   void readQueueEvents(uint16_t dpdk_port, bool link_event);
   // Unregisters the callbacks (waiting out one that runs) and clears the state.
   void forgetQueueEvents(uint16_t dpdk_port);
+  static bool ethdevLinkUp(uint16_t dpdk_port);
 
   const MbufPools& pools_;
   const NumaTopology& topology_;

@@ -37,7 +37,11 @@ std::vector<unsigned> pmdSockets(const std::vector<unsigned>& pmd_lcores, const 
 }
 
 void givePmdsTheirPools(const std::vector<PmdContext*>& pmds, const NumaTopology& topology, const MbufPools& pools) {
-  for (PmdContext* pmd : pmds) pmd->mbuf_pool = pools.forSocket(topology.lcoreSocket(pmd->lcore));
+  for (PmdContext* pmd : pmds) {
+    rte_mempool* pool = pools.forSocket(topology.lcoreSocket(pmd->lcore));
+    pmd->fragment_pool = pool;  // IPv4 fragments (rare), direct and indirect alike
+    pmd->packet_pool = pool;    // what vhost-user ports receive is copied into it
+  }
 }
 
 }  // namespace sluice

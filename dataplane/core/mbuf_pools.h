@@ -49,7 +49,8 @@ class MbufPools {
 // Each PMD's socket, from its lcore, in `pmds`' order.
 std::vector<unsigned> pmdSockets(const std::vector<unsigned>& pmd_lcores, const NumaTopology& topology);
 
-// Gives every PMD the pool of its lcore's socket (PmdContext::mbuf_pool).
+// Gives every PMD the pool of its lcore's socket (PmdContext's fragment_pool
+// and packet_pool).
 void givePmdsTheirPools(const std::vector<PmdContext*>& pmds, const NumaTopology& topology, const MbufPools& pools);
 
 }  // namespace sluice

@@ -5,8 +5,9 @@
 // DPDK (dpdk_numa_topology.h). Control thread only.
 #pragma once
 
-#include <cstdint>
 #include <optional>
+
+#include "dataplane/core/port_backend.h"
 
 namespace sluice {
 
@@ -15,10 +16,10 @@ class NumaTopology {
   virtual ~NumaTopology() = default;
   // The socket lcore `lcore` runs on (0 on a machine of one socket).
   virtual unsigned lcoreSocket(unsigned lcore) const = 0;
-  // The socket ethdev `dpdk_port`'s memory is on (a NIC's: the PCI device's;
-  // a vhost-user port's: the pod's memory, once the pod connected). None
-  // while unknown: placement then treats the port as on any socket.
-  virtual std::optional<unsigned> portSocket(uint16_t dpdk_port) const = 0;
+  // The socket `port`'s memory is on (a NIC's: the PCI device's; a
+  // vhost-user port's: the pod's memory, once the pod connected). None while
+  // unknown: placement then treats the port as on any socket.
+  virtual std::optional<unsigned> portSocket(const CreatedPort& port) const = 0;
 };
 
 }  // namespace sluice

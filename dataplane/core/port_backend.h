@@ -1,6 +1,9 @@
 // Creates and destroys the DPDK ports behind Sluice ports. An interface so the
 // control logic (numbering, validation, snapshots, statistics) is tested on a
-// fake without EAL; DpdkPortBackend is the real one. Control thread only.
+// fake without EAL; the real ones are VhostPortBackend (vhost-user ports on
+// DPDK's vhost library), DpdkPortBackend (DPDK vdevs, and vhost-user ports
+// as net_vhost ethdevs) and SplitPortBackend (one of each, as sluiced runs
+// them). Control thread only.
 #pragma once
 
 #include <absl/status/statusor.h>
@@ -8,13 +11,19 @@
 #include <cstdint>
 #include <string>
 
+#include "dataplane/datapath/vhost_port.h"
+
 namespace sluice {
 
 struct CreatedPort {
-  uint16_t dpdk_port = 0;  // ethdev port id
-  std::string dpdk_name;   // ethdev/vdev name
+  uint16_t dpdk_port = 0;  // ethdev port id (unused with `vhost`)
+  std::string dpdk_name;   // ethdev/vdev name (empty with `vhost`: there is no ethdev)
   uint16_t tx_queues = 1;  // tx queues the port offers
   uint16_t rx_queues = 1;  // rx queues the port offers (ids 0..rx_queues-1)
+  // Non-null: a vhost-user port served by DPDK's vhost library, which the
+  // PMDs poll and send on through this (no ethdev). Owned by the backend
+  // that made it, freed by its destroy().
+  VhostPort* vhost = nullptr;
 };
 
 class PortBackend {
@@ -34,20 +43,20 @@ class PortBackend {
   // Called only after no PMD polls or transmits on it any more.
   virtual void destroy(const CreatedPort& port) = 0;
   // Applies an IP MTU to the port's driver (rte_eth_dev_set_mtu).
-  // Unimplemented when the driver has no MTU to set (net_vhost, net_ring):
-  // the fast path's check is then the only one.
-  virtual absl::Status setMtu(uint16_t /*dpdk_port*/, uint32_t /*mtu*/) {
+  // Unimplemented when the driver has no MTU to set (vhost-user, net_vhost,
+  // net_ring): the fast path's check is then the only one.
+  virtual absl::Status setMtu(const CreatedPort& /*port*/, uint32_t /*mtu*/) {
     return absl::UnimplementedError("the port's driver sets no MTU");
   }
   // Whether the peer is connected and the link up.
-  virtual bool linkUp(uint16_t dpdk_port) = 0;
+  virtual bool linkUp(const CreatedPort& port) = 0;
   // Bytes the port has received and sent since it was created, as its driver
   // counts them (the PMDs count packets per port, not bytes: reading the
   // driver's figures here costs the fast path nothing). Zeros where unknown.
   struct ByteCounts {
     uint64_t rx = 0, tx = 0;
   };
-  virtual ByteCounts bytes(uint16_t /*dpdk_port*/) { return {}; }
+  virtual ByteCounts bytes(const CreatedPort& /*port*/) { return {}; }
   // How many of `port`'s tx queues the peer enabled, counted from queue 0
   // (a virtio-net device enables its queue pairs in order): 1..tx_queues. A
   // port whose peer enabled none (not connected) counts 1. A vhost-user

@@ -79,7 +79,7 @@ struct RouteTables {
   // it (inner IPv6 over the IPv4 underlay), as IPv4 is.
   const Ipv6ForwardingTable* fib6 = nullptr;
   const Ipv6PodNet* v6 = nullptr;
-  // Each port's IP MTU, indexed by port number (kMaxPorts entries; 0: not
+  // Each port's IP MTU, indexed by port number (a table of portTableSize entries; 0: not
   // checked); null: none is checked. An output action carries its port's.
   const uint16_t* port_mtus = nullptr;
   // This node's IPv4 pod CIDR, network order (mask 0: unknown): a

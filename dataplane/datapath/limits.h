@@ -7,14 +7,30 @@
 
 namespace sluice {
 
-// Port numbers index the PMDs' tx arrays. Debian's DPDK is built with
-// RTE_MAX_ETHPORTS = 32, which bounds how many ethdevs one process can hold;
-// our port numbers cannot usefully exceed it.
-inline constexpr uint16_t kMaxPorts = 32;
+// Port numbers index every per-port array (the PMDs' tx batches and
+// counters, the snapshots' port tables, control's port table). Those are
+// sized at start by max-ports (portTableSize), never by a compile-time
+// count: the most a node may be configured with is this bound, and the
+// default is what a node of two-interface pods fills in practice.
+inline constexpr uint16_t kMaxPortsLimit = 1024;
+inline constexpr uint16_t kDefaultMaxPorts = 256;
 
-// The uplink, when the node has one, takes the last port number (pods never
-// get it): the overlay opens it there and partial offload marks its packets.
-inline constexpr uint16_t kUplinkPortNo = kMaxPorts - 1;
+// The uplink, when the node has one, is port 31 whatever max-ports is (pods
+// never get it): the overlay opens it there and partial offload marks its
+// packets. Its number predates tables larger than DPDK's 32 ethdevs, and
+// operators' dashboards and the host path's number (30) follow it.
+inline constexpr uint16_t kUplinkPortNo = 31;
+
+// How many entries a per-port array holds for max-ports `max_ports`: the
+// module ports' numbers always fit, so a small table (max-ports 8, as tests
+// use) still has the uplink's slot, and pods are numbered below max-ports.
+constexpr uint16_t portTableSize(uint16_t max_ports) {
+  return max_ports > kUplinkPortNo ? max_ports : static_cast<uint16_t>(kUplinkPortNo + 1);
+}
+
+// The table size of anything built without a configuration (tests, tools):
+// that of the default max-ports.
+inline constexpr uint16_t kDefaultPortTable = portTableSize(kDefaultMaxPorts);
 
 // Packets per rx burst and per output batch: DPDK's customary 32, which keeps
 // a burst's mbuf pointers within four cache lines.

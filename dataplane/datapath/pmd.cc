@@ -48,6 +48,10 @@ void Pmd::run() {
   while (!mailbox_.stop.load(std::memory_order_relaxed)) {
     // Quiescent point: no packet, snapshot or classifier pointer is held across it.
     if (mailbox_.published.load(std::memory_order_seq_cst) != snap_) pickUpSnapshot();
+    if (const uint64_t g = mailbox_.grace_request.load(std::memory_order_seq_cst); g != grace_seen_) {
+      grace_seen_ = g;
+      mailbox_.grace_passed.store(g, std::memory_order_release);
+    }
     if (const flow::Classifier* c = mailbox_.classifier.load(std::memory_order_seq_cst); c != classifier_) {
       classifier_ = c;
       lookup_.setClassifier(c);
@@ -60,14 +64,15 @@ void Pmd::run() {
 
     const uint64_t start = now;
     uint32_t received = 0;
-    bool light = true;  // every queue returned under half a burst
     // Stage cycles: a TSC read where a stage ends, only in bursts that
     // brought packets (an idle iteration reads none more than before).
     uint64_t stage_start = start;
-    for (const RxQueueRef& rxq : snap_->rx_queues) {
-      uint16_t n = rte_eth_rx_burst(rxq.dpdk_port, rxq.queue, pkts, kBurstSize);
-      light &= n < kBurstSize / 2;
-      if (n == 0) continue;
+    // Busy queues every iteration, idle ones in turn (rx_schedule.h);
+    // light: every queue polled returned under half a burst.
+    const bool light = rx_schedule_.pollOnce(start, [&](const RxQueueRef& rxq) -> uint16_t {
+      const uint16_t n = rxq.vhost != nullptr ? vhostReceive(*rxq.vhost, rxq.queue, packet_pool_, pkts, kBurstSize)
+                                              : rte_eth_rx_burst(rxq.dpdk_port, rxq.queue, pkts, kBurstSize);
+      if (n == 0) return 0;
       received += n;
       counters_.rx_queue_packets[rxq.port_no][rxq.queue].add(n);
       uint64_t t = rte_rdtsc();
@@ -80,11 +85,12 @@ void Pmd::run() {
         t = flushed;
       }
       stage_start = t;
-    }
+      return n;
+    });
     now = rte_rdtsc();
     if (received != 0) counters_.rx_cycles.add(now - stage_start);  // the polls after the last burst
     // Batches held by tx-flush-interval; the flush's cycles count in the next iteration.
-    if (pending_ != 0) flushExpired(now);
+    if (pending_count_ != 0) flushExpired(now);
     if (received != 0) {
       counters_.busy_cycles.add(now - start);
       counters_.packets.add(received);
@@ -120,7 +126,11 @@ void Pmd::pickUpSnapshot() {
   // Packets batched under the old snapshot go out under it: its ports are
   // still open until control sees our acknowledgement below.
   flushAll();
+  const PmdSnapshot* previous = snap_;  // alive until the acknowledgement below
   snap_ = mailbox_.published.load(std::memory_order_seq_cst);
+  rx_schedule_.assign(previous != nullptr ? std::span<const RxQueueRef>(previous->rx_queues)
+                                          : std::span<const RxQueueRef>(),
+                      snap_ != nullptr ? std::span<const RxQueueRef>(snap_->rx_queues) : std::span<const RxQueueRef>());
   if (snap_ != nullptr) {
     gate_.setPortCount(static_cast<uint32_t>(snap_->rx_queues.size()));
     if (snap_->settings.generation != settings_generation_) applySettings(snap_->settings);
@@ -369,12 +379,17 @@ uint16_t Pmd::act(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint
   return dropped;
 }
 
+void Pmd::startBatch(TxBatch& b, uint16_t port_no, uint64_t now) {
+  b.first_tsc = now;
+  if (!b.pending) {
+    b.pending = true;
+    pending_ports_[pending_count_++] = port_no;
+  }
+}
+
 void Pmd::enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now) {
   TxBatch& b = batches_[port_no];
-  if (b.count == 0) {
-    b.first_tsc = now;
-    pending_ |= 1u << port_no;
-  }
+  if (b.count == 0) startBatch(b, port_no, now);
   b.pkts[b.count++] = m;
   if (b.count == kBurstSize) flush(port_no);
 }
@@ -382,10 +397,7 @@ void Pmd::enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now) {
 void Pmd::enqueueRun(uint16_t port_no, rte_mbuf* const* pkts, uint16_t n, uint64_t now) {
   TxBatch& b = batches_[port_no];
   while (n != 0) {
-    if (b.count == 0) {
-      b.first_tsc = now;
-      pending_ |= 1u << port_no;
-    }
+    if (b.count == 0) startBatch(b, port_no, now);
     const uint16_t take = std::min<uint16_t>(n, static_cast<uint16_t>(kBurstSize - b.count));
     std::memcpy(&b.pkts[b.count], pkts, take * sizeof(rte_mbuf*));
     b.count = static_cast<uint16_t>(b.count + take);
@@ -397,7 +409,6 @@ void Pmd::enqueueRun(uint16_t port_no, rte_mbuf* const* pkts, uint16_t n, uint64
 
 void Pmd::flush(uint16_t port_no) {
   TxBatch& b = batches_[port_no];
-  pending_ &= ~(1u << port_no);
   uint16_t count = b.count;
   b.count = 0;
   const TxPortSlot& slot = snap_->tx_ports[port_no];
@@ -416,11 +427,13 @@ void Pmd::flush(uint16_t port_no) {
   uint16_t sent;
   if (slot.lock != nullptr) {
     rte_spinlock_lock(slot.lock);
-    sent = rte_eth_tx_burst(slot.dpdk_port, slot.queue, b.pkts, count);
+    sent = slot.vhost != nullptr ? vhostSend(*slot.vhost, slot.queue, b.pkts, count)
+                                 : rte_eth_tx_burst(slot.dpdk_port, slot.queue, b.pkts, count);
     rte_spinlock_unlock(slot.lock);
     counters_.tx_locked_batches.inc();
   } else {
-    sent = rte_eth_tx_burst(slot.dpdk_port, slot.queue, b.pkts, count);
+    sent = slot.vhost != nullptr ? vhostSend(*slot.vhost, slot.queue, b.pkts, count)
+                                 : rte_eth_tx_burst(slot.dpdk_port, slot.queue, b.pkts, count);
   }
   counters_.tx_batches.inc();
   counters_.tx_batched.add(count);
@@ -435,16 +448,30 @@ void Pmd::flush(uint16_t port_no) {
 }
 
 void Pmd::flushAll() {
-  while (pending_ != 0) flush(static_cast<uint16_t>(__builtin_ctz(pending_)));
+  for (uint16_t i = 0; i < pending_count_; ++i) {
+    const uint16_t port_no = pending_ports_[i];
+    TxBatch& b = batches_[port_no];
+    b.pending = false;
+    if (b.count != 0) flush(port_no);
+  }
+  pending_count_ = 0;
 }
 
 void Pmd::flushExpired(uint64_t now) {
-  uint32_t ports = pending_;
-  while (ports != 0) {
-    auto port_no = static_cast<uint16_t>(__builtin_ctz(ports));
-    ports &= ports - 1;
-    if (now - batches_[port_no].first_tsc >= snap_->tx_flush_cycles) flush(port_no);
+  // Flushes the batches that waited long enough and keeps the others
+  // listed, in order (compacted in place).
+  uint16_t kept = 0;
+  for (uint16_t i = 0; i < pending_count_; ++i) {
+    const uint16_t port_no = pending_ports_[i];
+    TxBatch& b = batches_[port_no];
+    if (b.count != 0 && now - b.first_tsc >= snap_->tx_flush_cycles) flush(port_no);
+    if (b.count != 0) {
+      pending_ports_[kept++] = port_no;
+    } else {
+      b.pending = false;
+    }
   }
+  pending_count_ = kept;
 }
 
 }  // namespace sluice

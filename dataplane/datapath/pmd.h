@@ -1,5 +1,7 @@
 // A PMD (poll-mode driver) thread: polls its rx queues, runs each burst
 // through the pipeline and sends the results in per-port output batches.
+// Its rx queues are polled as rx_schedule.h decides: the busy ones every
+// iteration, the idle ones a few at a time in turn.
 // Runs on one dedicated lcore; everything it touches is either its own (this
 // object, its counters, its flow caches) or an immutable snapshot (see
 // pmd_snapshot.h). No heap, locks (except a shared tx queue's, see
@@ -39,6 +41,7 @@
 
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/flow/megaflow.h"
+#include "dataplane/datapath/fixed_array.h"
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/icmp_error_limiter.h"
 #include "dataplane/datapath/ipv4_fragment.h"
@@ -48,6 +51,7 @@
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"
 #include "dataplane/datapath/pmd_tap.h"
+#include "dataplane/datapath/rx_schedule.h"
 #include "dataplane/datapath/upcall_gate.h"
 #include "dataplane/datapath/upcall_queue.h"
 #include "dataplane/datapath/uplink_stage.h"
@@ -60,12 +64,14 @@ class Pmd {
   explicit Pmd(PmdContext& context)
       : mailbox_(context.mailbox), counters_(context.counters), lookup_(*context.lookup),
         megaflows_(*context.megaflows), upcalls_(context.upcalls), gate_(context.gate), marks_(context.marks),
-        tap_(context.tap), fragment_pool_(context.mbuf_pool), pmd_index_(context.index),
+        tap_(context.tap), fragment_pool_(context.fragment_pool), packet_pool_(context.packet_pool),
+        pmd_index_(context.index), rx_schedule_(context.counters, context.gate.tsc_hz),
         max_sleep_us_(context.max_sleep_us),
         icmp_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
                        context.icmp_errors.rate_per_sec}),
         echo_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
-                       context.icmp_errors.rate_per_sec}) {}
+                       context.icmp_errors.rate_per_sec}),
+        batches_(context.portTableSize()), pending_ports_(context.portTableSize()) {}
 
   // The poll loop; returns when the mailbox's stop flag is set, after
   // flushing every batch. Suitable for rte_eal_remote_launch via launch().
@@ -76,6 +82,7 @@ class Pmd {
   // Packets waiting for one output port. Indexed by port number.
   struct TxBatch {
     uint16_t count = 0;
+    bool pending = false;  // listed in pending_ports_
     uint64_t first_tsc = 0;  // when the oldest packet entered (for tx-flush-interval)
     rte_mbuf* pkts[kBurstSize];
   };
@@ -189,6 +196,9 @@ class Pmd {
   // live megaflow take its actions here; the rest are compacted to the front
   // of pkts (returns their count) for the normal pipeline.
   uint16_t takeMarked(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
+  // A packet for an empty batch: when it waits from, and the batch listed
+  // for flushing unless it still is.
+  void startBatch(TxBatch& b, uint16_t port_no, uint64_t now);
   void enqueue(uint16_t port_no, rte_mbuf* m, uint64_t now);
   void enqueueRun(uint16_t port_no, rte_mbuf* const* pkts, uint16_t n, uint64_t now);  // n packets, in order
   void flush(uint16_t port_no);
@@ -204,8 +214,10 @@ class Pmd {
   const offload::MarkTable* marks_;
   PmdTap& tap_;
   rte_mempool* fragment_pool_;  // where IPv4 fragments come from (null: none made)
+  rte_mempool* packet_pool_;    // where vhost-user ports' received packets are copied to
   uint32_t pmd_index_;
   const PmdSnapshot* snap_ = nullptr;
+  RxSchedule rx_schedule_;  // which of snap_'s rx queues each iteration polls
   uint32_t max_sleep_us_;  // pmd-max-sleep-us (0: never sleep)
   uint32_t sleep_us_ = 0;  // length of the last sleep; 0 after a full burst
   IcmpErrorLimiter icmp_limiter_;  // the ICMP errors this PMD may still send
@@ -213,16 +225,20 @@ class Pmd {
   // bucket of their own: a ping flood cannot starve the errors (which PMTU
   // discovery depends on), nor errors the replies.
   IcmpErrorLimiter echo_limiter_;
+  uint64_t grace_seen_ = 0;  // the mailbox's grace_request passed last
   uint64_t settings_generation_ = 0;  // of the live settings applied last (0: as made)
   const flow::Classifier* classifier_ = nullptr;
   // The tier counters already copied into counters_ (FlowLookup keeps running
   // totals; the PMD publishes their growth once per burst).
   flow::TierCounters published_tiers_;
-  // Bit p set: batches_[p] is not empty. kMaxPorts == 32 fits one word, so
-  // flushing visits only the ports that have something to send.
-  uint32_t pending_ = 0;
-  static_assert(kMaxPorts <= 32);
-  std::array<TxBatch, kMaxPorts> batches_{};
+  // One batch per port number (max-ports of them, most never used), and the
+  // numbers of those that have held a packet since the last flushAll, in the
+  // order they got one: flushing visits only these, so its cost follows the
+  // ports a PMD sends to, not the size of the table. A batch flushed because
+  // it filled stays listed (empty) until the next flushAll or flushExpired.
+  FixedArray<TxBatch> batches_;
+  FixedArray<uint16_t> pending_ports_;
+  uint16_t pending_count_ = 0;
   // The burst's runs and their flow keys (4 KiB): scratch, here rather than
   // on the stack because of the keys' 64-byte alignment and size.
   static_assert(kBurstSize <= flow::kMaxBurst);

@@ -23,6 +23,16 @@
 namespace sluice {
 
 struct PmdContext {
+  // Sizes the per-port arrays (counters here, and the PMD's own batches,
+  // made from this size) for max-ports `max_ports` (portTableSize). Before
+  // the PMD is made and control reads the counters.
+  void sizePortTables(uint16_t max_ports) {
+    counters.ports = FixedArray<PortCounters>(sluice::portTableSize(max_ports));
+    counters.rx_queue_packets = FixedArray<std::array<Counter, kMaxQueuesPerPort>>(sluice::portTableSize(max_ports));
+    gate.port_table = sluice::portTableSize(max_ports);
+  }
+  uint16_t portTableSize() const { return static_cast<uint16_t>(counters.ports.size()); }
+
   unsigned lcore = 0;
   uint32_t index = 0;  // which PMD this is (what partial-offload marks name)
   PmdMailbox mailbox;
@@ -44,11 +54,16 @@ struct PmdContext {
   const offload::MarkTable* marks = nullptr;
   // Packet trace and capture (off unless control arms them).
   PmdTap tap;
-  // The mbuf pool of the PMD's NUMA socket (mbuf_pools.h): what the PMD
-  // allocates from, IPv4 fragments (ipv4_fragment.h), direct and indirect
-  // alike. Null: an IPv4 packet without DF over its out port's or the
-  // overlay's MTU is dropped as fragmentation_failed.
-  rte_mempool* mbuf_pool = nullptr;
+  // Both pools are the mbuf pool of the PMD's NUMA socket (mbuf_pools.h), so
+  // what the PMD allocates stays in its socket's memory.
+  // The pool IPv4 fragments are made from (ipv4_fragment.h); null: an IPv4
+  // packet without DF over its out port's or the overlay's MTU is dropped
+  // as fragmentation_failed.
+  rte_mempool* fragment_pool = nullptr;
+  // The pool packets received on vhost-user ports are copied into (the
+  // vhost library's dequeue allocates them; an ethdev has its own per
+  // queue). Null: the PMD polls no such port.
+  rte_mempool* packet_pool = nullptr;
 };
 
 }  // namespace sluice

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "dataplane/datapath/drop_reason.h"
+#include "dataplane/datapath/fixed_array.h"
 #include "dataplane/datapath/limits.h"
 
 namespace sluice {
@@ -41,12 +42,14 @@ struct alignas(64) PmdCounters {
 #include "dataplane/datapath/pmd_counters.def"
 #undef SLUICE_PMD_COUNTER
   std::array<Counter, kDropReasonCount> drops;
-  std::array<PortCounters, kMaxPorts> ports;
+  // Per port number; sized by max-ports (PmdContext::sizePortTables) before
+  // the PMD runs.
+  FixedArray<PortCounters> ports{kDefaultPortTable};
   // Packets received per (port number, rx queue id) by this PMD: which of a
   // multi-queue port's queues bring its traffic. One add per non-empty rx
-  // burst; fixed size (kMaxPorts x kMaxQueuesPerPort counters, 4 KiB), so
-  // nothing is allocated when ports or queues come and go.
-  std::array<std::array<Counter, kMaxQueuesPerPort>, kMaxPorts> rx_queue_packets;
+  // burst; sized with `ports` (kMaxQueuesPerPort counters a port), so nothing
+  // is allocated when ports or queues come and go.
+  FixedArray<std::array<Counter, kMaxQueuesPerPort>> rx_queue_packets{kDefaultPortTable};
   // IPv4 datagrams without DF fragmented to an MTU (ipv4_fragment.h), and
   // the fragments made of them. Not per-PMD fields of the API: the health
   // call reports their sums over the PMDs (since start; ClearStats leaves

@@ -35,6 +35,7 @@
 #include "dataplane/datapath/overlay_snapshot.h"
 #include "dataplane/datapath/routed_prefix_table.h"
 #include "dataplane/datapath/source_check.h"
+#include "dataplane/datapath/vhost_port.h"
 
 namespace sluice {
 namespace flow {
@@ -43,9 +44,12 @@ class Classifier;
 
 // One rx queue a PMD polls.
 struct RxQueueRef {
-  uint16_t dpdk_port = 0;  // ethdev port id
-  uint16_t queue = 0;      // rx queue id
+  uint16_t dpdk_port = 0;  // ethdev port id (unused with `vhost`)
+  uint16_t queue = 0;      // rx queue id (a vhost-user port's queue pair)
   uint16_t port_no = 0;    // Sluice port number of that port
+  // Non-null: a vhost-user port served by the vhost library (no ethdev);
+  // owned by the port backend, alive while any snapshot lists it.
+  VhostPort* vhost = nullptr;
 };
 
 // How a PMD transmits on a port, indexed by port number.
@@ -57,6 +61,9 @@ struct TxPortSlot {
   // tx queues, as with a single-queue vhost-user pod). Taken once per batch,
   // not per packet; null with one PMD, which is the common deployment.
   rte_spinlock_t* lock = nullptr;
+  // Non-null: a vhost-user port served by the vhost library (dpdk_port
+  // unused), as in RxQueueRef.
+  VhostPort* vhost = nullptr;
 };
 
 // Settings control may change while a PMD runs (config keys of the same
@@ -75,7 +82,10 @@ struct PmdSettings {
 struct PmdSnapshot {
   uint64_t version = 0;
   std::vector<RxQueueRef> rx_queues;
-  std::array<TxPortSlot, kMaxPorts> tx_ports{};
+  // The per-port tables (tx_ports, port_macs, port_mtus) hold one entry per
+  // port number: control sizes them by max-ports (portTableSize), the PMD's
+  // batches and counters have as many.
+  std::vector<TxPortSlot> tx_ports = std::vector<TxPortSlot>(kDefaultPortTable);
   // Shared by all PMDs' snapshots of one version; control keeps it alive.
   std::shared_ptr<const ForwardingTable> fib;
   uint32_t gateway_ip_be = 0;
@@ -92,10 +102,10 @@ struct PmdSnapshot {
   Ipv6PodNet v6;
   // The pod MAC behind each port (the output action's Ethernet destination;
   // megaflows name only the port, so a port's MAC lives here, per version).
-  std::array<rte_ether_addr, kMaxPorts> port_macs{};
+  std::vector<rte_ether_addr> port_macs = std::vector<rte_ether_addr>(kDefaultPortTable);
   // Each port's IP MTU (0: not checked, a module's port), for the inline
   // translation, which copies the out port's into its output action.
-  std::array<uint16_t, kMaxPorts> port_mtus{};
+  std::vector<uint16_t> port_mtus = std::vector<uint16_t>(kDefaultPortTable);
   // Which sources each port's pod may send with (shared like fib; null:
   // nothing is checked, as in snapshots built by tests).
   std::shared_ptr<const SourceTable> sources;
@@ -120,6 +130,18 @@ struct PmdSnapshot {
 // PMD's loads do not contend with control's stores to the other field).
 struct PmdMailbox {
   alignas(64) std::atomic<const PmdSnapshot*> published{nullptr};
+  // Grace periods without a new snapshot, for state the PMD reads outside
+  // snapshots (a vhost-user device's id, which the vhost library's thread
+  // takes back when the pod goes away). A waiter increments grace_request
+  // (seq_cst) after it withdrew the state; the PMD, at its quiescent point,
+  // loads grace_request (seq_cst) and stores the value into grace_passed
+  // (release). A PMD that stored a value >= the waiter's has, from then on,
+  // read the withdrawal (its load synchronised with the waiter's
+  // increment), and everything it did before is visible to the waiter's
+  // acquire of grace_passed. A PMD not `running` holds nothing; one that
+  // starts after the waiter read `running` (seq_cst on both sides) loads the
+  // increment. The PMD pays one load per loop on a line it reads anyway.
+  std::atomic<uint64_t> grace_request{0};
   // The megaflow classifier version this PMD searches (flow/classifier.h),
   // handed over like a snapshot but on its own, so installing megaflows does
   // not reload ports: control stores it (seq_cst), the PMD picks it up at its
@@ -129,6 +151,7 @@ struct PmdMailbox {
   std::atomic<const flow::Classifier*> classifier{nullptr};
   alignas(64) std::atomic<uint64_t> acked_version{0};
   std::atomic<const flow::Classifier*> classifier_acked{nullptr};
+  std::atomic<uint64_t> grace_passed{0};
   alignas(64) std::atomic<bool> stop{false};
   std::atomic<bool> running{false};
 };

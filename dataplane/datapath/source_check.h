@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "dataplane/datapath/drop_reason.h"
 #include "dataplane/datapath/limits.h"
@@ -42,11 +43,12 @@ struct PortSources {
 
 // Every port's allowed sources, indexed by port number.
 struct SourceTable {
-  std::array<PortSources, kMaxPorts> ports{};
+  // Sized like the snapshots' port tables (portTableSize of max-ports).
+  std::vector<PortSources> ports = std::vector<PortSources>(kDefaultPortTable);
 
   // The port's sources when its packets are checked; null when they are not.
   const PortSources* checked(uint16_t in_port) const {
-    return in_port < kMaxPorts && ports[in_port].checked ? &ports[in_port] : nullptr;
+    return in_port < ports.size() && ports[in_port].checked ? &ports[in_port] : nullptr;
   }
 };
 

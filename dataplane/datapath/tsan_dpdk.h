@@ -14,6 +14,11 @@
 //     every packet received and release every packet sent;
 //   - handOver()/takeOver() for an mbuf put into a ring by one thread and
 //     taken out by another (ARP punts, a test's own side of a ring port).
+// vhost-user ports on the vhost library (vhost_port.h) need nothing more:
+// the library copies, so a received mbuf comes from the pool (the ops above)
+// and a sent one is freed by the PMD that sent it; what passes between the
+// library's thread and a PMD is the device's id and vring bits, which are
+// atomics of ours.
 // Without TSan the pool ops are DPDK's default and everything else does
 // nothing.
 #pragma once

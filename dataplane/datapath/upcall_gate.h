@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "dataplane/datapath/fixed_array.h"
 #include "dataplane/datapath/limits.h"
 
 namespace sluice {
@@ -36,6 +37,8 @@ struct UpcallGateConfig {
   uint32_t burst = 1024;
   // How long a sent upcall suppresses duplicates: a few control polls (1 ms).
   uint32_t retry_ms = 20;
+  // Port numbers a miss may come from (portTableSize of max-ports).
+  uint16_t port_table = kDefaultPortTable;
 };
 
 class UpcallGate {
@@ -46,7 +49,8 @@ class UpcallGate {
       : tsc_hz_(c.tsc_hz),
         cycles_per_token_(c.rate_per_sec == 0 ? 0 : c.tsc_hz / c.rate_per_sec),
         burst_(std::max<uint32_t>(c.burst, 1)),
-        retry_cycles_(c.tsc_hz / 1000 * c.retry_ms) {
+        retry_cycles_(c.tsc_hz / 1000 * c.retry_ms),
+        ports_(c.port_table) {
     setPortCount(1);
   }
 
@@ -69,7 +73,7 @@ class UpcallGate {
     setPortCount(port_count_);
   }
 
-  // A miss from in_port (< kMaxPorts) whose megaflow hashes to `flow_hash`,
+  // A miss from in_port (< the config's port_table) whose megaflow hashes to `flow_hash`,
   // at TSC `now`.
   Verdict admit(uint32_t flow_hash, uint16_t in_port, uint64_t now) {
     Recent& r = recent_[flow_hash & (kRecent - 1)];
@@ -123,7 +127,7 @@ class UpcallGate {
   uint64_t port_cycles_per_token_ = 0;
   uint32_t port_burst_ = 1;
   Bucket pmd_;
-  Bucket ports_[kMaxPorts];
+  FixedArray<Bucket> ports_;
   Recent recent_[kRecent];
 };
 

@@ -159,7 +159,7 @@ class RecordingBackend : public PortBackend {
     return CreatedPort{next++, "vdev" + std::to_string(port_no), 1};
   }
   void destroy(const CreatedPort& port) override { destroyed.push_back(port.dpdk_name); }
-  bool linkUp(uint16_t) override { return true; }
+  bool linkUp(const CreatedPort&) override { return true; }
 
   uint16_t next = 0;
   std::vector<std::string> vhost, vdevs, destroyed;

@@ -1,5 +1,5 @@
 // IPv6 between two pods of one node on real DPDK: sluiced (a child process
-// with net_vhost ports and pod-cidr-v6) and two net_virtio_user pods in this
+// with vhost-user ports and pod-cidr-v6) and two net_virtio_user pods in this
 // process, one dual-stack and one IPv6-only. Neighbor solicitations are
 // answered with exact bytes, UDP arrives rewritten byte for byte, counters
 // move by exact amounts, an expired hop limit is answered with ICMPv6 Time

@@ -1,4 +1,4 @@
-// A port's MTU on real DPDK: sluiced (a child process with net_vhost ports
+// A port's MTU on real DPDK: sluiced (a child process with vhost-user ports
 // and pod-cidr-v6) and two dual-stack net_virtio_user pods in this process,
 // pod B's port made with mtu 1280 through the API. A packet from pod A
 // larger than that comes back as ICMP "fragmentation needed" (DF set, the

@@ -1,4 +1,4 @@
-// Source validation on real DPDK: sluiced (a child process with net_vhost
+// Source validation on real DPDK: sluiced (a child process with vhost-user
 // ports and pod-cidr-v6) and three net_virtio_user pods in this process: A
 // and B checked (the default), R a router made with validation off. Spoofed
 // IPv4 and IPv6 sources, spoofed MACs and spoofed ARP from A are dropped and

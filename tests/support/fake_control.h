@@ -46,7 +46,7 @@ class FakePortBackend : public PortBackend {
     live.erase(port.dpdk_port);
     destroyed.push_back(port.dpdk_name);
   }
-  bool linkUp(uint16_t) override { return false; }
+  bool linkUp(const CreatedPort&) override { return false; }
   uint16_t enabledTxQueues(const CreatedPort& port) override {
     auto it = enabled_tx.find(port.dpdk_port);
     return it == enabled_tx.end() ? port.tx_queues : it->second;

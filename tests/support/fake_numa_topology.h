@@ -1,5 +1,5 @@
 // A machine of several NUMA sockets made up for tests: each lcore's socket
-// and each ethdev's as the test sets them (unset lcores are on socket 0,
+// and each port's (by its dpdk_port) as the test sets them (unset lcores are on socket 0,
 // unset ports unknown).
 #pragma once
 
@@ -18,8 +18,8 @@ class FakeNumaTopology final : public NumaTopology {
     auto it = lcores_.find(lcore);
     return it == lcores_.end() ? 0 : it->second;
   }
-  std::optional<unsigned> portSocket(uint16_t dpdk_port) const override {
-    auto it = ports_.find(dpdk_port);
+  std::optional<unsigned> portSocket(const CreatedPort& port) const override {
+    auto it = ports_.find(port.dpdk_port);
     if (it == ports_.end()) return std::nullopt;
     return it->second;
   }

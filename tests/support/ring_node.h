@@ -133,7 +133,7 @@ class RingBackend final : public PortBackend {
       return;
     }
   }
-  bool linkUp(uint16_t) override { return true; }
+  bool linkUp(const CreatedPort&) override { return true; }
 
   const Ring* ring(uint16_t port_no) const {
     auto it = rings_.find(port_no);
@@ -244,7 +244,7 @@ const Ipv4Address kRemote2 = *Ipv4Address::parse("192.168.77.2");
 const Ipv4Address kRemote3 = *Ipv4Address::parse("192.168.77.3");
 const Ipv4Address kStranger = *Ipv4Address::parse("192.168.77.9");  // no remote node
 constexpr uint32_t kVni = 42;
-constexpr uint16_t kUplinkPort = kMaxPorts - 1;  // as sluiced numbers it
+constexpr uint16_t kUplinkPort = kUplinkPortNo;  // as sluiced numbers it
 inline RemoteNodeConfig remoteNode(const std::string& name, Ipv4Address vtep, const std::string& cidr) {
   RemoteNodeConfig n;
   n.name = name;
@@ -315,7 +315,7 @@ class Node {
     pmd_context_.gate = options.gate;
     if (pmd_context_.gate.tsc_hz == 0) pmd_context_.gate.tsc_hz = rte_get_tsc_hz();
     pmd_context_.icmp_errors = options.icmp_errors;
-    pmd_context_.mbuf_pool = ringNodePool();
+    pmd_context_.fragment_pool = ringNodePool();
     pmd_context_.marks = manager_ ? &manager_->marks() : nullptr;
     pmd_ = std::make_unique<Pmd>(pmd_context_);
     control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_context_},

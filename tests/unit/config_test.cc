@@ -78,7 +78,7 @@ TEST(ConfigTest, BadValuesNameTheSetting) {
       {{"--pmd-cores", "1,1"}, "pmd-cores"},
       {{"--pmd-cores", "0"}, "pmd-cores"},  // same as main-core
       {{"--tx-flush-interval", "-1"}, "tx-flush-interval"},
-      {{"--max-ports", "33"}, "max-ports"},
+      {{"--max-ports", "1025"}, "max-ports"},
       {{"--pmd-max-sleep-us", "10001"}, "pmd-max-sleep-us"},
       {{"--gateway-mac", "01:00:00:00:00:01"}, "gateway-mac"},
       {{"--log-level", "loud"}, "log-level"},

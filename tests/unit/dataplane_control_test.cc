@@ -237,7 +237,7 @@ TEST_P(DataplaneControlTest, AMultiQueuePortSpreadsItsQueuesAndGivesEachPmdItsOw
   EXPECT_EQ(rxQueuesOf(mailboxes_, added->port.port_no), by_pmd);
 }
 
-// The PMDs send only on the tx queues the pod enabled (net_vhost refuses
+// The PMDs send only on the tx queues the pod enabled (vhost-user refuses
 // packets on the others): one enabled queue is shared under its lock, four
 // give each PMD its own again. With several PMDs the change goes over three
 // snapshots (old queues locked, new queues locked, new queues as they

@@ -88,7 +88,7 @@ class HostPathTranslateTest : public ::testing::Test {
   SourceTable sources_;
   HostAddresses addresses_;
   HostPath host_;
-  std::array<uint16_t, kMaxPorts> mtus_{};
+  std::vector<uint16_t> mtus_ = std::vector<uint16_t>(kDefaultPortTable);
 };
 
 TEST_F(HostPathTranslateTest, AHostAddressGoesOutTheHostPortMatchedExactly) {

@@ -184,10 +184,14 @@ TEST(MbufPoolsTest, OnePoolPerSocketOfThePmdsAndEachPmdGetsItsSocketsPool) {
     pmds.push_back(&contexts[i]);
   }
   givePmdsTheirPools(pmds, topology, *pools);
-  EXPECT_EQ(contexts[0].mbuf_pool, fakePool(0));
-  EXPECT_EQ(contexts[1].mbuf_pool, fakePool(0));
-  EXPECT_EQ(contexts[2].mbuf_pool, fakePool(1));
-  EXPECT_EQ(contexts[3].mbuf_pool, fakePool(1));
+  EXPECT_EQ(contexts[0].packet_pool, fakePool(0));
+  EXPECT_EQ(contexts[0].fragment_pool, fakePool(0));
+  EXPECT_EQ(contexts[1].packet_pool, fakePool(0));
+  EXPECT_EQ(contexts[1].fragment_pool, fakePool(0));
+  EXPECT_EQ(contexts[2].packet_pool, fakePool(1));
+  EXPECT_EQ(contexts[2].fragment_pool, fakePool(1));
+  EXPECT_EQ(contexts[3].packet_pool, fakePool(1));
+  EXPECT_EQ(contexts[3].fragment_pool, fakePool(1));
 }
 
 // One socket (this machine, most nodes): one pool, as sluiced always had.
@@ -211,7 +215,10 @@ TEST(MbufPoolsTest, OneSocketMakesOnePoolForEveryPmd) {
     pmds.push_back(&contexts[i]);
   }
   givePmdsTheirPools(pmds, topology, *pools);
-  for (const PmdContext& c : contexts) EXPECT_EQ(c.mbuf_pool, fakePool(0));
+  for (const PmdContext& c : contexts) {
+    EXPECT_EQ(c.packet_pool, fakePool(0));
+    EXPECT_EQ(c.fragment_pool, fakePool(0));
+  }
 }
 
 TEST(MbufPoolsTest, APoolThatCannotBeMadeFreesTheOthersAndNamesItsSocket) {

@@ -29,6 +29,10 @@ TEST(StatsFormatTest, ShowsCyclesPerPacketBatchesAndEveryDropReason) {
   p->set_tx_cycles(25'000'000);
   p->set_icmp_errors_sent(5);
   p->set_icmp_errors_rate_limited(2);
+  p->set_rxq_idle_polls(800);
+  p->set_rxq_idle_polls_skipped(49'200);
+  p->set_rxq_idled(500);
+  p->set_rxq_woken(3);
   v1::PortStats* port = s.add_ports();
   port->set_port_no(3);
   port->mutable_attachment()->set_container_id("0123456789abcdef");
@@ -52,12 +56,17 @@ TEST(StatsFormatTest, ShowsCyclesPerPacketBatchesAndEveryDropReason) {
   EXPECT_NE(text.find("ICMP errors sent:                    5  (2 more held back by icmp-error-rate)\n"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("idle rx queue polls:               800  (49200 left to later iterations; 500 queues went idle, 3 "
+                      "woke)\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(StatsFormatTest, ZeroPacketsDoNotDivideByZero) {
   v1::GetStatsResponse s;
   s.add_pmds();
   std::string text = formatStats(s);
+  EXPECT_EQ(text.find("idle rx queue polls"), std::string::npos) << text;
   EXPECT_NE(text.find("cycles per packet:                 0.0"), std::string::npos) << text;
   EXPECT_NE(text.find("(no ports)"), std::string::npos);
 }

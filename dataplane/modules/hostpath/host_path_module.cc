@@ -63,7 +63,7 @@ void HostPathModule::fillSnapshot(PmdSnapshot& snap, size_t pmd) const {
 
 void HostPathModule::fillRouteTables(RouteTables& tables) const { tables.host = &host_; }
 
-void HostPathModule::fillPortTables(SourceTable& sources, std::array<uint16_t, kMaxPorts>& mtus) const {
+void HostPathModule::fillPortTables(SourceTable& sources, std::vector<uint16_t>& mtus) const {
   sources.ports[kHostPortNo] = sources_;
   mtus[kHostPortNo] = tap_.mtu();
 }

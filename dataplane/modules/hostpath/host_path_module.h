@@ -41,7 +41,7 @@ class HostPathModule final : public ControlModule {
 
   void fillSnapshot(PmdSnapshot& snap, size_t pmd) const override;
   void fillRouteTables(RouteTables& tables) const override;
-  void fillPortTables(SourceTable& sources, std::array<uint16_t, kMaxPorts>& mtus) const override;
+  void fillPortTables(SourceTable& sources, std::vector<uint16_t>& mtus) const override;
 
  private:
   HostPathModule(DataplaneControl& core, HostTap& tap, const HostAddresses& addresses);

@@ -2,6 +2,8 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "common/log.h"
+
 namespace sluice {
 
 OffloadModule::OffloadModule(DataplaneControl& core, offload::OffloadManager& manager, Target target)
@@ -16,16 +18,22 @@ OffloadModule::~OffloadModule() {
   core_.unregisterModuleLocked(this);
 }
 
-void OffloadModule::portAdded(uint16_t port_no, const PortRequest& request, uint16_t dpdk_port) {
+void OffloadModule::portAdded(uint16_t port_no, const PortRequest& request, std::optional<uint16_t> dpdk_port) {
   const bool wanted =
       target_.port_no ? *target_.port_no == port_no
                       : !target_.attachment.empty() &&
                             absl::StrCat(request.attachment.container_id, "/", request.attachment.ifname) ==
                                 target_.attachment;
   if (!wanted) return;
+  if (!dpdk_port) {
+    // A vhost-user port on the vhost library has no ethdev to mark on
+    // (sluiced makes pod ports ethdevs when offload-port names a pod).
+    logWarning("offload: port ", port_no, " has no ethdev: nothing of it is offloaded");
+    return;
+  }
   // The port's packets get marks (the provider probes it once here).
   // A target by port number is the overlay's uplink (offload-port empty).
-  manager_.attachPort(port_no, dpdk_port, 1, target_.port_no.has_value());
+  manager_.attachPort(port_no, *dpdk_port, 1, target_.port_no.has_value());
   attached_ = port_no;
 }
 

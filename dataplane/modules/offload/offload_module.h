@@ -33,7 +33,7 @@ class OffloadModule final : public ControlModule {
 
   offload::OffloadStatsView stats() const { return manager_.stats(); }
 
-  void portAdded(uint16_t port_no, const PortRequest& request, uint16_t dpdk_port) override;
+  void portAdded(uint16_t port_no, const PortRequest& request, std::optional<uint16_t> dpdk_port) override;
   void portClosing(uint16_t port_no) override;
   bool tick(std::chrono::steady_clock::time_point now) override;
 
