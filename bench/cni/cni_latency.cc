@@ -6,8 +6,8 @@
 //               the attachment added `window` ADDs before, so the port table
 //               holds a realistic number of ports while it is measured);
 //   parallel:   M attachments in waves of W concurrent ADDs, then W
-//               concurrent DELs (W <= max-ports - 1: DPDK's port table here
-//               holds 32 ethdevs, so 50 cannot exist at once).
+//               concurrent DELs (W and K at most sluiced's max-ports,
+//               256 unless a --sluiced-flag raises it).
 // Reports median, p90, p99 and max per phase and verb. A benchmark: it never
 // fails on a figure (it fails only if a CNI call fails).
 //
@@ -33,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dataplane/datapath/limits.h"
 #include "tests/integration/sluiced_process.h"
 
 extern char** environ;
@@ -207,8 +208,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.wave < 1 || o.wave > 31 || o.window < 0 || o.window > 31) {
-    std::fprintf(stderr, "--wave 1..31 and --window 0..31: sluiced holds at most 32 ports\n");
+  if (o.wave < 1 || o.wave > sluice::kMaxPortsLimit || o.window < 0 || o.window > sluice::kMaxPortsLimit) {
+    std::fprintf(stderr, "--wave 1..%u and --window 0..%u: sluiced holds at most max-ports ports\n",
+                 unsigned{sluice::kMaxPortsLimit}, unsigned{sluice::kMaxPortsLimit});
     return 2;
   }
   std::string error;

@@ -974,8 +974,8 @@ void DataplaneControl::publishLocked(const PmdRxQueues& rx_queues_per_pmd,
 
 PortView DataplaneControl::viewLocked(uint16_t port_no) {
   const PortEntry& e = *ports_[port_no];
-  return PortView{port_no,         e.request, e.socket_path, e.dpdk.dpdk_name, e.pmd, backend_.linkUp(e.dpdk),
-                  e.netns,         e.queue_pmds, portSocketLocked(e.dpdk)};
+  return PortView{port_no, e.request, e.socket_path, e.dpdk.dpdk_name, e.pmd, backend_.linkUp(e.dpdk),
+                  e.netns, e.queue_pmds, portSocketLocked(e.dpdk)};
 }
 
 std::vector<PortView> DataplaneControl::listPorts() {

@@ -1,7 +1,8 @@
 // One mbuf pool per NUMA socket that has PMDs, and which pool each user
-// takes: a PMD its own socket's (the buffers it allocates, IPv4 fragments,
-// stay in its socket's memory), a port's rx queues the pool of the socket
-// the port is on, where placement puts its PMDs (rxq_placement.h). On a
+// takes: a PMD its own socket's (the buffers it allocates, IPv4 fragments and
+// the copies of what vhost-user pods send, stay in its socket's memory), an
+// ethdev's rx queues the pool of the socket the port is on, where placement
+// puts its PMDs (rxq_placement.h). On a
 // machine of one socket this is the one pool sluiced always had.
 // Made and freed by sluiced's main thread; read-only while PMDs run.
 #pragma once

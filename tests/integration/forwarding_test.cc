@@ -271,16 +271,23 @@ TEST_F(TwoPodsTest, APodGoingAwayWhileTrafficFlowsCostsTheOthersNothingAndItsPor
   v1::AddPortResponse c;
   ASSERT_TRUE(node_->addPort(portRequest("pod-c", ip_c.toString()), &c).ok());
   const uint32_t port_c = c.port().port_no();
+  auto listed = [&](uint32_t port_no) {
+    const v1::ListPortsResponse all = node_->ports();
+    for (const auto& p : all.ports())
+      if (p.port_no() == port_no) return p;
+    return v1::Port{};
+  };
+  auto linkUp = [&](uint32_t port_no) { return listed(port_no).link_up(); };
+  // The NUMA node of a vhost-user port is its pod's memory's: unknown until
+  // the pod connects, then the vhost library's answer (this machine has one
+  // node, 0), unknown again once the pod is gone.
+  EXPECT_FALSE(listed(port_c).has_numa_socket());
   auto made = VirtioPod::create(c.port().socket_path(), false, podPool());
   ASSERT_TRUE(made.ok()) << made.status();
   std::unique_ptr<VirtioPod> pod_c = std::move(*made);
   ASSERT_TRUE(node_->waitLinkUp(port_c)) << node_->log();
-  auto linkUp = [&](uint32_t port_no) {
-    const v1::ListPortsResponse listed = node_->ports();
-    for (const auto& p : listed.ports())
-      if (p.port_no() == port_no) return p.link_up();
-    return false;
-  };
+  ASSERT_TRUE(waitFor([&] { return listed(port_c).has_numa_socket(); })) << node_->log();
+  EXPECT_EQ(listed(port_c).numa_socket(), 0u);
   std::vector<Frame> a_to_c = aToB(64, 64, ip_c);
   std::vector<Frame> c_to_b;
   for (uint32_t i = 0; i < 64; ++i) {
@@ -303,6 +310,7 @@ TEST_F(TwoPodsTest, APodGoingAwayWhileTrafficFlowsCostsTheOthersNothingAndItsPor
     if (r == kRounds / 2) pod_c.reset();  // mid-stream, with frames in both of its vrings
   }
   ASSERT_TRUE(waitFor([&] { return !linkUp(port_c); })) << node_->log();
+  ASSERT_TRUE(waitFor([&] { return !listed(port_c).has_numa_socket(); })) << node_->log();
   // Settled: sluiced has received all A sent, and B everything sluiced sent it.
   v1::GetStatsResponse s;
   ASSERT_TRUE(waitFor([&] {
