@@ -315,9 +315,12 @@ std::vector<FlowView> DataplaneControl::listFlows() {
 }
 
 void DataplaneControl::zeroPortCountersLocked(uint16_t port_no) {
-  Totals now = readTotals();
-  baseline_.ports[port_no] = now.ports[port_no];
-  baseline_.rx_queues[port_no] = now.rx_queues[port_no];
+  // This port's counters only: reading every port's (and every connected
+  // pod's byte counts from its driver) would make each AddPort cost the
+  // whole table.
+  baseline_.ports[port_no] = {};
+  baseline_.rx_queues[port_no] = {};
+  readPortTotals(port_no, baseline_.ports[port_no], baseline_.rx_queues[port_no]);
 }
 
 std::optional<unsigned> DataplaneControl::portSocketLocked(const CreatedPort& port) const {
@@ -997,21 +1000,25 @@ DataplaneControl::Totals DataplaneControl::readTotals() const {
     v.lcore = pmds_[p]->lcore;
     v.numa_socket = pmd_sockets_[p];
     for (size_t r = 0; r < kDropReasonCount; ++r) t.drops[r] += c.drops[r].read();
-    for (uint16_t n = 0; n < port_table_; ++n) {
-      for (uint16_t q = 0; q < kMaxQueuesPerPort; ++q) t.rx_queues[n][q] += c.rx_queue_packets[n][q].read();
-      t.ports[n].rx_packets += c.ports[n].rx_packets.read();
-      t.ports[n].tx_packets += c.ports[n].tx_packets.read();
-      t.ports[n].tx_dropped += c.ports[n].tx_dropped.read();
-      t.ports[n].rx_dropped += c.ports[n].rx_dropped.read();
-    }
   }
-  for (uint16_t n = 0; n < port_table_; ++n) {
-    if (!ports_[n]) continue;
-    const PortBackend::ByteCounts b = backend_.bytes(ports_[n]->dpdk);
-    t.ports[n].rx_bytes = b.rx;
-    t.ports[n].tx_bytes = b.tx;
-  }
+  for (uint16_t n = 0; n < port_table_; ++n) readPortTotals(n, t.ports[n], t.rx_queues[n]);
   return t;
+}
+
+void DataplaneControl::readPortTotals(uint16_t port_no, PortStatsView& port,
+                                      std::array<uint64_t, kMaxQueuesPerPort>& rx_queues) const {
+  for (const PmdContext* pmd : pmds_) {
+    const PmdCounters& c = pmd->counters;
+    for (uint16_t q = 0; q < kMaxQueuesPerPort; ++q) rx_queues[q] += c.rx_queue_packets[port_no][q].read();
+    port.rx_packets += c.ports[port_no].rx_packets.read();
+    port.tx_packets += c.ports[port_no].tx_packets.read();
+    port.tx_dropped += c.ports[port_no].tx_dropped.read();
+    port.rx_dropped += c.ports[port_no].rx_dropped.read();
+  }
+  if (!ports_[port_no]) return;
+  const PortBackend::ByteCounts b = backend_.bytes(ports_[port_no]->dpdk);
+  port.rx_bytes = b.rx;
+  port.tx_bytes = b.tx;
 }
 
 StatsView DataplaneControl::stats() {

@@ -298,6 +298,9 @@ class DataplaneControl {
   void zeroPortCountersLocked(uint16_t port_no);
   PortView viewLocked(uint16_t port_no);
   Totals readTotals() const;
+  // Adds port `port_no`'s counters summed over the PMDs to `port` and
+  // `rx_queues`, and sets its byte counts from the driver (a port in the table).
+  void readPortTotals(uint16_t port_no, PortStatsView& port, std::array<uint64_t, kMaxQueuesPerPort>& rx_queues) const;
   void removePortLocked(uint16_t port_no);
   // Creates the DPDK port and the table entry for a validated request at a
   // free `port_no` on `socket_path` (empty for a vdev; a restored port keeps

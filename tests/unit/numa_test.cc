@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <optional>
+#include <span>
 
 #include "dataplane/core/dataplane_control.h"
 #include "dataplane/core/mbuf_pools.h"
@@ -158,6 +159,16 @@ TEST_F(NumaControlTest, AQueueAlreadyOnItsSocketOrPinnedStaysWhenItsSocketIsKnow
 std::array<char, 8> pool_storage;
 rte_mempool* fakePool(unsigned socket) { return reinterpret_cast<rte_mempool*>(&pool_storage[socket]); }
 
+// Puts `contexts` on lcores 1, 2, ... and lists them as sluiced passes them.
+std::vector<PmdContext*> onLcoresFromOne(std::span<PmdContext> contexts) {
+  std::vector<PmdContext*> pmds;
+  for (size_t i = 0; i < contexts.size(); ++i) {
+    contexts[i].lcore = static_cast<unsigned>(i + 1);
+    pmds.push_back(&contexts[i]);
+  }
+  return pmds;
+}
+
 TEST(MbufPoolsTest, OnePoolPerSocketOfThePmdsAndEachPmdGetsItsSocketsPool) {
   test::FakeNumaTopology topology(kTwoSocketLcores);
   std::vector<unsigned> made;
@@ -178,12 +189,7 @@ TEST(MbufPoolsTest, OnePoolPerSocketOfThePmdsAndEachPmdGetsItsSocketsPool) {
   EXPECT_EQ(pools->forSocket(2u), fakePool(1)) << "a socket without PMDs: the home pool";
 
   std::array<PmdContext, 4> contexts;
-  std::vector<PmdContext*> pmds;
-  for (unsigned i = 0; i < 4; ++i) {
-    contexts[i].lcore = i + 1;
-    pmds.push_back(&contexts[i]);
-  }
-  givePmdsTheirPools(pmds, topology, *pools);
+  givePmdsTheirPools(onLcoresFromOne(contexts), topology, *pools);
   EXPECT_EQ(contexts[0].packet_pool, fakePool(0));
   EXPECT_EQ(contexts[0].fragment_pool, fakePool(0));
   EXPECT_EQ(contexts[1].packet_pool, fakePool(0));
@@ -209,12 +215,7 @@ TEST(MbufPoolsTest, OneSocketMakesOnePoolForEveryPmd) {
   EXPECT_EQ(made, 1);
   EXPECT_EQ(pools->home(), fakePool(0));
   std::array<PmdContext, 3> contexts;
-  std::vector<PmdContext*> pmds;
-  for (unsigned i = 0; i < 3; ++i) {
-    contexts[i].lcore = i + 1;
-    pmds.push_back(&contexts[i]);
-  }
-  givePmdsTheirPools(pmds, topology, *pools);
+  givePmdsTheirPools(onLcoresFromOne(contexts), topology, *pools);
   for (const PmdContext& c : contexts) {
     EXPECT_EQ(c.packet_pool, fakePool(0));
     EXPECT_EQ(c.fragment_pool, fakePool(0));
