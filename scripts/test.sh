@@ -7,7 +7,8 @@
 #      ThreadSanitizer (label tsan: unit tests, the in-process PMD tests, and
 #      the integration tests with sluiced itself built with TSan);
 #   4. every libFuzzer target for a bounded number of inputs (clang).
-# Ends with one summary line "N passed, N failed". Exit status 0 only if all passed.
+# Ends with the names of the tests that failed, if any, then one summary line
+# "N passed, N failed". Exit status 0 only if all passed.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -25,8 +26,20 @@ debug_info=(-DSLUICE_DEBUG_INFO=lines)
 start=$SECONDS
 phase() { echo "== $* (at $(((SECONDS - start) / 60)) min)"; }
 
+# Each suite's failed tests, named with the build they ran in, so the end of
+# a long log says which ones failed without scrolling back to each suite.
+failed_names="$log_dir/failed-tests"
+: >"$failed_names"
+list_failures() {
+  if [[ -s $failed_names ]]; then
+    echo "== failed tests"
+    cat "$failed_names"
+  fi
+}
+
 die() {
   echo "test.sh: $*" >&2
+  list_failures
   echo "${passed} passed, $((failed + 1)) failed"
   exit 1
 }
@@ -45,6 +58,8 @@ run_ctest() {
   fi
   bad=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
   total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+  sed -n '/The following tests FAILED:/,/^$/p' "$out" | grep -E '^[[:space:]]+[0-9]+ - ' |
+    sed -E "s/^[[:space:]]+/$(basename "$dir"): /" >>"$failed_names"
   passed=$((passed + total - bad))
   failed=$((failed + bad))
 }
@@ -76,7 +91,8 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSLUICE_FUZZ=ON "${debug_info[@]}
 cmake --build build-fuzz -j "$jobs" --target fuzz_targets || die "build (fuzz) failed"
 run_ctest build-fuzz -R '^fuzz_'
 
-rm -rf "$log_dir"
 phase "done"
+list_failures
+rm -rf "$log_dir"
 echo "${passed} passed, ${failed} failed"
 ((failed == 0))
