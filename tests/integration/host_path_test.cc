@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <string>
@@ -28,6 +29,17 @@ constexpr uint32_t kHostPortNo = 30;  // below the uplink's 31
 constexpr size_t kEth = 14, kIp = 20;
 
 int run(const std::string& command) { return std::system(command.c_str()); }
+
+// What a command printed (stdout and stderr), for failure messages.
+std::string output(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen(("(" + command + ") 2>&1").c_str(), "r")) {
+    char buf[4096];
+    while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
 
 uint16_t get16(const Frame& f, size_t at) { return static_cast<uint16_t>(f[at] << 8 | f[at + 1]); }
 uint32_t get32(const Frame& f, size_t at) { return uint32_t{get16(f, at)} << 16 | get16(f, at + 2); }
@@ -89,6 +101,15 @@ class HostPathTest : public ::testing::Test {
     EXPECT_EQ(checksum(&f[kEth], kIp), 0) << "IPv4 header checksum";
   }
 
+  // Both sides of the TAP when a packet between them went missing: the
+  // node kernel's neighbors, routes and the TAP's counters, sluiced's
+  // counters (its drops by reason) and log.
+  std::string bothSides() const {
+    return "node kernel:\n" + output("ip -n " + netns_ + " neigh; ip -n " + netns_ + " route; ip -n " + netns_ +
+                                      " -s link show hpit0") +
+           "sluiced stats:\n" + sluicectl(node_->apiSocket(), "stats").output + "sluiced log:\n" + node_->log();
+  }
+
   std::string netns_;
   std::unique_ptr<SluicedProcess> node_;
   std::unique_ptr<VirtioPod> pod_;
@@ -100,7 +121,7 @@ TEST_F(HostPathTest, PodAndNodeReachEachOtherAndTheNodeMaySendOnlyFromItsHostAdd
   // resolves the pod's address with ARP first, answered by sluiced).
   ASSERT_EQ(pod_->send({icmpEcho(kPodMac, kGatewayMac, kPod, kHost, 8, 0x4242, 1)}), 1u);
   std::vector<Frame> replies = pod_->receive(1);
-  ASSERT_EQ(replies.size(), 1u) << node_->log();
+  ASSERT_EQ(replies.size(), 1u) << bothSides();
   expectFromNode(replies[0], 1);
   const Frame want_icmp = icmpEcho(kGatewayMac, kPodMac, kHost, kPod, 0, 0x4242, 1);
   EXPECT_EQ(Frame(replies[0].begin() + kEth + kIp, replies[0].end()), Frame(want_icmp.begin() + kEth + kIp, want_icmp.end()))
@@ -111,7 +132,7 @@ TEST_F(HostPathTest, PodAndNodeReachEachOtherAndTheNodeMaySendOnlyFromItsHostAdd
     return run("ip netns exec " + netns_ + " ping -n -c 1 -W 10 " + kPod.toString() + " >/dev/null");
   });
   std::vector<Frame> requests = pod_->receive(1);
-  ASSERT_EQ(requests.size(), 1u) << node_->log();
+  ASSERT_EQ(requests.size(), 1u) << bothSides();
   expectFromNode(requests[0], 1);
   ASSERT_EQ(requests[0][kEth + kIp], 8) << "an echo request";
   Frame answer = requests[0];
@@ -130,7 +151,7 @@ TEST_F(HostPathTest, PodAndNodeReachEachOtherAndTheNodeMaySendOnlyFromItsHostAdd
   answer[icmp + 2] = static_cast<uint8_t>(icmp_sum >> 8);
   answer[icmp + 3] = static_cast<uint8_t>(icmp_sum);
   ASSERT_EQ(pod_->send({answer}), 1u);
-  EXPECT_EQ(ping.get(), 0) << "the node's ping got the pod's reply";
+  EXPECT_EQ(ping.get(), 0) << "the node's ping got the pod's reply\n" << bothSides();
 
   // The TAP carried both directions: the pod's request and reply in, the
   // node's reply and request out (plus the kernel's ARP and sluiced's answers).
