@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <string>
@@ -29,17 +28,6 @@ constexpr uint32_t kHostPortNo = 30;  // below the uplink's 31
 constexpr size_t kEth = 14, kIp = 20;
 
 int run(const std::string& command) { return std::system(command.c_str()); }
-
-// What a command printed (stdout and stderr), for failure messages.
-std::string output(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen(("(" + command + ") 2>&1").c_str(), "r")) {
-    char buf[4096];
-    while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
-}
 
 uint16_t get16(const Frame& f, size_t at) { return static_cast<uint16_t>(f[at] << 8 | f[at + 1]); }
 uint32_t get32(const Frame& f, size_t at) { return uint32_t{get16(f, at)} << 16 | get16(f, at + 2); }
@@ -105,8 +93,9 @@ class HostPathTest : public ::testing::Test {
   // node kernel's neighbors, routes and the TAP's counters, sluiced's
   // counters (its drops by reason) and log.
   std::string bothSides() const {
-    return "node kernel:\n" + output("ip -n " + netns_ + " neigh; ip -n " + netns_ + " route; ip -n " + netns_ +
-                                      " -s link show hpit0") +
+    return "node kernel:\n" +
+           runShell("ip -n " + netns_ + " neigh; ip -n " + netns_ + " route; ip -n " + netns_ + " -s link show hpit0")
+               .output +
            "sluiced stats:\n" + sluicectl(node_->apiSocket(), "stats").output + "sluiced log:\n" + node_->log();
   }
 

@@ -83,15 +83,7 @@ class ObserveCliTest : public ::testing::Test {
   // command's result (its stdout and stderr, a pipeline's whole); `sent`
   // gets every frame sent.
   CommandResult whileSending(const std::string& command, std::vector<Frame>* sent, uint8_t ttl = 64) {
-    auto done = std::async(std::launch::async, [command] {
-      FILE* p = ::popen(("(" + command + ") 2>&1").c_str(), "r");
-      if (p == nullptr) return CommandResult{-1, "popen failed"};
-      std::string out;
-      char buf[4096];
-      while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-      const int status = ::pclose(p);
-      return CommandResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-    });
+    auto done = std::async(std::launch::async, [command] { return runShell(command); });
     uint32_t sequence = static_cast<uint32_t>(next_sequence_);
     while (done.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
       std::vector<Frame> burst;

@@ -47,15 +47,18 @@ bool waitFor(const std::function<bool()>& done, std::chrono::steady_clock::durat
   return done();
 }
 
-CommandResult sluicectl(const std::string& socket, const std::string& args) {
-  std::string cmd = std::string(SLUICECTL_PATH) + " --socket " + socket + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
+CommandResult runShell(const std::string& command) {
+  FILE* p = ::popen(("(" + command + ") 2>&1").c_str(), "r");
   if (p == nullptr) return {-1, "popen failed"};
   std::string out;
   char buf[4096];
   while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = ::pclose(p);
+  const int status = ::pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+CommandResult sluicectl(const std::string& socket, const std::string& args) {
+  return runShell(std::string(SLUICECTL_PATH) + " --socket " + socket + " " + args);
 }
 
 std::unique_ptr<SluicedProcess> SluicedProcess::start(const SluicedOptions& o, std::string* error) {

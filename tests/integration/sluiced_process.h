@@ -101,11 +101,14 @@ class SluicedProcess {
 bool waitFor(const std::function<bool()>& done,
              std::chrono::steady_clock::duration limit = std::chrono::seconds(10));
 
-// Runs the built sluicectl against `socket` with `args`; stdout and stderr together.
+// A shell command line's exit code (-1: it did not exit normally) and its
+// stdout and stderr together.
 struct CommandResult {
   int exit_code;
   std::string output;
 };
+CommandResult runShell(const std::string& command);
+// Runs the built sluicectl against `socket` with `args`.
 CommandResult sluicectl(const std::string& socket, const std::string& args);
 
 v1::AddPortRequest portRequest(const std::string& container_id, const std::string& ip,
