@@ -352,21 +352,27 @@ int run(int argc, char** argv) {
   GrpcCallMetrics call_metrics;
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(makeGrpcCallMetricsInterceptor(call_metrics));
-  auto server = startApiServer(config->api_socket, services, std::move(interceptors));
-  int exit_code = 0;
   // The Prometheus endpoint, when configured: its page is built on its own
   // threads from the service's answers (the same snapshot sluicectl reads).
+  // It listens before the API does, so that once the readiness probe (an
+  // API call) passes, a scrape finds sluiced too.
   std::unique_ptr<MetricsHttpServer> metrics;
-  if (server.ok() && config->metrics_port != 0) {
+  absl::Status metrics_started;
+  if (config->metrics_port != 0) {
     auto started = MetricsHttpServer::start(config->metrics_address, config->metrics_port, [&] {
       return renderMetrics(takeMetricsSnapshot(service, call_metrics, start_time_seconds));
     });
     if (started.ok()) metrics = *std::move(started);
-    else server = started.status();
+    else metrics_started = started.status();
   }
+  absl::StatusOr<std::unique_ptr<grpc::Server>> server =
+      metrics_started.ok() ? startApiServer(config->api_socket, services, std::move(interceptors)) : metrics_started;
+  int exit_code = 0;
   if (!server.ok()) {
     logError(server.status().message());
     exit_code = 1;
+    // No scrape reads the core from here on.
+    metrics.reset();
   } else {
     logInfo("sluiced ", kVersion, " ready: API ", config->api_socket, ", ", pmds.size(), " PMD(s), pod CIDR ",
             config->pod_cidr.toString(), ", gateway ", config->gateway.toString(), " ",

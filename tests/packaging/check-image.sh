@@ -22,7 +22,9 @@ for p in "${programs[@]}"; do
   f=$rootfs/usr/local/bin/$p
   [[ -f $f && -x $f ]] && ok "/usr/local/bin/$p" || fail "/usr/local/bin/$p missing or not executable"
   # Debug sections would more than double the image; the install strips them.
-  if [[ -f $f ]] && readelf -S -W "$f" | grep -q '\.debug_'; then fail "$p has debug sections"; fi
+  # (Counted, not grep -q: under pipefail a readelf still writing when grep
+  # stopped at a match would fail the pipeline and hide the sections.)
+  if [[ -f $f ]] && (($(readelf -S -W "$f" | grep -c '\.debug_') > 0)); then fail "$p has debug sections"; fi
 done
 
 # The loader of the image lists every object's libraries as resolved inside

@@ -62,7 +62,9 @@ if [[ $ready != yes ]]; then
   exit 1
 fi
 echo "ok   probe passes: $(cat "$tmp/probe.out")"
-if ! curl -sf "http://127.0.0.1:$metrics_port/metrics" | grep -q '^sluice_ready 1$'; then
+# The page is read whole before it is searched: grep -q stops at the match,
+# and under pipefail a curl still writing would fail the pipeline.
+if ! curl -sf "http://127.0.0.1:$metrics_port/metrics" >"$tmp/metrics" || ! grep -q '^sluice_ready 1$' "$tmp/metrics"; then
   echo "FAIL: sluiced started with the manifests' config serves no /metrics saying it is ready"
   exit 1
 fi
