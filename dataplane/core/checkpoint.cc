@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -159,7 +160,18 @@ absl::StatusOr<std::string> readFile(const std::string& path) {
 }
 
 // The file's own keys; every other one is a module's section.
-bool isReservedKey(std::string_view key) { return key == "format" || key == "version" || key == "ports"; }
+bool isReservedKey(std::string_view key) {
+  return key == "format" || key == "version" || key == "oldest_reader" || key == "ports";
+}
+
+// A newer file's "oldest_reader" (its own, or one port's): absent means only
+// sluiced of the file's version or later can read it.
+absl::StatusOr<uint64_t> oldestReader(const json& obj, uint64_t absent, const std::string& where) {
+  auto it = obj.find("oldest_reader");
+  if (it == obj.end()) return absent;
+  if (!it->is_number_unsigned()) return bad(absl::StrCat(where, "oldest_reader"), "must be a version number");
+  return it->get<uint64_t>();
+}
 
 }  // namespace
 
@@ -188,6 +200,7 @@ std::string serializeCheckpoint(const CheckpointState& state) {
     ports.back()["mtu"] = r.mtu;
   }
   json doc = {{"format", kFormat}, {"version", kCheckpointVersion}, {"ports", ports}};
+  if constexpr (kOldestCheckpointReader != kCheckpointVersion) doc["oldest_reader"] = kOldestCheckpointReader;
   for (const auto& [key, records] : state.sections)
     if (!isReservedKey(key)) doc[key] = records.is_array() ? records : json::array();
   // Indented: readable with `cat` when debugging a node. Invalid UTF-8 (no
@@ -204,24 +217,52 @@ absl::StatusOr<CheckpointState> parseCheckpoint(std::string_view text) {
   auto version = doc.find("version");
   if (version == doc.end() || !version->is_number_unsigned() || version->get<uint64_t>() < kOldestCheckpointVersion)
     return bad("version", absl::StrCat("must be an integer from ", kOldestCheckpointVersion));
-  // Written by a newer sluiced: its promises are in a schema this one cannot
-  // read, so it must neither read nor replace them (not corrupt: see load()).
-  if (const uint64_t v = version->get<uint64_t>(); v > kCheckpointVersion)
-    return absl::FailedPreconditionError(absl::StrCat("checkpoint version ", v,
-                                                      " is newer than this sluiced understands (versions ",
-                                                      kOldestCheckpointVersion, " to ", kCheckpointVersion, ")"));
   CheckpointState state;
   state.read_version = version->get<uint64_t>();
-  if (absl::Status s = migrateCheckpoint(doc, state.read_version); !s.ok()) return s;
+  const bool newer = state.read_version > kCheckpointVersion;
+  if (newer) {
+    // Written by a newer sluiced: read only if it says this version keeps
+    // its promises by ignoring what it does not know (a rollback); else they
+    // are in a schema this one cannot read, so it must neither read nor
+    // replace them (not corrupt: see load()).
+    absl::StatusOr<uint64_t> oldest = oldestReader(doc, state.read_version, "");
+    if (!oldest.ok()) return oldest.status();
+    if (*oldest > kCheckpointVersion)
+      return absl::FailedPreconditionError(absl::StrCat("checkpoint version ", state.read_version,
+                                                        " is newer than this sluiced understands (versions ",
+                                                        kOldestCheckpointVersion, " to ", kCheckpointVersion,
+                                                        *oldest == state.read_version
+                                                            ? std::string()
+                                                            : absl::StrCat("; it needs ", *oldest, " or later"),
+                                                        ")"));
+  } else if (absl::Status s = migrateCheckpoint(doc, state.read_version); !s.ok()) {
+    return s;
+  }
   auto ports = doc.find("ports");
   if (ports == doc.end() || !ports->is_array()) return bad("ports", "must be an array");
   for (size_t i = 0; i < ports->size(); ++i) {
-    auto p = parsePort((*ports)[i], absl::StrCat("ports[", i, "]"));
+    const std::string where = absl::StrCat("ports[", i, "]");
+    auto p = parsePort((*ports)[i], where);
     if (!p.ok()) return p.status();
+    if (newer) {
+      absl::StatusOr<uint64_t> oldest = oldestReader((*ports)[i], kOldestCheckpointReader, where + ".");
+      if (!oldest.ok()) return oldest.status();
+      if (*oldest > kCheckpointVersion) {
+        state.ports_left_out.push_back(
+            absl::StrCat(p->request.container_id, "/", p->request.ifname, " (needs version ", *oldest, ")"));
+        continue;
+      }
+    }
     state.ports.push_back(std::move(*p));
   }
   for (const auto& [key, records] : doc.items()) {
     if (isReservedKey(key)) continue;
+    // A newer sluiced's own top-level keys are no module's section: ignored,
+    // as the file said they may be.
+    const auto isSection = [](const json& r) {
+      return r.is_array() && std::all_of(r.begin(), r.end(), [](const json& e) { return e.is_object(); });
+    };
+    if (newer && !isSection(records)) continue;
     if (!records.is_array()) return bad(key, "must be an array");
     for (size_t i = 0; i < records.size(); ++i)
       if (!records[i].is_object()) return bad(absl::StrCat(key, "[", i, "]"), "must be an object");
@@ -249,7 +290,13 @@ absl::StatusOr<CheckpointLoad> CheckpointStore::load() {
     auto parsed = parseCheckpoint(*text);
     if (parsed.ok()) {
       out.state = std::move(*parsed);
-      if (out.state.read_version != kCheckpointVersion)
+      if (out.state.read_version > kCheckpointVersion) {
+        logInfo("checkpoint ", path_, ": version ", out.state.read_version, ", written by a newer sluiced, read as ",
+                kCheckpointVersion, " (the file says this version can); what the newer one added is dropped at the "
+                "next save");
+        for (const std::string& port : out.state.ports_left_out)
+          logError("checkpoint ", path_, ": port ", port, " left out: this sluiced cannot keep its promises");
+      } else if (out.state.read_version != kCheckpointVersion)
         logInfo("checkpoint ", path_, ": version ", out.state.read_version, " migrated to ", kCheckpointVersion,
                 " (written as ", kCheckpointVersion, " from now on)");
       return out;

@@ -71,6 +71,9 @@ struct CheckpointState {
   // writes kCheckpointVersion.
   uint64_t read_version = 0;
   std::vector<CheckpointPort> ports;
+  // Ports of a newer sluiced's file that need a newer reader than this one,
+  // left out of `ports`: "container_id/ifname (needs version N)".
+  std::vector<std::string> ports_left_out;
   // Modules' sections by key: arrays of objects whose schema is theirs.
   std::map<std::string, nlohmann::json> sections;
 };
@@ -78,7 +81,8 @@ struct CheckpointState {
 // Pure text ↔ state conversions (tested and fuzzed without files).
 // parseCheckpoint migrates an older version; it returns InvalidArgument
 // naming the first bad field (a corrupt file), or FailedPrecondition naming
-// both versions when the text is of a newer version than this sluiced's.
+// both versions when the text is of a newer version than this sluiced's
+// that does not name this version as one that can read it.
 std::string serializeCheckpoint(const CheckpointState& state);
 absl::StatusOr<CheckpointState> parseCheckpoint(std::string_view text);
 

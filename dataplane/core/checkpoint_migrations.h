@@ -15,6 +15,18 @@
 //      take an absent key as its default (0, true).
 //   5  each port has "routed_prefixes", the CIDRs routed to it ([] for
 //      none); readers take an absent key as [].
+//
+// Rollbacks. A file of a newer version is read only when it says so: its
+// top-level "oldest_reader" names the oldest version whose sluiced keeps
+// every promise of the file by reading the keys it knows and ignoring the
+// rest (a step that only adds keys whose absence means what older sluiced
+// did leaves kOldestCheckpointReader where it was). A port that needs a newer
+// reader than the file does says so in its own "oldest_reader"; an older
+// sluiced leaves that port out, names it, and keeps the others. A newer file
+// without the key, or whose oldest reader is newer than this sluiced, is
+// refused and left in place. The key is written only while it differs from
+// "version": a sluiced from before the key treats unknown top-level keys as
+// module sections and refuses scalars there.
 #pragma once
 
 #include <absl/status/status.h>
@@ -29,6 +41,10 @@ namespace sluice {
 inline constexpr uint64_t kCheckpointVersion = 5;
 // The oldest version it reads (migrating it).
 inline constexpr uint64_t kOldestCheckpointVersion = 1;
+// The oldest version whose sluiced can read what this one writes (see
+// "Rollbacks" above).
+inline constexpr uint64_t kOldestCheckpointReader = 5;
+static_assert(kOldestCheckpointReader <= kCheckpointVersion);
 
 // Brings `doc`, a checkpoint document of version `from` (oldest..current),
 // to kCheckpointVersion, "version" included. InvalidArgument, naming the

@@ -53,6 +53,10 @@ struct OverlaySnapshot {
   bool tx_ip_checksum_offload = false;  // the uplink fills outer IPv4 checksums
   std::shared_ptr<const OverlayTables> tables;  // shared by all PMDs of a version
   rte_ring* arp_punt = nullptr;     // ARP replies (IPv6: neighbor advertisements) for control (MP enqueue, control dequeues)
+  // Control's frames for the uplink (ARP requests, neighbor solicitations):
+  // control enqueues, this PMD sends them in its uplink batch. Set for one
+  // PMD only, so that control never takes the uplink's tx lock.
+  rte_ring* control_tx = nullptr;
   OverlayCounters* counters = nullptr;  // this PMD's block
   ExternalSnapshot external;        // the external network (IPv4 underlay only)
 };

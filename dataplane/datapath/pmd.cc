@@ -87,6 +87,7 @@ void Pmd::run() {
       stage_start = t;
       return n;
     });
+    if (snap_->overlay.control_tx != nullptr) sendControlFrames(start);
     now = rte_rdtsc();
     if (received != 0) counters_.rx_cycles.add(now - stage_start);  // the polls after the last burst
     // Batches held by tx-flush-interval; the flush's cycles count in the next iteration.

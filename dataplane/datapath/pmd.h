@@ -192,6 +192,9 @@ class Pmd {
   // compacted to the front of pkts (returns their count), the rest are
   // counted and dropped, answered or punted here.
   uint16_t uplinkRx(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t now);
+  // Control's frames for the uplink into its output batch (this PMD is the
+  // one the overlay snapshot gave the control tx ring).
+  void sendControlFrames(uint64_t now);
   // Partial offload (pmd_mark.cc): packets whose NIC mark names a
   // live megaflow take its actions here; the rest are compacted to the front
   // of pkts (returns their count) for the normal pipeline.

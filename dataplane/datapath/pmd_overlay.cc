@@ -1,7 +1,12 @@
 // The PMD's uplink step, apart from pmd.cc so that the overlay's
 // hook into the pipeline is one call there. PMD lcore only.
+#include <rte_ring.h>
+
+#include <iterator>
+
 #include "dataplane/datapath/l3_forward.h"
 #include "dataplane/datapath/pmd.h"
+#include "dataplane/datapath/tsan_dpdk.h"
 
 namespace sluice {
 
@@ -21,6 +26,16 @@ uint16_t Pmd::uplinkRx(uint16_t in_port, rte_mbuf** pkts, uint16_t n, uint64_t n
   }
   for (uint16_t i = 0; i < out.n_reply; ++i) enqueue(in_port, out.reply[i], now);
   return kept;
+}
+
+void Pmd::sendControlFrames(uint64_t now) {
+  rte_mbuf* frames[8];
+  const unsigned n =
+      rte_ring_dequeue_burst(snap_->overlay.control_tx, reinterpret_cast<void**>(frames), std::size(frames), nullptr);
+  for (unsigned i = 0; i < n; ++i) {
+    takeOver(frames[i]);  // written by control
+    enqueue(snap_->overlay.uplink_port, frames[i], now);
+  }
 }
 
 uint16_t Pmd::externalRun(const flow::MegaflowActions& a, rte_mbuf* const* pkts, uint16_t count, uint16_t in_port,

@@ -5,7 +5,9 @@
 // running and traffic resumes with no AddPort call; nothing is leaked or
 // duplicated; a pod whose netns vanished meanwhile is collected on return;
 // a corrupt checkpoint is moved aside and sluiced starts empty; a checkpoint
-// of a newer version stops sluiced and is left as it was; remote nodes added
+// of a newer version stops sluiced and is left as it was, unless it names
+// this version among its readers (a rollback: the pods keep their ports and
+// traffic); remote nodes added
 // through the API come back after SIGKILL and SIGTERM.
 //
 // Pods are net_virtio_user devices in this process. A pod in server mode
@@ -427,6 +429,56 @@ TEST_F(RestartTest, ACheckpointOfANewerVersionStopsSluicedAndIsLeftInPlace) {
   ASSERT_EQ(ports.ports_size(), 1);
   EXPECT_EQ(ports.ports(0).attachment().container_id(), "pod-a");
   EXPECT_EQ(ports.ports(0).port_no(), port_a);
+}
+
+// A rollback with pods attached and traffic flowing: the checkpoint a newer
+// sluiced left names this version among its readers (its "oldest_reader"),
+// with keys this one does not know. This sluiced starts, keeps both pods'
+// ports at their numbers and sockets, the pods reconnect and traffic resumes;
+// only a port the file says needs a newer reader is left out, by name.
+TEST_F(RestartTest, ARollbackOntoANewerCheckpointThatNamesThisVersionKeepsThePodsAndTheirTraffic) {
+  const uint32_t port_a = add(portRequest("pod-a", kIpA.toString(), v1::VHOST_MODE_CLIENT));
+  const uint32_t port_b = add(portRequest("pod-b", kIpB.toString(), v1::VHOST_MODE_CLIENT));
+  add(portRequest("pod-c", kIpC.toString(), v1::VHOST_MODE_SERVER));
+  ASSERT_FALSE(HasFailure());
+  auto pa = VirtioPod::create(socketOf(port_a), /*server=*/true, podPool());
+  auto pb = VirtioPod::create(socketOf(port_b), /*server=*/true, podPool());
+  ASSERT_TRUE(pa.ok() && pb.ok()) << pa.status() << pb.status();
+  pod_a_ = std::move(*pa);
+  pod_b_ = std::move(*pb);
+  for (uint32_t p : {port_a, port_b}) ASSERT_TRUE(node_->waitLinkUp(p)) << node_->log();
+  ASSERT_EQ(aToB(300, 0), 300u);
+  std::map<std::string, PortFacts> before = facts(node_->ports());
+
+  node_->kill9();
+  // What a newer sluiced would have written over this one's file.
+  const std::string path = node_->stateDir() + "/checkpoint.json";
+  nlohmann::json doc = nlohmann::json::parse(fileText(path));
+  const uint64_t newer = kCheckpointVersion + 1;
+  doc["version"] = newer;
+  doc["oldest_reader"] = kCheckpointVersion;
+  doc["a_newer_setting"] = "on";
+  for (nlohmann::json& port : doc["ports"]) {
+    port["a_newer_field"] = {{"x", 1}};
+    if (port["container_id"] == "pod-c") port["oldest_reader"] = newer;
+  }
+  std::ofstream(path, std::ios::trunc) << doc.dump(1);
+
+  std::string error;
+  ASSERT_TRUE(node_->restart(&error)) << error;
+  std::map<std::string, PortFacts> after = facts(node_->ports());
+  before.erase("pod-c");
+  EXPECT_EQ(after, before);
+  EXPECT_NE(node_->log().find("port pod-c/net1 (needs version " + std::to_string(newer) + ") left out"),
+            std::string::npos)
+      << node_->log();
+  // Its own version from now on, which the newer sluiced migrates forward.
+  EXPECT_EQ(nlohmann::json::parse(fileText(path))["version"], kCheckpointVersion);
+
+  ASSERT_TRUE(waitReconnected(*pod_a_, port_a)) << node_->log();
+  ASSERT_TRUE(waitReconnected(*pod_b_, port_b)) << node_->log();
+  pod_b_->drainCount();
+  EXPECT_EQ(aToB(300, 1000), 300u) << node_->stats().DebugString();
 }
 
 // Remote nodes on a node with an uplink (a net_null device: no traffic here,

@@ -10,6 +10,7 @@
 // winning), and a file of a newer version refused and left byte for byte.
 #include "dataplane/core/checkpoint.h"
 
+#include <absl/strings/str_cat.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -412,6 +413,75 @@ TEST_F(CheckpointFileTest, ANewerVersionIsRefusedAndLeftInPlaceByteForByte) {
     EXPECT_EQ(filesIn(store.dir()), std::vector<std::string>{"checkpoint.json"}) << "nothing moved aside";
     EXPECT_EQ(parseCheckpoint(text).status().code(), absl::StatusCode::kFailedPrecondition);
   }
+}
+
+// A rollback: a newer sluiced's file that names this version among its
+// readers is read for what this one knows. Its unknown keys are ignored, its
+// module sections kept, and only the port that needs a newer reader is left
+// out (named).
+TEST(CheckpointRollbackTest, ANewerFileThatNamesThisVersionAsAReaderKeepsEveryPortThisOneCanServe) {
+  const uint64_t newer = kCheckpointVersion + 1;
+  const std::string text = absl::StrCat(
+      R"({"format": "sluice-checkpoint", "version": )", newer, R"(, "oldest_reader": )", kCheckpointVersion, R"(,
+ "future_scalar": 7, "future_section": [{"a": 1}], "nodes": [],
+ "ports": [
+  {"port_no": 3, "container_id": "c1", "ifname": "net1", "ip": "10.244.1.3", "mac": "02:00:0a:f4:01:03",
+   "type": "vhost-user", "vhost_mode": "client", "socket_path": "/run/x/c1/net1.sock", "mtu": 0,
+   "source_validation": true, "routed_prefixes": [], "a_future_field": {"x": [1, 2]}},
+  {"port_no": 4, "container_id": "c2", "ifname": "net1", "ip": "10.244.1.4", "type": "vhost-user",
+   "vhost_mode": "server", "oldest_reader": )", newer, R"(}
+ ]})");
+  absl::StatusOr<CheckpointState> state = parseCheckpoint(text);
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ(state->read_version, newer);
+  ASSERT_EQ(state->ports.size(), 1u);
+  EXPECT_EQ(state->ports[0].port_no, 3u);
+  EXPECT_EQ(state->ports[0].request.container_id, "c1");
+  EXPECT_EQ(state->ports[0].request.vhost_mode, VhostMode::kClient);
+  EXPECT_EQ(state->ports[0].socket_path, "/run/x/c1/net1.sock");
+  EXPECT_EQ(state->ports_left_out, std::vector<std::string>{absl::StrCat("c2/net1 (needs version ", newer, ")")});
+  EXPECT_EQ(state->sections.count("future_section"), 1u) << "a module's section is kept for the next save";
+  EXPECT_EQ(state->sections.count("future_scalar"), 0u);
+
+  // What this sluiced then writes is its own version, without the key.
+  const std::string written = serializeCheckpoint(*state);
+  EXPECT_NE(written.find(absl::StrCat("\"version\": ", kCheckpointVersion)), std::string::npos) << written;
+  EXPECT_EQ(written.find("oldest_reader"), std::string::npos) << written;
+  EXPECT_EQ(written.find("a_future_field"), std::string::npos) << written;
+}
+
+TEST(CheckpointRollbackTest, ANewerFileWhoseOldestReaderIsNewerThanThisOneIsRefusedNamingIt) {
+  const uint64_t newer = kCheckpointVersion + 2;
+  const std::string text = absl::StrCat(R"({"format": "sluice-checkpoint", "version": )", newer,
+                                        R"(, "oldest_reader": )", kCheckpointVersion + 1, R"(, "ports": []})");
+  absl::StatusOr<CheckpointState> state = parseCheckpoint(text);
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(state.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(state.status().message(),
+            absl::StrCat("checkpoint version ", newer, " is newer than this sluiced understands (versions ",
+                         kOldestCheckpointVersion, " to ", kCheckpointVersion, "; it needs ", kCheckpointVersion + 1,
+                         " or later)"));
+  // A malformed key is a corrupt file, not a newer one.
+  EXPECT_EQ(parseCheckpoint(absl::StrCat(R"({"format": "sluice-checkpoint", "version": )", newer,
+                                         R"(, "oldest_reader": "5", "ports": []})"))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The sluiced before the "oldest_reader" key reads what this one writes:
+// the same version, and no top-level key that is not an array.
+TEST(CheckpointRollbackTest, WhatThisVersionWritesHasOnlyTheKeysTheSluicedBeforeItRead) {
+  CheckpointState state;
+  state.ports.push_back(port(0, "c1", "10.244.1.10"));
+  state.sections["nodes"] = nlohmann::json::array();
+  const nlohmann::json doc = nlohmann::json::parse(serializeCheckpoint(state));
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "format" && key != "version") {
+      EXPECT_TRUE(value.is_array()) << key;
+    }
+  }
+  EXPECT_EQ(doc["version"], kCheckpointVersion);
 }
 
 TEST(CheckpointConfigTest, StateDirAndGcIntervalKeys) {

@@ -20,6 +20,9 @@ namespace {
 // ARP replies waiting for the control thread (drained every millisecond):
 // far more than a handful of next hops ever answer at once.
 constexpr unsigned kPuntRingSize = 256;
+// Control frames waiting for a PMD: ARP requests and neighbor solicitations
+// come a few per second per next hop.
+constexpr unsigned kControlTxRingSize = 64;
 
 absl::Status dpdkError(const std::string& what, int rc) {
   return absl::InternalError(absl::StrCat("uplink: ", what, ": ", rte_strerror(rc < 0 ? -rc : rc)));
@@ -86,6 +89,9 @@ absl::StatusOr<std::unique_ptr<DpdkUplink>> DpdkUplink::open(const UplinkConfig&
   u->punt_ = rte_ring_create(absl::StrCat("sluice_arp_punt_", u->port_).c_str(), kPuntRingSize, socket,
                              RING_F_SC_DEQ);
   if (u->punt_ == nullptr) return dpdkError("punt ring", rte_errno);
+  u->control_tx_ = rte_ring_create(absl::StrCat("sluice_ctl_tx_", u->port_).c_str(), kControlTxRingSize, socket,
+                                   RING_F_SP_ENQ);
+  if (u->control_tx_ == nullptr) return dpdkError("control tx ring", rte_errno);
   logInfo("uplink ", devargs, ": port ", u->port_, ", MAC ", u->mac_.toString(), ", IPv4 checksum ",
           u->ip_cksum_offload_ ? "offloaded" : "in software");
   return u;
@@ -95,6 +101,11 @@ DpdkUplink::~DpdkUplink() {
   if (punt_ != nullptr) {
     drainPunted([](const uint8_t*, size_t) {});
     rte_ring_free(punt_);
+  }
+  if (control_tx_ != nullptr) {  // the PMDs have stopped: what is left was never sent
+    void* m;
+    while (rte_ring_dequeue(control_tx_, &m) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
+    rte_ring_free(control_tx_);
   }
   if (started_) rte_eth_dev_stop(port_);
   if (hotplugged_) {
@@ -112,12 +123,11 @@ absl::Status DpdkUplink::send(const std::vector<uint8_t>& frame) {
     return absl::InvalidArgumentError("uplink: control frame too long");
   }
   std::memcpy(p, frame.data(), frame.size());
-  rte_spinlock_lock(&tx_lock_);
-  const uint16_t sent = rte_eth_tx_burst(port_, 0, &m, 1);
-  rte_spinlock_unlock(&tx_lock_);
-  if (sent == 0) {
+  // A PMD sends it with its own uplink batch, under the lock only PMDs take.
+  handOver(m);
+  if (rte_ring_enqueue(control_tx_, m) != 0) {
     rte_pktmbuf_free(m);
-    return absl::UnavailableError("uplink: tx queue full");
+    return absl::UnavailableError("uplink: control frame queue full");
   }
   return absl::OkStatus();
 }

@@ -2,7 +2,8 @@
 // hot-plugged here, or a PCI device EAL already probed), configured with one
 // rx and one tx queue, promiscuous (VXLAN and ARP for our VTEP MAC, which
 // may differ from the device's), the IPv4 checksum offload when offered.
-// Control thread only (opening, sending ARP, draining the punt ring).
+// Control thread only (opening, queueing ARP for a PMD to send, draining the
+// punt ring).
 #pragma once
 
 #include <absl/status/statusor.h>
@@ -26,6 +27,7 @@ class DpdkUplink final : public UplinkIo {
   uint16_t dpdkPort() const override { return port_; }
   rte_spinlock_t* txLock() override { return &tx_lock_; }
   rte_ring* puntRing() override { return punt_; }
+  rte_ring* controlTxRing() override { return control_tx_; }
   absl::Status send(const std::vector<uint8_t>& frame) override;
   void drainPunted(const std::function<void(const uint8_t*, size_t)>& f) override;
   bool linkUp() override;
@@ -41,6 +43,7 @@ class DpdkUplink final : public UplinkIo {
   bool ip_cksum_offload_ = false;
   rte_mempool* pool_ = nullptr;
   rte_ring* punt_ = nullptr;
+  rte_ring* control_tx_ = nullptr;
   rte_spinlock_t tx_lock_;
 };
 

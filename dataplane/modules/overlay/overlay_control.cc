@@ -459,6 +459,7 @@ void OverlayControl::fillSnapshot(vxlan::OverlaySnapshot& s, size_t pmd) const {
   s.tx_ip_checksum_offload = uplink_.ipChecksumOffload();
   s.tables = tables_;
   s.arp_punt = uplink_.puntRing();
+  if (pmd == 0) s.control_tx = uplink_.controlTxRing();
   s.counters = counters_[pmd].get();
   if (const std::optional<Ipv4Address> gw = externalGateway()) {
     s.external.enabled = true;
