@@ -59,6 +59,9 @@ int main(int argc, char** argv) {
       ("watch-timeout", po::value<unsigned>()->default_value(300), "seconds the API server keeps one watch open")
       ("backoff-initial-ms", po::value<unsigned>()->default_value(500), "first reconnect delay")
       ("backoff-max-ms", po::value<unsigned>()->default_value(30000), "reconnect delay cap")
+      ("allow-vtep-outside-internal-ips", po::bool_switch(),
+       "take a remote node whose VTEP is none of its Node's InternalIP addresses (the VXLAN underlay is a "
+       "network of its own); by default such a node is left out")
       ("log-level", po::value<std::string>()->default_value("info"), "error | warning | info | debug");
   po::variables_map vm;
   try {
@@ -106,6 +109,7 @@ int main(int argc, char** argv) {
   rs.resync_interval = std::chrono::seconds(std::max(1u, vm["resync-interval"].as<unsigned>()));
   rs.backoff_initial = ws.backoff_initial;
   rs.backoff_cap = ws.backoff_cap;
+  rs.allow_vtep_outside_internal_ips = vm["allow-vtep-outside-internal-ips"].as<bool>();
 
   sluice::logInfo("sluice-agent: node ", node_name, ", API ", config->server, ", sluiced ",
                   vm["api-socket"].as<std::string>());

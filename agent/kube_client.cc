@@ -20,8 +20,10 @@ struct Transfer {
   const std::function<bool(std::string_view)>* on_line = nullptr;
   LineSplitter splitter;
   std::string body;
+  size_t max_body = 0;
   bool ended_by_caller = false;  // on_line said stop: not an error
   bool line_too_long = false;
+  bool body_too_long = false;
 };
 
 size_t onData(char* data, size_t size, size_t n, void* user) {
@@ -30,8 +32,13 @@ size_t onData(char* data, size_t size, size_t n, void* user) {
   long status = 0;
   curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
   if (t->on_line == nullptr || status != 200) {
-    // A status body (JSON Status object) is small; cap what is kept anyway.
-    if (t->body.size() < (16u << 20)) t->body.append(data, len);
+    // Kept whole or not at all: a cut body would parse as something else
+    // (or fail as if the server had sent garbage).
+    if (len > t->max_body - t->body.size()) {
+      t->body_too_long = true;
+      return 0;  // curl ends the transfer (CURLE_WRITE_ERROR)
+    }
+    t->body.append(data, len);
     return len;
   }
   if (!t->splitter.feed(std::string_view(data, len), *t->on_line)) {
@@ -72,8 +79,13 @@ std::string readFile(const std::string& path) {
 
 }  // namespace
 
-KubeClient::KubeClient(KubeConfig config, const std::atomic<bool>* stop, std::chrono::seconds request_timeout)
-    : config_(std::move(config)), stop_(stop), request_timeout_(request_timeout), curl_(curl_easy_init()) {}
+KubeClient::KubeClient(KubeConfig config, const std::atomic<bool>* stop, std::chrono::seconds request_timeout,
+                       size_t max_body)
+    : config_(std::move(config)),
+      stop_(stop),
+      request_timeout_(request_timeout),
+      max_body_(max_body),
+      curl_(curl_easy_init()) {}
 
 KubeClient::~KubeClient() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
 
@@ -120,6 +132,7 @@ HttpResult KubeClient::perform(const std::string& method, const std::string& pat
   t.stop = stop_;
   t.on_open = on_open;
   t.on_line = on_line;
+  t.max_body = max_body_;
   const std::string url = config_.server + path;
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
@@ -189,9 +202,16 @@ HttpResult KubeClient::perform(const std::string& method, const std::string& pat
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
   r.body = std::move(t.body);
   if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && t.ended_by_caller)) return r;
-  if (t.line_too_long) r.error = "a watch event longer than the line limit";
-  else if (rc == CURLE_ABORTED_BY_CALLBACK) r.error = "stopped";
-  else r.error = absl::StrCat(curl_easy_strerror(rc), error[0] != 0 ? ": " : "", error);
+  if (t.body_too_long) {
+    r.body.clear();
+    r.error = absl::StrCat("a response body larger than ", max_body_, " bytes (not read)");
+  } else if (t.line_too_long) {
+    r.error = "a watch event longer than the line limit";
+  } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
+    r.error = "stopped";
+  } else {
+    r.error = absl::StrCat(curl_easy_strerror(rc), error[0] != 0 ? ": " : "", error);
+  }
   return r;
 }
 

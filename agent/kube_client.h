@@ -26,8 +26,15 @@ struct HttpResult {
 
 class KubeClient {
  public:
+  // The largest response body read whole (a page of a list, a Node, a
+  // Status): 16 MiB, far above a page of 100 Nodes of 20-30 KB each (what
+  // managedFields and status.images make of a real Node). A longer one ends
+  // the request with an error rather than leaving half a page to parse.
+  static constexpr size_t kDefaultMaxBody = 16u << 20;
+
   // `stop` (optional) aborts a request in flight when it becomes true.
-  KubeClient(KubeConfig config, const std::atomic<bool>* stop, std::chrono::seconds request_timeout);
+  KubeClient(KubeConfig config, const std::atomic<bool>* stop, std::chrono::seconds request_timeout,
+             size_t max_body = kDefaultMaxBody);
   ~KubeClient();
   KubeClient(const KubeClient&) = delete;
   KubeClient& operator=(const KubeClient&) = delete;
@@ -52,6 +59,7 @@ class KubeClient {
   KubeConfig config_;
   const std::atomic<bool>* stop_;
   std::chrono::seconds request_timeout_;
+  size_t max_body_;
   void* curl_;  // CURL*
   // The token file as last read, and what identified that version of it.
   std::string token_;

@@ -184,8 +184,9 @@ ParsedNode parseNode(const Json& object) {
       for (const Json& a : *addresses) {
         const std::string* type = stringMember(a, "type");
         const std::string* address = stringMember(a, "address");
-        if (type == nullptr || address == nullptr || *type != "InternalIP" || node.internal_ip) continue;
-        node.internal_ip = Ipv4Address::parse(*address);  // an IPv6 InternalIP is no VTEP here
+        if (type == nullptr || address == nullptr || *type != "InternalIP") continue;
+        if (auto v4 = Ipv4Address::parse(*address)) node.internal_ips.push_back(*v4);
+        else if (auto v6 = Ipv6Address::parse(*address)) node.internal_ips_v6.push_back(*v6);
       }
     }
     if (const Json* conditions = member(*status, "conditions"); conditions != nullptr && conditions->is_array()) {

@@ -60,7 +60,11 @@ struct KubeNode {
   std::string resource_version;
   std::vector<Ipv4Cidr> pod_cidrs;           // IPv4 ones, in the Node's order
   std::vector<Ipv6Cidr> pod_cidrs_v6;        // IPv6 ones (a dual-stack Node's second), in the Node's order
-  std::optional<Ipv4Address> internal_ip;    // status.addresses, type InternalIP (IPv4)
+  // status.addresses of type InternalIP, per family, in the Node's order:
+  // where the kubelet says the node is reached, which a VTEP must be one of
+  // unless the controller is told the underlay is another network.
+  std::vector<Ipv4Address> internal_ips;
+  std::vector<Ipv6Address> internal_ips_v6;
   // The Ready condition: true only for status "True"; a Node without one is
   // not ready (its kubelet never reported), since the transition time unknown.
   bool ready = false;

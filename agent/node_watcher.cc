@@ -2,6 +2,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "common/log.h"
@@ -10,6 +11,28 @@ namespace sluice::agent {
 namespace {
 
 constexpr long kGone = 410;  // the resourceVersion asked for is older than the server keeps
+// Lists started over at once after a 410 on a continue token; past this the
+// server compacts faster than the list is read, and the next try waits the
+// backoff like any other failure.
+constexpr int kMaxListRestarts = 3;
+
+// A continue token as a query value: the API server's are base64url, but
+// nothing obliges a server to stay within the unreserved characters.
+std::string urlEscaped(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
 
 std::string statusMessage(const HttpResult& r) {
   nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
@@ -24,7 +47,7 @@ NodeWatcher::NodeWatcher(const KubeConfig& config, const WatchSettings& settings
     : settings_(settings),
       cache_(cache),
       stop_(stop),
-      client_(config, &stop, settings.request_timeout),
+      client_(config, &stop, settings.request_timeout, settings.max_body),
       backoff_(settings.backoff_initial, settings.backoff_cap) {}
 
 void NodeWatcher::sleepFor(Backoff::Duration d) {
@@ -68,17 +91,22 @@ void NodeWatcher::run() {
 bool NodeWatcher::list() {
   std::map<std::string, KubeNode> nodes;
   std::string rv, cont;
-  // Pages of 500, as kubectl reads them: a large cluster's list does not
-  // have to be one response.
-  do {
-    std::string path = "/api/v1/nodes?limit=500";
-    if (!cont.empty()) path += "&continue=" + cont;
+  int restarts = 0;
+  // Read into `nodes` page by page; the cache is replaced only once the last
+  // page is in, so a list that fails or stops half way never leaves the
+  // table with part of the Nodes.
+  while (!stop_) {
+    std::string path = absl::StrCat("/api/v1/nodes?limit=", settings_.list_page_size);
+    if (!cont.empty()) absl::StrAppend(&path, "&continue=", urlEscaped(cont));
     HttpResult r = client_.get(path);
     if (!r.ok()) {
-      if (r.error.empty() && r.status == kGone) {
-        // The continue token expired: start the list again.
+      if (r.error.empty() && r.status == kGone && !cont.empty() && restarts < kMaxListRestarts) {
+        // The list's version was compacted between two pages: the pages read
+        // so far cannot be continued consistently. Start over from the first.
+        logInfo("node list: continue token expired (410 Gone) after ", nodes.size(), " node(s): listing again");
         cont.clear();
         nodes.clear();
+        ++restarts;
         cache_.count(AgentCounter::k_relists_gone);
         continue;
       }
@@ -109,7 +137,9 @@ bool NodeWatcher::list() {
       const std::string name = p.node->name;
       nodes[name] = std::move(*p.node);
     }
-  } while (!cont.empty() && !stop_);
+    if (cont.empty()) break;  // the last page
+  }
+  if (stop_) return false;
   if (rv.empty()) {
     failed("list nodes", HttpResult{200, "a NodeList without resourceVersion", ""});
     return false;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/vtep_address.h"
+
 namespace sluice::agent {
 
 const char* leftOutName(LeftOut r) {
@@ -18,11 +20,43 @@ const char* leftOutName(LeftOut r) {
     case LeftOut::kOverlap: return "overlap";
     case LeftOut::kVtepConflict: return "vtep_conflict";
     case LeftOut::kForeignName: return "foreign_name";
+    case LeftOut::kBadVtep: return "bad_vtep";
+    case LeftOut::kVtepNotInternalIp: return "vtep_not_internal_ip";
   }
   return "unknown";
 }
 
+bool vtepIsInternalIp(const KubeNode& node, const VtepInfo& vtep) {
+  if (vtep.vtep6)
+    return std::find(node.internal_ips_v6.begin(), node.internal_ips_v6.end(), *vtep.vtep6) !=
+           node.internal_ips_v6.end();
+  return std::find(node.internal_ips.begin(), node.internal_ips.end(), vtep.vtep) != node.internal_ips.end();
+}
+
 namespace {
+
+// Why a Node's VTEP can be no node's (empty: it can): its address class, or
+// inside the pod CIDRs and routed prefixes of the Node itself or of this
+// node, where the tunnel would lead to a pod.
+std::string vtepProblem(const KubeNode& n, const KubeNode* own) {
+  const VtepInfo& v = *n.vtep;
+  if (std::optional<std::string> p = v.vtep6 ? vtepAddressClassProblem(*v.vtep6) : vtepAddressClassProblem(v.vtep))
+    return absl::StrCat("VTEP ", v.vtepText(), " is ", *p);
+  for (const KubeNode* holder : {&n, own}) {
+    if (holder == nullptr) continue;
+    const char* whose = holder == &n ? "its own" : "this node's";
+    if (v.vtep6) {
+      for (const std::vector<Ipv6Cidr>* list : {&holder->pod_cidrs_v6, &holder->routed_prefixes_v6})
+        for (const Ipv6Cidr& c : *list)
+          if (c.contains(*v.vtep6)) return absl::StrCat("VTEP ", v.vtepText(), " is inside ", whose, " ", c.toString());
+    } else {
+      for (const std::vector<Ipv4Cidr>* list : {&holder->pod_cidrs, &holder->routed_prefixes})
+        for (const Ipv4Cidr& c : *list)
+          if (c.contains(v.vtep)) return absl::StrCat("VTEP ", v.vtepText(), " is inside ", whose, " ", c.toString());
+    }
+  }
+  return {};
+}
 
 // A CIDR's first and last address, as keys that order as the addresses do.
 uint32_t firstOf(const Ipv4Cidr& c) { return c.network.value; }
@@ -112,6 +146,9 @@ Plan planReconcile(const PlanInput& in) {
     return it != current.end() && it->second->kubernetes;
   });
 
+  const KubeNode* own = nullptr;
+  if (auto it = in.nodes.find(in.own_name); it != in.nodes.end()) own = &it->second;
+
   std::map<std::string, TableNode> desired;
   for (const KubeNode* n : order) {
     auto skip = [&](LeftOut r, std::string detail) { plan.skipped.push_back({n->name, r, std::move(detail)}); };
@@ -135,6 +172,14 @@ Plan planReconcile(const PlanInput& in) {
     }
     if (n->pod_cidrs.empty()) {
       skip(LeftOut::kNoPodCidr, "");
+      continue;
+    }
+    if (std::string problem = vtepProblem(*n, own); !problem.empty()) {
+      skip(LeftOut::kBadVtep, problem);
+      continue;
+    }
+    if (!in.allow_vtep_outside_internal_ips && !vtepIsInternalIp(*n, *n->vtep)) {
+      skip(LeftOut::kVtepNotInternalIp, absl::StrCat("VTEP ", n->vtep->vtepText(), " is none of its InternalIPs"));
       continue;
     }
     if (!n->ready) {

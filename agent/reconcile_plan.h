@@ -10,6 +10,12 @@
 //     IPv4 pod CIDR is left out (its IPv6 ones ride beside IPv4 ones);
 //   - a Node NotReady for longer than the grace period is left out (and so
 //     removed); within it, it stays;
+//   - a Node whose VTEP can be no node's (an address class no VTEP can be,
+//     common/vtep_address.h; inside its own pod CIDRs or routed prefixes, or
+//     this node's) is left out (kBadVtep), and so, unless the underlay is
+//     declared another network, is one whose VTEP is none of its Node's
+//     InternalIP addresses (kVtepNotInternalIp): an annotation is anyone's
+//     to write who may patch the Node, the addresses are the kubelet's;
 //   - a Node whose pod CIDR or routed prefix overlaps one already taken
 //     (our own CIDRs and prefixes, a static or API node's, or another
 //     Node's; IPv4 and IPv6 each against their own family) or whose VTEP
@@ -57,6 +63,8 @@ enum class LeftOut {
   kOverlap,       // a pod CIDR or routed prefix overlaps one already taken
   kVtepConflict,  // its VTEP is another node's
   kForeignName,   // a static or API node has its name
+  kBadVtep,       // its VTEP can be no node's (loopback, link-local, inside pod CIDRs, ...)
+  kVtepNotInternalIp,  // its VTEP is none of its Node's InternalIP addresses
 };
 const char* leftOutName(LeftOut r);
 
@@ -67,6 +75,9 @@ struct PlanInput {
   std::vector<TableNode> current;
   std::chrono::system_clock::time_point now;
   std::chrono::seconds not_ready_grace{0};
+  // Take a VTEP that is none of the Node's InternalIPs (the VXLAN underlay
+  // is a network of its own, which the kubelet does not report).
+  bool allow_vtep_outside_internal_ips = false;
 };
 
 struct Plan {
@@ -86,6 +97,9 @@ struct Plan {
 };
 
 Plan planReconcile(const PlanInput& in);
+
+// Whether `vtep` is one of `node`'s InternalIP addresses (of its family).
+bool vtepIsInternalIp(const KubeNode& node, const VtepInfo& vtep);
 
 
 }  // namespace sluice::agent

@@ -43,6 +43,12 @@ v1::RemoteNode toProto(const TableNode& t) {
 
 }  // namespace
 
+// The status subresource of this node's own Node: the API server takes
+// metadata (the annotations) from a patch there and keeps the spec, so the
+// agent's role needs `patch` on nodes/status only, never on nodes (which
+// would let its token change taints and cordon any Node).
+std::string Reconciler::ownNodeStatusPath() const { return "/api/v1/nodes/" + settings_.own_name + "/status"; }
+
 Reconciler::Reconciler(const ReconcileSettings& settings, NodeCache& cache, SluicedClient& sluiced, KubeClient& kube,
                        std::atomic<bool>& stop)
     : settings_(settings),
@@ -135,6 +141,7 @@ bool Reconciler::pass(const NodeCache::Snapshot& snap) {
       PlanInput in;
       in.own_name = settings_.own_name;
       in.vni = overlay_.vni();
+      in.allow_vtep_outside_internal_ips = settings_.allow_vtep_outside_internal_ips;
       in.nodes = snap.nodes;
       in.current.reserve(held_->size());
       for (const auto& [name, t] : *held_) in.current.push_back(t);
@@ -182,11 +189,13 @@ void Reconciler::publishOwnVtep(const NodeCache::Snapshot& snap, const v1::Overl
   want.vtep6 = vtep6;
   want.mac = *mac;
   want.vni = overlay.vni();
-  // The InternalIP read is IPv4: only an IPv4 VTEP is compared with it.
-  if (vtep && own->second.internal_ip && *own->second.internal_ip != want.vtep)
-    logOnce(absl::StrCat("own-ip\x1f", want.vtep.toString()),
-            absl::StrCat("this node's InternalIP ", own->second.internal_ip->toString(), " is not its VTEP ",
-                         want.vtep.toString(), " (the VTEP is published)"));
+  // The other nodes' controllers leave out a node whose VTEP is none of its
+  // InternalIPs, unless they are told the underlay is another network.
+  if (!vtepIsInternalIp(own->second, want))
+    logOnce(absl::StrCat("own-ip\x1f", want.vtepText()),
+            absl::StrCat("this node's VTEP ", want.vtepText(), " is none of its Node's InternalIP addresses: "
+                         "published, but other nodes leave this node out unless their agents run with "
+                         "--allow-vtep-outside-internal-ips"));
   if (own->second.vtep && *own->second.vtep == want) {
     // Seen on the Node: should it be changed or removed later, write it again.
     patched_value_.clear();
@@ -197,7 +206,7 @@ void Reconciler::publishOwnVtep(const NodeCache::Snapshot& snap, const v1::Overl
   // A merge patch of this one annotation: the Node's other annotations,
   // labels and status are not sent, so nothing else is touched.
   const nlohmann::json patch = {{"metadata", {{"annotations", {{kVtepAnnotation, value}}}}}};
-  HttpResult r = kube_.patch("/api/v1/nodes/" + settings_.own_name, patch.dump(), "application/merge-patch+json");
+  HttpResult r = kube_.patch(ownNodeStatusPath(), patch.dump(), "application/merge-patch+json");
   if (!r.ok()) {
     logOnce(absl::StrCat("patch\x1f", r.status, r.error),
             absl::StrCat("publishing this node's VTEP on Node ", settings_.own_name, ": ",
@@ -225,7 +234,7 @@ void Reconciler::publishOwnPrefixes(const NodeCache::Snapshot& snap) {
     return;
   }
   if (patched_prefixes_ == *patch) return;  // written; the watch has not shown it yet
-  HttpResult r = kube_.patch("/api/v1/nodes/" + settings_.own_name, patch->dump(), "application/merge-patch+json");
+  HttpResult r = kube_.patch(ownNodeStatusPath(), patch->dump(), "application/merge-patch+json");
   if (!r.ok()) {
     logOnce(absl::StrCat("patch-prefixes\x1f", r.status, r.error),
             absl::StrCat("publishing this node's routed prefixes on Node ", settings_.own_name, ": ",

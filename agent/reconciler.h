@@ -53,6 +53,9 @@ struct ReconcileSettings {
   // new or released prefix takes to reach the other nodes, at most, plus
   // their watch's delay.
   std::chrono::milliseconds prefixes_interval{1000};
+  // Take other nodes' VTEPs that are none of their InternalIPs (an underlay
+  // network of its own); by default such a node is left out.
+  bool allow_vtep_outside_internal_ips = false;
 };
 
 class Reconciler {
@@ -76,6 +79,7 @@ class Reconciler {
   // a restarted sluiced, whose table is read again.
   void checkInstance(const std::string& instance);
   void logOnce(const std::string& key, const std::string& message);
+  std::string ownNodeStatusPath() const;
 
   ReconcileSettings settings_;
   NodeCache& cache_;

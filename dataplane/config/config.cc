@@ -349,7 +349,10 @@ absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_giv
   for (unsigned core : c.pmd_cores)
     if (core == c.main_core)
       return invalid("pmd-cores", absl::StrCat("lcore ", core, " is also main-core"));
-  if (absl::Status s = validateOverlay(c.overlay, LocalPodCidrs(c.pod_cidr, c.pod_cidr_v6)); !s.ok()) return s;
+  LocalPodCidrs ours(c.pod_cidr, c.pod_cidr_v6);
+  ours.gateway = c.gateway;
+  ours.gateway_v6 = c.gateway_v6;
+  if (absl::Status s = validateOverlay(c.overlay, ours); !s.ok()) return s;
   if (absl::Status s = validateExternalNetwork(c); !s.ok()) return s;
   if (absl::Status s = validateHostPath(c); !s.ok()) return s;
   return absl::OkStatus();

@@ -5,6 +5,7 @@
 #include <absl/strings/numbers.h>
 
 #include "common/cidr_overlap.h"
+#include "common/vtep_address.h"
 
 namespace sluice {
 namespace {
@@ -176,43 +177,83 @@ bool parseVtep(std::string_view text, RemoteNodeConfig& node) {
   return true;
 }
 
+namespace {
+
+absl::Status vtepRefused(const std::string& vtep, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("vtep: ", vtep, " is ", why, ", no remote node's VTEP"));
+}
+
+template <typename Cidr>
+std::optional<Cidr> cidrHolding(const std::vector<Cidr>& cidrs, const decltype(Cidr::network)& ip) {
+  for (const Cidr& c : cidrs)
+    if (c.contains(ip)) return c;
+  return std::nullopt;
+}
+
+absl::Status checkVtep4(const RemoteNodeConfig& node, const LocalPodCidrs& ours, const OverlayConfig& overlay) {
+  const Ipv4Address vtep = node.vtep;
+  const std::string text = vtep.toString();
+  if (std::optional<std::string> problem = vtepAddressClassProblem(vtep)) return vtepRefused(text, *problem);
+  if (!overlay.uplink) return absl::OkStatus();
+  const UplinkConfig& u = *overlay.uplink;
+  if (u.vtep6)
+    return absl::InvalidArgumentError(absl::StrCat("vtep: ", text, " is IPv4 but this node's underlay is IPv6 (vtep ",
+                                                   u.vtep6->toString(), "); one family per underlay"));
+  if (vtep == u.vtep)
+    return absl::InvalidArgumentError(absl::StrCat("vtep: ", text, " is this node's own VTEP"));
+  if (u.next_hop && vtep == *u.next_hop) return vtepRefused(text, "the uplink's next hop (a router)");
+  if (overlay.external && vtep == overlay.external->gateway) return vtepRefused(text, "the external gateway");
+  // A /31 or /32 has no broadcast address (RFC 3021).
+  Ipv4Cidr subnet{{}, u.vtep_prefix};
+  subnet.network.value = u.vtep.value & subnet.mask();
+  if (u.vtep_prefix <= 30 && vtep == subnet.broadcast())
+    return vtepRefused(text, absl::StrCat("the broadcast address of the uplink's subnet ", subnet.toString()));
+  if (ours.v4.contains(vtep)) return vtepRefused(text, absl::StrCat("inside this node's pod CIDR ", ours.v4.toString()));
+  if (ours.gateway && vtep == *ours.gateway) return vtepRefused(text, "this node's pods' gateway");
+  if (std::optional<Ipv4Cidr> c = cidrHolding(node.claimed(), vtep))
+    return vtepRefused(text, absl::StrCat("inside its own pod CIDR or routed prefix ", c->toString()));
+  return absl::OkStatus();
+}
+
+absl::Status checkVtep6(const RemoteNodeConfig& node, const LocalPodCidrs& ours, const OverlayConfig& overlay) {
+  const Ipv6Address& vtep = *node.vtep6;
+  const std::string text = vtep.toString();
+  if (std::optional<std::string> problem = vtepAddressClassProblem(vtep)) return vtepRefused(text, *problem);
+  if (!overlay.uplink) return absl::OkStatus();
+  const UplinkConfig& u = *overlay.uplink;
+  if (!u.vtep6)
+    return absl::InvalidArgumentError(absl::StrCat("vtep: ", text, " is IPv6 but this node's underlay is IPv4 (vtep ",
+                                                   u.vtep.toString(), "); one family per underlay"));
+  if (vtep == *u.vtep6) return absl::InvalidArgumentError(absl::StrCat("vtep: ", text, " is this node's own VTEP"));
+  if (u.next_hop6 && vtep == *u.next_hop6) return vtepRefused(text, "the uplink's next hop (a router)");
+  if (ours.v6 && ours.v6->contains(vtep))
+    return vtepRefused(text, absl::StrCat("inside this node's pod CIDR ", ours.v6->toString()));
+  if (ours.gateway_v6 && vtep == *ours.gateway_v6) return vtepRefused(text, "this node's pods' gateway");
+  if (std::optional<Ipv6Cidr> c = cidrHolding(node.claimed6(), vtep))
+    return vtepRefused(text, absl::StrCat("inside its own pod CIDR or routed prefix ", c->toString()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
-                                     std::optional<Ipv4Address> our_vtep, std::optional<Ipv6Address> our_vtep6) {
+                                     const OverlayConfig& overlay) {
   // A Kubernetes Node's name (a DNS subdomain) fits, so the node controller
   // can use it as it is.
   if (node.name.empty() || node.name.size() > 253 ||
       node.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)
     return absl::InvalidArgumentError(absl::StrCat("name: '", node.name, "' is not 1-253 of [a-z0-9.-]"));
-  if (node.vtep6) {
-    if (!isUnicastVtep6(*node.vtep6))
-      return absl::InvalidArgumentError(
-          absl::StrCat("vtep: ", node.vtep6->toString(), " is not a global or unique-local unicast address"));
-    if (our_vtep)
-      return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep6->toString(),
-                                                     " is IPv6 but this node's underlay is IPv4 (vtep ",
-                                                     our_vtep->toString(), "); one family per underlay"));
-    if (our_vtep6 && *node.vtep6 == *our_vtep6)
-      return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep6->toString(), " is this node's own VTEP"));
-  } else {
-    if (node.vtep.value == 0 || (node.vtep.value >> 28) >= 14)
-      return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is not a unicast address"));
-    if (our_vtep6)
-      return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(),
-                                                     " is IPv4 but this node's underlay is IPv6 (vtep ",
-                                                     our_vtep6->toString(), "); one family per underlay"));
-    if (our_vtep && node.vtep == *our_vtep)
-      return absl::InvalidArgumentError(absl::StrCat("vtep: ", node.vtep.toString(), " is this node's own VTEP"));
-  }
+  if (absl::Status s = node.vtep6 ? checkVtep6(node, ours, overlay) : checkVtep4(node, ours, overlay); !s.ok())
+    return s;
   if (node.pod_cidrs.empty() && node.pod_cidrs_v6.empty())
     return absl::InvalidArgumentError("pod_cidrs: at least one is required");
   if (absl::Status s = checkOwnCidrs(node.claimed(), std::optional<Ipv4Cidr>(ours.v4)); !s.ok()) return s;
   return checkOwnCidrs(node.claimed6(), ours.v6);
 }
 
-absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
-                                std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others,
-                                std::optional<Ipv6Address> our_vtep6) {
-  if (absl::Status s = validateRemoteNodeAlone(node, ours, our_vtep, our_vtep6); !s.ok()) return s;
+absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidrs& ours, const OverlayConfig& overlay,
+                                const std::vector<RemoteNodeConfig>& others) {
+  if (absl::Status s = validateRemoteNodeAlone(node, ours, overlay); !s.ok()) return s;
   for (const RemoteNodeConfig& o : others) {
     if (o.name == node.name) continue;
     if (o.vtep == node.vtep && o.vtep6 == node.vtep6)
@@ -249,15 +290,11 @@ absl::Status applyOverlayJson(const std::string& key, const nlohmann::json& valu
 
 absl::Status validateOverlay(const OverlayConfig& c, const LocalPodCidrs& ours) {
   if (!c.remote_nodes.empty() && !c.uplink) return invalid("remote-nodes", "need an uplink");
-  std::optional<Ipv4Address> vtep;
-  std::optional<Ipv6Address> vtep6;
-  if (c.uplink && c.uplink->vtep6) vtep6 = c.uplink->vtep6;
-  else if (c.uplink) vtep = c.uplink->vtep;
   std::vector<RemoteNodeConfig> seen;
   for (const RemoteNodeConfig& n : c.remote_nodes) {
     for (const RemoteNodeConfig& o : seen)
       if (o.name == n.name) return invalid("remote-nodes", absl::StrCat("node ", n.name, " is listed twice"));
-    if (absl::Status s = validateRemoteNode(n, ours, vtep, seen, vtep6); !s.ok())
+    if (absl::Status s = validateRemoteNode(n, ours, c, seen); !s.ok())
       return invalid(absl::StrCat("remote-nodes[", n.name, "]"), std::string(s.message()));
     seen.push_back(n);
   }

@@ -87,13 +87,18 @@ struct RemoteNodeConfig {
   }
 };
 
-// This node's own pod networks, which no remote node's CIDR may overlap.
-// Implicit from an IPv4 CIDR alone: a node without IPv6.
+// This node's own pod networks, which no remote node's CIDR may overlap
+// and no remote node's VTEP may be inside of. Implicit from an IPv4 CIDR
+// alone: a node without IPv6.
 struct LocalPodCidrs {
   LocalPodCidrs(const Ipv4Cidr& v4_cidr, std::optional<Ipv6Cidr> v6_cidr = std::nullopt)  // NOLINT: implicit
       : v4(v4_cidr), v6(v6_cidr) {}
   Ipv4Cidr v4;
   std::optional<Ipv6Cidr> v6;  // pod-cidr-v6, when set
+  // The pods' gateways (keys gateway, gateway-v6), which may lie outside
+  // the CIDRs: this node's own addresses, no remote node's VTEP.
+  std::optional<Ipv4Address> gateway;
+  std::optional<Ipv6Address> gateway_v6;
 };
 
 // A remote node's VTEP as text, whichever family.
@@ -129,18 +134,23 @@ absl::Status parseRemoteNode(const nlohmann::json& value, const std::string& whe
 // The checks of validateRemoteNode that need no other node: name, VTEP, its
 // own CIDRs against ours and each other (per family). The overlay's table
 // checks the rest against its indexes (a node at a time against thousands).
-// our_vtep6: our VTEP on an IPv6 underlay. With either VTEP given, a remote
-// VTEP of the other family is refused (one family per underlay).
+// The VTEP must be of the uplink's family (one family per underlay) and a
+// unicast address another host can own: not of a class no VTEP can be
+// (vtep_address.h), not our VTEP, the uplink's next hop, the external
+// gateway or our uplink subnet's broadcast, not inside our pod CIDRs or the
+// node's own pod CIDRs and routed prefixes, not the pods' gateway: traffic
+// for the node's pods would otherwise be tunnelled to ourselves, a router
+// or a pod.
 absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
-                                     std::optional<Ipv4Address> our_vtep,
-                                     std::optional<Ipv6Address> our_vtep6 = std::nullopt);
+                                     const OverlayConfig& overlay);
 
 // Checks one remote node against this node's settings and the other nodes:
-// a name (1-253 of [a-z0-9.-], as a Kubernetes Node's), a unicast VTEP that is not ours, at least one
-// pod CIDR (of either family), none overlapping our pod CIDR of its family or another node's.
-absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidrs& ours,
-                                std::optional<Ipv4Address> our_vtep, const std::vector<RemoteNodeConfig>& others,
-                                std::optional<Ipv6Address> our_vtep6 = std::nullopt);
+// a name (1-253 of [a-z0-9.-], as a Kubernetes Node's), a VTEP as
+// validateRemoteNodeAlone says and no other node's, at least one pod CIDR
+// (of either family), none overlapping our pod CIDR of its family or
+// another node's.
+absl::Status validateRemoteNode(const RemoteNodeConfig& node, const LocalPodCidrs& ours, const OverlayConfig& overlay,
+                                const std::vector<RemoteNodeConfig>& others);
 
 // Cross-field checks after the whole file is read.
 absl::Status validateOverlay(const OverlayConfig& c, const LocalPodCidrs& ours);

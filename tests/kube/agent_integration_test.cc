@@ -42,7 +42,8 @@ class AgentTest : public ::testing::Test {
     // No remote node from the agent's world in the config: one static node
     // only, which the agent must never touch.
     config_ = dir_ + "/sluiced.json";
-    std::ofstream(config_) << R"({"vni": 7, "uplink": {"devargs": "net_null_agent0,no-rx=1", "vtep": "192.168.77.1/24"},)"
+    std::ofstream(config_) << R"({"vni": 7, "uplink": {"devargs": "net_null_agent0,no-rx=1", "vtep": "192.168.77.1/24",)"
+                           << R"( "next-hop": "192.168.77.254"},)"
                            << R"( "remote-nodes": [{"name": "static-1", "vtep": "192.168.77.5",)"
                            << R"( "pod-cidrs": ["10.250.5.0/24"]}]})";
     SluicedOptions o;
@@ -186,6 +187,44 @@ TEST_F(AgentTest, ApplyNodesAnswersEachOpAndRefusesAnOversizedRequestWhole) {
   EXPECT_EQ(table(), (std::map<std::string, std::string>{{"static-1", kStatic},
                                                          {"k-1", kube("192.168.77.11", "10.250.11.0/24")}}));
 
+  // VTEPs no node can have: each refused with its reason, nothing added.
+  v1::ApplyNodesRequest vteps;
+  put(vteps, "v-1", "127.0.0.1", "10.250.21.0/24");
+  put(vteps, "v-2", "169.254.169.254", "10.250.22.0/24");
+  put(vteps, "v-3", "10.250.0.5", "10.250.23.0/24");  // inside this node's pod CIDR
+  put(vteps, "v-4", "0.1.2.3", "10.250.24.0/24");
+  put(vteps, "v-5", "192.168.77.254", "10.250.25.0/24");  // the uplink's next hop
+  put(vteps, "v-6", "224.0.0.1", "10.250.26.0/24");
+  s = call(vteps, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  got.clear();
+  for (const v1::NodeOpResult& r : resp.results())
+    got.push_back(r.name() + " " + std::to_string(r.code()) + " " + r.message());
+  const std::string no = ", no remote node's VTEP";
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "v-1 3 vtep: 127.0.0.1 is loopback (127.0.0.0/8)" + no,
+                     "v-2 3 vtep: 169.254.169.254 is link-local (169.254.0.0/16, where cloud metadata services answer)" +
+                         no,
+                     "v-3 3 vtep: 10.250.0.5 is inside this node's pod CIDR 10.250.0.0/24" + no,
+                     "v-4 3 vtep: 0.1.2.3 is unspecified (0.0.0.0/8, 'this network')" + no,
+                     "v-5 3 vtep: 192.168.77.254 is the uplink's next hop (a router)" + no,
+                     "v-6 3 vtep: 224.0.0.1 is multicast (224.0.0.0/4)" + no,
+                 }));
+  // AddNode, the single-node call, refuses alike.
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::AddNodeRequest add;
+    add.mutable_node()->set_name("v-7");
+    add.mutable_node()->set_vtep("127.0.0.1");
+    add.mutable_node()->add_pod_cidrs("10.250.27.0/24");
+    v1::AddNodeResponse added;
+    const grpc::Status a = sluiced_->remoteNodes().AddNode(&ctx, add, &added);
+    EXPECT_EQ(a.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(a.error_message(), "vtep: 127.0.0.1 is loopback (127.0.0.0/8)" + no);
+  }
+  EXPECT_EQ(table().size(), 2u) << "nothing added";
+
   v1::ApplyNodesRequest big;
   for (int i = 0; i <= 8192; ++i) big.add_ops()->set_remove("k-1");
   s = call(big, &resp);
@@ -221,7 +260,11 @@ TEST_F(AgentTest, FollowsNodesAddedModifiedDeleted) {
   EXPECT_EQ(a["spec"]["podCIDR"], "10.250.0.0/24");
   EXPECT_EQ(a["metadata"]["labels"]["kubernetes.io/hostname"], "node-a");
   EXPECT_EQ(a["metadata"]["annotations"].size(), 1u);
-  EXPECT_EQ(api_->stats()["patch"], 1);
+  // Through the status subresource, the one the agent's role may patch: a
+  // patch of the Node itself would be refused (403) by the same rules.
+  EXPECT_EQ(api_->stats()["patch_status"], 1);
+  EXPECT_EQ(api_->stats()["patch"], 0);
+  EXPECT_EQ(api_->stats()["forbidden"], 0);
 
   // MODIFIED: a new VTEP address and pod CIDR change the node in place.
   uint32_t tunnel = 0;
@@ -229,6 +272,7 @@ TEST_F(AgentTest, FollowsNodesAddedModifiedDeleted) {
   for (const v1::RemoteNode& n : first.nodes())
     if (n.name() == "node-b") tunnel = n.tunnel();
   putNode({{"name", "node-b"},
+           {"internal_ip", "192.168.77.12"},
            {"pod_cidrs", {"10.250.12.0/24"}},
            {"annotations", {{"sluice.dev/vtep", vtepAnnotation("192.168.77.12", "02:00:00:00:00:12")}}}});
   ASSERT_TRUE(tableIs({{"static-1", kStatic}, {"node-b", kube("192.168.77.12", "10.250.12.0/24")}}));
@@ -243,6 +287,7 @@ TEST_F(AgentTest, FollowsNodesAddedModifiedDeleted) {
 
   // A Node whose pod CIDR overlaps node-b's is refused (logged once, counted).
   putNode({{"name", "node-e"},
+           {"internal_ip", "192.168.77.14"},
            {"pod_cidrs", {"10.250.12.128/25"}},
            {"annotations", {{"sluice.dev/vtep", vtepAnnotation("192.168.77.14", "02:00:00:00:00:14")}}}});
   ASSERT_TRUE(waitFor([&] { return counter("skipped_overlap") == 1; }));
@@ -270,6 +315,7 @@ TEST_F(AgentTest, FollowsNodesAddedModifiedDeleted) {
                                                           {"node-e", kube("192.168.77.14", "10.250.12.128/25")}}));
   // A NotReady Node past the grace period is left out.
   putNode({{"name", "node-h"},
+           {"internal_ip", "192.168.77.18"},
            {"pod_cidrs", {"10.250.8.0/24"}},
            {"ready", false},
            {"ready_since", "2020-01-01T00:00:00Z"},
@@ -285,6 +331,44 @@ TEST_F(AgentTest, FollowsNodesAddedModifiedDeleted) {
   EXPECT_NE(out.output.find("static"), std::string::npos) << out.output;
 }
 
+// A Node annotation is anyone's to write who may patch the Node: the agent
+// takes a VTEP only where the kubelet says the node is (one of its
+// InternalIPs) and never one that can be no node's, unless told the
+// underlay is a network of its own.
+TEST_F(AgentTest, LeavesOutNodesWhoseVtepIsNotTheirsUnlessTheUnderlayIsDeclaredApart) {
+  putNode({{"name", "node-m"},
+           {"internal_ip", "192.168.77.31"},
+           {"pod_cidrs", {"10.250.31.0/24"}},
+           {"annotations", {{"sluice.dev/vtep", vtepAnnotation("192.168.77.30", "02:00:00:00:00:30")}}}});
+  putNode({{"name", "node-n"},
+           {"internal_ip", "127.0.0.1"},
+           {"pod_cidrs", {"10.250.32.0/24"}},
+           {"annotations", {{"sluice.dev/vtep", vtepAnnotation("127.0.0.1", "02:00:00:00:00:31")}}}});
+  startAgent();
+  ASSERT_TRUE(tableIs({{"static-1", kStatic}, {"node-b", kube("192.168.77.2", "10.250.2.0/24")}})) << agent_->log();
+  ASSERT_TRUE(waitFor([&] {
+    return counter("skipped_vtep_not_internal_ip") == 1 && counter("skipped_bad_vtep") == 1;
+  })) << agent_->log();
+  const std::string log = agent_->log();
+  EXPECT_NE(log.find("node node-m left out (vtep_not_internal_ip): VTEP 192.168.77.30 is none of its InternalIPs"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("node node-n left out (bad_vtep): VTEP 127.0.0.1 is loopback (127.0.0.0/8)"), std::string::npos)
+      << log;
+
+  EXPECT_EQ(agent_->stop(), 0);
+  agent_ = std::make_unique<AgentProcess>(
+      dir_ + "/agent.log",
+      std::vector<std::string>{SLUICE_AGENT_PATH, "--kubeconfig", api_->kubeconfig(), "--node-name", "node-a",
+                               "--api-socket", sluiced_->apiSocket(), "--resync-interval", "1", "--watch-timeout",
+                               "5", "--allow-vtep-outside-internal-ips"});
+  ASSERT_TRUE(tableIs({{"static-1", kStatic},
+                       {"node-b", kube("192.168.77.2", "10.250.2.0/24")},
+                       {"node-m", kube("192.168.77.30", "10.250.31.0/24")}}))
+      << agent_->log();
+  EXPECT_TRUE(waitFor([&] { return counter("skipped_bad_vtep") == 1; })) << "never a loopback VTEP";
+}
+
 TEST_F(AgentTest, RelistsWhenTheResourceVersionExpires) {
   startAgent();
   ASSERT_TRUE(tableIs({{"static-1", kStatic}, {"node-b", kube("192.168.77.2", "10.250.2.0/24")}}));
@@ -295,6 +379,7 @@ TEST_F(AgentTest, RelistsWhenTheResourceVersionExpires) {
   ASSERT_TRUE(waitFor([&] { return counter("lists") == 2 && counter("relists_gone") == 1; }, std::chrono::seconds(30)))
       << agent_->log();
   putNode({{"name", "node-i"},
+           {"internal_ip", "192.168.77.19"},
            {"pod_cidrs", {"10.250.9.0/24"}},
            {"annotations", {{"sluice.dev/vtep", vtepAnnotation("192.168.77.19", "02:00:00:00:00:19")}}}});
   ASSERT_TRUE(tableIs({{"static-1", kStatic},
@@ -320,6 +405,7 @@ TEST_F(AgentTest, KeepsTheTableWhileTheApiIsDownAndResyncsAfter) {
   // Meanwhile the cluster changes; sluiced keeps its table.
   ASSERT_FALSE(api_->control({{"op", "delete"}, {"name", "node-b"}}).is_null());
   putNode({{"name", "node-j"},
+           {"internal_ip", "192.168.77.20"},
            {"pod_cidrs", {"10.250.10.0/24"}},
            {"annotations", {{"sluice.dev/vtep", vtepAnnotation("192.168.77.20", "02:00:00:00:00:20")}}}});
   EXPECT_EQ(table(), before);
@@ -336,6 +422,7 @@ TEST_F(AgentTest, ReconcilesAgainAfterSluicedRestarts) {
   // While sluiced is down the cluster changes.
   ASSERT_FALSE(api_->control({{"op", "delete"}, {"name", "node-b"}}).is_null());
   putNode({{"name", "node-k"},
+           {"internal_ip", "192.168.77.21"},
            {"pod_cidrs", {"10.250.11.0/24"}},
            {"annotations", {{"sluice.dev/vtep", vtepAnnotation("192.168.77.21", "02:00:00:00:00:21")}}}});
   std::string error;

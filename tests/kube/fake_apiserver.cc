@@ -5,11 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include "tests/integration/sluiced_process.h"
+#include <thread>
 
 namespace sluice::test {
 namespace {
@@ -17,6 +17,18 @@ namespace {
 size_t append(char* data, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
   return size * n;
+}
+
+// Whether `path` appears within `limit` (the server writes it once it
+// listens; making its certificates takes a moment). Polled: a file's
+// appearance wakes nothing.
+bool appears(const std::string& path, std::chrono::seconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!std::filesystem::exists(path)) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
 }
 
 }  // namespace
@@ -36,7 +48,7 @@ std::unique_ptr<FakeApiServer> FakeApiServer::start(const std::string& dir, cons
     std::_Exit(127);
   }
   const std::string ports = dir + "/ports.json";
-  if (!waitFor([&] { return std::filesystem::exists(ports); }, std::chrono::seconds(60))) {
+  if (!appears(ports, std::chrono::seconds(60))) {
     *error = "the fake API server did not start: " + f->log();
     return nullptr;
   }

@@ -3,32 +3,54 @@
 
 It speaks the real protocol for the part sluice-agent uses, over HTTPS with a
 test CA and server certificate that openssl makes at start:
-  GET   /api/v1/nodes                      NodeList with metadata.resourceVersion
+  GET   /api/v1/nodes[?limit=N[&continue=C]]
+                                           NodeList with metadata.resourceVersion, in
+                                           pages of N by name when limit is set, as
+                                           the API server pages: every page of one
+                                           list is of the first page's version, the
+                                           next page's token in metadata.continue; a
+                                           token whose version was compacted since:
+                                           410 Gone (reason Expired)
   GET   /api/v1/nodes?watch=1&resourceVersion=R&timeoutSeconds=T[&allowWatchBookmarks=true]
         200 with Transfer-Encoding: chunked, one JSON event a line (ADDED,
         MODIFIED, DELETED, BOOKMARK), the events after R first; closed after T
         seconds with a BOOKMARK; R older than the oldest kept version: 410 Gone
         (as the HTTP status, or as an ERROR event with code 410)
-  GET   /api/v1/nodes/NAME                 the Node or 404
-  PATCH /api/v1/nodes/NAME                 application/merge-patch+json (RFC 7386) or
+  GET   /api/v1/nodes/NAME[/status]        the Node or 404
+  PATCH /api/v1/nodes/NAME[/status]        application/merge-patch+json (RFC 7386) or
                                            application/strategic-merge-patch+json
                                            (maps merge as in a merge patch; enough
-                                           for metadata.annotations)
-Every request needs "Authorization: Bearer TOKEN" (401 otherwise).
+                                           for metadata.annotations); as the API
+                                           server's Node strategies do, a patch of
+                                           the Node keeps its status and a patch of
+                                           the status subresource keeps its spec
+                                           (metadata is patchable through both)
+Every request needs "Authorization: Bearer TOKEN" (401 otherwise) and is
+authorised as RBAC would: the token holds the rules the chart's ClusterRole
+grants (get, list, watch on nodes; patch on nodes/status), anything else is
+403 Forbidden with the API server's message.
 
 Control interface for the tests: plain HTTP on 127.0.0.1, POST /control with
 one JSON command, GET /control/node/NAME (the stored object), GET
 /control/stats (request counts). Commands:
-  {"op": "put", "name": N, "pod_cidrs": [...], "internal_ip": A, "ready": true,
+  {"op": "put", "name": N, "pod_cidrs": [...], "internal_ip": A (or "internal_ips": [A, ...]), "ready": true,
    "ready_since": "RFC3339", "annotations": {...}}   ADDED or MODIFIED
   {"op": "delete", "name": N}                        DELETED
   {"op": "put_many", "nodes": [{...}, ...]}          one "put" per element (without
         "op"), stored and written to open watches together: a burst of events
-  {"op": "expire", "as_event": false}                every version so far expires
+  {"op": "expire", "as_event": false}                every version so far is compacted
         and open watches end (with an ERROR 410 event if as_event)
   {"op": "raw", "line": "..."}                       a line as-is to open watches
   {"op": "bookmark"}                                 a BOOKMARK to open watches
   {"op": "stop"} / {"op": "start"}                   the API port goes away / back
+  {"op": "rbac", "rules": [{"resources": [...], "verbs": [...]}, ...]}
+        the token's rules from now on
+  {"op": "compact_after_pages", "pages": N}          after N more list pages, every
+        version so far is compacted (as "expire" without ending watches): a
+        continue token of the list in progress then gets 410 Gone
+  {"op": "fail_list_pages", "after": N, "status": S} the list pages after the next N
+        are answered status S (500: an internal error) until the next
+        "fail_list_pages"; {"after": -1} ends it
 GET /control/emitted?since=RV: for every event after version RV, when a watch
 first wrote it to its stream ({"events": [[rv, name, t], ...]}, t in
 time.monotonic() seconds, which is CLOCK_MONOTONIC on Linux, so a benchmark
@@ -36,6 +58,7 @@ in another process can compare it with its own clock).
 Writes DIR/ca.crt, DIR/kubeconfig and DIR/ports.json ({"api": P, "control": C}).
 """
 import argparse
+import base64
 import http.server
 import json
 import os
@@ -47,6 +70,11 @@ import threading
 import time
 import urllib.parse
 import uuid
+
+
+# What the chart's ClusterRole grants the agent (helm/sluice/templates/rbac.yaml).
+CHART_RULES = [{"resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+               {"resources": ["nodes/status"], "verbs": ["patch"]}]
 
 
 def now_rfc3339():
@@ -93,7 +121,42 @@ class Store:
         self.as_event = False
         self.raw = []           # (index, line) for open watches
         self.emitted = {}       # rv -> (name, monotonic time it was first written to a watch)
-        self.stats = {"list": 0, "watch": 0, "get": 0, "patch": 0, "gone": 0, "unauthorized": 0}
+        self.stats = {"list": 0, "list_pages": 0, "list_limits": [], "watch": 0, "get": 0, "patch": 0,
+                      "patch_status": 0, "gone": 0, "unauthorized": 0, "forbidden": 0}
+        self.rules = [dict(r) for r in CHART_RULES]
+        self.snapshots = {}     # rv -> the Nodes at that version, sorted by name (lists in pages)
+        self.compact_after = None  # list pages until every version so far is compacted
+        self.fail_after = None  # list pages until they fail with fail_status
+        self.fail_status = 500
+
+    def compact(self):
+        """As etcd's compaction after other writes: the revision moves on (etcd's
+        is cluster-wide, a Lease renewal moves it too) and every version before
+        the current one is gone: watches and continue tokens from them get 410."""
+        self.rv += 1
+        self.oldest_ok = self.rv
+        self.snapshots.clear()
+
+    def allowed(self, verb, resource):
+        return any(resource in r.get("resources", []) and verb in r.get("verbs", []) for r in self.rules)
+
+    def nodes_at(self, rv):
+        """The Nodes as they were at version rv, sorted by name (replayed from the events)."""
+        if rv == self.rv:
+            return [(n, self.nodes[n]) for n in sorted(self.nodes)]
+        if rv not in self.snapshots:
+            if len(self.snapshots) >= 16:
+                self.snapshots.clear()  # a few lists in progress at a time
+            nodes = {}
+            for erv, kind, obj in self.events:
+                if erv > rv:
+                    break
+                if kind == "DELETED":
+                    nodes.pop(obj["metadata"]["name"], None)
+                else:
+                    nodes[obj["metadata"]["name"]] = obj
+            self.snapshots[rv] = [(n, nodes[n]) for n in sorted(nodes)]
+        return self.snapshots[rv]
 
     def record(self, kind, obj):
         self.rv += 1
@@ -118,9 +181,10 @@ class Store:
                 obj["spec"]["podCIDR"] = cmd["pod_cidrs"][0]
             else:
                 obj["spec"].pop("podCIDR", None)
-        if "internal_ip" in cmd:
-            obj["status"]["addresses"] = [{"type": "InternalIP", "address": cmd["internal_ip"]},
-                                          {"type": "Hostname", "address": name}]
+        if "internal_ip" in cmd or "internal_ips" in cmd:
+            ips = cmd["internal_ips"] if "internal_ips" in cmd else [cmd["internal_ip"]]
+            obj["status"]["addresses"] = ([{"type": "InternalIP", "address": ip} for ip in ips] +
+                                          [{"type": "Hostname", "address": name}])
         if "ready" in cmd or not obj["status"]["conditions"]:
             ready = cmd.get("ready", True)
             since = cmd.get("ready_since", now_rfc3339())
@@ -136,6 +200,25 @@ class Store:
 
 STORE = Store()
 TOKEN = ""
+# The service account the token is (for the API server's messages).
+USER = "system:serviceaccount:sluice-system:sluice-agent"
+
+
+def encode_continue(rv, start):
+    """As the API server's storage layer writes a continue token."""
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def decode_continue(token):
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        c = json.loads(raw)
+        if c.get("v") != "meta.k8s.io/v1" or not isinstance(c.get("rv"), int) or not isinstance(c.get("start"), str):
+            return None
+        return c
+    except ValueError:
+        return None
 
 
 def status_object(code, reason, message):
@@ -170,6 +253,29 @@ class ApiHandler(JsonHandler):
         self.send_json(401, status_object(401, "Unauthorized", "Unauthorized"))
         return False
 
+    def permitted(self, verb, resource, name=None):
+        """RBAC: the token's rules allow `verb` on `resource`, else 403 as the API server words it."""
+        with STORE.lock:
+            if STORE.allowed(verb, resource):
+                return True
+            STORE.stats["forbidden"] += 1
+        what = f'{resource.split("/")[0]} "{name}"' if name else resource.split("/")[0]
+        self.send_json(403, status_object(
+            403, "Forbidden", f'{what} is forbidden: User "{USER}" cannot {verb} resource "{resource}" '
+            'in API group "" at the cluster scope'))
+        return False
+
+    def node_path(self, path):
+        """/api/v1/nodes/NAME or /api/v1/nodes/NAME/status: (name, resource), else None."""
+        if not path.startswith("/api/v1/nodes/"):
+            return None
+        parts = path[len("/api/v1/nodes/"):].split("/")
+        if len(parts) == 1 and parts[0]:
+            return parts[0], "nodes"
+        if len(parts) == 2 and parts[0] and parts[1] == "status":
+            return parts[0], "nodes/status"
+        return None
+
     def do_GET(self):
         self.server.track(self.connection)
         if not self.authorized():
@@ -178,15 +284,17 @@ class ApiHandler(JsonHandler):
         q = dict(urllib.parse.parse_qsl(url.query))
         if url.path == "/api/v1/nodes":
             if q.get("watch") in ("1", "true"):
+                if not self.permitted("watch", "nodes"):
+                    return
                 return self.watch(q)
-            with STORE.lock:
-                STORE.stats["list"] += 1
-                items = [json.loads(json.dumps(n)) for _, n in sorted(STORE.nodes.items())]
-                body = {"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": str(STORE.rv)},
-                        "items": items}
-            return self.send_json(200, body)
-        if url.path.startswith("/api/v1/nodes/"):
-            name = url.path[len("/api/v1/nodes/"):]
+            if not self.permitted("list", "nodes"):
+                return
+            return self.list(q)
+        target = self.node_path(url.path)
+        if target is not None:
+            name, resource = target
+            if not self.permitted("get", resource, name):
+                return
             with STORE.lock:
                 STORE.stats["get"] += 1
                 node = STORE.nodes.get(name)
@@ -194,6 +302,60 @@ class ApiHandler(JsonHandler):
                 return self.send_json(404, status_object(404, "NotFound", f'nodes "{name}" not found'))
             return self.send_json(200, node)
         self.send_json(404, status_object(404, "NotFound", "the server could not find the requested resource"))
+
+    def list(self, q):
+        try:
+            limit = int(q.get("limit", "0") or "0")
+        except ValueError:
+            return self.send_json(400, status_object(400, "BadRequest", "limit is not an integer"))
+        token = q.get("continue", "")
+        with STORE.lock:
+            STORE.stats["list_pages"] += 1
+            STORE.stats["list_limits"].append(limit)
+            if not token:
+                STORE.stats["list"] += 1
+            if STORE.fail_after is not None:
+                if STORE.fail_after == 0:
+                    return self.send_json(STORE.fail_status, status_object(
+                        STORE.fail_status, "InternalError", "Internal error occurred: injected by the test"))
+                STORE.fail_after -= 1
+            if token:
+                if q.get("resourceVersion"):
+                    return self.send_json(400, status_object(
+                        400, "BadRequest", "specifying resource version is not allowed when using continue"))
+                c = decode_continue(token)
+                if c is None:
+                    return self.send_json(400, status_object(400, "BadRequest", "continue key is not valid"))
+                rv, start = c["rv"], c["start"]
+                if rv < STORE.oldest_ok:
+                    # As etcd answers once it compacted the list's revision:
+                    # the list cannot go on at its version.
+                    STORE.stats["gone"] += 1
+                    body = status_object(
+                        410, "Expired", "The provided continue parameter is too old to display a consistent list "
+                        "result. You can start a new list without the continue parameter, or use the continue token "
+                        "in this response to retrieve the remainder of the results. Continuing with the provided "
+                        "token results in an inconsistent list - objects that were created, modified, or deleted "
+                        "between the time the first chunk was returned and now may show up in the list.")
+                    body["metadata"] = {"continue": encode_continue(STORE.rv, start)}
+                    return self.send_json(410, body)
+            else:
+                rv, start = STORE.rv, ""
+            nodes = [obj for name, obj in STORE.nodes_at(rv) if name >= start]
+            page = nodes[:limit] if limit > 0 else nodes
+            meta = {"resourceVersion": str(rv)}
+            if len(page) < len(nodes):
+                # The next key after the page's last, as the storage layer starts it.
+                meta["continue"] = encode_continue(rv, page[-1]["metadata"]["name"] + "\x00")
+                meta["remainingItemCount"] = len(nodes) - len(page)
+            body = {"kind": "NodeList", "apiVersion": "v1", "metadata": meta,
+                    "items": [json.loads(json.dumps(n)) for n in page]}
+            if STORE.compact_after is not None:
+                STORE.compact_after -= 1
+                if STORE.compact_after <= 0:
+                    STORE.compact_after = None
+                    STORE.compact()
+        return self.send_json(200, body)
 
     def do_PATCH(self):
         self.server.track(self.connection)
@@ -203,27 +365,37 @@ class ApiHandler(JsonHandler):
             return
         url = urllib.parse.urlsplit(self.path)
         ctype = self.headers.get("Content-Type", "")
+        target = self.node_path(url.path)
+        if target is None:
+            return self.send_json(404, status_object(404, "NotFound", "not found"))
+        name, resource = target
+        if not self.permitted("patch", resource, name):
+            return
         if ctype not in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
             return self.send_json(415, status_object(415, "UnsupportedMediaType", f"unsupported patch type {ctype}"))
-        if not url.path.startswith("/api/v1/nodes/"):
-            return self.send_json(404, status_object(404, "NotFound", "not found"))
-        name = url.path[len("/api/v1/nodes/"):]
         try:
             patch = json.loads(raw)
         except ValueError:
             return self.send_json(400, status_object(400, "BadRequest", "patch is not JSON"))
         with STORE.lock:
-            STORE.stats["patch"] += 1
+            STORE.stats["patch_status" if resource == "nodes/status" else "patch"] += 1
             node = STORE.nodes.get(name)
             if node is None:
                 return self.send_json(404, status_object(404, "NotFound", f'nodes "{name}" not found'))
             # What a patch may not change.
             patch.get("metadata", {}).pop("name", None)
             patch.get("metadata", {}).pop("resourceVersion", None)
-            node = merge_patch(node, patch)
-            STORE.nodes[name] = node
-            STORE.record("MODIFIED", node)
-            out = json.loads(json.dumps(node))
+            patched = merge_patch(node, patch)
+            # The API server's Node strategies: the status subresource keeps
+            # the spec, the Node itself keeps the status.
+            kept = "spec" if resource == "nodes/status" else "status"
+            if kept in node:
+                patched[kept] = node[kept]
+            else:
+                patched.pop(kept, None)
+            STORE.nodes[name] = patched
+            STORE.record("MODIFIED", patched)
+            out = json.loads(json.dumps(patched))
         self.send_json(200, out)
 
     def chunk(self, data):
@@ -409,13 +581,21 @@ class ControlHandler(JsonHandler):
                 if node is not None:
                     STORE.record("DELETED", node)
             elif op == "expire":
-                STORE.oldest_ok = STORE.rv + 1
+                STORE.compact()
                 STORE.as_event = bool(cmd.get("as_event", False))
                 STORE.generation += 1
                 STORE.lock.notify_all()
             elif op == "raw":
                 STORE.raw.append(cmd["line"])
                 STORE.lock.notify_all()
+            elif op == "rbac":
+                STORE.rules = [dict(r) for r in cmd["rules"]]
+            elif op == "compact_after_pages":
+                STORE.compact_after = int(cmd["pages"])
+            elif op == "fail_list_pages":
+                after = int(cmd["after"])
+                STORE.fail_after = None if after < 0 else after
+                STORE.fail_status = int(cmd.get("status", 500))
             elif op == "bookmark":
                 STORE.raw.append(None)
                 STORE.lock.notify_all()

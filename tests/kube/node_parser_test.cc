@@ -19,7 +19,11 @@ json node(const std::string& name) {
              {{"sluice.dev/vtep", R"({"version":1,"vtep":"192.168.77.2","mac":"02:00:00:00:00:02","vni":7})"}}}}},
           {"spec", {{"podCIDR", "10.244.2.0/24"}, {"podCIDRs", {"10.244.2.0/24", "fd00:2::/64"}}}},
           {"status",
-           {{"addresses", {{{"type", "Hostname"}, {"address", name}}, {{"type", "InternalIP"}, {"address", "192.168.77.2"}}}},
+           {{"addresses",
+             {{{"type", "Hostname"}, {"address", name}},
+              {{"type", "InternalIP"}, {"address", "192.168.77.2"}},
+              {{"type", "ExternalIP"}, {"address", "203.0.113.2"}},
+              {{"type", "InternalIP"}, {"address", "fd00:77::2"}}}},
             {"conditions",
              {{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", "2026-12-02T03:04:05Z"}}}}}}};
 }
@@ -32,8 +36,11 @@ TEST(NodeParser, ReadsADualStackNode) {
   EXPECT_EQ(n.resource_version, "42");
   ASSERT_EQ(n.pod_cidrs.size(), 1u);
   EXPECT_EQ(n.pod_cidrs[0].toString(), "10.244.2.0/24");
-  ASSERT_TRUE(n.internal_ip);
-  EXPECT_EQ(n.internal_ip->toString(), "192.168.77.2");
+  // Every InternalIP, each family in its own list; an ExternalIP is none.
+  ASSERT_EQ(n.internal_ips.size(), 1u);
+  EXPECT_EQ(n.internal_ips[0].toString(), "192.168.77.2");
+  ASSERT_EQ(n.internal_ips_v6.size(), 1u);
+  EXPECT_EQ(n.internal_ips_v6[0].toString(), "fd00:77::2");
   EXPECT_TRUE(n.ready);
   ASSERT_TRUE(n.ready_since);
   EXPECT_EQ(std::chrono::system_clock::to_time_t(*n.ready_since), 1796180645);

@@ -17,6 +17,7 @@ KubeNode kubeNode(const std::string& name, const std::string& vtep, const std::s
   n.pod_cidrs = {*Ipv4Cidr::parse(cidr)};
   n.ready = true;
   n.vtep = VtepInfo{*Ipv4Address::parse(vtep), MacAddress::fromIpv4(*Ipv4Address::parse(vtep)), vni};
+  n.internal_ips = {*Ipv4Address::parse(vtep)};  // as the kubelet reports it
   return n;
 }
 
@@ -143,6 +144,7 @@ TEST(ReconcilePlan, Ipv6VtepsAreCarriedAndConflictsFound) {
     KubeNode n = kubeNode(name, "0.0.0.0", cidr);
     n.vtep->vtep = Ipv4Address{};
     n.vtep->vtep6 = *Ipv6Address::parse(vtep);
+    n.internal_ips_v6 = {*Ipv6Address::parse(vtep)};
     return n;
   };
   const Plan p = planReconcile(input({v6node("a", "fd00:77::2", "10.244.1.0/24"),
@@ -177,6 +179,7 @@ TEST(ReconcilePlan, OverlapSearchAgreesWithComparingAgainstEveryClaim) {
         n.pod_cidrs.push_back(Ipv4Cidr{Ipv4Address{addr2 & 0xffffff00u}, 24});
       }
       n.vtep->vtep = Ipv4Address{0xc0a80000u + static_cast<uint32_t>(i) + 1};
+      n.internal_ips = {n.vtep->vtep};
       nodes.push_back(n);
     }
     // A static node holding one prefix, as the API's Nodes are weighed after it.
@@ -250,6 +253,64 @@ TEST(ReconcilePlan, SkipsNodesNotRunningSluiceOrOnAnotherVni) {
                                                       {"bad", LeftOut::kBadAnnotation},
                                                       {"v6", LeftOut::kNoPodCidr},
                                                       {"other-vni", LeftOut::kVniMismatch}}));
+}
+
+// A VTEP that can be no node's is left out with its reason: a loopback,
+// link-local, "this network" or multicast address, or one inside the
+// Node's own pod CIDR or this node's (the tunnel would lead to a pod).
+TEST(ReconcilePlan, LeavesOutVtepsNoNodeCanHave) {
+  KubeNode self = kubeNode("self", "192.168.1.100", "10.1.100.0/24");
+  PlanInput in = input({self, kubeNode("lo", "127.0.0.1", "10.1.1.0/24"),
+                        kubeNode("meta", "169.254.169.254", "10.1.2.0/24"),
+                        kubeNode("zero", "0.1.2.3", "10.1.3.0/24"), kubeNode("mcast", "224.0.0.1", "10.1.4.0/24"),
+                        kubeNode("in-own", "10.1.5.9", "10.1.5.0/24"),
+                        kubeNode("in-ours", "10.1.100.7", "10.1.6.0/24"), kubeNode("good", "192.168.1.7", "10.1.7.0/24")},
+                       {});
+  Plan p = planReconcile(in);
+  EXPECT_EQ(names(p.add), std::vector<std::string>{"good"});
+  std::map<std::string, std::string> details;
+  for (const Plan::Skip& s : p.skipped)
+    if (s.reason == LeftOut::kBadVtep) details[s.name] = s.detail;
+  EXPECT_EQ(details, (std::map<std::string, std::string>{
+                         {"lo", "VTEP 127.0.0.1 is loopback (127.0.0.0/8)"},
+                         {"meta", "VTEP 169.254.169.254 is link-local (169.254.0.0/16, where cloud metadata services "
+                                  "answer)"},
+                         {"zero", "VTEP 0.1.2.3 is unspecified (0.0.0.0/8, 'this network')"},
+                         {"mcast", "VTEP 224.0.0.1 is multicast (224.0.0.0/4)"},
+                         {"in-own", "VTEP 10.1.5.9 is inside its own 10.1.5.0/24"},
+                         {"in-ours", "VTEP 10.1.100.7 is inside this node's 10.1.100.0/24"},
+                     }));
+  EXPECT_EQ(std::string(leftOutName(LeftOut::kBadVtep)), "bad_vtep");
+}
+
+// The annotation is whatever someone who may patch the Node wrote; the
+// InternalIP is the kubelet's. By default a VTEP must be one of the Node's
+// InternalIPs (either family); with the underlay declared a network of its
+// own, any VTEP is taken.
+TEST(ReconcilePlan, AVtepThatIsNoneOfTheNodesInternalIpsIsLeftOutUnlessAllowed) {
+  KubeNode moved = kubeNode("moved", "192.168.1.2", "10.1.2.0/24");
+  moved.internal_ips = {*Ipv4Address::parse("192.168.9.2"), *Ipv4Address::parse("192.168.9.3")};
+  KubeNode none = kubeNode("none", "192.168.1.3", "10.1.3.0/24");
+  none.internal_ips.clear();
+  KubeNode second = kubeNode("second", "192.168.1.4", "10.1.4.0/24");
+  second.internal_ips = {*Ipv4Address::parse("192.168.9.4"), *Ipv4Address::parse("192.168.1.4")};
+  KubeNode v6 = kubeNode("v6", "0.0.0.0", "10.1.5.0/24");
+  v6.vtep->vtep6 = *Ipv6Address::parse("fd00:77::5");
+  v6.internal_ips = {};
+  v6.internal_ips_v6 = {*Ipv6Address::parse("fd00:77::5")};
+  PlanInput in = input({moved, none, second, v6}, {tableNode("moved", "192.168.1.2", "10.1.2.0/24")});
+  Plan p = planReconcile(in);
+  EXPECT_EQ(names(p.add), (std::vector<std::string>{"second", "v6"}));
+  EXPECT_EQ(p.remove, std::vector<std::string>{"moved"});
+  EXPECT_EQ(skips(p), (std::map<std::string, LeftOut>{{"moved", LeftOut::kVtepNotInternalIp},
+                                                      {"none", LeftOut::kVtepNotInternalIp}}));
+  EXPECT_EQ(p.skipped[0].detail, "VTEP 192.168.1.2 is none of its InternalIPs");
+
+  in.allow_vtep_outside_internal_ips = true;
+  p = planReconcile(in);
+  EXPECT_EQ(names(p.add), (std::vector<std::string>{"none", "second", "v6"}));
+  EXPECT_TRUE(p.remove.empty());
+  EXPECT_TRUE(p.skipped.empty());
 }
 
 }  // namespace

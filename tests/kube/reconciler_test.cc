@@ -118,6 +118,7 @@ KubeNode kubeNode(int i, int vtep_base = 0) {
   n.ready = true;
   const Ipv4Address vtep{(172u << 24) | (16u << 16) | static_cast<uint32_t>(vtep_base + i + 1)};
   n.vtep = VtepInfo{vtep, MacAddress::fromIpv4(vtep), 7};
+  n.internal_ips = {vtep};
   return n;
 }
 

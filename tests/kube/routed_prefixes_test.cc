@@ -20,7 +20,9 @@ json node(const std::string& name, const std::string& vtep, const std::string& c
   if (prefixes) annotations[kRoutedPrefixesAnnotation] = *prefixes;
   return {{"metadata", {{"name", name}, {"resourceVersion", "1"}, {"annotations", annotations}}},
           {"spec", {{"podCIDRs", {cidr}}}},
-          {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+          {"status",
+           {{"addresses", {{{"type", "InternalIP"}, {"address", vtep}}}},
+            {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
 }
 
 KubeNode parsed(const json& j) {

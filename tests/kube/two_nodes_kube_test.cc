@@ -225,10 +225,12 @@ TEST_F(TwoKubeNodesTest, NodesFindEachOtherAndTrafficFollowsTheCluster) {
   ASSERT_TRUE(waitFor([&] { return list(a_).controller().synced() && list(b_).controller().synced(); },
                       std::chrono::seconds(60)));
 
-  // node-b comes back with a new address (its sluiced restarted on it): its
-  // agent publishes the new VTEP, the Node is MODIFIED, node-a's table
-  // follows in place and the traffic with it.
+  // node-b comes back with a new address (its sluiced restarted on it; its
+  // kubelet reports it among the Node's InternalIPs, so the VTEP may move
+  // there): its agent publishes the new VTEP, the Node is MODIFIED, node-a's
+  // table follows in place and the traffic with it.
   const uint32_t tunnel = list(a_).nodes(0).tunnel();
+  putNode({{"name", "node-b"}, {"internal_ips", {"192.168.88.2", "192.168.88.12"}}});
   writeConfig(b_, "192.168.88.12");
   std::string error;
   ASSERT_TRUE(b_.sluiced->restart(&error)) << error;

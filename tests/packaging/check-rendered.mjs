@@ -325,11 +325,19 @@ if (profile === 'kubernetes') {
     assert.ok(volumes[m.name].projected.sources.some((s) => s.serviceAccountToken?.path === 'token'));
     assert.ok(!sluiced.volumeMounts.some((vm) => vm.mountPath === tokenPath));
   });
-  check('kubernetes: a ClusterRole with get/list/watch/patch on nodes, bound to the service account', () => {
+  check('kubernetes: a ClusterRole with get/list/watch on nodes and patch on nodes/status only, bound to the service account', () => {
     const role = ofKind('ClusterRole').find((r) => r.metadata.name.endsWith('-node-controller'));
-    assert.deepEqual(role.rules, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] }]);
+    assert.deepEqual(role.rules, [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] }]);
     const b = ofKind('ClusterRoleBinding').find((x) => x.roleRef.name === role.metadata.name);
     assert.deepEqual(b.subjects, [{ kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: ds.metadata.namespace }]);
+  });
+  check('kubernetes: the admission policy that narrows the agent\'s patch is bound (Deny)', () => {
+    const policy = one('ValidatingAdmissionPolicy');
+    assert.equal(one('ValidatingAdmissionPolicyBinding').spec.policyName, policy.metadata.name);
+  });
+  check('kubernetes: VTEPs outside InternalIPs are refused unless allowed', () => {
+    assert.ok(!agent.args.includes('--allow-vtep-outside-internal-ips'));
   });
   check('kubernetes: no static remote nodes in the configs', () => {
     for (const c of Object.values(configs)) assert.deepEqual(c['remote-nodes'] ?? [], []);

@@ -20,6 +20,8 @@
 #   config-checksum CHECKER  checksum/config covers restart-only settings, live.json the live ones
 #   sluiced-start D CTL      sluiced starts with the manifests' config; the probe passes
 #   runtime-closure          the image's collected runtime tree runs a DPDK program
+#   admission-policy         the agent's ValidatingAdmissionPolicy admits and denies sample
+#                            requests as it promises (CEL run offline); absent when switched off
 # Tools: the pinned helm and npm packages from scripts/setup-packaging.sh.
 set -euo pipefail
 
@@ -138,6 +140,16 @@ case $case in
     ;;
   runtime-closure)
     bash "$here/check-runtime-closure.sh" "$root"
+    ;;
+  admission-policy)
+    "${template[@]}" -f "$chart/ci/kubernetes-values.yaml" >"$tmp/kubernetes.yaml"
+    node "$here/check-admission-policy.mjs" "$tmp/kubernetes.yaml" kube-system sluice
+    "${template[@]}" -f "$chart/ci/kubernetes-values.yaml" --set agent.nodeAdmissionPolicy=false >"$tmp/off.yaml"
+    if grep -q "kind: ValidatingAdmissionPolicy" "$tmp/off.yaml"; then
+      echo "FAIL: agent.nodeAdmissionPolicy=false still renders the policy"
+      exit 1
+    fi
+    echo "ok   agent.nodeAdmissionPolicy=false renders no policy"
     ;;
   *)
     echo "unknown case $case" >&2

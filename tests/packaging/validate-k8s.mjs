@@ -29,6 +29,7 @@ const kGroups = {
   'apps/v1': ['kubernetes-models/apps/v1', 'V1'],
   'rbac.authorization.k8s.io/v1': ['kubernetes-models/rbac.authorization.k8s.io/v1', 'V1'],
   'apiextensions.k8s.io/v1': ['kubernetes-models/apiextensions.k8s.io/v1', 'V1'],
+  'admissionregistration.k8s.io/v1': ['kubernetes-models/admissionregistration.k8s.io/v1', 'V1'],
 };
 
 // Walks a value against a client-node type string and reports fields the type

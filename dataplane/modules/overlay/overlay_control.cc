@@ -224,9 +224,7 @@ void OverlayControl::unindex(const RemoteNodeConfig& node) {
 }
 
 absl::StatusOr<NodeChange> OverlayControl::put(RemoteNodeConfig node, NodeSource source, bool replace) {
-  const std::optional<Ipv4Address> our_vtep =
-      underlayIpv6() ? std::nullopt : std::optional<Ipv4Address>(config_.uplink->vtep);
-  if (absl::Status s = validateRemoteNodeAlone(node, pod_cidr_, our_vtep, config_.uplink->vtep6); !s.ok()) return s;
+  if (absl::Status s = validateRemoteNodeAlone(node, pod_cidr_, config_); !s.ok()) return s;
   if (absl::Status s = conflicts(node); !s.ok()) return s;
   if (auto it = nodes_.find(node.name); it != nodes_.end()) {
     Node& existing = it->second;

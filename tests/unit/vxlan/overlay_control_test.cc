@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <absl/status/status.h>
+#include <absl/strings/str_cat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -369,6 +370,60 @@ TEST(OverlayControlBatch, ARefusedOpChangesNothingAndTheOthersApplyEachWithItsRe
   EXPECT_EQ(t->routeFor(Ipv4Address::parse("10.244.4.9")->networkOrder()), vxlan::kNoTunnel);
 }
 
+// A VTEP is where every packet for the node's pods goes: one that is no
+// other host's unicast address (loopback, link-local as the cloud metadata
+// service, "this network", broadcast), one of this node's own (its pod
+// CIDR, its pods' gateway, its uplink's router or external gateway), or
+// inside the node's own pod CIDR would send them to ourselves, a router or
+// a pod. Each is refused with its reason, through AddNode's and
+// ApplyNodes' common path, and the table keeps only the good node.
+TEST(OverlayControlBatch, VtepsNoNodeCanHaveAreRefusedEachWithItsReason) {
+  Fixture f;
+  f.config.external = ExternalNetworkConfig{*Ipv4Address::parse("192.168.77.253"), 0};
+  LocalPodCidrs ours(f.pod_cidr);
+  ours.gateway = *Ipv4Address::parse("10.99.0.1");  // a gateway outside the pod CIDR
+  OverlayControl o(f.config, ours, f.uplink, 31, 1);
+  auto results = o.applyNodes({putOp(node("a", "127.0.0.1", "10.244.1.0/24")),
+                               putOp(node("b", "169.254.169.254", "10.244.2.0/24")),
+                               putOp(node("c", "10.244.0.5", "10.244.3.0/24")),
+                               putOp(node("d", "0.1.2.3", "10.244.4.0/24")),
+                               putOp(node("e", "192.168.77.254", "10.244.5.0/24")),
+                               putOp(node("f", "192.168.77.253", "10.244.6.0/24")),
+                               putOp(node("g", "192.168.77.255", "10.244.7.0/24")),
+                               putOp(node("h", "10.99.0.1", "10.244.8.0/24")),
+                               putOp(node("i", "10.244.9.1", "10.244.9.0/24")),
+                               putOp(node("j", "224.0.0.1", "10.244.10.0/24")),
+                               putOp(node("k", "255.255.255.255", "10.244.11.0/24")),
+                               putOp(node("l", "192.168.77.1", "10.244.12.0/24")),
+                               putOp(node("m", "192.168.77.13", "10.244.13.0/24"))});
+  std::vector<std::string> got;
+  for (const absl::StatusOr<NodeChange>& r : results)
+    got.push_back(r.ok() ? "created" : absl::StrCat(absl::StatusCodeToString(r.status().code()), " ", r.status().message()));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "INVALID_ARGUMENT vtep: 127.0.0.1 is loopback (127.0.0.0/8), no remote node's VTEP",
+                     "INVALID_ARGUMENT vtep: 169.254.169.254 is link-local (169.254.0.0/16, where cloud metadata "
+                     "services answer), no remote node's VTEP",
+                     "INVALID_ARGUMENT vtep: 10.244.0.5 is inside this node's pod CIDR 10.244.0.0/24, no remote "
+                     "node's VTEP",
+                     "INVALID_ARGUMENT vtep: 0.1.2.3 is unspecified (0.0.0.0/8, 'this network'), no remote node's VTEP",
+                     "INVALID_ARGUMENT vtep: 192.168.77.254 is the uplink's next hop (a router), no remote node's VTEP",
+                     "INVALID_ARGUMENT vtep: 192.168.77.253 is the external gateway, no remote node's VTEP",
+                     "INVALID_ARGUMENT vtep: 192.168.77.255 is the broadcast address of the uplink's subnet "
+                     "192.168.77.0/24, no remote node's VTEP",
+                     "INVALID_ARGUMENT vtep: 10.99.0.1 is this node's pods' gateway, no remote node's VTEP",
+                     "INVALID_ARGUMENT vtep: 10.244.9.1 is inside its own pod CIDR or routed prefix 10.244.9.0/24, no "
+                     "remote node's VTEP",
+                     "INVALID_ARGUMENT vtep: 224.0.0.1 is multicast (224.0.0.0/4), no remote node's VTEP",
+                     "INVALID_ARGUMENT vtep: 255.255.255.255 is reserved or broadcast (240.0.0.0/4), no remote node's "
+                     "VTEP",
+                     "INVALID_ARGUMENT vtep: 192.168.77.1 is this node's own VTEP",
+                     "created",
+                 }));
+  EXPECT_EQ(vtepsOf(o), (std::map<std::string, std::string>{{"m", "192.168.77.13"}}));
+  // AddNode takes the same path.
+  EXPECT_EQ(o.addNode(node("n", "127.0.0.1", "10.244.14.0/24")).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(OverlayControlBatch, OpsApplyInOrderSoANameTwiceIsTwoChanges) {
   Fixture f;
   OverlayControl o(f.config, f.pod_cidr, f.uplink, 31, 1);
@@ -472,7 +527,7 @@ TEST(OverlayControlBatch, TheIndexesRefuseExactlyWhatComparingWithEveryNodeRefus
       for (uint32_t bit = prefix; bit < 128; ++bit) a.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80u >> (bit % 8)));
       n.pod_cidrs_v6.push_back(Ipv6Cidr{a, prefix});
     }
-    absl::Status want = validateRemoteNode(n, ours, f.config.uplink->vtep, held);
+    absl::Status want = validateRemoteNode(n, ours, f.config, held);
     const bool exists = std::any_of(held.begin(), held.end(), [&](const RemoteNodeConfig& h) { return h.name == n.name; });
     absl::StatusOr<NodeChange> got = o.putNode(n, NodeSource::kKubernetes, true);
     ASSERT_EQ(got.ok(), want.ok()) << i << ": " << n.name << " want " << want << " got " << got.status();

@@ -368,6 +368,38 @@ TEST(OverlayControl6, OneFamilyPerUnderlayAndTunnelIdsInTheTables) {
   EXPECT_TRUE(s.vtep_nd.isGateway(vxlan::kOurVtep.bytes.data()));
 }
 
+// The IPv6 VTEPs no node can have, each refused with its reason: the
+// unspecified and loopback addresses, multicast, IPv4-mapped, the uplink's
+// router, this node's pod CIDR and its pods' gateway, and the node's own pod
+// CIDR.
+TEST(OverlayControl6, VtepsNoNodeCanHaveAreRefusedEachWithItsReason) {
+  Fixture6 f;
+  LocalPodCidrs ours(f.pod_cidr, *Ipv6Cidr::parse("fd00:10:244::/64"));
+  ours.gateway_v6 = *Ipv6Address::parse("fd00:99::1");
+  OverlayControl o(f.config, ours, f.uplink, 31, 1);
+  auto refusal = [&](const char* vtep, const char* v6_cidr) {
+    RemoteNodeConfig n = node6("b", vtep, "10.244.2.0/24");
+    n.pod_cidrs_v6 = {*Ipv6Cidr::parse(v6_cidr)};
+    const absl::StatusOr<bool> r = o.addNode(n);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << vtep;
+    return std::string(r.status().message());
+  };
+  const char* suffix = ", no remote node's VTEP";
+  EXPECT_EQ(refusal("::", "fd00:20::/64"), std::string("vtep: :: is unspecified (::)") + suffix);
+  EXPECT_EQ(refusal("::1", "fd00:20::/64"), std::string("vtep: ::1 is loopback (::1)") + suffix);
+  EXPECT_EQ(refusal("ff02::1", "fd00:20::/64"), std::string("vtep: ff02::1 is multicast (ff00::/8)") + suffix);
+  EXPECT_EQ(refusal("::ffff:192.168.77.2", "fd00:20::/64"),
+            std::string("vtep: ::ffff:192.168.77.2 is IPv4-mapped (::ffff:0:0/96)") + suffix);
+  EXPECT_EQ(refusal("fd00:77::fe", "fd00:20::/64"),
+            std::string("vtep: fd00:77::fe is the uplink's next hop (a router)") + suffix);
+  EXPECT_EQ(refusal("fd00:10:244::9", "fd00:20::/64"),
+            std::string("vtep: fd00:10:244::9 is inside this node's pod CIDR fd00:10:244::/64") + suffix);
+  EXPECT_EQ(refusal("fd00:99::1", "fd00:20::/64"), std::string("vtep: fd00:99::1 is this node's pods' gateway") + suffix);
+  EXPECT_EQ(refusal("fd00:20::7", "fd00:20::/64"),
+            std::string("vtep: fd00:20::7 is inside its own pod CIDR or routed prefix fd00:20::/64") + suffix);
+  EXPECT_TRUE(o.listNodes({}).empty());
+}
+
 // ARP's state machine, by solicitation and advertisement: asked at once and
 // every retry interval until answered; an answer learned only while one of
 // ours awaits it; refusals counted under ARP's names.

@@ -81,8 +81,10 @@ class OverlayFeature final : public Feature, public ServiceExtension {
 absl::StatusOr<std::unique_ptr<Feature>> makeOverlayFeature(const SluicedConfig& config) {
   OverlayConfig overlay = config.overlay;
   if (config.external_gateway) overlay.external = ExternalNetworkConfig{*config.external_gateway, config.external_vlan};
-  return std::make_unique<OverlayFeature>(overlay, LocalPodCidrs(config.pod_cidr, config.pod_cidr_v6),
-                                          config.pmd_cores.size());
+  LocalPodCidrs ours(config.pod_cidr, config.pod_cidr_v6);
+  ours.gateway = config.gateway;
+  ours.gateway_v6 = config.gateway_v6;
+  return std::make_unique<OverlayFeature>(overlay, ours, config.pmd_cores.size());
 }
 
 }  // namespace
