@@ -397,6 +397,10 @@ int run(int argc, char** argv) {
   // Closes the ports but leaves the checkpoint: a restarted sluiced (e.g. a
   // DaemonSet upgrade) restores them for the pods that are still running.
   control.removeAllPorts();
+  // The vhost library lets go of the pods' sockets on the backend's own
+  // thread (within the sockets' timeouts); its memory goes with EAL below.
+  while (!vhost_ports.waitUnregistered(std::chrono::seconds(5)))
+    logWarning("shutdown: still waiting for the vhost library to release the pods' sockets");
   control.stopFlowThread();
   for (auto& f : features) f->stopBeforePmds();
   for (auto& ctx : contexts) ctx->mailbox.stop.store(true, std::memory_order_relaxed);

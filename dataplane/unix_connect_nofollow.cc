@@ -1,5 +1,6 @@
 // sluiced's connect(2): a unix socket's path is never followed through a
-// symlink in its last component.
+// symlink in its last component, and a vhost-user socket's reads and writes
+// are bounded (vhost_socket_timeouts.h).
 //
 // sluiced connects to unix sockets by path in one place: DPDK's vhost-user
 // client (a port in client mode) connects to <socket-dir>/<pod dir>/<ifname>.sock,
@@ -17,8 +18,10 @@
 // For a unix address with a path: the last component is opened without
 // following it (O_PATH | O_NOFOLLOW); a symlink fails with ELOOP; anything
 // else is connected to through /proc/self/fd/N, which names the very inode
-// just opened, so nothing swapped in meanwhile is reached. Other addresses go
-// to the system call unchanged.
+// just opened, so nothing swapped in meanwhile is reached. A port's socket
+// (the library connects with the path it was registered with) gets the
+// vhost-user timeouts first; a socket that cannot have them is not
+// connected. Other addresses go to the system call unchanged.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,6 +35,9 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+
+#include "dataplane/core/vhost_port_backend.h"
+#include "dataplane/core/vhost_socket_timeouts.h"
 
 namespace {
 
@@ -65,6 +71,10 @@ extern "C" int connect(int fd, const sockaddr* addr, socklen_t len) {
   if (S_ISLNK(st.st_mode)) {
     ::close(pinned);
     errno = ELOOP;
+    return -1;
+  }
+  if (sluice::VhostPortBackend::isVhostUserSocket(path) && !sluice::applyVhostUserSocketTimeouts(fd)) {
+    closeKeepingErrno(pinned);
     return -1;
   }
   sockaddr_un via{};

@@ -15,6 +15,7 @@
 #include "dataplane/core/crash_points.h"
 #include "dataplane/core/rxq_placement.h"
 #include "dataplane/core/socket_owner.h"
+#include "dataplane/core/vhost_socket_timeouts.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
 
 namespace sluice {
@@ -28,6 +29,12 @@ constexpr auto kAckPollInterval = std::chrono::microseconds(20);
 // How often the flow thread drains the PMDs' upcall queues: a new flow's
 // packets are forwarded by inline translation until then.
 constexpr auto kUpcallPollInterval = std::chrono::milliseconds(1);
+
+// How long AddPort waits, before it takes the locks, for a just-deleted
+// port's vhost-user socket on the same path to be let go (unregistered off
+// the control path): at most one stalled message holds the library, for at
+// most a socket timeout; beyond this the AddPort fails UNAVAILABLE (retry).
+constexpr auto kSocketReleaseWait = 2 * kVhostUserSocketTimeout;
 
 rte_ether_addr toEther(const MacAddress& mac) {
   rte_ether_addr a;
@@ -397,6 +404,12 @@ absl::StatusOr<AddPortResult> DataplaneControl::addPort(const RawPortRequest& ra
   // Only ever stat()ed, never opened: an absolute path is all it must be.
   if (!netns.empty() && (netns[0] != '/' || netns.size() >= 4096 || netns.find('\0') != std::string::npos))
     return absl::InvalidArgumentError("netns: must be an absolute path");
+  // A pod re-added right after its DEL (a runtime's retried ADD) names the
+  // same socket, which the deleted port may still hold for a moment.
+  if (req.kind == PortKind::kVhostUser) {
+    if (auto path = vhostSocketPath(config_.socket_dir, req); path.ok())
+      (void)backend_.waitSocketReleased(*path, kSocketReleaseWait);
+  }
 
   Change change(*this);
   if (holderOfLocked(req.attachment) != nullptr)
@@ -767,6 +780,8 @@ void DataplaneControl::removePortLocked(uint16_t port_no) {
   // Every PMD stops polling and sending to the port before it is closed.
   republishLocked();
   for (ControlModule* m : modules_) m->portClosing(port_no);  // e.g. its offload rules go before the port
+  // Returns without waiting on the pod (a vhost-user socket is unregistered
+  // on the backend's own thread): the locks held here are every API call's.
   backend_.destroy(entry.dpdk);
   if (entry.request.vhost_mode == VhostMode::kServer && !entry.socket_path.empty()) ::unlink(entry.socket_path.c_str());
   if (!entry.request.socket_subdir.empty())

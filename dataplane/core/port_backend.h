@@ -8,6 +8,7 @@
 
 #include <absl/status/statusor.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -40,8 +41,20 @@ class PortBackend {
     return absl::UnimplementedError("type: DPDK vdev ports are not supported by this backend");
   }
   // Stops, closes and removes the port (and, for a server, its socket file).
-  // Called only after no PMD polls or transmits on it any more.
+  // Called only after no PMD polls or transmits on it any more, under
+  // control's locks. VhostPortBackend's never waits on the pod: the port is
+  // gone from the node when this returns, the library lets go of its socket
+  // afterwards, and until then createVhostUser on the same socket fails
+  // UNAVAILABLE (retry).
   virtual void destroy(const CreatedPort& port) = 0;
+  // Waits until no destroyed port holds `socket_path` any more, at most
+  // `limit`; whether so. The one call made without control's locks (AddPort
+  // waits here before taking them): thread-safe. A backend whose destroy()
+  // finishes before it returns has nothing to wait for.
+  virtual bool waitSocketReleased(const std::string& /*socket_path*/,
+                                  std::chrono::steady_clock::duration /*limit*/) {
+    return true;
+  }
   // Applies an IP MTU to the port's driver (rte_eth_dev_set_mtu).
   // Unimplemented when the driver has no MTU to set (vhost-user, net_vhost,
   // net_ring): the fast path's check is then the only one.

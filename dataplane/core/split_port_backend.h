@@ -1,7 +1,8 @@
 // The PortBackend sluiced runs with: vhost-user ports from one backend
 // (VhostPortBackend: the vhost library, no ethdev), DPDK vdevs from another
 // (DpdkPortBackend); every later call goes to the backend that made the port
-// (a port with a VhostPort is the vhost-user one's). Control thread only.
+// (a port with a VhostPort is the vhost-user one's). Control thread only,
+// but for waitSocketReleased (see PortBackend).
 #pragma once
 
 #include "dataplane/core/port_backend.h"
@@ -22,6 +23,9 @@ class SplitPortBackend final : public PortBackend {
     return vdevs_.createVdev(port_no, devargs);
   }
   void destroy(const CreatedPort& port) override { of(port).destroy(port); }
+  bool waitSocketReleased(const std::string& socket_path, std::chrono::steady_clock::duration limit) override {
+    return vhost_user_.waitSocketReleased(socket_path, limit);
+  }
   absl::Status setMtu(const CreatedPort& port, uint32_t mtu) override { return of(port).setMtu(port, mtu); }
   bool linkUp(const CreatedPort& port) override { return of(port).linkUp(port); }
   ByteCounts bytes(const CreatedPort& port) override { return of(port).bytes(port); }

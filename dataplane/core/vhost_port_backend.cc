@@ -13,6 +13,7 @@
 
 #include "common/log.h"
 #include "dataplane/core/pmd_grace_period.h"
+#include "dataplane/core/vhost_connection_slot.h"
 
 namespace sluice {
 
@@ -27,6 +28,11 @@ struct VhostPortBackend::Socket {
   // port's earlier connections received and sent.
   int stats_vid = -1;
   ByteCounts earlier;
+  // The registry's lock: which connection is the port's.
+  VhostConnectionSlot slot;
+  // The registry's lock: the port was destroyed and the reaper is
+  // unregistering the socket (the path cannot be registered again yet).
+  bool unregistering = false;
 };
 
 namespace {
@@ -54,28 +60,35 @@ std::string pathOf(int vid) {
   return buf;
 }
 
-// The socket of device `vid` (registry lock held); null if none (a socket
-// being unregistered).
+// The socket of device `vid` (registry lock held); null if none.
 VhostPortBackend::Socket* socketOf(int vid) {
   auto it = registry().by_path.find(pathOf(vid));
   return it == registry().by_path.end() ? nullptr : it->second;
 }
+
+// Whether the `n`th refusal is logged: the first ones, then ever more
+// rarely, so a peer that keeps connecting cannot flood the log.
+bool logRefusal(uint64_t n) { return n <= 4 || std::has_single_bit(n); }
 
 }  // namespace
 
 VhostPortBackend::VhostPortBackend(std::vector<PmdMailbox*> pmds) : pmds_(std::move(pmds)) {}
 
 VhostPortBackend::~VhostPortBackend() {
-  while (!sockets_.empty()) {
-    Socket* s = sockets_.begin()->second.get();
-    unregister(s->path);
-    forget(s);
-  }
+  while (!sockets_.empty()) retire(std::move(sockets_.extract(sockets_.begin()).mapped()));
+  // reaper_, destroyed first, finishes the unregisters.
+}
+
+bool VhostPortBackend::isVhostUserSocket(const std::string& path) {
+  std::lock_guard lock(registry().mu);
+  return registry().by_path.contains(path);
 }
 
 const rte_vhost_device_ops& VhostPortBackend::deviceOps() {
   static const rte_vhost_device_ops ops = [] {
     rte_vhost_device_ops o{};
+    o.new_connection = onNewConnection;
+    o.destroy_connection = onDestroyConnection;
     o.new_device = onNewDevice;
     o.destroy_device = onDestroyDevice;
     o.vring_state_changed = onVringStateChanged;
@@ -91,11 +104,20 @@ absl::StatusOr<CreatedPort> VhostPortBackend::createVhostUser(uint16_t port_no, 
   socket->path = socket_path;
   {
     std::lock_guard lock(registry().mu);
-    if (!registry().by_path.emplace(socket_path, socket.get()).second)
-      return absl::AlreadyExistsError(absl::StrCat("socket ", socket_path, " is registered already"));
+    auto [it, added] = registry().by_path.emplace(socket_path, socket.get());
+    if (!added && it->second->unregistering) {
+      // The deleted port's registration goes once the library lets go of
+      // its connection (within the sockets' timeouts); waiting for that
+      // here would hold control's locks, so the caller retries.
+      return absl::UnavailableError(absl::StrCat(
+          "socket ", socket_path, ": the previous port on it is still being closed (the vhost library was busy ",
+          "with its connection for ", std::chrono::duration<double>(it->second->backend->reaper_.busyFor()).count(), " s); retry"));
+    }
+    if (!added) return absl::AlreadyExistsError(absl::StrCat("socket ", socket_path, " is registered already"));
   }
   auto fail = [&](const std::string& what, bool registered) {
-    if (registered) unregister(socket_path);
+    // Not started yet: no connection, so the library does not wait.
+    if (registered) (void)unregister(socket_path);
     std::lock_guard lock(registry().mu);
     registry().by_path.erase(socket_path);
     return absl::InternalError(absl::StrCat("creating vhost-user port on ", socket_path, ": ", what));
@@ -126,29 +148,62 @@ absl::StatusOr<CreatedPort> VhostPortBackend::createVhostUser(uint16_t port_no, 
   return port;
 }
 
-void VhostPortBackend::unregister(const std::string& path) {
-  // The library waits out a callback that runs on its thread, and destroys a
-  // connected device on ours (our destroy_device: the PMDs are past it).
+int VhostPortBackend::unregister(const std::string& path) {
+  // DPDK 22.11 retries inside until no callback of its thread runs on the
+  // socket's connections (a release that returns -EBUSY is retried here), and
+  // destroys a connected device on the caller's thread (our
+  // destroy_device: the PMDs are past it).
   int rc;
   while ((rc = rte_vhost_driver_unregister(path.c_str())) == -EBUSY)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (rc != 0) logWarning("unregistering vhost-user socket ", path, ": ", rc);
+  return rc;
 }
 
-void VhostPortBackend::forget(Socket* socket) {
-  {
-    std::lock_guard lock(registry().mu);
-    registry().by_path.erase(socket->path);
-  }
-  sockets_.erase(&socket->port);
+void VhostPortBackend::forget(std::unique_ptr<Socket> socket) {
+  std::lock_guard lock(registry().mu);
+  auto it = registry().by_path.find(socket->path);
+  if (it != registry().by_path.end() && it->second == socket.get()) registry().by_path.erase(it);
 }
 
 void VhostPortBackend::destroy(const CreatedPort& port) {
   auto it = sockets_.find(port.vhost);
   if (it == sockets_.end()) return;
-  Socket* socket = it->second.get();
-  unregister(socket->path);
-  forget(socket);
+  retire(std::move(sockets_.extract(it).mapped()));
+}
+
+void VhostPortBackend::retire(std::unique_ptr<Socket> socket) {
+  {
+    std::lock_guard lock(registry().mu);
+    socket->unregistering = true;
+  }
+  std::string path = socket->path;
+  // The library's callbacks find the socket by its path until it is
+  // unregistered: it is freed only then. (A std::function must be
+  // copyable, hence the shared_ptr.)
+  auto held = std::make_shared<std::unique_ptr<Socket>>(std::move(socket));
+  reaper_.reap(std::move(path), [held] { forget(std::move(*held)); });
+}
+
+int VhostPortBackend::onNewConnection(int vid) {
+  std::string path;
+  uint64_t refused = 0;
+  {
+    std::lock_guard lock(registry().mu);
+    Socket* socket = socketOf(vid);
+    if (socket == nullptr || socket->unregistering) return -1;
+    if (socket->slot.admit(vid)) return 0;
+    path = socket->path;
+    refused = socket->slot.refused();
+  }
+  // The library closes it; the pod's own connection is served on.
+  if (logRefusal(refused))
+    logWarning("vhost-user ", path, ": connection refused, the port has one already (", refused, " refused so far)");
+  return -1;
+}
+
+void VhostPortBackend::onDestroyConnection(int vid) {
+  std::lock_guard lock(registry().mu);
+  if (Socket* socket = socketOf(vid); socket != nullptr) socket->slot.release(vid);
 }
 
 int VhostPortBackend::onNewDevice(int vid) {
@@ -156,6 +211,7 @@ int VhostPortBackend::onNewDevice(int vid) {
   {
     std::lock_guard lock(registry().mu);
     socket = socketOf(vid);
+    if (socket != nullptr && (socket->unregistering || !socket->slot.holds(vid))) socket = nullptr;
   }
   if (socket == nullptr) return -1;
   // The PMDs poll: the pod need not kick us (as net_vhost).
@@ -181,6 +237,9 @@ void VhostPortBackend::onDestroyDevice(int vid) {
   {
     std::lock_guard lock(registry().mu);
     socket = socketOf(vid);
+    // Only the port's own connection's device was ever the port's: another
+    // one's teardown must not clear its state.
+    if (socket != nullptr && !socket->slot.holds(vid)) socket = nullptr;
   }
   if (socket == nullptr) return;
   VhostPortBackend& backend = *socket->backend;
@@ -209,7 +268,7 @@ void VhostPortBackend::onDestroyDevice(int vid) {
 int VhostPortBackend::onVringStateChanged(int vid, uint16_t vring, int enable) {
   std::lock_guard lock(registry().mu);
   Socket* socket = socketOf(vid);
-  if (socket == nullptr) return 0;
+  if (socket == nullptr || !socket->slot.holds(vid)) return 0;
   if (vring < 64) {
     const uint64_t bit = uint64_t{1} << vring;
     if (enable) {

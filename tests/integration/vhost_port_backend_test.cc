@@ -2,21 +2,28 @@
 // process, with pods as net_virtio_user devices beside them: pod ports take
 // no ethdev, so a node can have more of them than DPDK has ethdevs
 // (RTE_MAX_ETHPORTS), and frames pass between two of them through the
-// PMD's burst functions (vhostReceive / vhostSend), byte for byte.
+// PMD's burst functions (vhostReceive / vhostSend), byte for byte. A peer
+// that stalls the library does not hold destroy(), and a port takes one
+// connection at a time. (This process has no sluiced connect() or accept():
+// the library's reads here are unbounded, so a stall lasts until the test
+// ends it.)
 #include <gtest/gtest.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "dataplane/core/vhost_port_backend.h"
 #include "dataplane/datapath/vhost_port.h"
+#include "tests/integration/vhost_user_peer.h"
 #include "tests/integration/virtio_pod.h"
 
 namespace sluice::test {
@@ -110,11 +117,87 @@ TEST_F(VhostPortBackendTest, MorePodPortsThanDpdkHasEthdevsAndFramesPassBetweenT
   ASSERT_TRUE(waitFor([&] { return !backend.linkUp(b); }));
   EXPECT_EQ(backend.bytes(b).tx - b_before.tx, bytes);
   pod_a->reset();
-  for (size_t i = 0; i < kPorts; ++i) {
-    backend.destroy(ports[i]);
-    EXPECT_FALSE(std::filesystem::exists(socket(i))) << socket(i);  // a server's socket goes with its port
-  }
+  for (size_t i = 0; i < kPorts; ++i) backend.destroy(ports[i]);
+  // A server's socket goes with its port, once the library let go of it.
+  ASSERT_TRUE(backend.waitUnregistered(std::chrono::seconds(10)));
+  for (size_t i = 0; i < kPorts; ++i) EXPECT_FALSE(std::filesystem::exists(socket(i))) << socket(i);
   EXPECT_EQ(rte_eth_dev_count_avail(), ethdevs_before);
+}
+
+TEST_F(VhostPortBackendTest, DestroyReturnsWhileAPeerStallsTheLibraryAndTheSocketIsRefusedUntilItLetsGo) {
+  VhostPortBackend backend({});
+  auto port = backend.createVhostUser(0, socket(0), false, 1);
+  ASSERT_TRUE(port.ok()) << port.status();
+  // The peer announces SET_FEATURES' 8 bytes and withholds them: the
+  // library's thread blocks reading them.
+  auto peer = VhostUserPeer::connectTo(socket(0));
+  ASSERT_TRUE(peer.has_value());
+  ASSERT_TRUE(peer->sendHeader(kVhostUserSetFeatures, kVhostUserVersion, 8));
+  ASSERT_TRUE(waitFor([] { return threadSyscall(::getpid(), "vhost-events") == SYS_read; }))
+      << "the library's thread never blocked reading the payload";
+
+  // destroy() must not wait for the library: run where a hang is seen.
+  auto destroyed = std::async(std::launch::async, [&] { backend.destroy(*port); });
+  const bool returned = destroyed.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  EXPECT_TRUE(returned) << "destroy() waited for the stalled library";
+  if (returned) {
+    // Until the library lets go, the socket cannot be registered again:
+    // a clear, retryable refusal.
+    auto again = backend.createVhostUser(1, socket(0), false, 1);
+    EXPECT_EQ(again.status().code(), absl::StatusCode::kUnavailable) << again.status();
+    EXPECT_FALSE(backend.waitUnregistered(std::chrono::milliseconds(0)));
+  }
+
+  // The payload arrives: the library finishes the message, and the
+  // unregister its connection.
+  const uint64_t features = 0;
+  ASSERT_TRUE(peer->sendBytes(&features, sizeof features));
+  destroyed.wait();
+  ASSERT_TRUE(backend.waitUnregistered(std::chrono::seconds(10)));
+  EXPECT_TRUE(peer->closedWithin(std::chrono::seconds(10)));
+  auto again = backend.createVhostUser(1, socket(0), false, 1);
+  ASSERT_TRUE(again.ok()) << again.status();
+  backend.destroy(*again);
+}
+
+TEST_F(VhostPortBackendTest, ASecondConnectionIsRefusedAndThePodsConnectionServedOn) {
+  VhostPortBackend backend({});
+  auto port = backend.createVhostUser(0, socket(0), false, 1);
+  ASSERT_TRUE(port.ok()) << port.status();
+  auto pod = VirtioPod::create(socket(0), false, podPool());
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  ASSERT_TRUE(waitFor([&] { return backend.linkUp(*port); }));
+
+  // A second front-end on the same socket is closed before it is served.
+  auto intruder = VhostUserPeer::connectTo(socket(0));
+  ASSERT_TRUE(intruder.has_value());
+  EXPECT_TRUE(intruder->closedWithin(std::chrono::seconds(10)));
+  EXPECT_TRUE(backend.linkUp(*port));
+  intruder.reset();
+
+  // The pod's connection still carries frames.
+  UdpFrameSpec s{MacAddress::fromIpv4(*Ipv4Address::parse("10.250.1.2")),
+                 MacAddress::fromIpv4(*Ipv4Address::parse("10.250.1.3")), *Ipv4Address::parse("10.250.1.2"),
+                 *Ipv4Address::parse("10.250.1.3")};
+  const std::vector<Frame> frames{udpFrame(s)};
+  ASSERT_EQ((*pod)->send(frames), 1u);
+  size_t got = 0;
+  EXPECT_TRUE(waitFor([&] {
+    rte_mbuf* pkts[4];
+    const uint16_t n = vhostReceive(*port->vhost, 0, podPool(), pkts, 4);
+    rte_pktmbuf_free_bulk(pkts, n);
+    got += n;
+    return got >= 1;
+  }));
+  EXPECT_TRUE(backend.linkUp(*port));
+
+  // Once the pod went, the port takes a connection again.
+  pod->reset();
+  ASSERT_TRUE(waitFor([&] { return !backend.linkUp(*port); }));
+  auto next = VhostUserPeer::connectTo(socket(0));
+  ASSERT_TRUE(next.has_value());
+  EXPECT_TRUE(next->getFeatures(std::chrono::seconds(10)).has_value());
+  backend.destroy(*port);
 }
 
 }  // namespace
