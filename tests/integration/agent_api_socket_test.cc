@@ -40,7 +40,9 @@ class AgentApiSocketTest : public ::testing::Test {
     agent_channel_ = grpc::CreateChannel("unix:" + agent_socket_, grpc::InsecureChannelCredentials());
   }
   void TearDown() override {
-    if (node_) EXPECT_EQ(node_->stop(), 0) << node_->log();
+    if (node_) {
+      EXPECT_EQ(node_->stop(), 0) << node_->log();
+    }
   }
 
   std::unique_ptr<SluicedProcess> node_;

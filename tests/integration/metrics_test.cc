@@ -477,7 +477,8 @@ TEST(MetricsExposure, PodLabelsOnlyWhenEnabled) {
 // Another process holds the port when sluiced starts: sluiced serves its
 // API anyway, and the endpoint comes up once the port frees.
 TEST(MetricsExposure, PortTakenAtStartIsRetriedWhileTheNodeServes) {
-  int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  // Close-on-exec: sluiced, forked from this process, must not inherit it.
+  int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
