@@ -28,14 +28,17 @@
 
 #include "common/log.h"
 #include "common/thread_sanitizer.h"
+#include "dataplane/api/agent_api_gateway.h"
 #include "dataplane/api/api_server.h"
 #include "dataplane/api/feature.h"
 #include "dataplane/api/grpc_call_metrics.h"
 #include "dataplane/api/grpc_observe.h"
 #include "dataplane/api/grpc_service.h"
+#include "dataplane/api/metrics_endpoint.h"
 #include "dataplane/api/metrics_http.h"
 #include "dataplane/api/metrics_source.h"
 #include "dataplane/config/config.h"
+#include "dataplane/config/ipv4_allow_list.h"
 #include "dataplane/config/lcore_placement.h"
 #include "dataplane/config/runtime_config.h"
 #include "dataplane/core/config_file_watcher.h"
@@ -54,6 +57,11 @@ namespace sluice {
 namespace {
 
 constexpr char kVersion[] = "0.1.0";
+
+// How often a metrics port that could not be listened on is tried again:
+// one bind() per attempt, so often enough that scrapes resume within
+// seconds of the port freeing.
+constexpr std::chrono::milliseconds kMetricsRetryInterval{2000};
 
 std::vector<std::string> ealArguments(const SluicedConfig& c, const LcorePlacement& placement) {
   std::vector<std::string> args = {"sluiced"};
@@ -150,6 +158,8 @@ int run(int argc, char** argv) {
     return 1;
   }
   std::filesystem::create_directories(std::filesystem::path(config->api_socket).parent_path(), ec);
+  if (!config->agent_api_socket.empty())
+    std::filesystem::create_directories(std::filesystem::path(config->agent_api_socket).parent_path(), ec);
   if (socketIsLive(config->api_socket)) {
     logError("another sluiced is serving ", config->api_socket);
     return 1;
@@ -328,9 +338,13 @@ int run(int argc, char** argv) {
   });
   DataplaneService service(control, kVersion, std::move(extensions), std::move(forwards), &settings);
   services.insert(services.begin(), &service);
+  // Who is at the other end of each API connection (the kernel's word),
+  // for the log of who captured what.
+  PeerCredentials peers;
   // Packet trace and capture: the PMDs' taps, armed only while a session runs.
   PacketTaps taps(pmd_contexts, rte_get_tsc_hz());
-  ObserveService observe(control, taps);
+  ObserveService observe(control, taps,
+                         [&peers](const grpc::ServerContext& ctx) { return peers.describe(ctx.peer()); });
   services.push_back(&observe);
   // The config files, watched (on a control thread of the watcher's own)
   // from before the API serves; a change made since they were read at
@@ -354,37 +368,65 @@ int run(int argc, char** argv) {
   interceptors.push_back(makeGrpcCallMetricsInterceptor(call_metrics));
   // The Prometheus endpoint, when configured: its page is built on its own
   // threads from the service's answers (the same snapshot sluicectl reads).
-  // It listens before the API does, so that once the readiness probe (an
-  // API call) passes, a scrape finds sluiced too.
-  std::unique_ptr<MetricsHttpServer> metrics;
-  absl::Status metrics_started;
+  // It is tried before the API serves, so that once the readiness probe
+  // (an API call) passes, a scrape normally finds sluiced too; a port it
+  // cannot listen on (e.g. held by another process) is retried while the
+  // node serves pods, never a reason to stop.
+  MetricsEndpoint metrics(kMetricsRetryInterval);
   if (config->metrics_port != 0) {
-    auto started = MetricsHttpServer::start(config->metrics_address, config->metrics_port, [&] {
-      return renderMetrics(takeMetricsSnapshot(service, call_metrics, start_time_seconds));
+    absl::StatusOr<Ipv4AllowList> allowed = Ipv4AllowList::parse(config->metrics_allowed_cidrs);
+    MetricsHttpOptions http;
+    http.address = config->metrics_address;
+    http.port = config->metrics_port;
+    http.allowed = allowed.ok() ? *std::move(allowed) : Ipv4AllowList{};  // checked when the key was read
+    const MetricsPageOptions page{.pod_labels = config->metrics_pod_labels};
+    metrics.start([&, http, page] {
+      return MetricsHttpServer::start(http, [&, page] {
+        MetricsSnapshot snapshot = takeMetricsSnapshot(service, call_metrics, start_time_seconds);
+        snapshot.process.metrics_bind_failures = metrics.bindFailures();
+        return renderMetrics(snapshot, page);
+      });
     });
-    if (started.ok()) metrics = *std::move(started);
-    else metrics_started = started.status();
   }
-  absl::StatusOr<std::unique_ptr<grpc::Server>> server =
-      metrics_started.ok() ? startApiServer(config->api_socket, services, std::move(interceptors)) : metrics_started;
+  absl::StatusOr<std::unique_ptr<ApiServer>> server =
+      startApiServer(config->api_socket, services, peers, std::move(interceptors));
+  // The node controller's socket, when configured: its calls reach the
+  // server above through an in-process channel, so it starts after it.
+  std::unique_ptr<AgentApiGateway> agent_gateway;
+  std::unique_ptr<ApiServer> agent_server;
+  if (server.ok() && !config->agent_api_socket.empty()) {
+    ::unlink(config->agent_api_socket.c_str());
+    agent_gateway = std::make_unique<AgentApiGateway>((*server)->grpc().InProcessChannel(grpc::ChannelArguments()));
+    auto started = startAgentApiServer(config->agent_api_socket, config->agent_api_gid, *agent_gateway, peers);
+    if (started.ok()) {
+      agent_server = *std::move(started);
+      logInfo("node controller API ", config->agent_api_socket, " (mode 0660, group ", config->agent_api_gid, ")");
+    } else {
+      server = started.status();  // the main server shuts down as it goes
+    }
+  }
   int exit_code = 0;
   if (!server.ok()) {
     logError(server.status().message());
     exit_code = 1;
     // No scrape reads the core from here on.
-    metrics.reset();
+    metrics.stop();
   } else {
     logInfo("sluiced ", kVersion, " ready: API ", config->api_socket, ", ", pmds.size(), " PMD(s), pod CIDR ",
             config->pod_cidr.toString(), ", gateway ", config->gateway.toString(), " ",
             config->gateway_mac.toString(), ", features: ", feature_names.empty() ? "none" : feature_names,
-            metrics ? absl::StrCat(", metrics http://", config->metrics_address, ":", metrics->port(), "/metrics") : "");
+            metrics.port() != 0 ? absl::StrCat(", metrics http://", config->metrics_address, ":", metrics.port(), "/metrics")
+                                : "");
     int sig = 0;
     sigwait(&signals, &sig);
     logInfo("signal ", sig, " received, shutting down");
     // No scrape reads the core from here on.
-    metrics.reset();
+    metrics.stop();
+    // The controller's calls pass through the main server: they go first.
+    if (agent_server) agent_server->shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    agent_server.reset();
     // In-flight calls get a moment to finish; then they are cancelled.
-    (*server)->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    (*server)->shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
     // Destroyed, not only shut down: that joins its threads, so no handler
     // touches the core or a feature (their services and extensions) once
     // they start going away below.
@@ -417,6 +459,7 @@ int run(int argc, char** argv) {
   for (auto& f : features) f->closeAfterPmds();
   features.clear();
   ::unlink(config->api_socket.c_str());
+  if (!config->agent_api_socket.empty()) ::unlink(config->agent_api_socket.c_str());
   for (const auto& [socket, pool] : pools->bySocket()) rte_mempool_free(pool);
   rte_eal_cleanup();
   logInfo("sluiced stopped");

@@ -1,44 +1,48 @@
 #include "dataplane/api/api_server.h"
 
 #include <absl/strings/str_cat.h>
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
 
 namespace sluice {
+
+void ApiServer::shutdown(std::chrono::system_clock::time_point deadline) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  listener_.reset();
+  server_->Shutdown(deadline);
+}
+
 namespace {
 
-// rw for the owner only, for the socket bind() makes (mode 0777 & ~umask).
-constexpr mode_t kOwnerOnlyUmask = 0177;
+absl::StatusOr<std::unique_ptr<ApiServer>> serveOnUnixSocket(std::unique_ptr<grpc::Server> server,
+                                                              const std::string& path, mode_t mode,
+                                                              std::optional<gid_t> gid, PeerCredentials& peers) {
+  if (server == nullptr) return absl::InternalError(absl::StrCat("cannot serve the API on ", path));
+  auto listener = UnixSocketListener::start(path, mode, gid, *server, peers);
+  if (!listener.ok()) {
+    server->Shutdown();
+    return listener.status();
+  }
+  return std::make_unique<ApiServer>(std::move(server), *std::move(listener));
+}
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<grpc::Server>> startApiServer(
-    const std::string& path, const std::vector<grpc::Service*>& services,
+absl::StatusOr<std::unique_ptr<ApiServer>> startApiServer(
+    const std::string& path, const std::vector<grpc::Service*>& services, PeerCredentials& peers,
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors) {
   grpc::ServerBuilder builder;
   if (!interceptors.empty()) builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
   for (grpc::Service* service : services) builder.RegisterService(service);
-  // The umask is the process's: while it is narrowed, a file any other thread
-  // makes is owner-only too. At start nothing else makes files the pods need
-  // (their sockets come with AddPort, served only after this returns), and
-  // owner-only is never less safe.
-  const mode_t saved = ::umask(kOwnerOnlyUmask);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ::umask(saved);
-  if (server == nullptr) return absl::InternalError(absl::StrCat("cannot serve the API on ", path));
-  // Refuse to run with an API others could reach (e.g. a path whose
-  // directory's default ACL widens the mode).
-  struct stat st {};
-  const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (!exists || !S_ISSOCK(st.st_mode) || (st.st_mode & 07777) != 0600) {
-    const std::string why = exists ? "not a socket of mode 0600" : std::strerror(errno);
-    server->Shutdown();
-    return absl::InternalError(absl::StrCat("API socket ", path, ": ", why));
-  }
-  return server;
+  // No listening port of gRPC's own: the listener hands it each connection.
+  return serveOnUnixSocket(builder.BuildAndStart(), path, 0600, std::nullopt, peers);
+}
+
+absl::StatusOr<std::unique_ptr<ApiServer>> startAgentApiServer(const std::string& path, gid_t gid,
+                                                               grpc::CallbackGenericService& gateway,
+                                                               PeerCredentials& peers) {
+  grpc::ServerBuilder builder;
+  builder.RegisterCallbackGenericService(&gateway);
+  return serveOnUnixSocket(builder.BuildAndStart(), path, 0660, gid, peers);
 }
 
 }  // namespace sluice

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "common/log.h"
 #include "common/net_address.h"
 #include "dataplane/api/grpc_guard.h"
 #include "dataplane/core/flow_control.h"
@@ -168,15 +169,25 @@ grpc::Status ObserveService::Trace(grpc::ServerContext* ctx, const v1::TraceRequ
     spec.port = static_cast<uint16_t>(req->port_no());
     spec.count = req->count() == 0 ? 1 : req->count();
     if (auto e = parseFilter(req->filter(), spec.filter)) return *e;
+    // A trace shows the traced pod's addresses and ports: logged as a capture is.
+    const std::string caller = describe_caller_(*ctx);
+    logInfo("trace of port ", spec.port, " (up to ", spec.count, " records) started by ", caller);
+    uint64_t records = 0;
     absl::Status s = taps_.trace(
         spec,
         [&](unsigned pmd, const TraceRecord& rec, uint64_t dropped) {
           v1::TraceRecord o;
           fillRecord(pmd, rec, dropped, &o);
+          ++records;
           return writer->Write(o);
         },
         [&] { return ctx->IsCancelled(); });
-    if (!s.ok()) return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(s.message()));
+    if (!s.ok()) {
+      logInfo("trace of port ", spec.port, " by ", caller, " refused: ", s.message());
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(s.message()));
+    }
+    logInfo("trace of port ", spec.port, " by ", caller, " ended: ", records, " records sent",
+            ctx->IsCancelled() ? " (cancelled by the caller)" : "");
     return grpc::Status::OK;
   });
 }
@@ -231,8 +242,16 @@ grpc::Status ObserveService::Capture(grpc::ServerContext* ctx, const v1::Capture
     } else {
       return invalid(absl::StrCat("direction ", dir, ": rx, tx or both"));
     }
-    spec.count = req->count();
+    if (req->count() > kCaptureMaxPackets)
+      return invalid(absl::StrCat("count ", req->count(), ": a capture takes at most ", kCaptureMaxPackets,
+                                  " packets (0: that many)"));
+    spec.count = req->count() == 0 ? kCaptureMaxPackets : req->count();
     spec.snaplen = req->snaplen() == 0 ? kCaptureSnapMax : std::min<uint32_t>(req->snaplen(), kCaptureSnapMax);
+    // Who copied which pod's traffic, and how much, is left in the log.
+    const std::string caller = describe_caller_(*ctx);
+    logInfo("capture of port ", spec.port, " (", dir.empty() ? "rx" : dir, ", up to ", spec.count,
+            " packets, snaplen ", spec.snaplen, ") started by ", caller);
+    uint64_t packets = 0, dropped_total = 0;
     absl::Status s = taps_.capture(
         spec,
         [&](unsigned pmd, const CaptureSlot& slot, uint64_t time_ns, uint64_t dropped) {
@@ -243,10 +262,17 @@ grpc::Status ObserveService::Capture(grpc::ServerContext* ctx, const v1::Capture
           o.set_tx(slot.tx != 0);
           o.set_pmd(pmd);
           o.set_dropped(dropped);
+          ++packets;
+          dropped_total = dropped;
           return writer->Write(o);
         },
         [&] { return ctx->IsCancelled(); });
-    if (!s.ok()) return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(s.message()));
+    if (!s.ok()) {
+      logInfo("capture of port ", spec.port, " by ", caller, " refused: ", s.message());
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(s.message()));
+    }
+    logInfo("capture of port ", spec.port, " by ", caller, " ended: ", packets, " packets sent, ", dropped_total,
+            " dropped", ctx->IsCancelled() ? " (cancelled by the caller)" : "");
     return grpc::Status::OK;
   });
 }

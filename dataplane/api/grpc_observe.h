@@ -4,6 +4,9 @@
 // their handler thread for the session.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "dataplane/core/dataplane_control.h"
 #include "dataplane/core/packet_taps.h"
 #include "sluice/v1/observe.grpc.pb.h"
@@ -12,7 +15,13 @@ namespace sluice {
 
 class ObserveService final : public v1::Observe::Service {
  public:
-  ObserveService(DataplaneControl& control, PacketTaps& taps) : control_(control), taps_(taps) {}
+  // Names a call's caller for the log (e.g. its process and user).
+  using DescribeCaller = std::function<std::string(const grpc::ServerContext&)>;
+
+  ObserveService(DataplaneControl& control, PacketTaps& taps, DescribeCaller describe_caller = defaultCaller)
+      : control_(control), taps_(taps), describe_caller_(std::move(describe_caller)) {}
+  // What gRPC knows of the caller: its transport's peer address.
+  static std::string defaultCaller(const grpc::ServerContext& ctx) { return ctx.peer(); }
 
   grpc::Status Trace(grpc::ServerContext* ctx, const v1::TraceRequest* req,
                      grpc::ServerWriter<v1::TraceRecord>* writer) override;
@@ -27,6 +36,7 @@ class ObserveService final : public v1::Observe::Service {
 
   DataplaneControl& control_;
   PacketTaps& taps_;
+  DescribeCaller describe_caller_;
 };
 
 }  // namespace sluice

@@ -145,14 +145,19 @@ std::string fieldAsLabel(const pb::Message& m, std::string_view field) {
   }
 }
 
-// The pod a port belongs to, from the port listing (empty for a port of no
-// pod, e.g. the uplink or a vdev).
+// What a port's series add beside its number, from the port listing: its
+// interface, and its pod when `with_pod` (nothing for a port of no pod,
+// e.g. the uplink or a vdev).
 using PodLabels = std::map<uint32_t, MetricLabels>;
 
-PodLabels podLabels(const v1::ListPortsResponse& ports) {
+PodLabels podLabels(const v1::ListPortsResponse& ports, bool with_pod) {
   PodLabels out;
-  for (const v1::Port& p : ports.ports())
-    out[p.port_no()] = {{"namespace", p.pod_namespace()}, {"pod", p.pod_name()}, {"interface", p.attachment().ifname()}};
+  for (const v1::Port& p : ports.ports()) {
+    if (with_pod)
+      out[p.port_no()] = {{"namespace", p.pod_namespace()}, {"pod", p.pod_name()}, {"interface", p.attachment().ifname()}};
+    else
+      out[p.port_no()] = {{"interface", p.attachment().ifname()}};
+  }
   return out;
 }
 
@@ -221,7 +226,7 @@ void renderCalls(PrometheusText& out, const GrpcCallSnapshot& calls) {
 
 }  // namespace
 
-std::string renderMetrics(const MetricsSnapshot& s) {
+std::string renderMetrics(const MetricsSnapshot& s, const MetricsPageOptions& options) {
   PrometheusText out;
   out.family("sluice_build_info", MetricType::kGauge, "Always 1; the running sluiced's version as a label");
   out.sample("sluice_build_info", "", {{"version", s.health.version()}}, uint64_t{1});
@@ -229,7 +234,10 @@ std::string renderMetrics(const MetricsSnapshot& s) {
   out.sample("sluice_process_start_time_seconds", "", {}, s.process.start_time_seconds);
   out.family("sluice_process_resident_memory_bytes", MetricType::kGauge, "Resident set size of sluiced");
   out.sample("sluice_process_resident_memory_bytes", "", {}, s.process.resident_memory_bytes);
-  const PodLabels pods = podLabels(s.ports);
+  out.family("sluice_metrics_bind_failures_total", MetricType::kCounter,
+             "Attempts of the metrics endpoint to listen that failed (it retries while sluiced runs)");
+  out.sample("sluice_metrics_bind_failures_total", "", {}, s.process.metrics_bind_failures);
+  const PodLabels pods = podLabels(s.ports, options.pod_labels);
   walk(out, "sluice", s.health, {}, pods);
   walk(out, "sluice", s.stats, {}, pods);
   renderCalls(out, s.calls);

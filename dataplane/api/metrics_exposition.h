@@ -8,8 +8,10 @@
 // (`_total`) unless the field carries the (gauge) option (metrics.proto),
 // any other number or bool is a gauge, strings are not figures. Repeated
 // messages are exported per element with the labels kCollections below names
-// (e.g. pmds: pmd, lcore); ports are labelled with their pod. Pure: tested
-// with exact text for a given snapshot.
+// (e.g. pmds: pmd, lcore); ports are labelled with their interface, and with
+// their pod's namespace and name only when asked (they map tenants to
+// nodes for whoever scrapes). Pure: tested with exact text for a given
+// snapshot.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@ namespace sluice {
 struct ProcessFacts {
   double start_time_seconds = 0;  // Unix time sluiced started
   uint64_t resident_memory_bytes = 0;
+  uint64_t metrics_bind_failures = 0;  // attempts to listen that failed (MetricsEndpoint)
 };
 
 struct MetricsSnapshot {
@@ -33,6 +36,10 @@ struct MetricsSnapshot {
   ProcessFacts process;
 };
 
-std::string renderMetrics(const MetricsSnapshot& snapshot);
+struct MetricsPageOptions {
+  bool pod_labels = false;  // port series carry namespace= and pod= (metrics-pod-labels)
+};
+
+std::string renderMetrics(const MetricsSnapshot& snapshot, const MetricsPageOptions& options = {});
 
 }  // namespace sluice

@@ -12,6 +12,7 @@ namespace {
 const char* reasonPhrase(int status) {
   switch (status) {
     case 200: return "OK";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     default: return "Internal Server Error";
@@ -20,14 +21,17 @@ const char* reasonPhrase(int status) {
 
 }  // namespace
 
-HttpAnswer answerMetricsRequest(std::string_view method, std::string_view path,
+HttpAnswer answerMetricsRequest(std::string_view method, std::string_view path, bool peer_allowed,
                                 const std::function<std::string()>& render) {
   HttpAnswer a;
   a.content_type = "text/plain; charset=utf-8";
   // A query string (e.g. Prometheus's ?name[]= filters) is ignored: the
   // whole page is always served.
   const std::string_view route = path.substr(0, path.find('?'));
-  if (route != "/metrics") {
+  if (!peer_allowed) {
+    a.status = 403;
+    a.body = "forbidden: this address is not in sluiced's metrics-allowed-cidrs\n";
+  } else if (route != "/metrics") {
     a.status = 404;
     a.body = "not found: this server serves /metrics only\n";
   } else if (method != "GET" && method != "HEAD") {
@@ -49,7 +53,8 @@ int MetricsHttpServer::handle(struct mg_connection* conn, void* self) {
   HttpAnswer a;
   try {
     a = answerMetricsRequest(req->request_method != nullptr ? req->request_method : "",
-                             req->local_uri != nullptr ? req->local_uri : "", server->render_);
+                             req->local_uri != nullptr ? req->local_uri : "", server->allowed_.allows(req->remote_addr),
+                             server->render_);
   } catch (const std::exception& e) {
     a = HttpAnswer{500, "text/plain; charset=utf-8", absl::StrCat("metrics unavailable: ", e.what(), "\n"), 0, ""};
     a.content_length = a.body.size();
@@ -64,18 +69,22 @@ int MetricsHttpServer::handle(struct mg_connection* conn, void* self) {
   return a.status;  // handled (a status code tells civetweb so)
 }
 
-absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::start(const std::string& address, uint16_t port,
+absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::start(const MetricsHttpOptions& o,
                                                                              std::function<std::string()> render) {
   static std::once_flag init;
   std::call_once(init, [] { mg_init_library(0); });
-  std::unique_ptr<MetricsHttpServer> server(new MetricsHttpServer(std::move(render)));
-  const bool v6 = address.find(':') != std::string::npos;
-  const std::string listen = absl::StrCat(v6 ? "[" : "", address, v6 ? "]" : "", ":", port);
-  // Two threads: a scrape and a person's curl at once; the page is built
-  // per request on the calling thread. No document root: nothing but the
-  // handler below is served.
-  const char* options[] = {"listening_ports", listen.c_str(), "num_threads", "2", "request_timeout_ms", "10000",
-                           "enable_keep_alive", "no", nullptr};
+  std::unique_ptr<MetricsHttpServer> server(new MetricsHttpServer(std::move(render), o.allowed));
+  const bool v6 = o.address.find(':') != std::string::npos;
+  const std::string listen = absl::StrCat(v6 ? "[" : "", o.address, v6 ? "]" : "", ":", o.port);
+  const std::string threads = std::to_string(o.threads);
+  const std::string timeout = std::to_string(o.request_timeout_ms);
+  // The page is built per request on the calling thread. Keep-alive off:
+  // a scraper's idle connection would hold a worker between scrapes. The
+  // linger timeout bounds how long a closing connection waits for its
+  // client. No document root: nothing but the handler below is served.
+  const char* options[] = {"listening_ports", listen.c_str(),  "num_threads",       threads.c_str(),
+                           "request_timeout_ms", timeout.c_str(), "linger_timeout_ms", timeout.c_str(),
+                           "enable_keep_alive", "no",             nullptr};
   mg_callbacks callbacks{};
   // civetweb's own messages (e.g. bind failures) are not ours to print.
   callbacks.log_message = [](const mg_connection*, const char*) { return 1; };

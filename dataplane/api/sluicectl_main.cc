@@ -10,7 +10,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fcntl.h>
 #include <map>
+#include <unistd.h>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -30,6 +32,9 @@ namespace po = boost::program_options;
 namespace v1 = sluice::v1;
 
 namespace {
+
+// Packets `capture` takes when no --count is given.
+constexpr uint32_t kDefaultCaptureCount = 100;
 
 int64_t nowUnix() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -64,7 +69,8 @@ constexpr char kUsage[] =
     "  trace --packet 'in_port=P,src=A,dst=A,proto=udp,sport=N,dport=N,ttl=N' (or 'in_port=P,hex=FRAME')\n"
     "                     what the tables in force would do with that packet (nothing is sent)\n"
     "  capture PORT [--direction rx|tx|both] [--count N] [--snaplen N] -w FILE|-\n"
-    "                     packets of PORT as pcap (- : stdout, e.g. | tcpdump -r -); Ctrl-C stops\n";
+    "                     packets of PORT as pcap (- : stdout, e.g. | tcpdump -r -); Ctrl-C stops\n"
+    "                     N packets (default 100, at most 100000); FILE must not exist yet\n";
 
 struct Globals {
   std::string socket = "/var/run/sluice/sluice.sock";
@@ -345,12 +351,30 @@ int capture(Client& client, const std::vector<std::string>& args) {
   auto o = options(args, 1, {"--direction", "--count", "--snaplen", "-w"});
   if (!o.count("-w")) throw po::error("capture needs -w FILE (or -w - for stdout)");
   req.set_direction(o.count("--direction") ? o["--direction"] : "rx");
-  if (o.count("--count")) req.set_count(number("--count", o["--count"]));
+  // A bound by default: a forgotten capture stops by itself.
+  req.set_count(o.count("--count") ? number("--count", o["--count"]) : kDefaultCaptureCount);
   req.set_snaplen(o.count("--snaplen") ? number("--snaplen", o["--snaplen"]) : 2048);
-  std::FILE* out = o["-w"] == "-" ? stdout : std::fopen(o["-w"].c_str(), "wb");
-  if (out == nullptr) {
-    std::fprintf(stderr, "sluicectl: cannot write %s: %s\n", o["-w"].c_str(), std::strerror(errno));
-    return 1;
+  std::FILE* out = stdout;
+  if (o["-w"] != "-") {
+    // A new file only, owner-only: run as root, following a symlink or
+    // truncating an existing file would let whoever made that path choose
+    // what a root-written capture overwrites.
+    const int fd = ::open(o["-w"].c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      const int err = errno;
+      if (err == EEXIST || err == ELOOP)
+        std::fprintf(stderr, "sluicectl: %s already exists (a file or a symlink): capture writes only a new file\n",
+                     o["-w"].c_str());
+      else
+        std::fprintf(stderr, "sluicectl: cannot create %s: %s\n", o["-w"].c_str(), std::strerror(err));
+      return 1;
+    }
+    out = ::fdopen(fd, "wb");
+    if (out == nullptr) {
+      std::fprintf(stderr, "sluicectl: cannot write %s: %s\n", o["-w"].c_str(), std::strerror(errno));
+      ::close(fd);
+      return 1;
+    }
   }
   sluice::PcapWriter pcap(out, req.snaplen() == 0 || req.snaplen() > 2048 ? 2048 : req.snaplen());
   grpc::ClientContext ctx;  // no deadline: it waits for packets

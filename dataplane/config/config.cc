@@ -9,12 +9,14 @@
 
 #include <boost/program_options.hpp>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "common/device_names.h"
 #include "dataplane/config/config_keys.h"
+#include "dataplane/config/ipv4_allow_list.h"
 #include "dataplane/datapath/limits.h"
 
 namespace sluice {
@@ -65,6 +67,13 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
   if (key == "api-socket") {
     if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
     c.api_socket = value;
+  } else if (key == "agent-api-socket") {
+    if (!value.empty() && value[0] != '/') return invalid(key, "must be an absolute path (or empty: none)");
+    c.agent_api_socket = value;
+  } else if (key == "agent-api-gid") {
+    auto v = number(std::numeric_limits<uint32_t>::max() - 1);  // (gid_t)-1 means "no change" to chown
+    if (!v.ok()) return v.status();
+    c.agent_api_gid = static_cast<uint32_t>(*v);
   } else if (key == "socket-dir") {
     if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
     c.socket_dir = value;
@@ -178,6 +187,14 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     if (::inet_pton(AF_INET, value.c_str(), &buf) != 1 && ::inet_pton(AF_INET6, value.c_str(), &buf) != 1)
       return invalid(key, absl::StrCat("'", value, "' is not an IPv4 or IPv6 address"));
     c.metrics_address = value;
+  } else if (key == "metrics-allowed-cidrs") {
+    auto list = Ipv4AllowList::parse(value);
+    if (!list.ok()) return invalid(key, std::string(list.status().message()));
+    c.metrics_allowed_cidrs = value;
+  } else if (key == "metrics-pod-labels") {
+    if (value == "true" || value == "1") c.metrics_pod_labels = true;
+    else if (value == "false" || value == "0") c.metrics_pod_labels = false;
+    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
   } else if (key == "metrics-port") {
     auto v = number(65535);
     if (!v.ok()) return v.status();

@@ -83,7 +83,7 @@ absl::Status PacketTaps::capture(const CaptureSpec& spec, const CaptureEmit& emi
     return absl::FailedPreconditionError("a capture is already running");
   Release release{capturing_};
   const uint64_t session = sessions_.fetch_add(1) + 1;
-  const uint32_t count = spec.count == 0 ? std::numeric_limits<uint32_t>::max() : spec.count;
+  const uint32_t count = spec.count == 0 ? kCaptureMaxPackets : std::min(spec.count, kCaptureMaxPackets);
   const uint32_t bits = (spec.rx ? kTapCaptureRx : 0) | (spec.tx ? kTapCaptureTx : 0);
   // The TSC of a packet becomes wall-clock time relative to this moment.
   const uint64_t tsc0 = rte_rdtsc();

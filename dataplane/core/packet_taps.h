@@ -23,11 +23,16 @@ struct TraceSpec {
   uint32_t count = 1;
 };
 
+// The most packets one capture takes (a request of count 0 included): a
+// capture nobody stops would otherwise copy a pod's traffic for as long as
+// sluiced runs. At the largest snaplen this is about 200 MB of pcap.
+inline constexpr uint32_t kCaptureMaxPackets = 100'000;
+
 struct CaptureSpec {
   uint16_t port = 0;
   bool rx = true;
   bool tx = false;
-  uint32_t count = 0;  // 0: until stopped
+  uint32_t count = 0;  // 0: kCaptureMaxPackets, or until stopped if sooner
   uint32_t snaplen = kCaptureSnapMax;
 };
 

@@ -1,9 +1,13 @@
 // sluiced's Prometheus endpoint against the real consumers: traffic through a
 // real sluiced (two virtio pods), then `promtool check metrics` on the page it
 // serves, and a real Prometheus (Debian's package) scraping it every second,
-// whose HTTP API must return the values `sluicectl --json stats` shows.
+// whose HTTP API must return the values `sluicectl --json stats` shows. Then
+// the endpoint's exposure: loopback by default, an allow-list, stalled
+// clients, pod labels opt-in, and a port taken at start.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -145,7 +149,8 @@ class MetricsTest : public ::testing::Test {
     metrics_port_ = freePort();
     ASSERT_NE(metrics_port_, 0);
     SluicedOptions o;
-    o.extra_flags = {"--metrics-address", "127.0.0.1", "--metrics-port", std::to_string(metrics_port_)};
+    o.extra_flags = {"--metrics-address",       "127.0.0.1", "--metrics-port",       std::to_string(metrics_port_),
+                     "--metrics-allowed-cidrs", "127.0.0.1/32", "--metrics-pod-labels", "true"};
     std::string error;
     node_ = SluicedProcess::start(o, &error);
     ASSERT_NE(node_, nullptr) << error;
@@ -342,6 +347,165 @@ TEST_F(MetricsTest, PrometheusScrapesWhatSluicectlShows) {
   EXPECT_EQ(got[key("sluice_grpc_server_handled_total",
                     {{"grpc_method", "/sluice.v1.Dataplane/AddPort"}, {"grpc_code", "OK"}})],
             "2");
+}
+
+// A sluiced with the metrics endpoint on a free port and `flags` besides.
+std::unique_ptr<SluicedProcess> startWithMetrics(uint16_t port, std::vector<std::string> flags, std::string* error) {
+  SluicedOptions o;
+  o.extra_flags = {"--metrics-port", std::to_string(port)};
+  o.extra_flags.insert(o.extra_flags.end(), flags.begin(), flags.end());
+  return SluicedProcess::start(o, error);
+}
+
+// An IPv4 address of this host other than loopback (empty: none).
+std::string nonLoopbackAddress() {
+  ifaddrs* all = nullptr;
+  if (::getifaddrs(&all) != 0) return "";
+  std::string found;
+  for (ifaddrs* i = all; i != nullptr && found.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    const auto* a = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+    if ((ntohl(a->sin_addr.s_addr) >> 24) == 127) continue;
+    char text[INET_ADDRSTRLEN];
+    ::inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
+    found = text;
+  }
+  ::freeifaddrs(all);
+  return found;
+}
+
+// Whether a TCP connection to address:port is accepted.
+bool accepts(const std::string& address, uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+TEST(MetricsExposure, DefaultListensOnLoopbackOnly) {
+  const std::string outside = nonLoopbackAddress();
+  if (outside.empty()) GTEST_SKIP() << "this host has no IPv4 address but loopback";
+  const uint16_t port = freePort();
+  std::string error;
+  auto node = startWithMetrics(port, {}, &error);
+  ASSERT_NE(node, nullptr) << error;
+  EXPECT_EQ(httpGet(port, "/metrics").status, 200) << node->log();
+  EXPECT_FALSE(accepts(outside, port)) << "the metrics endpoint answers on " << outside;
+  EXPECT_EQ(node->stop(), 0) << node->log();
+}
+
+TEST(MetricsExposure, PeersOutsideTheAllowListAreForbidden) {
+  const uint16_t port = freePort();
+  std::string error;
+  auto node = startWithMetrics(port, {"--metrics-allowed-cidrs", "192.0.2.0/24, 198.51.100.7/32"}, &error);
+  ASSERT_NE(node, nullptr) << error;
+  const HttpReply r = httpGet(port, "/metrics");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.body, "forbidden: this address is not in sluiced's metrics-allowed-cidrs\n");
+  EXPECT_EQ(node->stop(), 0) << node->log();
+  // A malformed list stops sluiced with the key named (exit 2), before anything listens.
+  CommandResult bad = runShell(std::string(SLUICED_PATH) + " --metrics-allowed-cidrs 10.0.0.1/8 2>&1");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("metrics-allowed-cidrs: '10.0.0.1/8' is not an IPv4 CIDR"), std::string::npos)
+      << bad.output;
+}
+
+// Clients that connect and never finish their request hold a worker each;
+// a scrape must still be answered while they do (not only once the server
+// gives up on them).
+TEST(MetricsExposure, StalledClientsDoNotBlockAScrape) {
+  const uint16_t port = freePort();
+  std::string error;
+  auto node = startWithMetrics(port, {}, &error);
+  ASSERT_NE(node, nullptr) << error;
+  std::vector<int> stalled;
+  for (int i = 0; i < 2; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    const std::string partial = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+    ASSERT_EQ(::send(fd, partial.data(), partial.size(), MSG_NOSIGNAL), static_cast<ssize_t>(partial.size()));
+    stalled.push_back(fd);
+  }
+  const HttpReply r = httpGet(port, "/metrics");
+  EXPECT_EQ(r.status, 200);
+  // Both stalled clients are still connected and unanswered: the scrape
+  // did not wait for the server to drop them.
+  for (int fd : stalled) {
+    char byte;
+    EXPECT_EQ(::recv(fd, &byte, 1, MSG_DONTWAIT), -1);
+    EXPECT_EQ(errno, EAGAIN);
+    ::close(fd);
+  }
+  EXPECT_EQ(node->stop(), 0) << node->log();
+}
+
+TEST(MetricsExposure, PodLabelsOnlyWhenEnabled) {
+  for (const bool enabled : {false, true}) {
+    SCOPED_TRACE(enabled ? "metrics-pod-labels true" : "default");
+    const uint16_t port = freePort();
+    std::string error;
+    auto node = startWithMetrics(
+        port, enabled ? std::vector<std::string>{"--metrics-pod-labels", "true"} : std::vector<std::string>{}, &error);
+    ASSERT_NE(node, nullptr) << error;
+    v1::AddPortResponse a;
+    ASSERT_TRUE(node->addPort(portRequest("pod-a", kIpA.toString()), &a).ok());
+    const std::string port_no = std::to_string(a.port().port_no());
+    const HttpReply r = httpGet(port, "/metrics");
+    ASSERT_EQ(r.status, 200);
+    const std::string with_pod = "sluice_port_rx_packets_total{port=\"" + port_no +
+                                 "\",namespace=\"default\",pod=\"pod-pod-a\",interface=\"net1\"} 0\n";
+    const std::string without_pod = "sluice_port_rx_packets_total{port=\"" + port_no + "\",interface=\"net1\"} 0\n";
+    if (enabled) {
+      EXPECT_NE(r.body.find(with_pod), std::string::npos) << r.body;
+    } else {
+      EXPECT_NE(r.body.find(without_pod), std::string::npos) << r.body;
+      EXPECT_EQ(r.body.find("pod-pod-a"), std::string::npos);
+      EXPECT_EQ(r.body.find("namespace="), std::string::npos);
+    }
+    EXPECT_EQ(node->stop(), 0) << node->log();
+  }
+}
+
+// Another process holds the port when sluiced starts: sluiced serves its
+// API anyway, and the endpoint comes up once the port frees.
+TEST(MetricsExposure, PortTakenAtStartIsRetriedWhileTheNodeServes) {
+  // Close-on-exec: sluiced, forked from this process, must not inherit it.
+  int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const uint16_t port = ntohs(a.sin_port);
+  std::string error;
+  auto node = startWithMetrics(port, {}, &error);
+  ASSERT_NE(node, nullptr) << error;
+  EXPECT_TRUE(node->health().ready());
+  v1::AddPortResponse added;
+  EXPECT_TRUE(node->addPort(portRequest("pod-a", kIpA.toString()), &added).ok());
+  EXPECT_NE(node->log().find("metrics endpoint: cannot listen on 127.0.0.1:" + std::to_string(port)),
+            std::string::npos)
+      << node->log();
+  ::close(holder);
+  HttpReply r;
+  EXPECT_TRUE(waitFor([&] {
+    r = httpGet(port, "/metrics");
+    return r.status == 200;
+  }))
+      << node->log();
+  EXPECT_EQ(r.body.find("sluice_metrics_bind_failures_total 0\n"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("sluice_metrics_bind_failures_total "), std::string::npos) << r.body;
+  EXPECT_EQ(node->stop(), 0) << node->log();
 }
 
 }  // namespace

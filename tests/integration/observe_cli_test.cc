@@ -3,15 +3,22 @@
 // PMD's rings), with two virtio pods sending through the real PMD loop. The
 // pcap is read back by libpcap (exact bytes) and by tcpdump, from a file and
 // from sluicectl's stdout through a pipe.
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "sluice/v1/observe.grpc.pb.h"
 #include "tests/integration/sluiced_process.h"
 #include "tests/integration/virtio_pod.h"
 
@@ -141,6 +148,113 @@ TEST_F(ObserveCliTest, CaptureToAFileHoldsTheExactBytesSentAndTcpdumpReadsIt) {
   EXPECT_EQ(lines, 20u) << td.output;
   EXPECT_NE(td.output.find("IP 10.250.0.20.4000 > 10.250.0.21.5000: UDP, length 18"), std::string::npos)
       << td.output;
+}
+
+// Without --count a capture stops by itself after sluicectl's default, and
+// sluiced's log says who captured which port and how much.
+TEST_F(ObserveCliTest, CaptureWithoutACountStopsAtTheDefaultAndIsLogged) {
+  const std::string pcap_path = node_->dir() + "/default.pcap";
+  std::vector<Frame> sent;
+  // timeout: a capture that never stopped would otherwise hang the test.
+  CommandResult r = whileSending("timeout 120 " + ctl() + " capture " + std::to_string(port_a_) + " -w " + pcap_path,
+                                 &sent);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("100 packets captured, 0 dropped"), std::string::npos) << r.output;
+  std::string error;
+  EXPECT_EQ(readPcap(pcap_path, &error).size(), 100u) << error;
+  // A new file, readable by its owner (root) only.
+  EXPECT_EQ(static_cast<unsigned>(std::filesystem::status(pcap_path).permissions()), 0600u);
+  const std::string log = node_->log();
+  // The caller as the kernel knows it: sluicectl's process, run as root.
+  const std::string started = "capture of port " + std::to_string(port_a_) +
+                              " (rx, up to 100 packets, snaplen 2048) started by pid ";
+  const size_t at = log.find(started);
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string line = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(line.find(" uid 0 gid 0 (fd:"), std::string::npos) << line;
+  const std::string caller = line.substr(line.find("started by ") + 11);
+  EXPECT_NE(log.find("capture of port " + std::to_string(port_a_) + " by " + caller +
+                     " ended: 100 packets sent, 0 dropped"),
+            std::string::npos)
+      << log;
+}
+
+// -w never overwrites: not an existing file, not through a symlink (run as
+// root, that would let whoever made the path pick what gets clobbered).
+TEST_F(ObserveCliTest, CaptureRefusesAnExistingFileOrSymlink) {
+  const std::string existing = node_->dir() + "/existing.pcap";
+  const std::string target = node_->dir() + "/precious";
+  const std::string link = node_->dir() + "/link.pcap";
+  { std::ofstream(existing) << "keep"; }
+  { std::ofstream(target) << "keep"; }
+  std::filesystem::create_symlink(target, link);
+  for (const std::string& path : {existing, link}) {
+    CommandResult r = runShell("timeout 60 " + ctl() + " capture " + std::to_string(port_a_) + " --count 1 -w " + path);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("sluicectl: " + path + " already exists (a file or a symlink): capture writes only a new file"),
+              std::string::npos)
+        << r.output;
+  }
+  std::ifstream e(existing), t(target);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(e), {}), "keep");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(t), {}), "keep");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+}
+
+// A capture asked for with count 0 ends by itself at the server's cap (the
+// packets it sent and those its ring had no room for make the cap), and a
+// count above the cap is refused.
+TEST_F(ObserveCliTest, CaptureOfCountZeroEndsAtTheServersCap) {
+  auto channel = grpc::CreateChannel("unix:" + node_->apiSocket(), grpc::InsecureChannelCredentials());
+  auto observe = v1::Observe::NewStub(channel);
+  v1::CaptureRequest too_many;
+  too_many.set_port_no(port_a_);
+  too_many.set_count(100'001);
+  {
+    grpc::ClientContext ctx;
+    auto reader = observe->Capture(&ctx, too_many);
+    v1::CapturedPacket p;
+    EXPECT_FALSE(reader->Read(&p));
+    const grpc::Status s = reader->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "count 100001: a capture takes at most 100000 packets (0: that many)");
+  }
+  v1::CaptureRequest unbounded;
+  unbounded.set_port_no(port_a_);
+  unbounded.set_count(0);
+  unbounded.set_snaplen(64);
+  grpc::ClientContext ctx;
+  // A deadline only so that a capture that never ends fails the test.
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  auto reader = observe->Capture(&ctx, unbounded);
+  std::atomic<bool> ended{false};
+  // Frames to a destination with no route: received (and captured) on A's
+  // port, then dropped, so nothing needs draining.
+  std::thread sender([&] {
+    const Ipv4Address nowhere = *Ipv4Address::parse("10.251.0.1");
+    uint32_t sequence = 0;
+    while (!ended.load()) {
+      std::vector<Frame> burst;
+      for (int i = 0; i < 32; ++i) {
+        UdpFrameSpec f{MacAddress::fromIpv4(kIpA), MacAddress::fromIpv4(kGateway), kIpA, nowhere};
+        f.sequence = sequence++;
+        burst.push_back(udpFrame(f));
+      }
+      pod_a_->send(burst);
+    }
+  });
+  v1::CapturedPacket p;
+  uint64_t packets = 0, dropped = 0;
+  while (reader->Read(&p)) {
+    ++packets;
+    dropped = p.dropped();
+  }
+  const grpc::Status s = reader->Finish();
+  ended = true;
+  sender.join();
+  EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
+  EXPECT_LE(packets, 100'000u);
+  EXPECT_GE(packets + dropped, 100'000u) << packets << " sent, " << dropped << " dropped";
 }
 
 TEST_F(ObserveCliTest, CaptureToStdoutPipesIntoTcpdump) {

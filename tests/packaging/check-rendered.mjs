@@ -4,10 +4,11 @@
 // config keys, the network attachments and the least-privilege RBAC. One
 // profile per values file the tests render (see run.sh).
 //
-// Usage: node check-rendered.mjs default|production|node-lookup|server-mode|kubernetes|monitors|metrics-off|dual-stack|node-lookup-dual-stack RENDERED.yaml
+// Usage: node check-rendered.mjs default|production|node-lookup|server-mode|kubernetes|monitors|metrics-off|metrics-exposed|dual-stack|node-lookup-dual-stack RENDERED.yaml
 // (server-mode: the default values with vhostUser.mode=server; monitors: with
 // the Prometheus operator's ServiceMonitor and PodMonitor; metrics-off: with
-// metrics.enabled=false; node-lookup-dual-stack: node-lookup with
+// metrics.enabled=false; metrics-exposed: on the node's IP for an allow-list,
+// with pod labels; node-lookup-dual-stack: node-lookup with
 // podCIDRFromNode.ipv6; single-node-dual-stack: the default values with
 // network.podCIDRv6.)
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import { parseAllDocuments } from 'yaml';
 
 const [profile, file] = process.argv.slice(2);
 const kProfiles = ['default', 'production', 'node-lookup', 'server-mode', 'kubernetes', 'monitors', 'metrics-off',
+  'metrics-exposed',
   'dual-stack', 'node-lookup-dual-stack', 'single-node-dual-stack'];
 if (!kProfiles.includes(profile) || !file) {
   console.error(`usage: check-rendered.mjs ${kProfiles.join('|')} RENDERED.yaml`);
@@ -30,7 +32,8 @@ const one = (kind) => { const l = ofKind(kind); assert.equal(l.length, 1, `exact
 const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores', 'main-core', 'eal', 'pod-cidr',
   'pod-cidr-v6', 'gateway-v6', 'gateway', 'gateway-mac', 'tx-flush-interval', 'pmd-max-sleep-us', 'max-ports', 'max-queues-per-port', 'mbufs', 'log-level', 'uplink', 'vni',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
-  'state-dir', 'metrics-address', 'metrics-port', 'pod-cidr-v6', 'gateway-v6', 'ipv6-router-lifetime', 'external-gateway',
+  'state-dir', 'metrics-address', 'metrics-port', 'metrics-allowed-cidrs', 'metrics-pod-labels',
+  'agent-api-socket', 'agent-api-gid', 'pod-cidr-v6', 'gateway-v6', 'ipv6-router-lifetime', 'external-gateway',
   'external-vlan', 'host-interface', 'host-addresses']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
   'perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup',
@@ -311,12 +314,23 @@ if (profile === 'kubernetes') {
     assert.deepEqual(pod.containers.map((c) => c.name), ['sluiced', 'sluice-agent']);
     assert.equal(agent.image, sluiced.image);
     assert.deepEqual(agent.command, ['sluice-agent']);
-    assert.ok(agent.args.includes('--api-socket=/var/run/sluice/sluice.sock'));
+    assert.ok(agent.args.includes('--api-socket=/var/run/sluice/agent.sock'), 'its own socket, not the root one');
     assert.ok(agent.args.includes('--not-ready-grace=120'));
     assert.equal(hostPathOf(agent, '/var/run/sluice'), hostPathOf(sluiced, '/var/run/sluice'));
     const env = agent.env.find((e) => e.name === 'NODE_NAME');
     assert.equal(env.valueFrom.fieldRef.fieldPath, 'spec.nodeName');
     assert.ok(!agent.securityContext?.privileged, 'the agent is not privileged');
+  });
+  check('kubernetes: sluice-agent runs unprivileged on a socket sluiced gives its group', () => {
+    assert.deepEqual(agent.securityContext, {
+      runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+    });
+    for (const [name, c] of Object.entries(configs)) {
+      assert.equal(c['agent-api-socket'], '/var/run/sluice/agent.sock', name);
+      assert.equal(c['agent-api-gid'], 65532, name);
+      assert.equal(c['api-socket'], '/var/run/sluice/sluice.sock', name);
+    }
   });
   check('kubernetes: the API token is mounted into sluice-agent only', () => {
     const tokenPath = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -444,7 +458,16 @@ if (profile === 'metrics-off') {
 } else check('metrics: sluiced serves /metrics on the port the Service and annotations name', () => {
   const port = def['metrics-port'];
   assert.equal(port, 9476);
-  assert.equal(def['metrics-address'], '0.0.0.0');
+  if (profile === 'metrics-exposed') {
+    // The node-config init container puts the node's status.hostIP there.
+    assert.equal(def['metrics-address'], '@HOST_IP@');
+    assert.equal(def['metrics-allowed-cidrs'], '10.0.0.0/8,192.0.2.7/32');
+    assert.equal(def['metrics-pod-labels'], true);
+  } else {
+    assert.equal(def['metrics-address'], '127.0.0.1', 'loopback unless a value widens it');
+    assert.equal(def['metrics-allowed-cidrs'], undefined);
+    assert.equal(def['metrics-pod-labels'], undefined, 'pod labels are opt-in');
+  }
   for (const [name, c] of Object.entries(configs)) assert.equal(c['metrics-port'], port, name);
   assert.deepEqual(sluiced.ports, [{ name: 'metrics', containerPort: port, protocol: 'TCP' }]);
   const ann = ds.spec.template.metadata.annotations;

@@ -35,6 +35,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 
 {{- define "sluice.apiSocket" -}}{{ include "sluice.runDir" . }}/sluice.sock{{- end -}}
 
+{{/* sluice-agent's socket: mode 0660, group agent.runAsGroup, only the agent's calls. */}}
+{{- define "sluice.agentApiSocket" -}}{{ include "sluice.runDir" . }}/agent.sock{{- end -}}
+
 {{/* Where the init container writes the node's final sluiced config (an emptyDir). */}}
 {{- define "sluice.bootDir" -}}/run/sluice-boot{{- end -}}
 

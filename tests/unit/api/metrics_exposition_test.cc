@@ -112,7 +112,7 @@ MetricsSnapshot sampleSnapshot() {
 }
 
 TEST(MetricsExposition, ExactTextOfTheSnapshotsFamilies) {
-  const std::string page = renderMetrics(sampleSnapshot());
+  const std::string page = renderMetrics(sampleSnapshot(), {.pod_labels = true});
   EXPECT_EQ(familyBlock(page, "sluice_pmd_busy_cycles_total"),
             "# HELP sluice_pmd_busy_cycles_total sluice.v1.PmdStats.busy_cycles: TSC cycles of loop iterations "
             "that received packets\n"
@@ -263,6 +263,27 @@ TEST(GrpcCallMetrics, MethodNamesBeyondTheBoundAreOther) {
   EXPECT_EQ(s.latency.size(), GrpcCallMetrics::kMaxMethods + 1);
   EXPECT_EQ(s.latency.at("other").count, 5u);
   EXPECT_EQ((s.handled.at({"other", "UNIMPLEMENTED"})), 5u);
+}
+
+// Without metrics-pod-labels a port's series name its number and interface
+// only: nothing on the page says which pods run on the node.
+TEST(MetricsExposition, PodLabelsOnlyWhenAsked) {
+  MetricsSnapshot s = sampleSnapshot();
+  s.process.metrics_bind_failures = 3;
+  const std::string page = renderMetrics(s);
+  EXPECT_EQ(familyBlock(page, "sluice_port_rx_packets_total"),
+            "# HELP sluice_port_rx_packets_total sluice.v1.PortStats.rx_packets\n"
+            "# TYPE sluice_port_rx_packets_total counter\n"
+            "sluice_port_rx_packets_total{port=\"2\",interface=\"eth0\"} 7\n"
+            "sluice_port_rx_packets_total{port=\"0\"} 5\n");
+  EXPECT_EQ(page.find("namespace="), std::string::npos);
+  EXPECT_EQ(page.find("pod="), std::string::npos);
+  EXPECT_EQ(page.find("web "), std::string::npos);
+  EXPECT_EQ(familyBlock(page, "sluice_metrics_bind_failures_total"),
+            "# HELP sluice_metrics_bind_failures_total Attempts of the metrics endpoint to listen that failed (it "
+            "retries while sluiced runs)\n"
+            "# TYPE sluice_metrics_bind_failures_total counter\n"
+            "sluice_metrics_bind_failures_total 3\n");
 }
 
 }  // namespace
