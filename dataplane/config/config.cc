@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <limits>
@@ -17,6 +18,7 @@
 #include "common/device_names.h"
 #include "dataplane/config/config_keys.h"
 #include "dataplane/config/ipv4_allow_list.h"
+#include "dataplane/datapath/host_path.h"
 #include "dataplane/datapath/limits.h"
 
 namespace sluice {
@@ -166,6 +168,34 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
       }
     }
     c.host_addresses = a;
+  } else if (key == "host-path-allowed-ports") {
+    HostPathPorts ports;
+    if (absl::StripAsciiWhitespace(value) == "all") {
+      ports.all = true;
+      c.host_path_allowed_ports = ports;
+      return absl::OkStatus();
+    }
+    for (absl::string_view part : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+      const std::string text(absl::StripAsciiWhitespace(part));
+      const size_t slash = text.find('/');
+      const std::string proto = slash == std::string::npos ? std::string() : text.substr(slash + 1);
+      uint32_t port = 0;
+      if (slash == std::string::npos || (proto != "tcp" && proto != "udp") ||
+          !absl::SimpleAtoi(text.substr(0, slash), &port) || port == 0 || port > 65535)
+        return invalid(key, absl::StrCat("'", text, "' is not PORT/tcp or PORT/udp with a port in 1..65535 (or give all)"));
+      if (port >= kHostReplyPortsFrom)
+        return invalid(key, absl::StrCat("'", text, "': ports from ", kHostReplyPortsFrom,
+                                         " up are always open (the node's own connections get their answers there)"));
+      std::vector<uint16_t>& list = proto == "tcp" ? ports.tcp : ports.udp;
+      if (std::find(list.begin(), list.end(), port) != list.end())
+        return invalid(key, absl::StrCat("'", text, "' is listed twice"));
+      if (list.size() == kMaxHostPathPorts)
+        return invalid(key, absl::StrCat("more than ", kMaxHostPathPorts, " ", proto, " ports"));
+      list.push_back(static_cast<uint16_t>(port));
+    }
+    std::sort(ports.tcp.begin(), ports.tcp.end());
+    std::sort(ports.udp.begin(), ports.udp.end());
+    c.host_path_allowed_ports = ports;
   } else if (key == "tx-flush-interval") {
     auto v = number(1'000'000);  // 1 s: anything longer is surely a unit mistake
     if (!v.ok()) return v.status();
@@ -330,6 +360,8 @@ absl::Status validateHostPath(const SluicedConfig& c) {
   const HostAddresses& a = c.host_addresses;
   if (c.host_interface.empty()) {
     if (!a.empty()) return invalid("host-addresses", "needs host-interface (the TAP the node is reached through)");
+    if (c.host_path_allowed_ports != HostPathPorts{})
+      return invalid("host-path-allowed-ports", "needs host-interface (the TAP the node is reached through)");
     return absl::OkStatus();
   }
   if (a.empty()) return invalid("host-interface", "needs host-addresses (the node's addresses pods may reach)");
@@ -476,6 +508,11 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
       for (const auto& address : value) {
         if (!address.is_string()) return invalid(key, "array must hold address strings");
         text += (text.empty() ? "" : ",") + address.get<std::string>();
+      }
+    } else if (key == "host-path-allowed-ports" && value.is_array()) {
+      for (const auto& port : value) {
+        if (!port.is_string()) return invalid(key, "array must hold strings like \"10250/tcp\"");
+        text += (text.empty() ? "" : ",") + port.get<std::string>();
       }
     } else if (key == "pmd-cores" && value.is_array()) {
       for (const auto& core : value) {

@@ -15,6 +15,7 @@
 
 #include "common/net_address.h"
 #include "dataplane/config/host_addresses.h"
+#include "dataplane/config/host_path_ports.h"
 #include "dataplane/config/sriov_pool_config.h"
 #include "dataplane/config/overlay_config.h"
 #include "dataplane/datapath/limits.h"

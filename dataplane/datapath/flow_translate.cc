@@ -15,6 +15,8 @@ namespace {
 
 // Protocol numbers and echo request types (RFC 792, RFC 4443 4.1).
 constexpr uint8_t kIpProtoIcmp = 1;
+constexpr uint8_t kIpProtoTcp = 6;
+constexpr uint8_t kIpProtoUdp = 17;
 constexpr uint8_t kIpProtoIcmpv6 = 58;
 constexpr uint8_t kIcmpEchoRequest = 8;
 constexpr uint8_t kIcmpv6EchoRequest = 128;
@@ -198,16 +200,105 @@ void setPrefixMask6(uint8_t* mask, uint32_t bits) {
   }
 }
 
+// Whether a tunnelled packet's inner source belongs to the node that sent
+// it (strict reverse-path filtering, as Calico applies to its VXLAN
+// device): the longest remote route holding the source must lead back into
+// `tunnel`. A local pod's address, this node's own or another node's CIDR
+// are none of the sender's, and VXLAN carries no authentication beyond the
+// outer source it names. The source is matched as the widest whole-octet
+// prefix in which every address decides alike: the sender's CIDR or prefix
+// itself when it is octet-aligned (a /24 pod CIDR: one megaflow per sender
+// CIDR and destination, not per remote pod), narrowed only where another
+// route lies inside it. Writes the source mask; true when refused (`out`
+// holds the drop).
+bool spoofedInnerSource(const vxlan::OverlayTables& overlay, uint16_t tunnel, const flow::FlowKey& key,
+                        FlowTranslation& out) {
+  bool refused = false;
+  if (key.eth_type == RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
+    const uint8_t* src = key.ipv6_src;
+    const vxlan::RemoteRoute6* r = overlay.longestMatch6(src);
+    uint32_t bits = r != nullptr ? r->prefix_len : 1;
+    for (const vxlan::RemoteRoute6& other : overlay.routes6())
+      if (const uint32_t d = firstDifference(src, other.net.data()); d < other.prefix_len) bits = std::max(bits, d + 1);
+    setOctetMask(out.mask.ipv6_src, 16, octetsFor(bits));
+    refused = r == nullptr || r->tunnel != tunnel;
+  } else {
+    const uint32_t src = rte_be_to_cpu_32(key.ipv4_src);
+    const vxlan::RemoteRoute* r = overlay.longestMatch(key.ipv4_src);
+    uint32_t bits = r != nullptr ? static_cast<uint32_t>(std::popcount(r->mask_be)) : 1;
+    for (const vxlan::RemoteRoute& other : overlay.routes()) {
+      const auto d = static_cast<uint32_t>(std::countl_zero(src ^ rte_be_to_cpu_32(other.net_be)));
+      if (d < static_cast<uint32_t>(std::popcount(other.mask_be))) bits = std::max(bits, d + 1);
+    }
+    out.mask.ipv4_src = prefixMaskBe(std::min<uint32_t>(32, octetsFor(bits) * 8));
+    refused = r == nullptr || r->tunnel != tunnel;
+  }
+  if (refused) out.actions = dropAction(DropReason::kOverlaySpoofedSource);
+  return refused;
+}
+
 // What every decision reads first with the overlay: tun_vni (tunnelled or
 // not), and for a tunnelled packet tun_src, since only known remote VTEPs
-// may send. True when that decided (a drop; `out` written).
+// may send, then the inner source, which must be that node's. True when
+// that decided (a drop; `out` written).
 bool refusedTunnel(const RouteTables& tables, const flow::FlowKey& key, FlowTranslation& out) {
   if (tables.overlay == nullptr) return false;
   out.mask.tun_vni = 0xffffffffU;
   if (key.tun_vni == 0) return false;
   out.mask.tun_src = 0xffffffffU;
-  if (tables.overlay->tunnelForVtep(key.tun_src) != vxlan::kNoTunnel) return false;
-  out.actions = dropAction(DropReason::kVxlanUnknownSource);
+  const uint16_t tunnel = tables.overlay->tunnelForVtep(key.tun_src);
+  if (tunnel == vxlan::kNoTunnel) {
+    out.actions = dropAction(DropReason::kVxlanUnknownSource);
+    return true;
+  }
+  return spoofedInnerSource(*tables.overlay, tunnel, key, out);
+}
+
+// The host port filter (host_path.h) for a packet to a host address: true
+// when it refuses it (`out` holds the drop). Reads ip_proto; for TCP and
+// UDP the fragment state and tp_dst, as the widest prefix of whole nibbles
+// in which every port decides alike (nibbles: at most four port masks).
+bool hostPortRefused(const HostPath& host, const flow::FlowKey& key, uint8_t icmp_proto, FlowTranslation& out) {
+  if (!host.filter_ports) return false;
+  out.mask.ip_proto = 0xff;
+  if (key.ip_proto == icmp_proto) return false;
+  const uint16_t* listed = nullptr;
+  uint32_t count = 0;
+  if (key.ip_proto == kIpProtoTcp) {
+    listed = host.tcp_ports;
+    count = host.tcp_count;
+  } else if (key.ip_proto == kIpProtoUdp) {
+    listed = host.udp_ports;
+    count = host.udp_count;
+  } else {
+    out.actions = dropAction(DropReason::kHostPortNotAllowed);
+    return true;
+  }
+  out.mask.ip_frag = 0xff;
+  if (key.ip_frag == static_cast<uint8_t>(flow::IpFrag::kLater)) return false;
+  const uint16_t port = rte_be_to_cpu_16(key.tp_dst);
+  // The top bit alone tells a reply's port from every listed one.
+  uint32_t bits = 1;
+  bool allowed = port >= kHostReplyPortsFrom;
+  for (uint32_t i = 0; !allowed && i < count; ++i) {
+    const auto d = static_cast<uint32_t>(std::countl_zero(static_cast<uint16_t>(port ^ listed[i])));
+    allowed = d == 16;
+    bits = std::max(bits, d + 1);
+  }
+  bits = std::min<uint32_t>(16, (bits + 3) / 4 * 4);
+  out.mask.tp_dst = rte_cpu_to_be_16(static_cast<uint16_t>(0xffffU << (16 - bits)));
+  if (allowed) return false;
+  out.actions = dropAction(DropReason::kHostPortNotAllowed);
+  return true;
+}
+
+// Remote nodes route only pod CIDRs and routed prefixes into the tunnel, so
+// a tunnelled packet to a host address was forged: it must not reach the
+// node's kernel through the host path as if a local pod had sent it.
+// tun_vni is in the mask whenever it can be set, the host address in full.
+bool tunnelledToHost(const flow::FlowKey& key, FlowTranslation& out) {
+  if (key.tun_vni == 0) return false;
+  out.actions = dropAction(DropReason::kOverlayToHost);
   return true;
 }
 
@@ -339,6 +430,7 @@ void translateIpv6(const RouteTables& tables, const flow::FlowKey& key, FlowTran
     return;
   }
   if (tables.host != nullptr && tables.host->isHostIpv6(dst)) {
+    if (tunnelledToHost(key, out) || hostPortRefused(*tables.host, key, kIpProtoIcmpv6, out)) return;
     forwardTo(tables, key, kRewriteL3v6, tables.host->port_no, vxlan::kNoTunnel, out);
     return;
   }
@@ -408,6 +500,7 @@ void translateFlow(const RouteTables& tables, const flow::FlowKey& key, FlowTran
     return;
   }
   if (tables.host != nullptr && tables.host->isHostIpv4(dst)) {
+    if (tunnelledToHost(key, out) || hostPortRefused(*tables.host, key, kIpProtoIcmp, out)) return;
     forwardTo(tables, key, kRewriteL3, tables.host->port_no, vxlan::kNoTunnel, out);
     return;
   }

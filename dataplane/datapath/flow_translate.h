@@ -20,7 +20,10 @@
 // With source validation, the mask also holds in_port, and for a port whose
 // sources are checked its Ethernet and IP source (see RouteTables::sources).
 // A packet to the gateway also reads ip_proto and, for ICMP, the fragment
-// state and the ICMP type and code (is it an echo request to answer?).
+// state and the ICMP type and code (is it an echo request to answer?); one
+// to a host address, with the host port filter on, ip_proto and for TCP and
+// UDP the fragment state and a prefix of tp_dst (host_path.h). A tunnelled
+// packet reads its inner source, as the sending node's CIDR or prefix.
 // Only a pod, the gateway or a host address (host_path.h) needs all bits of
 // the destination; a remote node's CIDR or an unrouted destination is
 // matched as the widest prefix that holds no address decided otherwise, so
@@ -69,8 +72,10 @@ struct RouteTables {
   uint32_t gateway_ip_be = 0;
   // The VXLAN overlay (null: this node has no uplink, and decisions read no
   // tunnel field). With it, every decision also reads tun_vni (tunnelled or
-  // not), a tunnelled one reads tun_src (only known remote VTEPs may send),
-  // and a destination in a remote node's pod CIDR is encapsulated toward it.
+  // not), a tunnelled one reads tun_src (only known remote VTEPs may send)
+  // and its inner source (which must lie in that node's pod CIDRs or routed
+  // prefixes: matched as a prefix), and a destination in a remote node's pod
+  // CIDR is encapsulated toward it.
   const vxlan::OverlayTables* overlay = nullptr;
   uint16_t uplink_port = 0;  // the encap action's output port
   // IPv6: the /128 pod routes (null: none) and the node's IPv6 pod network
@@ -110,8 +115,9 @@ struct RouteTables {
   uint16_t external_max_frame = 0xffff;
   // The exception path to the node's kernel (host_path.h; null or disabled:
   // none). A destination that is a host address goes out its port (the
-  // mask holds that exact address, as for a pod), and no other decision's
-  // widened destination prefix holds a host address.
+  // mask holds that exact address, as for a pod) if the host port filter
+  // lets it and it was not tunnelled, and no other decision's widened
+  // destination prefix holds a host address.
   const HostPath* host = nullptr;
 };
 

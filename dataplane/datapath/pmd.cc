@@ -134,6 +134,7 @@ void Pmd::pickUpSnapshot() {
                       snap_ != nullptr ? std::span<const RxQueueRef>(snap_->rx_queues) : std::span<const RxQueueRef>());
   if (snap_ != nullptr) {
     gate_.setPortCount(static_cast<uint32_t>(snap_->rx_queues.size()));
+    icmp_limiter_.setPortCount(static_cast<uint32_t>(snap_->rx_queues.size()));
     if (snap_->settings.generation != settings_generation_) applySettings(snap_->settings);
   }
   counters_.reloads.inc();

@@ -68,9 +68,9 @@ class Pmd {
         pmd_index_(context.index), rx_schedule_(context.counters, context.gate.tsc_hz),
         max_sleep_us_(context.max_sleep_us),
         icmp_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
-                       context.icmp_errors.rate_per_sec}),
+                       context.icmp_errors.rate_per_sec, context.portTableSize()}),
         echo_limiter_({context.icmp_errors.tsc_hz != 0 ? context.icmp_errors.tsc_hz : context.gate.tsc_hz,
-                       context.icmp_errors.rate_per_sec}),
+                       context.icmp_errors.rate_per_sec, context.portTableSize()}),
         batches_(context.portTableSize()), pending_ports_(context.portTableSize()) {}
 
   // The poll loop; returns when the mailbox's stop flag is set, after
@@ -223,10 +223,13 @@ class Pmd {
   RxSchedule rx_schedule_;  // which of snap_'s rx queues each iteration polls
   uint32_t max_sleep_us_;  // pmd-max-sleep-us (0: never sleep)
   uint32_t sleep_us_ = 0;  // length of the last sleep; 0 after a full burst
-  IcmpErrorLimiter icmp_limiter_;  // the ICMP errors this PMD may still send
+  // The ICMP errors this PMD may still send, each in-port within its share
+  // (its port count follows the snapshot's rx queues, as the upcall gate's).
+  IcmpErrorLimiter icmp_limiter_;
   // The gateway's echo replies, at the same rate (icmp-error-rate) but in a
   // bucket of their own: a ping flood cannot starve the errors (which PMTU
-  // discovery depends on), nor errors the replies.
+  // discovery depends on), nor errors the replies. Its port count stays 1:
+  // one bucket for the PMD, as before the errors were shared out.
   IcmpErrorLimiter echo_limiter_;
   uint64_t grace_seen_ = 0;  // the mailbox's grace_request passed last
   uint64_t settings_generation_ = 0;  // of the live settings applied last (0: as made)

@@ -23,8 +23,10 @@
 // rx_dropped of its port), answered or not: the datagram received is not
 // forwarded. An answer is a new packet the PMD sends, counted in
 // icmp_errors_sent and in the in-port's tx counters; one the limiter holds
-// back (icmp-error-rate, 0 included) in icmp_errors_rate_limited. A packet
-// the rules forbid answering (icmp_error.h) is only dropped.
+// back (icmp-error-rate, 0 included, or the in-port's share of it spent
+// while the PMD's bucket runs low: icmp_error_limiter.h) in
+// icmp_errors_rate_limited. A packet the rules forbid answering
+// (icmp_error.h) is only dropped.
 //
 // Packets that came through the VXLAN overlay (decapsulated on the uplink,
 // by the pipeline or the partial-offload branch) get no answer: the error
@@ -118,7 +120,7 @@ void Pmd::answerWithError(rte_mbuf* m, uint16_t in_port, uint64_t now, IcmpAnswe
     rte_pktmbuf_free(m);
     return;
   }
-  if (!icmp_limiter_.admit(now)) {
+  if (!icmp_limiter_.admit(in_port, now)) {
     counters_.icmp_errors_rate_limited.inc();
     rte_pktmbuf_free(m);
     return;
@@ -157,7 +159,7 @@ uint16_t Pmd::answerEcho(rte_mbuf* const* pkts, uint16_t count, uint16_t in_port
       dropPacket(m, DropReason::kToGateway);
       continue;
     }
-    if (!echo_limiter_.admit(now)) {
+    if (!echo_limiter_.admit(in_port, now)) {
       dropPacket(m, DropReason::kGatewayEchoRateLimited);
       continue;
     }

@@ -3,7 +3,8 @@
 // the host address; its host interface is a real net_tap there. A
 // net_virtio_user pod in this process pings the host address and the
 // node's kernel answers through the TAP; the kernel pings the pod and gets
-// the pod's reply; a source the node may not use is dropped and counted.
+// the pod's reply; a source the node may not use is dropped and counted; of
+// the node's ports the pod reaches only those host-path-allowed-ports lets.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -160,6 +161,35 @@ TEST_F(HostPathTest, PodAndNodeReachEachOtherAndTheNodeMaySendOnlyFromItsHostAdd
   const v1::GetStatsResponse after = node_->stats();
   EXPECT_EQ(dropCount(after, "spoofed_source_ip") - dropCount(before, "spoofed_source_ip"), 2u);
   EXPECT_EQ(pod_->drainCount(), 0u) << "nothing spoofed reached the pod";
+}
+
+// host-path-allowed-ports left as it is: the pod reaches the node by ICMP
+// (above) and TCP/UDP from 32768 up, nothing else. UDP to kubelet's port is
+// dropped and counted, never sent to the TAP; UDP to a port from 32768 up
+// reaches the node's kernel, which answers it with port unreachable.
+TEST_F(HostPathTest, PodsReachOnlyTheAllowedPortsOfTheNode) {
+  const v1::GetStatsResponse before = node_->stats();
+  UdpFrameSpec kubelet{kPodMac, kGatewayMac, kPod, kHost};
+  kubelet.dst_port = 10250;
+  ASSERT_EQ(pod_->send({udpFrame(kubelet), udpFrame(kubelet)}), 2u);
+  ASSERT_TRUE(waitFor([&] {
+    return dropCount(node_->stats(), "host_port_not_allowed") - dropCount(before, "host_port_not_allowed") >= 2;
+  })) << bothSides();
+  const v1::GetStatsResponse mid = node_->stats();
+  EXPECT_EQ(dropCount(mid, "host_port_not_allowed") - dropCount(before, "host_port_not_allowed"), 2u);
+  EXPECT_EQ(portStats(mid, kHostPortNo)->tx_packets(), portStats(before, kHostPortNo)->tx_packets())
+      << "nothing went to the node's kernel";
+
+  // From 32768 up: to the node, whose kernel has no socket there and says so.
+  UdpFrameSpec high{kPodMac, kGatewayMac, kPod, kHost};
+  high.dst_port = 40000;
+  ASSERT_EQ(pod_->send({udpFrame(high)}), 1u);
+  std::vector<Frame> answer = pod_->receive(1);
+  ASSERT_EQ(answer.size(), 1u) << bothSides();
+  expectFromNode(answer[0], 1);
+  EXPECT_EQ(answer[0][kEth + kIp], 3) << "destination unreachable";
+  EXPECT_EQ(answer[0][kEth + kIp + 1], 3) << "port unreachable";
+  EXPECT_EQ(dropCount(node_->stats(), "host_port_not_allowed") - dropCount(before, "host_port_not_allowed"), 2u);
 }
 
 }  // namespace

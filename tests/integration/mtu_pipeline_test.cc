@@ -24,6 +24,10 @@ namespace {
 constexpr unsigned kA = 10, kB = 11, kC = 12, kD = 13;
 constexpr uint16_t kJumbo = 9000;
 constexpr uint32_t kBurst = 5;  // IcmpErrorLimiter::burstFor(100)
+// What one port alone gets of it at once: the PMD's tokens above half its
+// burst (its own share of the errors, with several rx queues polled, is
+// spent with them; icmp_error_limiter.h).
+constexpr uint32_t kLonePortBurst = kBurst - kBurst / 2;
 constexpr uint16_t kMtuB = 1400;
 constexpr uint16_t kMtuC = 1280;
 constexpr uint16_t kOverlayMtu = 1500 - 50;  // the ring uplink's default MTU less the outer headers
@@ -251,14 +255,14 @@ TEST_F(MtuPipelineTest, LimiterHoldsBackFragmentationNeededBeyondItsBudget) {
   for (uint32_t i = 0; i < kBurst + 3; ++i) burst.push_back(udp(kA, podIp(kB), 1500, true, i));
   node_.injectBurst(a_, burst);
   auto out = node_.collectAll();
-  ASSERT_EQ(out.size(), kBurst);
+  ASSERT_EQ(out.size(), kLonePortBurst);
   for (size_t i = 0; i < out.size(); ++i) {
     EXPECT_EQ(out[i].first, a_);
     EXPECT_EQ(out[i].second, fragmentationNeeded(burst[i], kMtuB)) << i;
   }
   EXPECT_EQ(drops(DropReason::kMtuExceeded), kBurst + 3);
-  EXPECT_EQ(sent(), kBurst);
-  EXPECT_EQ(limited(), 3u);
+  EXPECT_EQ(sent(), kLonePortBurst);
+  EXPECT_EQ(limited(), kBurst + 3 - kLonePortBurst);
 }
 
 TEST_F(MtuPipelineTest, Ipv6OversizeComesBackAsPacketTooBig) {

@@ -34,7 +34,7 @@ const kSluicedKeys = new Set(['config', 'api-socket', 'socket-dir', 'pmd-cores',
   'remote-nodes', 'emc-entries', 'emc-insert-inv-prob', 'smc-enable', 'flow-limit', 'offload', 'sriov-pools',
   'state-dir', 'metrics-address', 'metrics-port', 'metrics-allowed-cidrs', 'metrics-pod-labels',
   'agent-api-socket', 'agent-api-gid', 'pod-cidr-v6', 'gateway-v6', 'ipv6-router-lifetime', 'external-gateway',
-  'external-vlan', 'host-interface', 'host-addresses']);
+  'external-vlan', 'host-interface', 'host-addresses', 'host-path-allowed-ports']);
 const kCniKeys = new Set(['cniVersion', 'name', 'type', 'interfaceType', 'vhostMode', 'apiSocket', 'socketDir',
   'perPodSockets', 'socketVolume', 'podSocketDir', 'socketGroup',
   'mtu', 'vlan', 'trust', 'spoofchk', 'ipam', 'capabilities', 'sriovMode']);
@@ -226,6 +226,7 @@ if (profile === 'default') {
   check('default: no host path (network.hostInterface empty)', () => {
     assert.equal(def['host-interface'], undefined);
     assert.equal(def['host-addresses'], undefined);
+    assert.equal(def['host-path-allowed-ports'], undefined);
   });
   check('default: no-huge mode, no hugepage resources or volumes', () => {
     assert.match(def.eal, /--no-huge -m 1024/);
@@ -257,6 +258,7 @@ if (profile === 'production') {
     for (const [name, c] of Object.entries(configs)) {
       assert.equal(c['host-interface'], 'sluice-host', name);
       assert.deepEqual(c['host-addresses'], ['@HOST_IP@'], name);
+      assert.deepEqual(c['host-path-allowed-ports'], ['53/udp'], name);
     }
   });
   check('production: 1Gi hugepages requested, limited and mounted at /dev/hugepages', () => {

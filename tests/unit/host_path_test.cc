@@ -6,6 +6,7 @@
 // module publishes, the kernel route requests to the byte, and the config
 // keys' validation.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 #include <rte_ether.h>
 #include <sys/socket.h>
@@ -13,6 +14,8 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
+#include <utility>
 
 #include "dataplane/config/config.h"
 #include "dataplane/datapath/flow/flow_key.h"
@@ -61,10 +64,28 @@ class HostPathTranslateTest : public ::testing::Test {
     addresses_.v4 = kHost4;
     addresses_.v6 = kHost6;
     sources_.ports[kHostPort] = hostpath::hostSourcesOf(addresses_, kKernelMac);
-    host_ = hostpath::hostPathOf(addresses_, kHostPort);
+    host_ = hostpath::hostPathOf(addresses_, kHostPort, allPorts());
     mtus_[kPodPort] = 1400;
     mtus_[kHostPort] = 1500;
   }
+
+  // host-path-allowed-ports "all": no filter (the tests of the decision's
+  // shape); the filter's own tests set theirs.
+  static HostPathPorts allPorts() {
+    HostPathPorts p;
+    p.all = true;
+    return p;
+  }
+  // A pod's packet to `dst` of protocol `proto` to port `port`.
+  static FlowKey toHost(const Ipv4Address& dst, uint8_t proto, uint16_t port) {
+    FlowKey k = key4(kPodPort, kPodMac, kPodIp, dst);
+    k.ip_proto = proto;
+    k.tp_src = proto == kIcmp ? 0 : htons(40000);
+    k.tp_dst = proto == kIcmp ? 0 : htons(port);
+    if (proto == kIcmp) k.icmp_type = 8;
+    return k;
+  }
+  static constexpr uint8_t kIcmp = 1, kTcp = 6, kUdp = 17, kSctp = 132, kIcmpv6 = 58;
 
   RouteTables tables() const {
     return RouteTables{.fib = fib_.get(), .gateway_ip_be = kGateway.networkOrder(), .fib6 = fib6_.get(),
@@ -109,6 +130,99 @@ TEST_F(HostPathTranslateTest, AHostAddressGoesOutTheHostPortMatchedExactly) {
   EXPECT_EQ(t6.actions.rewrite_flags, kRewriteL3v6);
   EXPECT_EQ(t6.actions.max_frame, 1514);
   for (uint8_t b : t6.mask.ipv6_dst) EXPECT_EQ(b, 0xff);
+}
+
+// host-path-allowed-ports: ICMP, the listed TCP and UDP ports, and ports
+// from 32768 up (answers to the node's own connections) reach the host; the
+// rest is dropped by name. Only decisions for a host address read ip_proto
+// and tp_dst, the port as the widest nibble prefix that decides alike.
+TEST_F(HostPathTranslateTest, OnlyAllowedHostPortsAreReachable) {
+  HostPathPorts ports;
+  ports.tcp = {22};
+  ports.udp = {53};
+  host_ = hostpath::hostPathOf(addresses_, kHostPort, ports);
+  struct Case {
+    uint8_t proto;
+    uint16_t port;
+    bool reaches;
+    uint16_t port_mask;  // host order
+    const char* what;
+  };
+  for (const Case& c : {Case{kIcmp, 0, true, 0, "ping"},
+                        Case{kTcp, 22, true, 0xffff, "a listed TCP port"},
+                        Case{kUdp, 53, true, 0xffff, "a listed UDP port"},
+                        Case{kTcp, 53, false, 0xfff0, "listed for UDP only"},
+                        Case{kTcp, 10250, false, 0xf000, "kubelet"},
+                        Case{kTcp, 10255, false, 0xf000, "kubelet's read-only port"},
+                        Case{kTcp, 30080, false, 0xf000, "a NodePort"},
+                        Case{kTcp, 9476, false, 0xf000, "sluiced's metrics"},
+                        Case{kUdp, 54, false, 0xffff, "beside a listed port"},
+                        Case{kTcp, 40000, true, 0xf000, "an answer to the node's own connection"},
+                        Case{kUdp, 60999, true, 0xf000, "the top of Linux's ephemeral range"},
+                        Case{kSctp, 22, false, 0, "neither ICMP, TCP nor UDP"}}) {
+    const FlowTranslation t = decide(toHost(kHost4, c.proto, c.port));
+    if (c.reaches) {
+      EXPECT_EQ(t.actions.kind, MegaflowActions::Kind::kOutput) << c.what;
+      EXPECT_EQ(t.actions.out_port, kHostPort) << c.what;
+    } else {
+      expectDrop(t, DropReason::kHostPortNotAllowed);
+    }
+    EXPECT_EQ(t.mask.ip_proto, 0xff) << c.what;
+    EXPECT_EQ(ntohs(t.mask.tp_dst), c.port_mask) << c.what;
+    EXPECT_EQ(t.mask.tp_src, 0) << c.what;
+  }
+  // A later fragment carries no ports: it passes (the kernel drops it
+  // without its first fragment, which was checked).
+  FlowKey later = toHost(kHost4, kTcp, 10250);
+  later.ip_frag = static_cast<uint8_t>(flow::IpFrag::kLater);
+  later.tp_dst = 0;
+  EXPECT_EQ(decide(later).actions.kind, MegaflowActions::Kind::kOutput);
+  // IPv6 alike, with ICMPv6.
+  FlowKey k6 = key6(kPodPort, kPodMac, kPodIp6, kHost6);
+  k6.ip_proto = kIcmpv6;
+  k6.tp_dst = 0;
+  EXPECT_EQ(decide(k6).actions.kind, MegaflowActions::Kind::kOutput);
+  k6.ip_proto = kTcp;
+  k6.tp_dst = htons(10250);
+  expectDrop(decide(k6), DropReason::kHostPortNotAllowed);
+  k6.tp_dst = htons(22);
+  EXPECT_EQ(decide(k6).actions.kind, MegaflowActions::Kind::kOutput);
+  // Pod to pod: no port or protocol read.
+  FlowKey to_pod = toHost(kPodIp, kTcp, 10250);
+  const FlowTranslation p = decide(to_pod);
+  EXPECT_EQ(p.mask.ip_proto, 0);
+  EXPECT_EQ(p.mask.tp_dst, 0);
+}
+
+// A pod scanning every port makes a few dozen megaflows per listed port (at
+// most 15 at each of the four nibble levels around it) and at most four
+// port masks, not one megaflow per port; and every port decides as it must.
+TEST_F(HostPathTranslateTest, APortScanOfTheHostMakesFewMegaflows) {
+  HostPathPorts ports;
+  ports.tcp = {22, 10250};
+  host_ = hostpath::hostPathOf(addresses_, kHostPort, ports);
+  std::set<std::pair<uint16_t, uint16_t>> megaflows;  // (masked port, mask)
+  std::set<uint16_t> masks;
+  for (uint32_t port = 1; port < 65536; ++port) {
+    const FlowTranslation t = decide(toHost(kHost4, kTcp, static_cast<uint16_t>(port)));
+    const bool reaches = t.actions.kind == MegaflowActions::Kind::kOutput;
+    ASSERT_EQ(reaches, port == 22 || port == 10250 || port >= 32768) << port;
+    megaflows.insert({static_cast<uint16_t>(htons(static_cast<uint16_t>(port)) & t.mask.tp_dst), t.mask.tp_dst});
+    masks.insert(t.mask.tp_dst);
+  }
+  EXPECT_LE(megaflows.size(), 16u + 48u * ports.tcp.size());
+  EXPECT_LE(masks.size(), 4u);
+}
+
+// The default (nothing listed): ICMP and answers to the node's own
+// connections only.
+TEST_F(HostPathTranslateTest, ByDefaultPodsReachTheHostWithIcmpAndAnswersOnly) {
+  host_ = hostpath::hostPathOf(addresses_, kHostPort);
+  EXPECT_EQ(decide(toHost(kHost4, kIcmp, 0)).actions.kind, MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(decide(toHost(kHost4, kTcp, 51000)).actions.kind, MegaflowActions::Kind::kOutput);
+  expectDrop(decide(toHost(kHost4, kTcp, 10250)), DropReason::kHostPortNotAllowed);
+  expectDrop(decide(toHost(kHost4, kUdp, 53)), DropReason::kHostPortNotAllowed);
+  expectDrop(decide(toHost(kHost4, kTcp, 1)), DropReason::kHostPortNotAllowed);
 }
 
 TEST_F(HostPathTranslateTest, NoWidenedMegaflowHoldsAHostAddress) {
@@ -273,6 +387,64 @@ TEST(HostPathConfigTest, KeysParseAndValidate) {
           "config: host-addresses: 10.61.0.200 is inside pod-cidr 10.61.0.0/24");
   refused({"--host-interface", "sh0", "--host-addresses", "2001:db8:5::10"},
           "config: host-addresses: 2001:db8:5::10: IPv6 needs pod-cidr-v6");
+}
+
+TEST(HostPathConfigTest, AllowedPortsParseAndValidate) {
+  auto off = parse({});
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->host_path_allowed_ports, HostPathPorts{}) << "by default nothing is listed, and the filter is on";
+  EXPECT_FALSE(off->host_path_allowed_ports.all);
+
+  auto c = parse({"--host-interface", "sh0", "--host-addresses", "192.0.2.10", "--host-path-allowed-ports",
+                  "10250/tcp, 53/udp,22/tcp"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->host_path_allowed_ports.tcp, (std::vector<uint16_t>{22, 10250}));
+  EXPECT_EQ(c->host_path_allowed_ports.udp, (std::vector<uint16_t>{53}));
+  EXPECT_EQ(c->host_path_allowed_ports.toString(), "22/tcp,10250/tcp,53/udp");
+  const HostPath h = hostpath::hostPathOf(c->host_addresses, kHostPort, c->host_path_allowed_ports);
+  EXPECT_TRUE(h.filter_ports);
+  EXPECT_EQ(h.tcp_count, 2);
+  EXPECT_EQ(h.tcp_ports[1], 10250);
+  EXPECT_EQ(h.udp_count, 1);
+
+  auto all = parse({"--host-interface", "sh0", "--host-addresses", "192.0.2.10", "--host-path-allowed-ports", "all"});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_TRUE(all->host_path_allowed_ports.all);
+  EXPECT_EQ(all->host_path_allowed_ports.toString(), "all");
+  EXPECT_FALSE(hostpath::hostPathOf(all->host_addresses, kHostPort, all->host_path_allowed_ports).filter_ports);
+
+  const std::string path = ::testing::TempDir() + "/sluiced-host-ports.json";
+  std::ofstream(path) << R"({"host-interface": "sh0", "host-addresses": ["192.0.2.10"],
+                             "host-path-allowed-ports": ["10250/tcp", "53/udp"]})";
+  auto file = parse({"--config", path.c_str()});
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->host_path_allowed_ports.toString(), "10250/tcp,53/udp");
+
+  auto refused = [](std::vector<const char*> args, const std::string& message) {
+    std::vector<const char*> with = {"--host-interface", "sh0", "--host-addresses", "192.0.2.10"};
+    with.insert(with.end(), args.begin(), args.end());
+    auto r = parse(with);
+    ASSERT_FALSE(r.ok()) << message;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(), message);
+  };
+  refused({"--host-path-allowed-ports", "10250"},
+          "config: host-path-allowed-ports: '10250' is not PORT/tcp or PORT/udp with a port in 1..65535 (or give all)");
+  refused({"--host-path-allowed-ports", "0/udp"},
+          "config: host-path-allowed-ports: '0/udp' is not PORT/tcp or PORT/udp with a port in 1..65535 (or give all)");
+  refused({"--host-path-allowed-ports", "22/sctp"},
+          "config: host-path-allowed-ports: '22/sctp' is not PORT/tcp or PORT/udp with a port in 1..65535 (or give all)");
+  refused({"--host-path-allowed-ports", "40000/tcp"},
+          "config: host-path-allowed-ports: '40000/tcp': ports from 32768 up are always open (the node's own "
+          "connections get their answers there)");
+  refused({"--host-path-allowed-ports", "22/tcp,22/tcp"}, "config: host-path-allowed-ports: '22/tcp' is listed twice");
+  std::string many;
+  for (int p = 1; p <= 33; ++p) many += (many.empty() ? "" : ",") + std::to_string(p) + "/udp";
+  refused({"--host-path-allowed-ports", many.c_str()}, "config: host-path-allowed-ports: more than 32 udp ports");
+  auto alone = parse({"--host-path-allowed-ports", "22/tcp"});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.status().message(),
+            "config: host-path-allowed-ports: needs host-interface (the TAP the node is reached through)");
 }
 
 }  // namespace

@@ -463,36 +463,76 @@ TEST(Ipv6ErrorTest, AnMbufItMayNotRewriteIsRefused) {
 TEST(IcmpErrorLimiterTest, TokenBucketOnAnInjectedClock) {
   IcmpErrorLimiter l({1000, 100});
   EXPECT_EQ(IcmpErrorLimiter::burstFor(100), 5u);
-  for (int i = 0; i < 5; ++i) EXPECT_TRUE(l.admit(0)) << i;  // starts full
-  EXPECT_FALSE(l.admit(0));
-  EXPECT_FALSE(l.admit(9));
-  EXPECT_TRUE(l.admit(10));
-  EXPECT_FALSE(l.admit(19));
-  EXPECT_TRUE(l.admit(25));   // one earned at 20; the partial 5 cycles carry over
-  EXPECT_TRUE(l.admit(30));
-  EXPECT_FALSE(l.admit(30));
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(l.admit(0, 0)) << i;  // starts full
+  EXPECT_FALSE(l.admit(0, 0));
+  EXPECT_FALSE(l.admit(0, 9));
+  EXPECT_TRUE(l.admit(0, 10));
+  EXPECT_FALSE(l.admit(0, 19));
+  EXPECT_TRUE(l.admit(0, 25));   // one earned at 20; the partial 5 cycles carry over
+  EXPECT_TRUE(l.admit(0, 30));
+  EXPECT_FALSE(l.admit(0, 30));
   // A long pause fills the bucket, no more.
   int sent = 0;
-  while (l.admit(1'000'000)) ++sent;
+  while (l.admit(0, 1'000'000)) ++sent;
   EXPECT_EQ(sent, 5);
 }
 
 TEST(IcmpErrorLimiterTest, RateZeroSendsNothingAndRatesChangeLive) {
   IcmpErrorLimiter l({1000, 0});
-  EXPECT_FALSE(l.admit(0));
-  EXPECT_FALSE(l.admit(1'000'000));
+  EXPECT_FALSE(l.admit(0, 0));
+  EXPECT_FALSE(l.admit(0, 1'000'000));
   l.setRate(100);  // starts full at its first use
   int sent = 0;
-  while (l.admit(2'000'000)) ++sent;
+  while (l.admit(0, 2'000'000)) ++sent;
   EXPECT_EQ(sent, 5);
   l.setRate(20);  // burst 1: nothing earned yet, nothing kept
-  EXPECT_FALSE(l.admit(2'000'000));
-  EXPECT_TRUE(l.admit(2'000'050));  // one token per 50 cycles
-  EXPECT_FALSE(l.admit(2'000'099));
+  EXPECT_FALSE(l.admit(0, 2'000'000));
+  EXPECT_TRUE(l.admit(0, 2'000'050));  // one token per 50 cycles
+  EXPECT_FALSE(l.admit(0, 2'000'099));
   l.setRate(0);
-  EXPECT_FALSE(l.admit(9'000'000));
+  EXPECT_FALSE(l.admit(0, 9'000'000));
   EXPECT_EQ(IcmpErrorLimiter::burstFor(1000), 50u);  // Linux's icmp_msgs_burst at its default rate
   EXPECT_EQ(IcmpErrorLimiter::burstFor(1), 1u);
+}
+
+// Two ports polled: each has half the rate and half the burst as its share.
+// Port A sending nothing but expiring packets spends the PMD's tokens down
+// to half the burst and then only its own share; the half kept back still
+// answers port B at once, and over time A gets no more than its share of
+// the rate while B's errors keep coming.
+TEST(IcmpErrorLimiterTest, OnePortExhaustingItsShareDoesNotStarveAnother) {
+  constexpr uint16_t kPortA = 3, kPortB = 7;
+  IcmpErrorLimiter l({1000, 200, 16});  // burst 10, a token every 5 cycles; shares: 5, every 10 cycles
+  l.setPortCount(2);
+  int a_sent = 0;
+  while (l.admit(kPortA, 0)) ++a_sent;
+  EXPECT_EQ(a_sent, 5) << "the PMD's tokens above half the burst, which also spend A's share of 5";
+  EXPECT_FALSE(l.admit(kPortA, 0)) << "A's share is spent";
+  int b_sent = 0;
+  while (l.admit(kPortB, 0)) ++b_sent;
+  EXPECT_EQ(b_sent, 5) << "B's whole share from the half kept back";
+
+  // A keeps flooding: over 1000 cycles the PMD earns 200 tokens and A's
+  // share 100. B asks once every 10 cycles and is always answered.
+  a_sent = b_sent = 0;
+  int b_asked = 0;
+  for (uint64_t now = 1; now <= 1000; ++now) {
+    a_sent += l.admit(kPortA, now);
+    if (now % 10 == 0) {
+      ++b_asked;
+      b_sent += l.admit(kPortB, now);
+    }
+  }
+  EXPECT_EQ(b_sent, b_asked) << "every one of B's errors went out";
+  EXPECT_LE(a_sent, 100 + 1) << "A took no more than its share of the rate (and the PMD's surplus)";
+}
+
+TEST(IcmpErrorLimiterTest, OnePortPolledHasTheWholeBucket) {
+  IcmpErrorLimiter l({1000, 100, 16});
+  l.setPortCount(1);
+  int sent = 0;
+  while (l.admit(2, 0)) ++sent;
+  EXPECT_EQ(sent, 5);
 }
 
 TEST(IcmpErrorLimiterTest, RefusalNamesAreDistinct) {

@@ -174,11 +174,14 @@ TEST(RoutedPrefixTranslateTest, MasksSpanThePrefixAndNoAddressDecidedOtherwise) 
   sources.ports[3].ipv4_be = pod.networkOrder();
   std::vector<vxlan::OverlayTables::Tunnel> tunnels(1);
   tunnels[0].vtep_be = Ipv4Address::parse("192.168.77.2")->networkOrder();
-  vxlan::OverlayTables overlay(std::move(tunnels), {}, {});
+  // The remote node's pod CIDR, which its pods send from.
+  vxlan::OverlayTables overlay(
+      std::move(tunnels),
+      {{Ipv4Address::parse("10.244.2.0")->networkOrder(), Ipv4Address{0xffffff00}.networkOrder(), 0}}, {});
   const RouteTables tables{.fib = &fib, .gateway_ip_be = kGateway.networkOrder(), .overlay = &overlay,
                            .uplink_port = 9, .sources = &sources, .prefixes = &prefixes};
 
-  // From the remote VTEP, to the UPF's pool: output to its port, /16.
+  // From a pod behind the remote VTEP, to the UPF's pool: output to its port, /16.
   FlowKey key = udpKey(9, MacAddress::fromIpv4(kGateway), "10.244.2.5", "10.100.3.4");
   key.tun_vni = 42;
   key.tun_src = Ipv4Address::parse("192.168.77.2")->networkOrder();

@@ -1,5 +1,6 @@
 #include "dataplane/modules/hostpath/host_path_module.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "dataplane/datapath/flow_translate.h"
@@ -8,8 +9,14 @@
 
 namespace sluice::hostpath {
 
-HostPath hostPathOf(const HostAddresses& addresses, uint16_t port_no) {
+HostPath hostPathOf(const HostAddresses& addresses, uint16_t port_no, const HostPathPorts& ports) {
   HostPath h;
+  // The config refuses longer lists; the snapshot's arrays are the bound.
+  h.filter_ports = !ports.all;
+  h.tcp_count = static_cast<uint8_t>(std::min<size_t>(ports.tcp.size(), kMaxHostPathPorts));
+  h.udp_count = static_cast<uint8_t>(std::min<size_t>(ports.udp.size(), kMaxHostPathPorts));
+  std::copy_n(ports.tcp.begin(), h.tcp_count, h.tcp_ports);
+  std::copy_n(ports.udp.begin(), h.udp_count, h.udp_ports);
   h.enabled = true;
   h.port_no = port_no;
   h.has_ipv4 = addresses.v4.has_value();
@@ -31,13 +38,15 @@ PortSources hostSourcesOf(const HostAddresses& addresses, const MacAddress& kern
   return s;
 }
 
-HostPathModule::HostPathModule(DataplaneControl& core, HostTap& tap, const HostAddresses& addresses)
-    : core_(core), tap_(tap), host_(hostPathOf(addresses, kHostPortNo)),
+HostPathModule::HostPathModule(DataplaneControl& core, HostTap& tap, const HostAddresses& addresses,
+                               const HostPathPorts& ports)
+    : core_(core), tap_(tap), host_(hostPathOf(addresses, kHostPortNo, ports)),
       sources_(hostSourcesOf(addresses, tap.kernelMac())) {}
 
 absl::StatusOr<std::unique_ptr<HostPathModule>> HostPathModule::attach(DataplaneControl& core, HostTap& tap,
-                                                                       const HostAddresses& addresses) {
-  std::unique_ptr<HostPathModule> module(new HostPathModule(core, tap, addresses));
+                                                                       const HostAddresses& addresses,
+                                                                       const HostPathPorts& ports) {
+  std::unique_ptr<HostPathModule> module(new HostPathModule(core, tap, addresses, ports));
   core.registerModule(module.get());
   DataplaneControl::Change change(core);
   // One rx queue, polled by PMD 0; every PMD may send to it (the lock is

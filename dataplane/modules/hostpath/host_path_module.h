@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "dataplane/config/host_addresses.h"
+#include "dataplane/config/host_path_ports.h"
 #include "dataplane/core/control_module.h"
 #include "dataplane/core/dataplane_control.h"
 #include "dataplane/datapath/host_path.h"
@@ -24,16 +25,18 @@ namespace sluice::hostpath {
 // the lowest free numbers and never reach it unless max-ports is 31 or more).
 inline constexpr uint16_t kHostPortNo = kUplinkPortNo - 1;
 
-// What the module publishes, from the addresses and the kernel interface
-// (pure, for tests): the decisions' HostPath and the port's sources.
-HostPath hostPathOf(const HostAddresses& addresses, uint16_t port_no);
+// What the module publishes, from the addresses, the ports pods may reach
+// and the kernel interface (pure, for tests): the decisions' HostPath and
+// the port's sources.
+HostPath hostPathOf(const HostAddresses& addresses, uint16_t port_no, const HostPathPorts& ports = {});
 PortSources hostSourcesOf(const HostAddresses& addresses, const MacAddress& kernel_mac);
 
 class HostPathModule final : public ControlModule {
  public:
   // Registers with `core` and puts the host interface into its port table.
   static absl::StatusOr<std::unique_ptr<HostPathModule>> attach(DataplaneControl& core, HostTap& tap,
-                                                                const HostAddresses& addresses);
+                                                                const HostAddresses& addresses,
+                                                                const HostPathPorts& ports = {});
   // Takes the port out of the table (PMDs stopped or not).
   ~HostPathModule() override;
   HostPathModule(const HostPathModule&) = delete;
@@ -44,7 +47,7 @@ class HostPathModule final : public ControlModule {
   void fillPortTables(SourceTable& sources, std::vector<uint16_t>& mtus) const override;
 
  private:
-  HostPathModule(DataplaneControl& core, HostTap& tap, const HostAddresses& addresses);
+  HostPathModule(DataplaneControl& core, HostTap& tap, const HostAddresses& addresses, const HostPathPorts& ports);
 
   DataplaneControl& core_;
   HostTap& tap_;

@@ -150,6 +150,45 @@ for _ in range(reps):
 print(" ".join(cases.keys()))
 )";
 
+// VXLAN from the member VTEP 192.168.77.2 (the kernel's node, pod CIDRs
+// 10.245.0.0/24 and fd00:10:245::/64) to the local pod, sent raw from the
+// remote node's side of the veth: argv = ifname, our MAC, sluiced's uplink
+// MAC, repetitions. Each repetition forges the inner source as a local pod,
+// the local pod itself, a pod of another node (10.247.0.0/24), this node's
+// VTEP address and a local IPv6 pod, then sends one from the kernel node's
+// own pod 10.245.0.2 (sequence number = repetition).
+constexpr char kInnerSourceInjector[] = R"(import socket, struct, sys
+ifname, src_mac, dst_mac, reps = sys.argv[1], bytes.fromhex(sys.argv[2].replace(":", "")), bytes.fromhex(sys.argv[3].replace(":", "")), int(sys.argv[4])
+def csum(b):
+    if len(b) % 2: b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16: s = (s & 0xffff) + (s >> 16)
+    return (~s) & 0xffff
+def ip(src, dst, payload):
+    h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 1, 0x4000, 64, 17, 0, socket.inet_aton(src), socket.inet_aton(dst))
+    return h[:10] + struct.pack("!H", csum(h)) + h[12:] + payload
+def udp(seq):
+    return struct.pack("!HHHHI", 1000, 7777, 8 + 16, 0, seq) + b"x" * 12
+inner_macs = bytes.fromhex("020af4000001") + bytes.fromhex("02aa00000001")
+def inner4(src, seq):
+    return inner_macs + b"\x08\x00" + ip(src, "10.244.0.5", udp(seq))
+def inner6(src):
+    u = udp(0)
+    h = struct.pack("!IHBB", 0x60000000, len(u), 17, 64) + socket.inet_pton(socket.AF_INET6, src) + socket.inet_pton(socket.AF_INET6, "fd00:10:244::5")
+    return inner_macs + b"\x86\xdd" + h + u
+def vxlan(inner):
+    vx = struct.pack("!B3xI", 0x08, 42 << 8) + inner
+    u = struct.pack("!HHHH", 50000, 4789, 8 + len(vx), 0) + vx
+    return dst_mac + src_mac + b"\x08\x00" + ip("192.168.77.2", "192.168.77.1", u)
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((ifname, 0))
+for rep in range(reps):
+    for forged in ("10.244.0.9", "10.244.0.5", "10.247.0.2", "192.168.77.1"):
+        s.send(vxlan(inner4(forged, 1000 + rep)))
+    s.send(vxlan(inner6("fd00:10:244::9")))
+    s.send(vxlan(inner4("10.245.0.2", rep)))
+)";
+
 class VxlanKernelTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -229,6 +268,7 @@ class VxlanKernelTest : public ::testing::Test {
     writeFile(dir_ + "/send.py", kUdpSender);
     writeFile(dir_ + "/recv.py", kUdpReceiver);
     writeFile(dir_ + "/inject.py", kInjector);
+    writeFile(dir_ + "/inject_inner.py", kInnerSourceInjector);
   }
 
   static void TearDownTestSuite() {
@@ -553,6 +593,68 @@ TEST_F(VxlanKernelTest, MalformedOuterFramesAreDroppedAndCountedByReason) {
       << "only the well-formed VXLAN from a known VTEP counts as tunnel traffic";
 }
 
+// The inner source of tunnelled traffic must be the sending node's: from a
+// member VTEP, inner sources of a local pod, of another node's pod CIDR, of
+// this node's own address or of a local IPv6 pod are dropped and counted as
+// overlay_spoofed_source; the kernel node's own pod still reaches ours,
+// every byte as routed.
+TEST_F(VxlanKernelTest, ForgedInnerSourcesAreDroppedAndTheSendersOwnPodsForwarded) {
+  constexpr int kReps = 5;
+  auto ctx = [] {
+    auto c = std::make_unique<grpc::ClientContext>();
+    c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return c;
+  };
+  // Another node, whose pods the kernel's node may not speak for.
+  v1::AddNodeRequest add;
+  add.mutable_node()->set_name("worker-5");
+  add.mutable_node()->set_vtep("192.168.77.5");
+  add.mutable_node()->add_pod_cidrs("10.247.0.0/24");
+  v1::AddNodeResponse added;
+  grpc::Status s = node_->remoteNodes().AddNode(ctx().get(), add, &added);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+
+  const v1::GetStatsResponse before = node_->stats();
+  std::string our_mac;
+  ASSERT_EQ(topo_->in(remote_ns_, "cat /sys/class/net/" + remote_if_ + "/address", &our_mac), 0);
+  our_mac.pop_back();
+  std::string out;
+  ASSERT_EQ(topo_->in(remote_ns_, "python3 " + dir_ + "/inject_inner.py " + remote_if_ + " " + our_mac + " " +
+                                      listNodes().overlay().vtep_mac() + " " + std::to_string(kReps),
+                      &out),
+            0)
+      << out;
+  std::vector<Frame> got = pod_->receive(kReps);
+  ASSERT_EQ(got.size(), static_cast<size_t>(kReps)) << node_->stats().DebugString();
+  for (int i = 0; i < kReps; ++i) {
+    const Frame& f = got[i];
+    ASSERT_EQ(f.size(), 14u + 20 + 8 + 16);
+    EXPECT_EQ(ethDst(f), kPodMac);
+    EXPECT_EQ(ethSrc(f), kGatewayMac);
+    EXPECT_EQ(ipv4Ttl(f), 63) << "64, -1 by sluiced";
+    EXPECT_TRUE(ipv4ChecksumValid(f));
+    EXPECT_EQ(Ipv4Address({(uint32_t{f[26]} << 24) | (uint32_t{f[27]} << 16) | (uint32_t{f[28]} << 8) | f[29]}),
+              kRemotePodIp);
+    EXPECT_EQ(Ipv4Address({(uint32_t{f[30]} << 24) | (uint32_t{f[31]} << 16) | (uint32_t{f[32]} << 8) | f[33]}),
+              kPodIp);
+    EXPECT_EQ((uint32_t{f[42]} << 24) | (uint32_t{f[43]} << 16) | (uint32_t{f[44]} << 8) | f[45], uint32_t(i))
+        << "in order, the legitimate ones only";
+    EXPECT_EQ(Frame(f.begin() + 46, f.end()), Frame(12, 'x'));
+  }
+  ASSERT_TRUE(waitFor([&] {
+    return drops(node_->stats(), "overlay_spoofed_source") - drops(before, "overlay_spoofed_source") >= 5u * kReps;
+  })) << node_->stats().DebugString();
+  const v1::GetStatsResponse after = node_->stats();
+  EXPECT_EQ(drops(after, "overlay_spoofed_source") - drops(before, "overlay_spoofed_source"), 5u * kReps);
+  EXPECT_EQ(drops(after, "vxlan_unknown_source") - drops(before, "vxlan_unknown_source"), 0u)
+      << "the outer source is a member: only the inner one is forged";
+  EXPECT_EQ(pod_->drainCount(), 0u) << "nothing forged reached the pod";
+
+  v1::DeleteNodeRequest del;
+  del.set_name("worker-5");
+  v1::DeleteNodeResponse deleted;
+  ASSERT_TRUE(node_->remoteNodes().DeleteNode(ctx().get(), del, &deleted).ok());
+}
 
 // Turns transmit checksum offload off on an interface (argv[1]) through the
 // ethtool ioctl (ETHTOOL_STXCSUM), without the ethtool program: a veth

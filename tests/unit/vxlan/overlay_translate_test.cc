@@ -8,6 +8,7 @@
 
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/forwarding_table_v6.h"
+#include "dataplane/datapath/host_path.h"
 #include "dataplane/datapath/overlay_tables.h"
 
 namespace sluice {
@@ -25,10 +26,12 @@ struct Fixture {
   RouteTables tables{&fib, be("10.244.0.1"), &overlay, 31};
 };
 
-flow::FlowKey key(const char* dst, uint32_t vni = 0, const char* tun_src = "0.0.0.0") {
+// From a local pod by default; a tunnelled key's source is given (a remote
+// pod of the sending node, unless a test forges it).
+flow::FlowKey key(const char* dst, uint32_t vni = 0, const char* tun_src = "0.0.0.0", const char* src = "10.244.0.9") {
   flow::FlowKey k = flow::zeroKey();
   k.eth_type = 0x0008;
-  k.ipv4_src = be("10.244.0.9");
+  k.ipv4_src = be(src);
   k.ipv4_dst = be(dst);
   k.ttl_class = static_cast<uint8_t>(flow::TtlClass::kMany);
   k.tun_vni = vni;
@@ -88,14 +91,14 @@ TEST(OverlayTranslate, RemoteCidrIsEncapsulatedTowardItsTunnel) {
 TEST(OverlayTranslate, DecapsulatedPacketsMatchTheirSourceVtep) {
   Fixture f;
   FlowTranslation t;
-  translateFlow(f.tables, key("10.244.0.5", 42, "192.168.77.2"), t);
+  translateFlow(f.tables, key("10.244.0.5", 42, "192.168.77.2", "10.245.0.7"), t);
   EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
   EXPECT_EQ(t.mask.tun_vni, 0xffffffffU);
   EXPECT_EQ(t.mask.tun_src, 0xffffffffU);
   translateFlow(f.tables, key("10.244.0.5", 42, "192.168.77.9"), t);
   EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kDrop);
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kVxlanUnknownSource));
-  translateFlow(f.tables, key("10.245.0.9", 42, "192.168.77.2"), t);
+  translateFlow(f.tables, key("10.245.0.9", 42, "192.168.77.2", "10.245.0.7"), t);
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayNoRoute)) << "no relaying";
 }
 
@@ -105,7 +108,7 @@ TEST(OverlayTranslate, OnlyAnUntunnelledPingToTheGatewayIsAnswered) {
   Fixture f;
   FlowTranslation t;
   auto ping = [](uint32_t vni, const char* tun_src) {
-    flow::FlowKey k = key("10.244.0.1", vni, tun_src);
+    flow::FlowKey k = key("10.244.0.1", vni, tun_src, vni != 0 ? "10.245.0.7" : "10.244.0.9");
     k.ip_proto = 1;
     k.icmp_type = 8;
     return k;
@@ -139,7 +142,7 @@ TEST(OverlayTranslate, DestinationsThatAreNoPodAreMatchedAsPrefixes) {
   EXPECT_EQ(t.actions.arg, 2u);
   EXPECT_EQ(prefix(key("10.247.0.1")), 16);
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kNoRoute));
-  EXPECT_EQ(prefix(key("10.245.0.9", 42, "192.168.77.2")), 16) << "decapsulated: routes are not consulted";
+  EXPECT_EQ(prefix(key("10.245.0.9", 42, "192.168.77.2", "10.245.0.7")), 16) << "decapsulated: routes are not consulted";
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayNoRoute));
   EXPECT_EQ(prefix(key("10.244.0.5")), 32) << "a pod";
   // Every address of an encap prefix decides alike.
@@ -190,10 +193,11 @@ struct Fixture6 {
   RouteTables tables{&fib, be("10.244.0.1"), &overlay, 31, &fib6, &net};
 };
 
-flow::FlowKey key6(const char* dst, uint32_t vni = 0, const char* tun_src = "0.0.0.0") {
+flow::FlowKey key6(const char* dst, uint32_t vni = 0, const char* tun_src = "0.0.0.0",
+                   const char* src = "fd00:10:244::9") {
   flow::FlowKey k = flow::zeroKey();
   k.eth_type = 0xdd86;  // 0x86dd in network order
-  std::memcpy(k.ipv6_src, v6("fd00:10:244::9").bytes.data(), 16);
+  std::memcpy(k.ipv6_src, v6(src).bytes.data(), 16);
   std::memcpy(k.ipv6_dst, v6(dst).bytes.data(), 16);
   k.ttl_class = static_cast<uint8_t>(flow::TtlClass::kMany);
   k.tun_vni = vni;
@@ -262,7 +266,7 @@ TEST(OverlayTranslate, Ipv6OutsideEveryRouteIsNoRouteAsAPrefix) {
 TEST(OverlayTranslate, DecapsulatedIpv6IsDeliveredOnlyToLocalPods) {
   Fixture6 f;
   FlowTranslation t;
-  translateFlow(f.tables, key6("fd00:10:244::5", 42, "192.168.77.2"), t);
+  translateFlow(f.tables, key6("fd00:10:244::5", 42, "192.168.77.2", "fd00:10:245::7"), t);
   EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
   EXPECT_EQ(t.actions.out_port, 1);
   EXPECT_EQ(t.actions.rewrite_flags, kRewriteL3v6);
@@ -270,12 +274,121 @@ TEST(OverlayTranslate, DecapsulatedIpv6IsDeliveredOnlyToLocalPods) {
   EXPECT_EQ(prefixLen6(t.mask), 128u);
   translateFlow(f.tables, key6("fd00:10:244::5", 42, "192.168.77.9"), t);
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kVxlanUnknownSource));
-  translateFlow(f.tables, key6("fd00:10:244::77", 42, "192.168.77.2"), t);
+  translateFlow(f.tables, key6("fd00:10:244::77", 42, "192.168.77.2", "fd00:10:245::7"), t);
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayNoRoute)) << "nobody";
-  translateFlow(f.tables, key6("fd00:10:246:1::1", 42, "192.168.77.2"), t);
+  translateFlow(f.tables, key6("fd00:10:246:1::1", 42, "192.168.77.2", "fd00:10:245::7"), t);
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayNoRoute)) << "no relaying";
-  translateFlow(f.tables, key6("fd00:10:244::1", 42, "192.168.77.2"), t);
+  translateFlow(f.tables, key6("fd00:10:244::1", 42, "192.168.77.2", "fd00:10:245::7"), t);
   EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kToGateway));
+}
+
+// The inner source of a tunnelled packet must lie in the sending node's pod
+// CIDRs or routed prefixes (the longest remote route holding it leads back
+// into the tunnel it came from): a local pod's address, another node's or
+// any other is dropped before the destination is read. The source is
+// matched as the sender's CIDR (narrowed where another route lies inside
+// it), so a remote node's pods share one megaflow per destination.
+TEST(OverlayTranslate, InnerSourcesMustBeTheSendingNodes) {
+  Fixture f;
+  FlowTranslation t;
+  auto srcLen = [&] { return std::popcount(t.mask.ipv4_src); };
+  translateFlow(f.tables, key("10.244.0.5", 42, "192.168.77.2", "10.245.0.7"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(t.mask.ipv4_src, be("255.255.255.0")) << "the sender's /24, not the remote pod";
+  // Node 77.3 sends from its /16, except the /24 inside it that is 77.2's.
+  translateFlow(f.tables, key("10.244.0.5", 42, "192.168.77.3", "10.246.1.1"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(srcLen(), 24) << "narrowed: 10.246.7.0/24 inside the /16 is another tunnel's";
+  translateFlow(f.tables, key("10.244.0.5", 42, "192.168.77.2", "10.246.7.5"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput) << "the longest route names the sender";
+  struct Forged {
+    const char* vtep;
+    const char* src;
+    int src_len;  // the widest whole-octet prefix holding no allowed source
+    const char* why;
+  };
+  for (const Forged& x : {Forged{"192.168.77.2", "10.244.0.9", 16, "a local pod"},
+                          Forged{"192.168.77.2", "10.244.0.1", 16, "our gateway"},
+                          Forged{"192.168.77.2", "10.246.1.1", 24, "another node's CIDR"},
+                          Forged{"192.168.77.3", "10.246.7.5", 24, "the /24 inside the sender's /16"},
+                          Forged{"192.168.77.3", "10.245.0.7", 24, "the other node's pod"},
+                          Forged{"192.168.77.2", "192.168.77.1", 8, "this node's own address"}}) {
+    translateFlow(f.tables, key("10.244.0.5", 42, x.vtep, x.src), t);
+    EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kDrop) << x.why;
+    EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlaySpoofedSource)) << x.why;
+    EXPECT_EQ(srcLen(), x.src_len) << x.why;
+    EXPECT_EQ(t.mask.tun_src, 0xffffffffU) << x.why;
+    EXPECT_EQ(t.mask.ttl_class, 0) << x.why << ": dropped before the destination's decision";
+  }
+  // Every remote pod of one sender's CIDR makes the same megaflow.
+  translateFlow(f.tables, key("10.244.0.5", 42, "192.168.77.2", "10.245.0.200"), t);
+  const flow::FlowMask mask = t.mask;
+  translateFlow(f.tables, key("10.244.0.5", 42, "192.168.77.2", "10.245.0.3"), t);
+  EXPECT_TRUE(flow::keysEqual(t.mask, mask));
+  EXPECT_EQ(be("10.245.0.200") & mask.ipv4_src, be("10.245.0.3") & mask.ipv4_src);
+  // Untunnelled packets read no source for it.
+  translateFlow(f.tables, key("10.244.0.5"), t);
+  EXPECT_EQ(t.mask.ipv4_src, 0u);
+}
+
+TEST(OverlayTranslate, InnerIpv6SourcesMustBeTheSendingNodes) {
+  Fixture6 f;
+  FlowTranslation t;
+  auto srcLen = [&] {
+    uint32_t n = 0;
+    while (n < 128 && (t.mask.ipv6_src[n / 8] & (0x80 >> (n % 8))) != 0) ++n;
+    return n;
+  };
+  translateFlow(f.tables, key6("fd00:10:244::5", 42, "192.168.77.2", "fd00:10:245::7"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(srcLen(), 64u) << "the sender's /64";
+  translateFlow(f.tables, key6("fd00:10:244::5", 42, "192.168.77.3", "fd00:10:246:1::1"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(srcLen(), 64u) << "the /48 narrowed around fd00:10:246:7::/64 of another tunnel";
+  for (const char* forged : {"fd00:10:244::9", "fd00:10:246:1::1", "fe80::1", "2001:db8::10"}) {
+    translateFlow(f.tables, key6("fd00:10:244::5", 42, "192.168.77.2", forged), t);
+    EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlaySpoofedSource)) << forged;
+    EXPECT_EQ(t.mask.ttl_class, 0) << forged;
+  }
+  translateFlow(f.tables, key6("fd00:10:244::5", 42, "192.168.77.2", "fd00:10:244::9"), t);
+  EXPECT_EQ(srcLen(), 48u) << "a local pod: as far as no remote CIDR";
+  // A node with no IPv6 CIDR sends no IPv6: the remote IPv4 pod's node has
+  // one here, so take a tunnel with none.
+  vxlan::OverlayTables v4_only{{{be("192.168.77.2"), {}}}, {{be("10.245.0.0"), be("255.255.255.0"), 0}}};
+  RouteTables tables = f.tables;
+  tables.overlay = &v4_only;
+  translateFlow(tables, key6("fd00:10:244::5", 42, "192.168.77.2", "fd00:10:245::7"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlaySpoofedSource));
+}
+
+// Remote nodes route only pod CIDRs into the tunnel: a tunnelled packet to
+// the node's host address (even from a remote pod's own address) is
+// dropped before the host path's branch; a local pod still reaches it.
+TEST(OverlayTranslate, TunnelledPacketsNeverReachTheHostPath) {
+  Fixture6 f;
+  HostPath host;
+  host.enabled = true;
+  host.port_no = 30;
+  host.has_ipv4 = host.has_ipv6 = true;
+  host.ipv4_be = be("192.0.2.10");
+  std::memcpy(host.ipv6, v6("2001:db8:5::10").bytes.data(), 16);
+  f.tables.host = &host;
+  FlowTranslation t;
+  translateFlow(f.tables, key("192.0.2.10"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(t.actions.out_port, 30);
+  translateFlow(f.tables, key("192.0.2.10", 42, "192.168.77.2", "10.245.0.7"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kDrop);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayToHost));
+  EXPECT_EQ(t.mask.ipv4_dst, 0xffffffffU);
+  EXPECT_EQ(t.mask.tun_vni, 0xffffffffU);
+  translateFlow(f.tables, key6("2001:db8:5::10"), t);
+  EXPECT_EQ(t.actions.kind, flow::MegaflowActions::Kind::kOutput);
+  translateFlow(f.tables, key6("2001:db8:5::10", 42, "192.168.77.2", "fd00:10:245::7"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlayToHost));
+  // A forged source is refused first, whatever the destination.
+  translateFlow(f.tables, key("192.0.2.10", 42, "192.168.77.2", "192.0.2.10"), t);
+  EXPECT_EQ(t.actions.drop_reason, static_cast<uint16_t>(DropReason::kOverlaySpoofedSource));
 }
 
 }  // namespace

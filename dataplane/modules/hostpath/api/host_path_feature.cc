@@ -19,7 +19,7 @@ namespace {
 class HostPathFeature final : public Feature {
  public:
   explicit HostPathFeature(const SluicedConfig& config)
-      : iface_(config.host_interface), addresses_(config.host_addresses) {
+      : iface_(config.host_interface), addresses_(config.host_addresses), ports_(config.host_path_allowed_ports) {
     // The kernel reaches every pod CIDR of this node through the TAP, from
     // the host address of its family.
     KernelRoute r4;
@@ -38,7 +38,7 @@ class HostPathFeature final : public Feature {
     auto opened = HostTap::open(iface_, routes_, mbufs);
     if (!opened.ok()) return opened.status();
     tap_ = std::move(*opened);
-    auto attached = HostPathModule::attach(core, *tap_, addresses_);
+    auto attached = HostPathModule::attach(core, *tap_, addresses_, ports_);
     if (!attached.ok()) return attached.status();
     module_ = std::move(*attached);
     return absl::OkStatus();
@@ -54,6 +54,7 @@ class HostPathFeature final : public Feature {
  private:
   const std::string iface_;
   const HostAddresses addresses_;
+  const HostPathPorts ports_;  // what of the host addresses pods may reach
   std::vector<KernelRoute> routes_;
   std::unique_ptr<HostTap> tap_;
   std::unique_ptr<HostPathModule> module_;
