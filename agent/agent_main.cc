@@ -21,6 +21,7 @@
 #include "agent/reconciler.h"
 #include "agent/sluiced_client.h"
 #include "common/log.h"
+#include "common/prefix_ranges.h"
 
 namespace po = boost::program_options;
 using namespace sluice::agent;
@@ -59,6 +60,10 @@ int main(int argc, char** argv) {
       ("watch-timeout", po::value<unsigned>()->default_value(300), "seconds the API server keeps one watch open")
       ("backoff-initial-ms", po::value<unsigned>()->default_value(500), "first reconnect delay")
       ("backoff-max-ms", po::value<unsigned>()->default_value(30000), "reconnect delay cap")
+      ("routed-prefix-ranges", po::value<std::string>()->default_value(""),
+       "CIDRs (comma list) other nodes' routed prefixes must lie inside (default: none is routed)")
+      ("cluster-pod-cidrs", po::value<std::string>()->default_value(""),
+       "the cluster's pod CIDR ranges (comma list): no other node's routed prefix may overlap them")
       ("log-level", po::value<std::string>()->default_value("info"), "error | warning | info | debug");
   po::variables_map vm;
   try {
@@ -106,6 +111,14 @@ int main(int argc, char** argv) {
   rs.resync_interval = std::chrono::seconds(std::max(1u, vm["resync-interval"].as<unsigned>()));
   rs.backoff_initial = ws.backoff_initial;
   rs.backoff_cap = ws.backoff_cap;
+  for (const char* flag : {"routed-prefix-ranges", "cluster-pod-cidrs"}) {
+    absl::StatusOr<sluice::PrefixRanges> ranges = sluice::parsePrefixRanges(vm[flag].as<std::string>());
+    if (!ranges.ok()) {
+      std::cerr << "sluice-agent: --" << flag << ": " << ranges.status().message() << "\n";
+      return 2;
+    }
+    (std::string_view(flag) == "cluster-pod-cidrs" ? rs.cluster_pod_cidrs : rs.routed_prefix_ranges) = *ranges;
+  }
 
   sluice::logInfo("sluice-agent: node ", node_name, ", API ", config->server, ", sluiced ",
                   vm["api-socket"].as<std::string>());

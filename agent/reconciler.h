@@ -53,6 +53,10 @@ struct ReconcileSettings {
   // new or released prefix takes to reach the other nodes, at most, plus
   // their watch's delay.
   std::chrono::milliseconds prefixes_interval{1000};
+  // Other nodes' routed prefixes are routed only inside these ranges and
+  // outside the cluster's pod CIDRs (reconcile_plan.h).
+  PrefixRanges routed_prefix_ranges;
+  PrefixRanges cluster_pod_cidrs;
 };
 
 class Reconciler {
