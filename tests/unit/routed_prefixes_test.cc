@@ -91,9 +91,10 @@ class RoutedPrefixControlTest : public ::testing::Test {
     config_.pod_cidr_v6 = kV6.cidr;
     config_.gateway_v6 = kV6.gateway;
     config_.max_ports = 4;
-    // The administrator's allow-list and the cluster's services.
+    // The administrator's allow-list and the cluster's services (a /16:
+    // kubeadm's default 10.96.0.0/12 would hold the UE pool 10.100.0.0/16).
     config_.routed_prefix_ranges = *parsePrefixRanges("10.100.0.0/16,fd00:100::/32");
-    config_.service_cidrs = *parsePrefixRanges("10.96.0.0/12");
+    config_.service_cidrs = *parsePrefixRanges("10.96.0.0/16");
     control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_.context},
                                                   2'600'000'000);
     control_->start();
@@ -175,7 +176,7 @@ TEST_F(RoutedPrefixControlTest, OnlyPrefixesInsideTheAllowedRangesAreRoutedAndSp
   EXPECT_EQ(half.message(), "routed_prefixes: 128.0.0.0/1 overlaps 169.254.0.0/16 (link-local, cloud metadata)");
   const absl::Status services = refused({"10.96.0.0/12"});
   EXPECT_EQ(services.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(services.message(), "routed_prefixes: 10.96.0.0/12 overlaps the service CIDR 10.96.0.0/12 (service-cidr)");
+  EXPECT_EQ(services.message(), "routed_prefixes: 10.96.0.0/12 overlaps the service CIDR 10.96.0.0/16 (service-cidr)");
   const absl::Status metadata = refused({"10.100.0.0/24", "169.254.0.0/16"});
   EXPECT_EQ(metadata.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(metadata.message(), "routed_prefixes: 169.254.0.0/16 overlaps 169.254.0.0/16 (link-local, cloud metadata)");
@@ -255,11 +256,11 @@ TEST(RoutedPrefixPolicyTest, EachRefusalNamesItsReason) {
   EXPECT_EQ(why("192.0.2.0/24"), "routed_prefixes: 192.0.2.0/24 holds the node's host address 192.0.2.10");
   EXPECT_EQ(why("2001:db8:5::/64"), "routed_prefixes: 2001:db8:5::/64 holds the node's host address 2001:db8:5::10");
   EXPECT_EQ(why("198.51.100.0/30"), "routed_prefixes: 198.51.100.0/30 holds the external gateway 198.51.100.1");
-  EXPECT_EQ(why("10.100.0.0/16"), "");
+  EXPECT_EQ(why("172.20.0.0/16"), "");
   EXPECT_EQ(why("fd00:100::/48"), "");
   // The secure default: no ranges, no routed prefixes.
   c.routed_prefix_ranges = {};
-  EXPECT_EQ(why("10.100.0.0/16"), "routed_prefixes: 10.100.0.0/16 is not allowed: routed-prefix-ranges is empty, "
+  EXPECT_EQ(why("172.20.0.0/16"), "routed_prefixes: 172.20.0.0/16 is not allowed: routed-prefix-ranges is empty, "
                                   "so this node accepts no routed prefixes");
 }
 
