@@ -21,6 +21,7 @@
 #include "agent/reconciler.h"
 #include "agent/sluiced_client.h"
 #include "common/log.h"
+#include "common/prefix_ranges.h"
 
 namespace po = boost::program_options;
 using namespace sluice::agent;
@@ -62,6 +63,10 @@ int main(int argc, char** argv) {
       ("allow-vtep-outside-internal-ips", po::bool_switch(),
        "take a remote node whose VTEP is none of its Node's InternalIP addresses (the VXLAN underlay is a "
        "network of its own); by default such a node is left out")
+      ("routed-prefix-ranges", po::value<std::string>()->default_value(""),
+       "CIDRs (comma list) other nodes' routed prefixes must lie inside (default: none is routed)")
+      ("cluster-pod-cidrs", po::value<std::string>()->default_value(""),
+       "the cluster's pod CIDR ranges (comma list): no other node's routed prefix may overlap them")
       ("log-level", po::value<std::string>()->default_value("info"), "error | warning | info | debug");
   po::variables_map vm;
   try {
@@ -110,6 +115,14 @@ int main(int argc, char** argv) {
   rs.backoff_initial = ws.backoff_initial;
   rs.backoff_cap = ws.backoff_cap;
   rs.allow_vtep_outside_internal_ips = vm["allow-vtep-outside-internal-ips"].as<bool>();
+  for (const char* flag : {"routed-prefix-ranges", "cluster-pod-cidrs"}) {
+    absl::StatusOr<sluice::PrefixRanges> ranges = sluice::parsePrefixRanges(vm[flag].as<std::string>());
+    if (!ranges.ok()) {
+      std::cerr << "sluice-agent: --" << flag << ": " << ranges.status().message() << "\n";
+      return 2;
+    }
+    (std::string_view(flag) == "cluster-pod-cidrs" ? rs.cluster_pod_cidrs : rs.routed_prefix_ranges) = *ranges;
+  }
 
   sluice::logInfo("sluice-agent: node ", node_name, ", API ", config->server, ", sluiced ",
                   vm["api-socket"].as<std::string>());

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <ctime>
 
+#include "common/remote_node_limits.h"
+
 namespace sluice::agent {
 namespace {
 
@@ -23,19 +25,26 @@ const std::string* stringMember(const Json& object, const char* key) {
   return m != nullptr && m->is_string() ? m->get_ptr<const std::string*>() : nullptr;
 }
 
-// Adds a CIDR once: spec.podCIDR repeats podCIDRs[0].
+// Adds a CIDR once (spec.podCIDR repeats podCIDRs[0]), and no more than kMaxPodCidrsPerFamily of a family
+// (sluiced refuses a node with more): the later ones are ignored.
 template <typename Cidr>
-void addOnce(std::vector<Cidr>& cidrs, const Cidr& c) {
-  if (std::find(cidrs.begin(), cidrs.end(), c) == cidrs.end()) cidrs.push_back(c);
+void addBounded(KubeNode& node, std::vector<Cidr>& cidrs, const Cidr& c) {
+  if (std::find(cidrs.begin(), cidrs.end(), c) != cidrs.end()) return;
+  if (cidrs.size() >= kMaxPodCidrsPerFamily) {
+    node.problems.emplace_back(NodeProblem::kBadCidr, absl::StrCat("pod CIDR ", c.toString(), " is beyond ",
+                                                                   kMaxPodCidrsPerFamily, " of its family: ignored"));
+    return;
+  }
+  cidrs.push_back(c);
 }
 
 void addCidr(KubeNode& node, const std::string& text) {
   if (auto c = Ipv4Cidr::parse(text)) {
-    addOnce(node.pod_cidrs, *c);
+    addBounded(node, node.pod_cidrs, *c);
     return;
   }
   if (auto c = Ipv6Cidr::parse(text)) {
-    addOnce(node.pod_cidrs_v6, *c);
+    addBounded(node, node.pod_cidrs_v6, *c);
     return;
   }
   node.problems.emplace_back(NodeProblem::kBadCidr, absl::StrCat("pod CIDR '", text, "' is no CIDR: ignored"));
@@ -215,26 +224,35 @@ ParsedNode parseNode(const Json& object) {
   // Absent: the node's pods own no prefixes. Unreadable: none of them is
   // routed (its pod CIDRs still are).
   if (const Json* prefixes = annotations != nullptr ? member(*annotations, kRoutedPrefixesAnnotation) : nullptr) {
-    if (!prefixes->is_string() ||
-        !parseRoutedPrefixesAnnotation(prefixes->get<std::string>(), node.routed_prefixes, node.routed_prefixes_v6))
+    std::string why = "is not a string";
+    if (!prefixes->is_string() || !parseRoutedPrefixesAnnotation(prefixes->get<std::string>(), node.routed_prefixes,
+                                                                 node.routed_prefixes_v6, &why))
       node.problems.emplace_back(NodeProblem::kBadRoutedPrefixes,
-                                 absl::StrCat(kRoutedPrefixesAnnotation, " is not a JSON array of CIDRs: ignored"));
+                                 absl::StrCat(kRoutedPrefixesAnnotation, " ", why, ": ignored"));
   }
   out.node = std::move(node);
   return out;
 }
 
-bool parseRoutedPrefixesAnnotation(std::string_view value, std::vector<Ipv4Cidr>& v4, std::vector<Ipv6Cidr>& v6) {
+bool parseRoutedPrefixesAnnotation(std::string_view value, std::vector<Ipv4Cidr>& v4, std::vector<Ipv6Cidr>& v6,
+                                   std::string* why) {
+  auto fail = [&](std::string reason) {
+    if (why != nullptr) *why = std::move(reason);
+    return false;
+  };
   Json j = Json::parse(value.begin(), value.end(), nullptr, false);
   std::vector<Ipv4Cidr> got4;
   std::vector<Ipv6Cidr> got6;
-  if (j.is_discarded() || !j.is_array()) return false;
+  if (j.is_discarded() || !j.is_array()) return fail("is not a JSON array of CIDRs");
+  // sluiced refuses a node with more, so none of them could be routed.
+  if (j.size() > kMaxRoutedPrefixesPerNode)
+    return fail(absl::StrCat("lists ", j.size(), " prefixes, more than ", kMaxRoutedPrefixesPerNode));
   for (const Json& c : j) {
-    if (!c.is_string()) return false;
+    if (!c.is_string()) return fail("is not a JSON array of CIDRs");
     const std::string& text = c.get_ref<const std::string&>();
     if (auto a = Ipv4Cidr::parse(text)) got4.push_back(*a);
     else if (auto b = Ipv6Cidr::parse(text)) got6.push_back(*b);
-    else return false;
+    else return fail(absl::StrCat("is not a JSON array of CIDRs ('", text, "')"));
   }
   v4 = std::move(got4);
   v6 = std::move(got6);

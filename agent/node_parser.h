@@ -49,9 +49,9 @@ enum class NodeProblem {
   kNoAnnotation,         // no sluice.dev/vtep: the node does not run Sluice (skipped)
   kBadAnnotation,        // sluice.dev/vtep is not the JSON object above
   kUnknownAnnotation,    // sluice.dev/vtep of a version this controller does not read
-  kBadCidr,              // a pod CIDR that is neither an IPv4 nor an IPv6 CIDR: that CIDR ignored
+  kBadCidr,              // a pod CIDR that is no CIDR, or beyond two of its family: that CIDR ignored
   kNoPodCidr,            // no IPv4 pod CIDR: not a Sluice node (IPv6 only rides beside IPv4)
-  kBadRoutedPrefixes,    // sluice.dev/routed-prefixes is not an array of CIDRs: no prefix of it routed
+  kBadRoutedPrefixes,    // sluice.dev/routed-prefixes is not an array of at most 64 CIDRs: no prefix of it routed
 };
 const char* nodeProblemName(NodeProblem p);
 
@@ -95,8 +95,10 @@ ParsedVtep parseVtepAnnotation(std::string_view value);
 std::string formatVtepAnnotation(const VtepInfo& v);
 
 // sluice.dev/routed-prefixes' value into `v4` and `v6`; false (and both
-// left empty) when it is not a JSON array of CIDR strings with host bits zero.
-bool parseRoutedPrefixesAnnotation(std::string_view value, std::vector<Ipv4Cidr>& v4, std::vector<Ipv6Cidr>& v6);
+// left empty, `why` saying what is wrong) when it is not a JSON array of at
+// most kMaxRoutedPrefixesPerNode CIDR strings with host bits zero.
+bool parseRoutedPrefixesAnnotation(std::string_view value, std::vector<Ipv4Cidr>& v4, std::vector<Ipv6Cidr>& v6,
+                                   std::string* why = nullptr);
 // The value for these prefixes (sorted, so that the same set is the same text).
 std::string formatRoutedPrefixesAnnotation(std::vector<std::string> prefixes);
 

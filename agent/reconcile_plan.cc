@@ -110,6 +110,32 @@ class Claims {
   std::map<decltype(firstOf(std::declval<Cidr>())), Claim> taken_;  // by first address
 };
 
+// Why a Node's routed prefix is not routed here (empty: it is).
+template <typename Cidr>
+std::string prefixRefusal(const PlanInput& in, const Cidr& c) {
+  if (std::optional<std::string> special = specialRangeOf(c)) return absl::StrCat("overlaps ", *special);
+  if (auto pods = in.cluster_pod_cidrs.overlapping(c))
+    return absl::StrCat("overlaps the cluster's pod CIDRs ", pods->toString());
+  if (in.routed_prefix_ranges.empty()) return "no routed prefix ranges are allowed (--routed-prefix-ranges)";
+  if (!in.routed_prefix_ranges.holds(c))
+    return absl::StrCat("outside the allowed routed prefix ranges ", in.routed_prefix_ranges.toString());
+  return {};
+}
+
+// `prefixes` without those the policy refuses, each refusal noted in `plan`.
+template <typename Cidr>
+std::vector<Cidr> allowedPrefixes(const PlanInput& in, const std::string& name, const std::vector<Cidr>& prefixes,
+                                  Plan& plan) {
+  std::vector<Cidr> out;
+  for (const Cidr& c : prefixes) {
+    if (std::string why = prefixRefusal(in, c); !why.empty())
+      plan.refused_prefixes.push_back({name, c.toString(), std::move(why)});
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 Plan planReconcile(const PlanInput& in) {
@@ -194,11 +220,14 @@ Plan planReconcile(const PlanInput& in) {
         if (!plan.next_expiry || expiry < *plan.next_expiry) plan.next_expiry = expiry;
       }
     }
-    // Its pod CIDRs and routed prefixes together: none may overlap another's.
+    // Its pod CIDRs and the routed prefixes the policy allows together:
+    // none may overlap another's.
+    const std::vector<Ipv4Cidr> prefixes = allowedPrefixes(in, n->name, n->routed_prefixes, plan);
+    const std::vector<Ipv6Cidr> prefixes6 = allowedPrefixes(in, n->name, n->routed_prefixes_v6, plan);
     std::vector<Ipv4Cidr> cidrs = n->pod_cidrs;
-    cidrs.insert(cidrs.end(), n->routed_prefixes.begin(), n->routed_prefixes.end());
+    cidrs.insert(cidrs.end(), prefixes.begin(), prefixes.end());
     std::vector<Ipv6Cidr> cidrs6 = n->pod_cidrs_v6;
-    cidrs6.insert(cidrs6.end(), n->routed_prefixes_v6.begin(), n->routed_prefixes_v6.end());
+    cidrs6.insert(cidrs6.end(), prefixes6.begin(), prefixes6.end());
     std::string conflict = claims.conflict(cidrs);
     if (conflict.empty()) conflict = claims6.conflict(cidrs6);
     if (!conflict.empty()) {
@@ -212,9 +241,9 @@ Plan planReconcile(const PlanInput& in) {
     for (const Ipv4Cidr& c : cidrs) claims.take(n->name, c);
     for (const Ipv6Cidr& c : cidrs6) claims6.take(n->name, c);
     vteps[n->vtep->vtepText()] = n->name;
-    desired[n->name] = TableNode{n->name,         n->vtep->vtep, n->vtep->mac,        n->pod_cidrs,
-                                 n->pod_cidrs_v6, true,          n->vtep->vtep6,      n->routed_prefixes,
-                                 n->routed_prefixes_v6};
+    desired[n->name] = TableNode{n->name,         n->vtep->vtep, n->vtep->mac,   n->pod_cidrs,
+                                 n->pod_cidrs_v6, true,          n->vtep->vtep6, prefixes,
+                                 prefixes6};
   }
 
   plan.desired = desired.size();

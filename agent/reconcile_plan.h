@@ -21,7 +21,12 @@
 //     Node's; IPv4 and IPv6 each against their own family) or whose VTEP
 //     another node has is refused. Who keeps a
 //     CIDR is stable: nodes already in the table first, then the others by
-//     name.
+//     name;
+//   - a Node's routed prefix is routed only inside the administrator's
+//     allowed ranges, outside the cluster's pod CIDR ranges (where nodes yet
+//     to join get theirs) and outside the special ranges (loopback,
+//     link-local, multicast...); the others are refused and reported, the
+//     Node itself kept with the rest.
 #pragma once
 
 #include <chrono>
@@ -33,6 +38,7 @@
 #include "agent/node_parser.h"
 #include "common/cidr_overlap.h"
 #include "common/net_address.h"
+#include "common/prefix_ranges.h"
 
 namespace sluice::agent {
 
@@ -78,6 +84,10 @@ struct PlanInput {
   // Take a VTEP that is none of the Node's InternalIPs (the VXLAN underlay
   // is a network of its own, which the kubelet does not report).
   bool allow_vtep_outside_internal_ips = false;
+  // The ranges other nodes' routed prefixes must lie inside (empty: none is
+  // routed), and the cluster's pod CIDR ranges none may overlap.
+  PrefixRanges routed_prefix_ranges;
+  PrefixRanges cluster_pod_cidrs;
 };
 
 struct Plan {
@@ -91,6 +101,13 @@ struct Plan {
     std::string detail;
   };
   std::vector<Skip> skipped;
+  // Every routed prefix refused (its Node kept without it), with why.
+  struct RefusedPrefix {
+    std::string name;    // the Node's
+    std::string prefix;  // the CIDR as text
+    std::string why;
+  };
+  std::vector<RefusedPrefix> refused_prefixes;
   size_t desired = 0;  // Nodes that should be in the table
   // When the next NotReady Node's grace period ends (the plan changes then).
   std::optional<std::chrono::system_clock::time_point> next_expiry;

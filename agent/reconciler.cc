@@ -147,6 +147,8 @@ bool Reconciler::pass(const NodeCache::Snapshot& snap) {
       for (const auto& [name, t] : *held_) in.current.push_back(t);
       in.now = std::chrono::system_clock::now();
       in.not_ready_grace = settings_.not_ready_grace;
+      in.routed_prefix_ranges = settings_.routed_prefix_ranges;
+      in.cluster_pod_cidrs = settings_.cluster_pod_cidrs;
       Plan plan = planReconcile(in);
       next_expiry_ = plan.next_expiry;
       gauges_.clear();
@@ -161,6 +163,10 @@ bool Reconciler::pass(const NodeCache::Snapshot& snap) {
                 absl::StrCat("node ", sk.name, " left out (", leftOutName(sk.reason), ")",
                              sk.detail.empty() ? "" : ": ", sk.detail));
       }
+      gauges_["refused_prefixes"] = plan.refused_prefixes.size();
+      for (const Plan::RefusedPrefix& r : plan.refused_prefixes)
+        logOnce(absl::StrCat("prefix\x1f", r.name, "\x1f", r.prefix, "\x1f", r.why),
+                absl::StrCat("node ", r.name, ": routed prefix ", r.prefix, " refused: ", r.why));
       apply(plan);
     }
     report(cache_.snapshot());

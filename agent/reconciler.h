@@ -56,6 +56,10 @@ struct ReconcileSettings {
   // Take other nodes' VTEPs that are none of their InternalIPs (an underlay
   // network of its own); by default such a node is left out.
   bool allow_vtep_outside_internal_ips = false;
+  // Other nodes' routed prefixes are routed only inside these ranges and
+  // outside the cluster's pod CIDRs (reconcile_plan.h).
+  PrefixRanges routed_prefix_ranges;
+  PrefixRanges cluster_pod_cidrs;
 };
 
 class Reconciler {

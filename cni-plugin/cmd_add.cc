@@ -117,6 +117,7 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     return invalid("network config: \"vlan\" applies to interfaceType \"sriov\" only");
   }
   if (absl::Status s = checkVfCaps(conf, c.node); !s.ok()) return s;
+  if (absl::Status s = checkRoutedPrefixes(conf, c.node); !s.ok()) return s;
   // An earlier ADD of this very attachment whose port's fate was unknown:
   // its teardown must finish before the address and the id are used again.
   if (std::optional<AttachmentRecord> earlier = c.store.get(env.container_id, env.ifname);

@@ -210,7 +210,8 @@ absl::StatusOr<std::optional<std::vector<std::string>>> getRoutedPrefixes(const 
 }
 
 // The network's "routedPrefixes", or the pod's from Multus's cni-args
-// (args.cni.routedPrefixes), which replaces it.
+// (args.cni.routedPrefixes), which replaces it and is marked as the pod's
+// (ADD accepts it only where the network allows pods to name prefixes).
 absl::Status parseRoutedPrefixes(const json& doc, NetConf& conf) {
   auto network = getRoutedPrefixes(doc, "routedPrefixes", "routedPrefixes");
   if (!network.ok()) return network.status();
@@ -221,7 +222,10 @@ absl::Status parseRoutedPrefixes(const json& doc, NetConf& conf) {
   if (cni == args->end() || !cni->is_object()) return absl::OkStatus();
   auto pod = getRoutedPrefixes(*cni, "routedPrefixes", "args.cni.routedPrefixes");
   if (!pod.ok()) return pod.status();
-  if (*pod) conf.routed_prefixes = **pod;
+  if (*pod) {
+    conf.routed_prefixes = **pod;
+    conf.routed_prefixes_from_pod = true;
+  }
   return absl::OkStatus();
 }
 
@@ -333,6 +337,8 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   conf.per_pod_sockets = flag->value_or(false);
   if (flag = getBoolean(doc, "sourceValidation"); !flag.ok()) return flag.status();
   conf.source_validation = flag->value_or(true);
+  if (flag = getBoolean(doc, "allowPodRoutedPrefixes"); !flag.ok()) return flag.status();
+  conf.allow_pod_routed_prefixes = flag->value_or(false);
   if (absl::Status st = parseRoutedPrefixes(doc, conf); !st.ok()) return st;
   if (s = getString(doc, "socketVolume", false); !s.ok()) return s.status();
   if (!s->empty()) {
@@ -427,7 +433,8 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
     }
   } else {
     for (std::string_view key :
-         {"perPodSockets", "socketVolume", "podSocketDir", "socketGroup", "sourceValidation", "queues"}) {
+         {"perPodSockets", "socketVolume", "podSocketDir", "socketGroup", "sourceValidation", "queues",
+          "allowPodRoutedPrefixes"}) {
       if (doc.contains(key)) return invalid(key, "applies to interfaceType \"vhost-user\" only");
     }
     // sluiced routes only to its own ports, not to a VF.
@@ -445,7 +452,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
       "dataDir", "logFile", "mtu", "vlan", "timeoutMs", "ipam", "deviceID", "runtimeConfig",
       "prevResult", "cni.dev/valid-attachments", "sriovMode", "trust", "spoofchk", "perPodSockets",
       "socketVolume", "podSocketDir", "socketGroup", "vlanQoS", "vlanProto", "link_state", "min_tx_rate",
-      "max_tx_rate", "sourceValidation", "routedPrefixes", "queues"};
+      "max_tx_rate", "sourceValidation", "routedPrefixes", "queues", "allowPodRoutedPrefixes"};
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
     if (!kKnown.contains(key) && !kKnownIgnored.contains(key)) conf.unknown_fields.push_back(key);

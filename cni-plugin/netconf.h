@@ -123,6 +123,13 @@ struct NetConf {
   // then replaces the network's (an empty one: none), so that a network
   // several pods share never hands one prefix to each of them.
   std::vector<std::string> routed_prefixes;
+  // Whether routed_prefixes came from the pod's cni-args rather than the
+  // network config: a pod's claim counts only on a network whose author let
+  // pods make one ("allowPodRoutedPrefixes", JSON boolean, default false),
+  // which ADD checks (node_policy.h) so that DEL and CHECK of a port made
+  // before a policy change still work.
+  bool routed_prefixes_from_pod = false;
+  bool allow_pod_routed_prefixes = false;
   // vhost-user only: "queues", the queue pairs the pod's port offers (1..16;
   // unset: sluiced's default of 1; above the node's max-queues-per-port
   // sluiced refuses the ADD).

@@ -68,6 +68,7 @@ absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_vi
     bool known = false;
     for (const DirKey& d : kDirs) known = known || d.key == key;
     for (const BoolKey& b : kBools) known = known || b.key == key;
+    known = known || key == "routedPrefixRanges";
     // A misspelt key of a security setting must not silently fall back to a default.
     if (!known) return invalid(origin, cat("unknown key \"", key, "\""));
   }
@@ -76,6 +77,18 @@ absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_vi
   }
   for (const BoolKey& b : kBools) {
     if (absl::Status s = readBool(doc, b.key, origin, node.*b.field); !s.ok()) return s;
+  }
+  if (auto it = doc.find("routedPrefixRanges"); it != doc.end()) {
+    std::vector<std::string> entries;
+    bool strings = it->is_array();
+    for (const json& e : strings ? *it : json::array()) {
+      strings = strings && e.is_string();
+      if (strings) entries.push_back(e.get<std::string>());
+    }
+    if (!strings) return invalid(origin, "\"routedPrefixRanges\" must be an array of CIDR strings");
+    absl::StatusOr<PrefixRanges> ranges = parsePrefixRanges(entries);
+    if (!ranges.ok()) return invalid(origin, cat("\"routedPrefixRanges\": ", sv(ranges.status().message())));
+    node.routed_prefix_ranges = *std::move(ranges);
   }
   return node;
 }

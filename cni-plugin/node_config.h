@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "cni-plugin/cni_env.h"
+#include "common/prefix_ranges.h"
 
 namespace sluice::cni {
 
@@ -47,6 +48,11 @@ struct NodeConfig {
   // physical network, so the node must opt in.
   bool allow_vf_trust = false;
   bool allow_vf_spoofchk_off = false;
+  // "routedPrefixRanges": the CIDRs (both families) a network's or pod's
+  // routed prefixes must lie inside. Every node routes such a prefix to the
+  // pod, so only the administrator may say which; empty (the default)
+  // allows none.
+  PrefixRanges routed_prefix_ranges;
 };
 
 // Reads the node config from $SLUICE_CNI_NODE_CONFIG or kNodeConfigPath;

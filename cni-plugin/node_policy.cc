@@ -52,4 +52,36 @@ absl::Status checkVfCaps(const NetConf& conf, const NodeConfig& node) {
   return absl::OkStatus();
 }
 
+absl::Status checkRoutedPrefixes(const NetConf& conf, const NodeConfig& node) {
+  if (conf.routed_prefixes.empty()) return absl::OkStatus();
+  if (conf.routed_prefixes_from_pod && !conf.allow_pod_routed_prefixes) {
+    return cniError(ErrorCode::kInvalidConfig,
+                    "args.cni.routedPrefixes: this network does not let pods name routed prefixes (network config "
+                    "allowPodRoutedPrefixes is not true)");
+  }
+  const std::string_view field = conf.routed_prefixes_from_pod ? "args.cni.routedPrefixes" : "routedPrefixes";
+  for (const std::string& text : conf.routed_prefixes) {
+    std::optional<std::string> special;
+    bool allowed = false;
+    // parseNetConf normalised every entry to a CIDR of one family.
+    if (auto v4 = Ipv4Cidr::parse(text)) {
+      special = specialRangeOf(*v4);
+      allowed = node.routed_prefix_ranges.holds(*v4);
+    } else if (auto v6 = Ipv6Cidr::parse(text)) {
+      special = specialRangeOf(*v6);
+      allowed = node.routed_prefix_ranges.holds(*v6);
+    }
+    if (special) return cniError(ErrorCode::kInvalidConfig, cat(field, ": ", text, " overlaps ", *special));
+    if (!allowed) {
+      return cniError(ErrorCode::kInvalidConfig,
+                      node.routed_prefix_ranges.empty()
+                          ? cat(field, ": ", text, " is not allowed: this node allows no routed prefixes (node config "
+                                "routedPrefixRanges is empty)")
+                          : cat(field, ": ", text, " is outside this node's routedPrefixRanges (",
+                                node.routed_prefix_ranges.toString(), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace sluice::cni

@@ -25,5 +25,9 @@ absl::StatusOr<std::optional<ConfinedPath>> confineDeviceInfoFile(std::string_vi
 absl::StatusOr<std::optional<ConfinedPath>> confineLogFile(const NetConf& conf, const NodeConfig& node);
 // trust on / spoofchk off (sriov only) unless the node allows them.
 absl::Status checkVfCaps(const NetConf& conf, const NodeConfig& node);
+// Routed prefixes: the pod's own (cni-args) only on a network with
+// allowPodRoutedPrefixes; each outside the special ranges and inside the
+// node's routedPrefixRanges.
+absl::Status checkRoutedPrefixes(const NetConf& conf, const NodeConfig& node);
 
 }  // namespace sluice::cni

@@ -196,6 +196,10 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     std::sort(ports.tcp.begin(), ports.tcp.end());
     std::sort(ports.udp.begin(), ports.udp.end());
     c.host_path_allowed_ports = ports;
+  } else if (key == "routed-prefix-ranges" || key == "service-cidr") {
+    absl::StatusOr<PrefixRanges> ranges = parsePrefixRanges(value);
+    if (!ranges.ok()) return invalid(key, std::string(ranges.status().message()));
+    (key == "service-cidr" ? c.service_cidrs : c.routed_prefix_ranges) = *ranges;
   } else if (key == "tx-flush-interval") {
     auto v = number(1'000'000);  // 1 s: anything longer is surely a unit mistake
     if (!v.ok()) return v.status();
@@ -504,9 +508,10 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
       text = value.get<bool>() ? "true" : "false";
     } else if (value.is_number_unsigned()) {
       text = std::to_string(value.get<uint64_t>());
-    } else if (key == "host-addresses" && value.is_array()) {
+    } else if ((key == "host-addresses" || key == "routed-prefix-ranges" || key == "service-cidr") &&
+               value.is_array()) {
       for (const auto& address : value) {
-        if (!address.is_string()) return invalid(key, "array must hold address strings");
+        if (!address.is_string()) return invalid(key, "array must hold address or CIDR strings");
         text += (text.empty() ? "" : ",") + address.get<std::string>();
       }
     } else if (key == "host-path-allowed-ports" && value.is_array()) {

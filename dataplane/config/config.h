@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/net_address.h"
+#include "common/prefix_ranges.h"
 #include "dataplane/config/host_addresses.h"
 #include "dataplane/config/host_path_ports.h"
 #include "dataplane/config/sriov_pool_config.h"

@@ -6,6 +6,8 @@
 
 #include "common/cidr_overlap.h"
 #include "common/vtep_address.h"
+#include "common/prefix_ranges.h"
+#include "common/remote_node_limits.h"
 
 namespace sluice {
 namespace {
@@ -247,6 +249,22 @@ absl::Status validateRemoteNodeAlone(const RemoteNodeConfig& node, const LocalPo
     return s;
   if (node.pod_cidrs.empty() && node.pod_cidrs_v6.empty())
     return absl::InvalidArgumentError("pod_cidrs: at least one is required");
+  if (node.pod_cidrs.size() > kMaxPodCidrsPerFamily || node.pod_cidrs_v6.size() > kMaxPodCidrsPerFamily)
+    return absl::InvalidArgumentError(absl::StrCat("pod_cidrs: ", node.pod_cidrs.size(), " IPv4 and ",
+                                                   node.pod_cidrs_v6.size(), " IPv6; at most ",
+                                                   kMaxPodCidrsPerFamily, " per family"));
+  if (node.routed_prefixes.size() + node.routed_prefixes_v6.size() > kMaxRoutedPrefixesPerNode)
+    return absl::InvalidArgumentError(
+        absl::StrCat("routed_prefixes: ", node.routed_prefixes.size() + node.routed_prefixes_v6.size(),
+                     "; at most ", kMaxRoutedPrefixesPerNode, " per node"));
+  // No node's pods may attract loopback, link-local or multicast traffic,
+  // whoever vouches for the claim.
+  for (const Ipv4Cidr& c : node.routed_prefixes)
+    if (std::optional<std::string> special = specialRangeOf(c))
+      return absl::InvalidArgumentError(absl::StrCat("routed_prefixes: ", c.toString(), " overlaps ", *special));
+  for (const Ipv6Cidr& c : node.routed_prefixes_v6)
+    if (std::optional<std::string> special = specialRangeOf(c))
+      return absl::InvalidArgumentError(absl::StrCat("routed_prefixes: ", c.toString(), " overlaps ", *special));
   if (absl::Status s = checkOwnCidrs(node.claimed(), std::optional<Ipv4Cidr>(ours.v4)); !s.ok()) return s;
   return checkOwnCidrs(node.claimed6(), ours.v6);
 }

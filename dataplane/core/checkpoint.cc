@@ -25,7 +25,8 @@ constexpr char kFileName[] = "checkpoint.json";
 // A save writes here first, then renames it over the checkpoint.
 constexpr char kTempSuffix[] = ".tmp";
 // A checkpoint holds at most kMaxPortsLimit ports and a VF pool's records; a file
-// far beyond that is not ours (and is not read into memory whole).
+// far beyond that is not ours (and is not read into memory whole). save()
+// refuses to write more than load() reads.
 constexpr off_t kMaxFileBytes = 16 << 20;
 
 absl::Status bad(const std::string& where, const std::string& why) {
@@ -326,6 +327,12 @@ absl::StatusOr<CheckpointLoad> CheckpointStore::load() {
 absl::Status CheckpointStore::save(const CheckpointState& state) {
   if (absl::Status s = makeDir(dir_); !s.ok()) return s;
   const std::string text = serializeCheckpoint(state);
+  // What load() would refuse must not replace a file it accepts: the change
+  // that grew the state fails now, not every port at the next start.
+  if (text.size() > static_cast<size_t>(kMaxFileBytes))
+    return absl::ResourceExhaustedError(absl::StrCat("checkpoint: the state would take ", text.size(),
+                                                     " bytes, more than the ", kMaxFileBytes,
+                                                     " a start reads; not written"));
   const std::string tmp = absl::StrCat(path_, kTempSuffix);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return errnoStatus(absl::StrCat("creating ", tmp));

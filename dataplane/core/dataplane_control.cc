@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "dataplane/core/crash_points.h"
 #include "dataplane/core/rxq_placement.h"
+#include "dataplane/core/routed_prefix_policy.h"
 #include "dataplane/core/socket_owner.h"
 #include "dataplane/core/vhost_socket_timeouts.h"
 #include "dataplane/datapath/flow/flow_lookup.h"
@@ -344,6 +345,8 @@ std::optional<uint16_t> DataplaneControl::freePortNumberLocked() const {
 
 absl::Status DataplaneControl::checkRoutedPrefixesLocked(const PortRequest& req) const {
   if (req.routed_prefixes.empty() && req.routed_prefixes_v6.empty()) return absl::OkStatus();
+  if (absl::Status s = checkRoutedPrefixPolicy(config_, req.routed_prefixes, req.routed_prefixes_v6); !s.ok())
+    return s;
   auto refused = [](const std::string& prefix, const std::string& why) {
     return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", prefix, " ", why));
   };
@@ -562,6 +565,12 @@ absl::Status DataplaneControl::writeCheckpointLocked(const CheckpointPort* pendi
     if (!m->checkpointSection().empty()) state.sections[std::string(m->checkpointSection())] = m->checkpointRecords();
   absl::Status s = checkpoint_->save(state);
   checkpoint_dirty_ = !s.ok();
+  // Too large to be read back at the next start: the caller's change is what
+  // must not happen (RESOURCE_EXHAUSTED), the directory is fine.
+  if (absl::IsResourceExhausted(s)) {
+    logError(s.message());
+    return s;
+  }
   if (!s.ok()) {
     const std::string why = absl::StrCat("state directory ", checkpoint_->dir(), " cannot be written: ", s.message());
     logError(why);

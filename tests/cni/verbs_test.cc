@@ -194,9 +194,11 @@ TEST_F(CniTest, QueuesReachSluicedAsAPositiveCountForVhostUserOnly) {
 }
 
 TEST_F(CniTest, RoutedPrefixesComeFromTheNetworkOrThePodsCniArgsAndCheckComparesThem) {
+  writeNodeConfig({{"routedPrefixRanges", {"10.100.0.0/15", "10.102.0.0/16", "fd00:100::/32"}}});
   // The network's list, normalised, goes to sluiced.
   json net = conf();
   net["routedPrefixes"] = {"10.100.0.0/16", "FD00:100::/48"};
+  net["allowPodRoutedPrefixes"] = true;
   RunResult r = run(env("ADD"), net);
   ASSERT_EQ(r.rc, 0) << r.stdout_text;
   ASSERT_EQ(fake_->addRequests()[0].routed_prefixes_size(), 2);
@@ -247,6 +249,61 @@ TEST_F(CniTest, RoutedPrefixesComeFromTheNetworkOrThePodsCniArgsAndCheckCompares
   EXPECT_NE(vf.msg().find("\"routedPrefixes\" applies to interfaceType \"vhost-user\" only"), std::string::npos)
       << vf.stdout_text;
   EXPECT_EQ(fake_->addRequests().size(), 3u);
+}
+
+// A routed prefix draws every node's traffic for it to the pod: the node's
+// administrator names the ranges (none by default), the network's author
+// decides whether pods may name their own, and the special ranges are never
+// allowed. Each refusal is a config error (7) naming the field, and nothing
+// reaches sluiced.
+TEST_F(CniTest, RoutedPrefixesNeedTheNodesRangesAndTheNetworksConsentForThePods) {
+  json net = conf();
+  net["routedPrefixes"] = {"10.100.0.0/16"};
+  RunResult none = run(env("ADD"), net);
+  EXPECT_EQ(none.code(), 7) << none.stdout_text;
+  EXPECT_EQ(none.msg(), "routedPrefixes: 10.100.0.0/16 is not allowed: this node allows no routed prefixes (node "
+                        "config routedPrefixRanges is empty)");
+
+  writeNodeConfig({{"routedPrefixRanges", {"10.100.0.0/16", "fd00:100::/32"}}});
+  json pod = conf();
+  pod["args"] = {{"cni", {{"routedPrefixes", {"128.0.0.0/1"}}}}};
+  RunResult no_consent = run(env("ADD"), pod);
+  EXPECT_EQ(no_consent.code(), 7) << no_consent.stdout_text;
+  EXPECT_EQ(no_consent.msg(), "args.cni.routedPrefixes: this network does not let pods name routed prefixes (network "
+                              "config allowPodRoutedPrefixes is not true)");
+  pod["allowPodRoutedPrefixes"] = true;
+  RunResult special = run(env("ADD"), pod);
+  EXPECT_EQ(special.code(), 7) << special.stdout_text;
+  EXPECT_EQ(special.msg(), "args.cni.routedPrefixes: 128.0.0.0/1 overlaps 169.254.0.0/16 (link-local, cloud metadata)");
+  pod["args"]["cni"]["routedPrefixes"] = {"10.101.0.0/24"};
+  RunResult outside = run(env("ADD"), pod);
+  EXPECT_EQ(outside.code(), 7) << outside.stdout_text;
+  EXPECT_EQ(outside.msg(), "args.cni.routedPrefixes: 10.101.0.0/24 is outside this node's routedPrefixRanges "
+                           "(10.100.0.0/16,fd00:100::/32)");
+  net["routedPrefixes"] = {"fe80::/64"};
+  RunResult link_local = run(env("ADD"), net);
+  EXPECT_EQ(link_local.code(), 7) << link_local.stdout_text;
+  EXPECT_EQ(link_local.msg(), "routedPrefixes: fe80::/64 overlaps fe80::/10 (link-local)");
+  EXPECT_TRUE(fake_->addRequests().empty()) << "no refused claim reached sluiced";
+
+  pod["args"]["cni"]["routedPrefixes"] = {"10.100.5.0/24"};
+  RunResult inside = run(env("ADD"), pod);
+  ASSERT_EQ(inside.rc, 0) << inside.stdout_text;
+  ASSERT_EQ(fake_->addRequests().size(), 1u);
+  ASSERT_EQ(fake_->addRequests()[0].routed_prefixes_size(), 1);
+  EXPECT_EQ(fake_->addRequests()[0].routed_prefixes(0), "10.100.5.0/24");
+  // DEL is not ADD: a policy narrowed since never keeps a port from going.
+  writeNodeConfig();
+  pod["allowPodRoutedPrefixes"] = false;
+  EXPECT_EQ(run(env("DEL"), pod).rc, 0);
+
+  // The node config's ranges: CIDR strings only.
+  for (const json& bad : {json("10.100.0.0/16"), json::array({"10.100.0.1/16"}), json::array({7})}) {
+    writeNodeConfig({{"routedPrefixRanges", bad}});
+    RunResult e = run(env("ADD", kContainerId, "net2"), net);
+    EXPECT_EQ(e.code(), 7) << bad.dump() << ": " << e.stdout_text;
+    EXPECT_NE(e.msg().find("\"routedPrefixRanges\""), std::string::npos) << e.stdout_text;
+  }
 }
 
 TEST_F(CniTest, AddInClientModeAsksForClientPortAndTellsPodToServe) {

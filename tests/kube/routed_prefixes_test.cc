@@ -75,6 +75,7 @@ PlanInput input(std::vector<KubeNode> nodes) {
   in.vni = 7;
   for (KubeNode& n : nodes) in.nodes[n.name] = n;
   in.now = std::chrono::system_clock::now();
+  in.routed_prefix_ranges = *parsePrefixRanges("10.0.0.0/8,fd00::/8");
   return in;
 }
 
@@ -100,6 +101,64 @@ TEST(RoutedPrefixesPlan, PrefixesGoWithTheNodeAndOverlapsAreRefused) {
   p = planReconcile(in);
   ASSERT_EQ(p.update.size(), 1u);
   EXPECT_TRUE(p.update[0].routed_prefixes.empty() && p.update[0].routed_prefixes_v6.empty());
+}
+
+// Another node's claim is routed here only inside the administrator's
+// ranges and never over the cluster's pod CIDRs (where nodes that have not
+// joined yet get theirs) or a special range; the node keeps the rest, and
+// every refused prefix is reported with why.
+TEST(RoutedPrefixesPlan, OnlyPrefixesInsideTheAllowedRangesAndOutsideTheClusterCidrsAreRouted) {
+  PlanInput in = input({parsed(node("a", "192.168.77.2", "10.244.2.0/24",
+                                    R"(["10.100.1.0/24", "128.0.0.0/1", "10.245.0.0/16", "10.200.0.0/16",
+                                        "fd00:100::/48", "fd00:200::/48"])"))});
+  in.routed_prefix_ranges = *parsePrefixRanges("10.100.0.0/16,10.240.0.0/12,fd00:100::/32");
+  in.cluster_pod_cidrs = *parsePrefixRanges("10.244.0.0/15");
+  Plan p = planReconcile(in);
+  ASSERT_EQ(p.add.size(), 1u);
+  EXPECT_EQ(p.add[0].pod_cidrs, std::vector<Ipv4Cidr>{*Ipv4Cidr::parse("10.244.2.0/24")}) << "the node stays";
+  EXPECT_EQ(p.add[0].routed_prefixes, std::vector<Ipv4Cidr>{*Ipv4Cidr::parse("10.100.1.0/24")});
+  EXPECT_EQ(p.add[0].routed_prefixes_v6, std::vector<Ipv6Cidr>{*Ipv6Cidr::parse("fd00:100::/48")});
+  std::map<std::string, std::string> why;
+  for (const Plan::RefusedPrefix& r : p.refused_prefixes) {
+    EXPECT_EQ(r.name, "a");
+    why[r.prefix] = r.why;
+  }
+  EXPECT_EQ(why.size(), 4u);
+  EXPECT_EQ(why["128.0.0.0/1"], "overlaps 169.254.0.0/16 (link-local, cloud metadata)");
+  EXPECT_EQ(why["10.245.0.0/16"], "overlaps the cluster's pod CIDRs 10.244.0.0/15");
+  EXPECT_EQ(why["10.200.0.0/16"], "outside the allowed routed prefix ranges 10.100.0.0/16,10.240.0.0/12,fd00:100::/32");
+  EXPECT_EQ(why["fd00:200::/48"], "outside the allowed routed prefix ranges 10.100.0.0/16,10.240.0.0/12,fd00:100::/32");
+
+  // The default: no ranges, no other node's prefix routed.
+  in.routed_prefix_ranges = {};
+  p = planReconcile(in);
+  ASSERT_EQ(p.add.size(), 1u);
+  EXPECT_TRUE(p.add[0].routed_prefixes.empty() && p.add[0].routed_prefixes_v6.empty());
+  EXPECT_EQ(p.refused_prefixes.size(), 6u);
+}
+
+// What one Node may claim is bounded as sluiced bounds it: more than 64
+// prefixes is a bad annotation (none routed), and pod CIDRs beyond two of a
+// family are ignored as named problems.
+TEST(RoutedPrefixesAnnotation, MoreThanANodeMayClaimIsRefusedWithAReason) {
+  std::vector<std::string> many;
+  for (int i = 0; i < 65; ++i) many.push_back("10.100." + std::to_string(i) + ".0/24");
+  const KubeNode b = parsed(node("w2", "192.168.77.2", "10.244.2.0/24", json(many).dump()));
+  EXPECT_TRUE(b.routed_prefixes.empty());
+  ASSERT_EQ(b.problems.size(), 1u);
+  EXPECT_EQ(b.problems[0].first, NodeProblem::kBadRoutedPrefixes);
+  EXPECT_EQ(b.problems[0].second, "sluice.dev/routed-prefixes lists 65 prefixes, more than 64: ignored");
+  many.pop_back();
+  EXPECT_EQ(parsed(node("w2", "192.168.77.2", "10.244.2.0/24", json(many).dump())).routed_prefixes.size(), 64u);
+
+  json cidrs = node("w3", "192.168.77.3", "10.244.3.0/24", std::nullopt);
+  cidrs["spec"]["podCIDRs"] = {"10.244.3.0/24", "fd00:10:244:3::/64", "10.244.4.0/24", "10.244.5.0/24"};
+  const KubeNode c = parsed(cidrs);
+  EXPECT_EQ(c.pod_cidrs.size(), 2u);
+  EXPECT_EQ(c.pod_cidrs_v6.size(), 1u);
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_EQ(c.problems[0].first, NodeProblem::kBadCidr);
+  EXPECT_EQ(c.problems[0].second, "pod CIDR 10.244.5.0/24 is beyond 2 of its family: ignored");
 }
 
 }  // namespace

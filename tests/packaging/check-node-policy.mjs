@@ -1,7 +1,8 @@
 // sluice-cni's node config, the ConfigMap's cni.json that install-cni puts at
 // the host's /etc/sluice/cni.json, follows the values: cni.nodePolicy's caps
-// and any directory it sets, socketDirRoot from vhostUser.socketDir, and
-// nothing else (a directory left unset keeps the plugin's default).
+// and any directory it sets, socketDirRoot from vhostUser.socketDir,
+// routedPrefixRanges from network.routedPrefixRanges when set, and nothing
+// else (a directory left unset keeps the plugin's default).
 //
 // Usage: node check-node-policy.mjs CHART (helm from $SLUICE_HELM)
 import assert from 'node:assert/strict';
@@ -52,6 +53,11 @@ check('a cap may be granted without the chart\'s network using it (other network
 ], ({ node, sriov }) => {
   assert.equal(node.allowVfTrust, true);
   assert.equal(sriov.trust, 'off');
+});
+check('routed prefix ranges: none by default, network.routedPrefixRanges as given', [
+  'network.routedPrefixRanges={10.100.0.0/16,fd00:100::/40}',
+], ({ node }) => {
+  assert.deepEqual(node.routedPrefixRanges, ['10.100.0.0/16', 'fd00:100::/40']);
 });
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed || passed === 0 ? 1 : 0);

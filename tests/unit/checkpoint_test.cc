@@ -180,6 +180,28 @@ TEST_F(CheckpointFileTest, WithoutFsyncASaveIsStillAtomicAndReadable) {
   EXPECT_EQ(loaded.state.ports[0].port_no, 3);
 }
 
+// A start reads at most 16 MiB; a save that large would make every port
+// vanish at the next start, so the save fails and the file stays as it was.
+TEST_F(CheckpointFileTest, ASaveTheNextStartWouldRefuseFailsAndKeepsTheFileAsItWas) {
+  CheckpointStore store(dir_ + "/state", /*fsync=*/false);
+  CheckpointState small;
+  small.ports = {port(3, "aaaa", "10.244.1.10")};
+  ASSERT_TRUE(store.save(small).ok());
+  const std::string before = readText(store.path());
+  CheckpointState big = small;
+  big.sections["future"] = nlohmann::json::array({{{"blob", std::string(16u << 20, 'x')}}});
+  const absl::Status s = store.save(big);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find("more than the 16777216 a start reads"), std::string::npos) << s;
+  EXPECT_EQ(readText(store.path()), before);
+  EXPECT_EQ(filesIn(dir_ + "/state"), std::vector<std::string>{"checkpoint.json"}) << "no temp file left";
+  // Just within the cap is still written and read back.
+  CheckpointState fits = small;
+  fits.sections["future"] = nlohmann::json::array({{{"blob", std::string((16u << 20) - 4096, 'x')}}});
+  ASSERT_TRUE(store.save(fits).ok());
+  EXPECT_EQ(store.load()->state.sections["future"], fits.sections["future"]);
+}
+
 TEST_F(CheckpointFileTest, InvalidUtf8IsReplacedNotThrown) {
   CheckpointState s;
   s.ports = {port(0, "aaaa", "10.244.1.10")};
@@ -1116,6 +1138,26 @@ TEST_F(ControlCheckpointTest, SectionsOfModulesThatCannotUseThemAreKeptVerbatim)
   EXPECT_EQ(numbers(disk), (std::vector<uint16_t>{0}));
   EXPECT_EQ(disk.sections, s.sections);
   node.control->removeAllPorts();
+}
+
+// The API call that would grow the checkpoint beyond what a start reads is
+// the one that fails (RESOURCE_EXHAUSTED), and its port is undone.
+TEST_F(ControlCheckpointTest, AnAddThatWouldOutgrowTheCheckpointFailsAndIsUndone) {
+  // An unknown module's section, kept verbatim, sized so that the restore's
+  // own write is 64 bytes short of the cap: any port's record is more.
+  CheckpointState s;
+  s.sections["future"] = nlohmann::json::array({{{"blob", ""}}});
+  const size_t bare = serializeCheckpoint(s).size();
+  s.sections["future"] = nlohmann::json::array({{{"blob", std::string((16u << 20) - bare - 64, 'x')}}});
+  ASSERT_EQ(serializeCheckpoint(s).size(), (16u << 20) - 64);
+  Node node(config_, 0);
+  node.control->restore(s);
+  auto added = node.control->addPort(request("aaaa", "10.244.1.10"));
+  EXPECT_EQ(added.status().code(), absl::StatusCode::kResourceExhausted) << added.status();
+  EXPECT_TRUE(node.control->listPorts().empty());
+  EXPECT_TRUE(node.backend.live.empty());
+  EXPECT_TRUE(onDisk().ports.empty()) << "the file on disk is still the one a start reads";
+  EXPECT_EQ(onDisk().sections, s.sections);
 }
 
 RemoteNodeConfig remoteNode(const std::string& name, const std::string& vtep, const std::string& cidr,

@@ -9,6 +9,7 @@
 
 #include "dataplane/core/checkpoint.h"
 #include "dataplane/core/dataplane_control.h"
+#include "dataplane/core/routed_prefix_policy.h"
 #include "dataplane/datapath/flow/flow_key.h"
 #include "tests/support/fake_control.h"
 #include "tests/support/frames.h"
@@ -90,6 +91,10 @@ class RoutedPrefixControlTest : public ::testing::Test {
     config_.pod_cidr_v6 = kV6.cidr;
     config_.gateway_v6 = kV6.gateway;
     config_.max_ports = 4;
+    // The administrator's allow-list and the cluster's services (a /16:
+    // kubeadm's default 10.96.0.0/12 would hold the UE pool 10.100.0.0/16).
+    config_.routed_prefix_ranges = *parsePrefixRanges("10.100.0.0/16,fd00:100::/32");
+    config_.service_cidrs = *parsePrefixRanges("10.96.0.0/16");
     control_ = std::make_unique<DataplaneControl>(config_, backend_, std::vector<PmdContext*>{&pmd_.context},
                                                   2'600'000'000);
     control_->start();
@@ -154,6 +159,127 @@ TEST_F(RoutedPrefixControlTest, PrefixesOverlappingAnotherPortsAreRefusedUntilIt
             absl::StatusCode::kAlreadyExists);
   ASSERT_TRUE(*control_->deletePort({"upf", "net1"}));
   EXPECT_TRUE(control_->addPort(request("other", "10.244.1.12", {"10.100.128.0/17"})).ok());
+}
+
+// A pod's prefix is routed only inside the administrator's ranges, and never
+// over special ranges or the services, whatever the ranges say; the packet
+// to it goes to the claimant only once the claim was accepted.
+TEST_F(RoutedPrefixControlTest, OnlyPrefixesInsideTheAllowedRangesAreRoutedAndSpecialOnesNever) {
+  auto client = control_->addPort(request("client", "10.244.1.11", {}));
+  ASSERT_TRUE(client.ok()) << client.status();
+  const uint16_t client_port = client->port.port_no;
+  auto refused = [&](std::vector<std::string> prefixes) {
+    return control_->addPort(request("upf", "10.244.1.10", std::move(prefixes))).status();
+  };
+  const absl::Status half = refused({"128.0.0.0/1"});
+  EXPECT_EQ(half.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(half.message(), "routed_prefixes: 128.0.0.0/1 overlaps 169.254.0.0/16 (link-local, cloud metadata)");
+  const absl::Status services = refused({"10.96.0.0/12"});
+  EXPECT_EQ(services.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(services.message(), "routed_prefixes: 10.96.0.0/12 overlaps the service CIDR 10.96.0.0/16 (service-cidr)");
+  const absl::Status metadata = refused({"10.100.0.0/24", "169.254.0.0/16"});
+  EXPECT_EQ(metadata.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(metadata.message(), "routed_prefixes: 169.254.0.0/16 overlaps 169.254.0.0/16 (link-local, cloud metadata)");
+  const absl::Status outside = refused({"10.101.0.0/24"});
+  EXPECT_EQ(outside.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(outside.message(),
+            "routed_prefixes: 10.101.0.0/24 is outside routed-prefix-ranges (10.100.0.0/16,fd00:100::/32)");
+  EXPECT_EQ(refused({"fe80::/64"}).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused({"fd00:200::/48"}).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(control_->listPorts().size(), 1u);
+  EXPECT_EQ(backend_.created.size(), 1u) << "nothing was made for a refused request";
+  for (const char* dst : {"169.254.169.254", "10.96.0.10", "203.0.113.5", "10.100.42.7"})
+    EXPECT_EQ(decide(client_port, "10.244.1.11", "10.244.1.11", dst).drop_reason,
+              static_cast<uint16_t>(DropReason::kNoRoute))
+        << dst << " is routed to no one";
+
+  auto upf = control_->addPort(request("upf", "10.244.1.10", {"10.100.0.0/16", "fd00:100::/48"}));
+  ASSERT_TRUE(upf.ok()) << upf.status();
+  const MegaflowActions to_ue = decide(client_port, "10.244.1.11", "10.244.1.11", "10.100.42.7");
+  EXPECT_EQ(to_ue.kind, MegaflowActions::Kind::kOutput);
+  EXPECT_EQ(to_ue.out_port, upf->port.port_no);
+  EXPECT_EQ(decide(client_port, "10.244.1.11", "10.244.1.11", "169.254.169.254").drop_reason,
+            static_cast<uint16_t>(DropReason::kNoRoute));
+}
+
+// A checkpoint written under a wider policy does not outlive a narrower
+// one: the port whose prefix is no longer allowed is not restored.
+TEST_F(RoutedPrefixControlTest, ARestoredPortsPrefixesAreCheckedAgain) {
+  CheckpointState state;
+  auto record = [&](uint16_t no, const std::string& id, const std::string& ip, std::vector<std::string> prefixes) {
+    CheckpointPort p;
+    p.port_no = no;
+    p.request = request(id, ip, std::move(prefixes));
+    p.socket_path = *vhostSocketPath(dir_, *parsePortRequest(p.request, kPodCidr, kGateway, {}, kV6));
+    return p;
+  };
+  state.ports.push_back(record(0, "wide", "10.244.1.10", {"10.200.0.0/16"}));
+  state.ports.push_back(record(1, "narrow", "10.244.1.11", {"10.100.0.0/16"}));
+  RestoreSummary r = control_->restore(state);
+  EXPECT_EQ(r.restored, 1u);
+  EXPECT_EQ(r.dropped, 1u);
+  ASSERT_EQ(control_->listPorts().size(), 1u);
+  EXPECT_EQ(control_->listPorts()[0].request.attachment.container_id, "narrow");
+}
+
+// Every reason sluiced refuses a prefix, checked alone.
+TEST(RoutedPrefixPolicyTest, EachRefusalNamesItsReason) {
+  SluicedConfig c;
+  c.routed_prefix_ranges = *parsePrefixRanges("0.0.0.0/0,::/0");
+  c.service_cidrs = *parsePrefixRanges("10.96.0.0/12,fd00:96::/108");
+  c.host_addresses.v4 = *Ipv4Address::parse("192.0.2.10");
+  c.host_addresses.v6 = *Ipv6Address::parse("2001:db8:5::10");
+  c.external_gateway = *Ipv4Address::parse("198.51.100.1");
+  auto why = [&](const std::string& text) {
+    std::vector<Ipv4Cidr> v4;
+    std::vector<Ipv6Cidr> v6;
+    if (auto a = Ipv4Cidr::parse(text)) v4.push_back(*a);
+    else v6.push_back(*Ipv6Cidr::parse(text));
+    const absl::Status s = checkRoutedPrefixPolicy(c, v4, v6);
+    EXPECT_TRUE(s.ok() || s.code() == absl::StatusCode::kFailedPrecondition) << s;
+    return std::string(s.message());
+  };
+  EXPECT_EQ(why("0.0.0.0/0"), "routed_prefixes: 0.0.0.0/0 overlaps 0.0.0.0/8 (this network)");
+  EXPECT_EQ(why("127.0.0.1/32"), "routed_prefixes: 127.0.0.1/32 overlaps 127.0.0.0/8 (loopback)");
+  EXPECT_EQ(why("239.1.0.0/16"), "routed_prefixes: 239.1.0.0/16 overlaps 224.0.0.0/4 (multicast)");
+  EXPECT_EQ(why("255.255.255.255/32"),
+            "routed_prefixes: 255.255.255.255/32 overlaps 240.0.0.0/4 (reserved, holds the broadcast address "
+            "255.255.255.255)");
+  EXPECT_EQ(why("::/0"), "routed_prefixes: ::/0 overlaps ::/128 (unspecified)");
+  EXPECT_EQ(why("::1/128"), "routed_prefixes: ::1/128 overlaps ::1/128 (loopback)");
+  EXPECT_EQ(why("::ffff:10.0.0.0/120"), "routed_prefixes: ::ffff:10.0.0.0/120 overlaps ::ffff:0:0/96 (IPv4-mapped)");
+  EXPECT_EQ(why("fe80::/10"), "routed_prefixes: fe80::/10 overlaps fe80::/10 (link-local)");
+  EXPECT_EQ(why("ff02::/16"), "routed_prefixes: ff02::/16 overlaps ff00::/8 (multicast)");
+  EXPECT_EQ(why("10.64.0.0/10"), "routed_prefixes: 10.64.0.0/10 overlaps the service CIDR 10.96.0.0/12 (service-cidr)");
+  EXPECT_EQ(why("fd00:96::/112"),
+            "routed_prefixes: fd00:96::/112 overlaps the service CIDR fd00:96::/108 (service-cidr)");
+  EXPECT_EQ(why("192.0.2.0/24"), "routed_prefixes: 192.0.2.0/24 holds the node's host address 192.0.2.10");
+  EXPECT_EQ(why("2001:db8:5::/64"), "routed_prefixes: 2001:db8:5::/64 holds the node's host address 2001:db8:5::10");
+  EXPECT_EQ(why("198.51.100.0/30"), "routed_prefixes: 198.51.100.0/30 holds the external gateway 198.51.100.1");
+  EXPECT_EQ(why("172.20.0.0/16"), "");
+  EXPECT_EQ(why("fd00:100::/48"), "");
+  // The secure default: no ranges, no routed prefixes.
+  c.routed_prefix_ranges = {};
+  EXPECT_EQ(why("172.20.0.0/16"), "routed_prefixes: 172.20.0.0/16 is not allowed: routed-prefix-ranges is empty, "
+                                  "so this node accepts no routed prefixes");
+}
+
+// The keys as sluiced reads them: comma lists or JSON arrays of CIDRs.
+TEST(RoutedPrefixPolicyTest, TheRangeKeysTakeCidrListsAndRefuseAnythingElse) {
+  SluicedConfig c;
+  EXPECT_TRUE(c.routed_prefix_ranges.empty()) << "none allowed unless the administrator says so";
+  ASSERT_TRUE(applySetting(c, "routed-prefix-ranges", "10.100.0.0/16, fd00:100::/32").ok());
+  EXPECT_EQ(c.routed_prefix_ranges.toString(), "10.100.0.0/16,fd00:100::/32");
+  ASSERT_TRUE(applySetting(c, "service-cidr", "10.96.0.0/12").ok());
+  EXPECT_EQ(c.service_cidrs.toString(), "10.96.0.0/12");
+  EXPECT_EQ(applySetting(c, "routed-prefix-ranges", "10.100.0.1/16").message(),
+            "config: routed-prefix-ranges: '10.100.0.1/16' is not an IPv4 or IPv6 CIDR with host bits zero (like "
+            "10.100.0.0/16 or fd00:100::/48)");
+  EXPECT_EQ(applySetting(c, "service-cidr", "10.96.0.0/12,10.96.0.0/12").message(),
+            "config: service-cidr: 10.96.0.0/12 is listed twice");
+  auto file = applyConfigJson(R"({"routed-prefix-ranges": ["10.100.0.0/16", "fd00:100::/32"]})", SluicedConfig{});
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->routed_prefix_ranges.toString(), "10.100.0.0/16,fd00:100::/32");
 }
 
 // The decision's masks: a tunnelled packet to a routed prefix is delivered

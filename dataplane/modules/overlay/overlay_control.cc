@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/cidr_overlap.h"
+#include "common/remote_node_limits.h"
 #include "common/log.h"
 #include "dataplane/modules/overlay/arp_frames.h"
 #include "dataplane/modules/overlay/nd_frames.h"
@@ -198,6 +199,28 @@ const OverlayControl::CidrClaim6* OverlayControl::claimOverlapping(const Ipv6Cid
 
 absl::Status OverlayControl::checkLocalPrefixes(const std::vector<Ipv4Cidr>& v4,
                                                 const std::vector<Ipv6Cidr>& v6) const {
+  // The underlay's own subnet (the VTEPs and the next hop live there) routed
+  // to a pod would take the tunnel's traffic with it.
+  if (config_.uplink && !config_.uplink->vtep6) {
+    const UplinkConfig& u = *config_.uplink;
+    const Ipv4Cidr subnet{Ipv4Address{u.vtep.value & (u.vtep_prefix == 0 ? 0 : ~0u << (32 - u.vtep_prefix))},
+                          u.vtep_prefix};
+    for (const Ipv4Cidr& c : v4)
+      if (cidrsOverlap(c, subnet))
+        return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", c.toString(),
+                                                          " overlaps the underlay subnet ", subnet.toString(),
+                                                          " of this node's VTEP ", u.vtep.toString()));
+  } else if (config_.uplink) {
+    const UplinkConfig& u = *config_.uplink;
+    Ipv6Cidr subnet{*u.vtep6, u.vtep6_prefix};
+    for (uint32_t bit = u.vtep6_prefix; bit < 128; ++bit)
+      subnet.network.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80u >> (bit % 8)));
+    for (const Ipv6Cidr& c : v6)
+      if (cidrsOverlap(c, subnet))
+        return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", c.toString(),
+                                                          " overlaps the underlay subnet ", subnet.toString(),
+                                                          " of this node's VTEP ", u.vtep6->toString()));
+  }
   for (const Ipv4Cidr& c : v4)
     if (const CidrClaim* claim = claimOverlapping(c))
       return absl::FailedPreconditionError(absl::StrCat("routed_prefixes: ", c.toString(), " overlaps ",
@@ -214,6 +237,7 @@ void OverlayControl::index(const RemoteNodeConfig& node) {
   else by_vtep_[node.vtep] = node.name;
   for (const Ipv4Cidr& c : node.claimed()) by_cidr_[c.network.value] = {c.broadcast().value, c, node.name};
   for (const Ipv6Cidr& c : node.claimed6()) by_cidr6_[c.network] = {lastAddress(c), c, node.name};
+  routed_prefix_count_ += node.routed_prefixes.size() + node.routed_prefixes_v6.size();
 }
 
 void OverlayControl::unindex(const RemoteNodeConfig& node) {
@@ -221,11 +245,20 @@ void OverlayControl::unindex(const RemoteNodeConfig& node) {
   else by_vtep_.erase(node.vtep);
   for (const Ipv4Cidr& c : node.claimed()) by_cidr_.erase(c.network.value);
   for (const Ipv6Cidr& c : node.claimed6()) by_cidr6_.erase(c.network);
+  routed_prefix_count_ -= node.routed_prefixes.size() + node.routed_prefixes_v6.size();
 }
 
 absl::StatusOr<NodeChange> OverlayControl::put(RemoteNodeConfig node, NodeSource source, bool replace) {
   if (absl::Status s = validateRemoteNodeAlone(node, pod_cidr_, config_); !s.ok()) return s;
   if (absl::Status s = conflicts(node); !s.ok()) return s;
+  // The table's total of routed prefixes after this put (a replaced node's
+  // own no longer count).
+  size_t prefixes = routed_prefix_count_ + node.routed_prefixes.size() + node.routed_prefixes_v6.size();
+  if (auto it = nodes_.find(node.name); it != nodes_.end())
+    prefixes -= it->second.cfg.routed_prefixes.size() + it->second.cfg.routed_prefixes_v6.size();
+  if (prefixes > kMaxRemoteRoutedPrefixes)
+    return absl::ResourceExhaustedError(absl::StrCat("routed_prefixes: the remote nodes would route ", prefixes,
+                                                     " prefixes; at most ", kMaxRemoteRoutedPrefixes, " in all"));
   if (auto it = nodes_.find(node.name); it != nodes_.end()) {
     Node& existing = it->second;
     if (sameNode(existing.cfg, node)) return NodeChange::kUnchanged;

@@ -224,6 +224,9 @@ class OverlayControl {
   std::map<Ipv6Address, std::string> by_vtep6_;  // the same on an IPv6 underlay
   std::map<uint32_t, CidrClaim> by_cidr_;        // every node's pod CIDRs by first address
   std::map<Ipv6Address, CidrClaim6> by_cidr6_;   // every node's IPv6 pod CIDRs by first address
+  // Routed prefixes of every node in the table, both families: bounded by
+  // kMaxRemoteRoutedPrefixes (common/remote_node_limits.h).
+  size_t routed_prefix_count_ = 0;
   std::set<uint16_t> free_tunnels_;             // lowest first: indices are reused from the bottom
   // Counter values of a tunnel index when its node was added (indices are reused).
   std::vector<std::array<uint64_t, 4>> baseline_ = std::vector<std::array<uint64_t, 4>>(vxlan::kMaxTunnels);

@@ -166,6 +166,9 @@ or pciID (sriov) and mtu for Multus to pass on.
 {{- if not (kindIs "invalid" $v.vhostUser.socketGroup) -}}
 {{- $_ := set $c "socketGroup" (int64 $v.vhostUser.socketGroup) -}}
 {{- end -}}
+{{- if $v.networks.vhostUser.allowPodRoutedPrefixes -}}
+{{- $_ := set $c "allowPodRoutedPrefixes" true -}}
+{{- end -}}
 {{- else -}}
 {{- $_ := set $c "trust" $v.networks.sriov.trust -}}
 {{- /* Multus passes deviceID itself; mac and ips come from the pod's network selection. */ -}}
@@ -186,10 +189,15 @@ sluice-cni's node config (the host's /etc/sluice/cni.json), as JSON: what any
 network config on the node may make the root-run plugin do. cni.nodePolicy as
 given (an empty directory: the plugin's default), plus socketDirRoot, which is
 always sluiced's own socket directory: a network config's socketDir must equal
-it anyway, and the plugin then makes and removes pod directories nowhere else.
+it anyway, and the plugin then makes and removes pod directories nowhere else;
+and routedPrefixRanges when network.routedPrefixRanges is set (as sluiced
+and the agent get it; absent, the plugin allows none).
 */}}
 {{- define "sluice.cniNodeConfig" -}}
 {{- $n := dict "socketDirRoot" .Values.vhostUser.socketDir -}}
+{{- with .Values.network.routedPrefixRanges -}}
+{{- $_ := set $n "routedPrefixRanges" . -}}
+{{- end -}}
 {{- range $key, $value := .Values.cni.nodePolicy -}}
 {{- if ne (toString $value) "" -}}
 {{- $_ := set $n $key $value -}}

@@ -73,7 +73,8 @@ class TwoNodesTest : public ::testing::Test {
                        << R"(", "pod-cidrs": [")" << peer_cidr << R"(", ")" << peer_cidr6 << R"("]}]})";
     SluicedOptions o;
     o.pod_cidr = cidr;
-    o.extra_flags = {"--config", cfg, "--pod-cidr-v6", cidr6};
+    // The UPF test's pool is the one routed prefix range the nodes allow.
+    o.extra_flags = {"--config", cfg, "--pod-cidr-v6", cidr6, "--routed-prefix-ranges", "10.100.0.0/16"};
     if (jumbo_) o.extra_flags.insert(o.extra_flags.end(), {"--port-mtu", "9216", "--mbuf-size", "10240"});
     std::string error;
     n.sluiced = SluicedProcess::start(o, &error);

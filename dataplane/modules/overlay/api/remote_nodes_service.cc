@@ -7,6 +7,7 @@
 
 #include "dataplane/api/grpc_guard.h"
 #include "dataplane/api/grpc_service.h"
+#include "dataplane/modules/overlay/api/remote_node_decode.h"
 
 namespace sluice {
 namespace {
@@ -20,42 +21,6 @@ v1::NodeSource toProto(NodeSource s) {
     case NodeSource::kKubernetes: return v1::NODE_SOURCE_KUBERNETES;
   }
   return v1::NODE_SOURCE_UNSPECIFIED;
-}
-
-// A RemoteNode of a request → the table's settings and source; an error
-// names the bad field.
-grpc::Status decodeNode(const v1::RemoteNode& in, RemoteNodeConfig& node, NodeSource& source) {
-  node.name = in.name();
-  if (!parseVtep(in.vtep(), node)) return invalid(absl::StrCat("vtep: '", in.vtep(), "' is not an IPv4 or IPv6 address"));
-  // One list for both families, each entry's own syntax telling which.
-  for (const std::string& text : in.pod_cidrs()) {
-    if (auto v4 = Ipv4Cidr::parse(text)) {
-      node.pod_cidrs.push_back(*v4);
-    } else if (auto v6 = Ipv6Cidr::parse(text)) {
-      node.pod_cidrs_v6.push_back(*v6);
-    } else {
-      return invalid(absl::StrCat("pod_cidrs: '", text, "' is not an IPv4 or IPv6 CIDR (host bits zero)"));
-    }
-  }
-  for (const std::string& text : in.routed_prefixes()) {
-    if (auto v4 = Ipv4Cidr::parse(text)) {
-      node.routed_prefixes.push_back(*v4);
-    } else if (auto v6 = Ipv6Cidr::parse(text)) {
-      node.routed_prefixes_v6.push_back(*v6);
-    } else {
-      return invalid(absl::StrCat("routed_prefixes: '", text, "' is not an IPv4 or IPv6 CIDR (host bits zero)"));
-    }
-  }
-  if (!in.mac().empty()) {
-    auto mac = MacAddress::parse(in.mac());
-    if (!mac || mac->isMulticast() || mac->isZero())
-      return invalid(absl::StrCat("mac: '", in.mac(), "' is not a unicast MAC"));
-    node.mac = *mac;
-  }
-  // A caller names only the controller's source; the config file's is
-  // sluiced's to give.
-  source = in.source() == v1::NODE_SOURCE_KUBERNETES ? NodeSource::kKubernetes : NodeSource::kApi;
-  return grpc::Status::OK;
 }
 
 std::string randomInstance() {
