@@ -42,6 +42,11 @@ absl::StatusOr<PodSocketPlace> podSocketPlace(const CommandContext& c) {
   const NetConf& conf = c.conf;
   std::optional<std::string> uid = c.env.arg(kPodUidArg);
   if (!uid) {
+    if (absl::Status s = checkSharedSocketDir(c.node, cat("\"perPodSockets\" needs ", kPodUidArg,
+                                                          " in CNI_ARGS and the runtime passed none"));
+        !s.ok()) {
+      return s;
+    }
     c.log.info(cat("perPodSockets: no ", kPodUidArg, " in CNI_ARGS; the socket goes below socketDir"));
     return PodSocketPlace{};
   }
@@ -64,6 +69,25 @@ absl::StatusOr<PodSocketPlace> podSocketPlace(const CommandContext& c) {
   absl::StatusOr<std::string> pod_path = podSideSocketPath(conf.pod_socket_dir, c.env.ifname);
   if (!pod_path.ok()) return invalid(cat("network config: \"podSocketDir\": ", sv(pod_path.status().message())));
   return PodSocketPlace{std::move(*volume), std::move(*pod_path)};
+}
+
+// Owner group and mode of a pod's directory below the shared socketDir
+// (the owner is root, who made it). The pod's identity is unknown to a CNI
+// plugin (the runtime passes no uid), so the directory is root's own, 0700:
+// a root application reaches it, no non-root pod can enter it. A network
+// with a socketGroup is for a non-root application of that group: in server
+// mode it only needs to reach sluiced's socket (0750: the group may search,
+// only root writes, so nothing can be put in place of the socket); in client
+// mode it makes its socket itself, so the group may write (02770, inherited
+// by what it makes): the pods of one socketGroup on a shared directory trust
+// one another, which is what perPodSockets avoids.
+struct SharedDirAccess {
+  uint32_t gid;
+  unsigned mode;
+};
+SharedDirAccess sharedSocketDirAccess(const NetConf& conf) {
+  if (!conf.socket_group) return {0, 0700};
+  return {*conf.socket_group, conf.vhost_mode == VhostMode::kServer ? 0750u : 02770u};
 }
 
 // sluiced refuses an address family its node has no pod CIDR for (gRPC
@@ -118,6 +142,10 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
   }
   if (absl::Status s = checkVfCaps(conf, c.node); !s.ok()) return s;
   if (absl::Status s = checkRoutedPrefixes(conf, c.node); !s.ok()) return s;
+  if (absl::Status s = checkSourceValidation(conf, c.node); !s.ok()) return s;
+  if (conf.interface_type == InterfaceType::kVhostUser && !conf.per_pod_sockets) {
+    if (absl::Status s = checkSharedSocketDir(c.node, "\"perPodSockets\" is false"); !s.ok()) return s;
+  }
   // An earlier ADD of this very attachment whose port's fate was unknown:
   // its teardown must finish before the address and the id are used again.
   if (std::optional<AttachmentRecord> earlier = c.store.get(env.container_id, env.ifname);
@@ -226,12 +254,11 @@ absl::StatusOr<json> runAdd(CommandContext& c) {
     if (!made.ok()) return withPrefix(made.status(), "socketDir");
     // Only a directory this ADD made is this ADD's to remove.
     if (*made) undo.push([&c, &env, subdir] { removePodSocket(c, subdir, env.ifname); });
-    // A non-root application (client mode) creates its socket here: the
-    // group may write, and what is made inside inherits the group.
-    if (conf.socket_group) {
-      if (absl::Status s = setGroupAndMode(c.socket_dir->child(subdir), *conf.socket_group, 02770, false); !s.ok()) {
-        return withPrefix(s, "socketGroup");
-      }
+    // Every pod that mounts socketDir sees this directory, so no other pod
+    // may write in it (sharedSocketDirAccess says who may).
+    const SharedDirAccess access = sharedSocketDirAccess(conf);
+    if (absl::Status s = setGroupAndMode(c.socket_dir->child(subdir), access.gid, access.mode, false); !s.ok()) {
+      return withPrefix(s, conf.socket_group ? "socketGroup" : "socketDir");
     }
   }
 

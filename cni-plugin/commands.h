@@ -28,10 +28,10 @@ struct CommandContext {
   const NetConf& conf;           // validated network config
   std::string_view stdin_data;   // the raw config, passed on to IPAM as is
   Logger& log;                   // stderr or the config's logFile
-  DataplaneClient& dataplane;    // sluiced at conf.api_socket
+  DataplaneClient& dataplane;    // sluiced at the node's API socket the config names
   AttachmentStore& store;        // this network's attachment records
   IpamDelegate* ipam;            // null when the config has no "ipam"
-  const NodeConfig& node;        // what the node allows (paths, VF caps)
+  const NodeConfig& node;        // what the node allows (paths, sockets, caps)
   // runtimeConfig.CNIDeviceInfoFile inside the node's device-info directory;
   // nullopt when the runtime gave none (or, for DEL, one the node refuses).
   const std::optional<ConfinedPath>& device_info_file;

@@ -145,8 +145,17 @@ int dispatch(const PluginIo& io, Logger& log) {
     log.warn(cat(p.status().message(), "; not touched"));
   }
 
+  // Only a sluiced the node lists hears about its pods. DEL still reaches
+  // the node's own sluiced (the only one any port of ours can be on).
+  absl::StatusOr<std::string> api_socket = confineApiSocket(*conf, *node);
+  if (!api_socket.ok()) {
+    if (!tolerant || node->api_sockets.empty()) return fail(io, log, api_socket.status(), conf->cni_version);
+    log.warn(cat(api_socket.status().message(), "; deleting at ", node->api_sockets.front()));
+    api_socket = node->api_sockets.front();
+  }
+
   const std::chrono::milliseconds timeout(conf->timeout_ms);
-  DataplaneClient dataplane(conf->api_socket, timeout);
+  DataplaneClient dataplane(*api_socket, timeout);
   AttachmentStore store(*data_dir, conf->name);
   // The delegate gets our environment; one CNI_ARGS we ignored would fail
   // it as well (host-local parses it).

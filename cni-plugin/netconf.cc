@@ -36,8 +36,6 @@ constexpr int64_t kMaxTxRate = 4294967295LL;  // IFLA_VF_RATE's fields are u32 M
 constexpr size_t kMaxRuntimeIps = 16;
 // A deadline above two minutes would outlast kubelet's own CNI timeout.
 constexpr int64_t kMaxTimeoutMs = 120000;
-// Unix socket paths must fit sockaddr_un.sun_path (108 bytes with NUL).
-constexpr size_t kMaxSocketPathLen = 107;
 // Prefixes one attachment may own (sluiced's own limit per port).
 constexpr size_t kMaxRoutedPrefixes = 64;
 // Keys of the spec, of runtimes and of Multus that we accept without using.
@@ -321,7 +319,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
     return invalid("vhostMode", cat("must be \"server\" or \"client\", got \"", *s, "\""));
   }
 
-  if (s = getAbsolutePath(doc, "apiSocket", kDefaultApiSocket, kMaxSocketPathLen); !s.ok()) return s.status();
+  if (s = getAbsolutePath(doc, "apiSocket", "", kMaxSocketPathLen); !s.ok()) return s.status();
   conf.api_socket = *s;
   // The socket itself goes to <socketDir>/<pod dir ≤ 21>/<ifname ≤ 15>.sock,
   // which must still fit sun_path: leave 44 bytes for that tail.
@@ -334,7 +332,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
 
   absl::StatusOr<std::optional<bool>> flag = getBoolean(doc, "perPodSockets");
   if (!flag.ok()) return flag.status();
-  conf.per_pod_sockets = flag->value_or(false);
+  conf.per_pod_sockets = flag->value_or(true);
   if (flag = getBoolean(doc, "sourceValidation"); !flag.ok()) return flag.status();
   conf.source_validation = flag->value_or(true);
   if (flag = getBoolean(doc, "allowPodRoutedPrefixes"); !flag.ok()) return flag.status();

@@ -53,7 +53,8 @@ const SpecVersion& specVersion(std::string_view supported_version);
 std::string supportedVersionList();
 
 inline constexpr std::string_view kPluginType = "sluice-cni";
-inline constexpr std::string_view kDefaultApiSocket = "/var/run/sluice/sluice.sock";
+// Unix socket paths must fit sockaddr_un.sun_path (108 bytes with NUL).
+inline constexpr size_t kMaxSocketPathLen = 107;
 inline constexpr std::string_view kDefaultSocketDir = "/var/run/sluice/vhost";
 // perPodSockets: the emptyDir volume a pod declares for its sockets, and
 // where its containers mount it (pod_socket_volume.h).
@@ -94,16 +95,19 @@ struct NetConf {
   std::string name;         // network name; a safe file-name component
   InterfaceType interface_type = InterfaceType::kVhostUser;
   VhostMode vhost_mode = VhostMode::kClient;
-  std::string api_socket{kDefaultApiSocket};  // sluiced's gRPC unix socket
+  // sluiced's gRPC unix socket; empty: the node config's first apiSockets
+  // entry (node_policy.h's apiSocket() also checks a named one against them).
+  std::string api_socket;
   // Host directory the pods mount; must equal sluiced's --socket-dir.
   std::string socket_dir{kDefaultSocketDir};
   std::string data_dir{kDefaultDataDir};
-  // vhost-user only. true: each pod's sockets go to its own emptyDir volume
-  // `socket_volume`, mounted in the pod at `pod_socket_dir`, through a link
-  // under socket_dir (pod_socket_volume.h); used when the runtime passes
-  // K8S_POD_UID, else the sockets go below socket_dir as with false. false:
-  // below socket_dir, which the pods mount.
-  bool per_pod_sockets = false;
+  // vhost-user only. true (the default): each pod's sockets go to its own
+  // emptyDir volume `socket_volume`, mounted in the pod at `pod_socket_dir`,
+  // through a link under socket_dir (pod_socket_volume.h); used when the
+  // runtime passes K8S_POD_UID, else the sockets go below socket_dir as with
+  // false. false: below socket_dir, which the pods mount. Either way below
+  // socket_dir only where the node config allows a shared socket directory.
+  bool per_pod_sockets = true;
   std::string socket_volume{kDefaultSocketVolume};  // a Kubernetes volume name
   std::string pod_socket_dir{kDefaultPodSocketDir};  // normalised absolute path
   // The group that non-root pods share with the socket (server mode: the

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -12,6 +13,7 @@
 #include "cni-plugin/cni_error.h"
 #include "cni-plugin/confined_path.h"
 #include "cni-plugin/file_util.h"
+#include "cni-plugin/netconf.h"
 #include "cni-plugin/text.h"
 
 namespace sluice::cni {
@@ -30,6 +32,29 @@ absl::Status readDirectory(const json& doc, std::string_view key, std::string_vi
   if (it->is_string()) dir = normaliseAbsolutePath(it->get<std::string>());
   if (!dir) return invalid(origin, cat("\"", key, "\" must be an absolute path without \"..\" components"));
   out = *dir;
+  return absl::OkStatus();
+}
+
+// "apiSockets": a non-empty array of absolute paths that fit a unix socket
+// address (108 bytes with the NUL), each normalised, none twice.
+absl::Status readSocketList(const json& doc, std::string_view key, std::string_view origin,
+                            std::vector<std::string>& out) {
+  auto it = doc.find(key);
+  if (it == doc.end()) return absl::OkStatus();
+  const auto bad = [&] {
+    return invalid(origin, cat("\"", key, "\" must be a non-empty array of distinct absolute socket paths of at most ",
+                               kMaxSocketPathLen, " bytes without \"..\" components"));
+  };
+  if (!it->is_array() || it->empty()) return bad();
+  std::vector<std::string> list;
+  for (const json& entry : *it) {
+    std::optional<std::string> path;
+    if (entry.is_string()) path = normaliseAbsolutePath(entry.get<std::string>());
+    if (!path || *path == "/" || path->size() > kMaxSocketPathLen) return bad();
+    if (std::find(list.begin(), list.end(), *path) != list.end()) return bad();
+    list.push_back(std::move(*path));
+  }
+  out = std::move(list);
   return absl::OkStatus();
 }
 
@@ -62,13 +87,17 @@ absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_vi
     bool NodeConfig::*field;
   };
   static constexpr BoolKey kBools[] = {{"allowVfTrust", &NodeConfig::allow_vf_trust},
-                                       {"allowVfSpoofchkOff", &NodeConfig::allow_vf_spoofchk_off}};
+                                       {"allowVfSpoofchkOff", &NodeConfig::allow_vf_spoofchk_off},
+                                       {"allowSourceValidationOff", &NodeConfig::allow_source_validation_off},
+                                       {"allowSharedSocketDir", &NodeConfig::allow_shared_socket_dir}};
+  static constexpr std::string_view kApiSockets = "apiSockets";
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
     bool known = false;
     for (const DirKey& d : kDirs) known = known || d.key == key;
     for (const BoolKey& b : kBools) known = known || b.key == key;
     known = known || key == "routedPrefixRanges";
+    known = known || key == kApiSockets;
     // A misspelt key of a security setting must not silently fall back to a default.
     if (!known) return invalid(origin, cat("unknown key \"", key, "\""));
   }
@@ -90,6 +119,7 @@ absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_vi
     if (!ranges.ok()) return invalid(origin, cat("\"routedPrefixRanges\": ", sv(ranges.status().message())));
     node.routed_prefix_ranges = *std::move(ranges);
   }
+  if (absl::Status s = readSocketList(doc, kApiSockets, origin, node.api_sockets); !s.ok()) return s;
   return node;
 }
 

@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cni-plugin/cni_env.h"
@@ -53,6 +54,21 @@ struct NodeConfig {
   // pod, so only the administrator may say which; empty (the default)
   // allows none.
   PrefixRanges routed_prefix_ranges;
+  // Whether a network config may turn sluiced's source validation off
+  // ("sourceValidation": false): the pod may then send as the gateway, as
+  // other pods or as any address, so the node must opt in, as for VFs.
+  bool allow_source_validation_off = false;
+  // Whether a vhost-user attachment may put its sockets in the shared
+  // socketDir (perPodSockets false, or a runtime that passes no
+  // K8S_POD_UID), which every such pod hostPath-mounts: the pods then share
+  // one directory tree, so the node must opt in.
+  bool allow_shared_socket_dir = false;
+  // The sluiced API sockets a network config may name ("apiSocket"); the
+  // first is the one used when it names none. The plugin sends every
+  // attachment's details to that socket and trusts its answer, so a network
+  // config must not point it at a socket of someone else's (another pod's
+  // emptyDir on the host, say). Never empty; normalised absolute paths.
+  std::vector<std::string> api_sockets{"/var/run/sluice/sluice.sock"};
 };
 
 // Reads the node config from $SLUICE_CNI_NODE_CONFIG or kNodeConfigPath;

@@ -84,4 +84,37 @@ absl::Status checkRoutedPrefixes(const NetConf& conf, const NodeConfig& node) {
   return absl::OkStatus();
 }
 
+absl::Status checkSourceValidation(const NetConf& conf, const NodeConfig& node) {
+  if (conf.interface_type != InterfaceType::kVhostUser || conf.source_validation ||
+      node.allow_source_validation_off) {
+    return absl::OkStatus();
+  }
+  return cniError(ErrorCode::kInvalidConfig,
+                  "network config: \"sourceValidation\" false is not allowed on this node (node config "
+                  "allowSourceValidationOff)");
+}
+
+absl::StatusOr<std::string> confineApiSocket(const NetConf& conf, const NodeConfig& node) {
+  // parseNodeConfig never leaves the list empty; a NodeConfig built in code
+  // might, and then no socket is allowed rather than any.
+  if (conf.api_socket.empty() && !node.api_sockets.empty()) return node.api_sockets.front();
+  const std::optional<std::string> wanted = normaliseAbsolutePath(conf.api_socket);
+  for (const std::string& allowed : node.api_sockets) {
+    if (wanted && *wanted == allowed) return allowed;
+  }
+  std::string list;
+  for (const std::string& allowed : node.api_sockets) list.append(list.empty() ? "" : ", ").append(allowed);
+  return cniError(ErrorCode::kInvalidConfig,
+                  cat("network config: \"apiSocket\" ", conf.api_socket,
+                      " is not a sluiced API socket of this node (node config apiSockets: ", list, ")"));
+}
+
+absl::Status checkSharedSocketDir(const NodeConfig& node, std::string_view why) {
+  if (node.allow_shared_socket_dir) return absl::OkStatus();
+  return cniError(ErrorCode::kInvalidConfig,
+                  cat("network config: ", why, ", so the pod's sockets would go below the shared \"socketDir\", "
+                      "which is not allowed on this node (node config allowSharedSocketDir); use \"perPodSockets\" "
+                      "with a runtime that passes K8S_POD_UID"));
+}
+
 }  // namespace sluice::cni

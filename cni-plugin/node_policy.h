@@ -1,10 +1,14 @@
 // The network config as the node config allows it: each host path it names
-// confined to the node's directory for it, and the SR-IOV VF settings it
-// asks for checked against the node's caps. A refusal is code 7 naming the
-// field. Used by the dispatcher (the single thread of the sluice-cni process).
+// confined to the node's directory for it, the sluiced API socket to one the
+// node lists, and the settings that widen what a pod may do (SR-IOV VF caps,
+// source validation off, the shared socket directory) checked against the
+// node's consent. A refusal is code 7 naming the field and the node config
+// key. Used by the dispatcher and ADD (the single thread of the sluice-cni
+// process).
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -29,5 +33,14 @@ absl::Status checkVfCaps(const NetConf& conf, const NodeConfig& node);
 // allowPodRoutedPrefixes; each outside the special ranges and inside the
 // node's routedPrefixRanges.
 absl::Status checkRoutedPrefixes(const NetConf& conf, const NodeConfig& node);
+// sourceValidation false (vhost-user) unless node.allow_source_validation_off.
+absl::Status checkSourceValidation(const NetConf& conf, const NodeConfig& node);
+// The API socket to reach sluiced at: the config's "apiSocket" if it is one
+// of node.api_sockets (compared after normalisation), the first of them when
+// the config names none; any other is refused.
+absl::StatusOr<std::string> confineApiSocket(const NetConf& conf, const NodeConfig& node);
+// A vhost-user attachment whose sockets would go below the shared socketDir
+// (`why` says what led there) unless node.allow_shared_socket_dir.
+absl::Status checkSharedSocketDir(const NodeConfig& node, std::string_view why);
 
 }  // namespace sluice::cni

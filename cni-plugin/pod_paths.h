@@ -10,10 +10,7 @@
 
 namespace sluice::cni {
 
-// "<up to 12 leading id characters, [A-Za-z0-9_-] only>-<8 hex FNV-1a of the
-// full id>": readable like a short container id, never "." or "..", never
-// containing '/', at most 21 bytes, and distinct ids that share a prefix
-// still get distinct directories.
+// common/socket_name.h's podSocketSubdir: the rule sluiced shares.
 std::string socketSubdir(std::string_view container_id);
 
 // True when `path` is inside `dir` (textually, after "dir/").

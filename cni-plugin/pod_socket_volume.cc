@@ -61,9 +61,7 @@ absl::StatusOr<ConfinedPath> emptyDirHostPath(std::string_view kubelet_dir, std:
 }
 
 std::string podSocketLinkName(std::string_view container_id, std::string_view ifname) {
-  // '/' occurs in neither (both validated), so the pair is unambiguous; the
-  // readable prefix is the container id's, the hash covers both.
-  return socketSubdir(cat(container_id, "/", ifname));
+  return sluice::podSocketLinkName(container_id, ifname);
 }
 
 std::string socketFileName(std::string_view ifname) {

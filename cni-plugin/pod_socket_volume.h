@@ -46,7 +46,8 @@ absl::StatusOr<ConfinedPath> emptyDirHostPath(std::string_view kubelet_dir, std:
 // The name of an attachment's link under socketDir: like socketSubdir() but
 // over the container id and the interface name, so that each attachment has
 // its own link (two networks of one pod may name different volumes, and DEL
-// removes one attachment's link without asking who else uses it).
+// removes one attachment's link without asking who else uses it). The rule
+// is common/socket_name.h's: sluiced follows a link only at this name.
 std::string podSocketLinkName(std::string_view container_id, std::string_view ifname);
 
 // The socket's file name (the interface name escaped as sluiced escapes it).

@@ -74,7 +74,8 @@ std::vector<std::string> ealArguments(const SluicedConfig& c, const LcorePlaceme
 }
 
 // A connected vhost-user port holds a few descriptors (its socket, a kick and
-// a call eventfd per vring, a listening socket in server mode): a full port
+// a call eventfd per vring, a listening socket in server mode, its pod
+// socket directory): a full port
 // table needs thousands, past the soft limit a shell starts with (1024). The
 // soft limit is raised to the hard one, which the container runtime sets.
 void raiseDescriptorLimit(uint16_t max_ports) {

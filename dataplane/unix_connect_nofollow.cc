@@ -3,17 +3,19 @@
 // are bounded (vhost_socket_timeouts.h).
 //
 // sluiced connects to unix sockets by path in one place: DPDK's vhost-user
-// client (a port in client mode) connects to <socket-dir>/<pod dir>/<ifname>.sock,
-// at AddPort and then from DPDK's own reconnect thread every second. With
+// client (a port in client mode) connects to <socket-dir>/<pod dir>/<ifname>.sock
+// (given as /proc/self/fd/<pod dir's descriptor>/<ifname>.sock), at AddPort
+// and then from DPDK's own reconnect thread every second. With
 // per-pod sockets that directory is the pod's emptyDir, where the pod may put
 // a symlink in place of its socket; connect(2) would follow it to any socket
 // on the node, and sluiced, as root, would hand that peer the vhost-user
 // handshake with its memory's file descriptors. DPDK takes only a path and
 // has no hook around its connect, so this definition in the executable stands
 // in for libc's (the dynamic linker finds the executable's symbols first, for
-// DPDK's libraries too). The directories on the way are sluiced's and the
-// plugin's (the link to the emptyDir among them); only the last component
-// is the pod's.
+// DPDK's libraries too). The directories on the way are not walked again:
+// a pod's socket directory is given to DPDK as /proc/self/fd/<n>, a
+// descriptor sluiced opened without following a symlink
+// (dataplane/core/pod_socket_dir.h); only the last component is the pod's.
 //
 // For a unix address with a path: the last component is opened without
 // following it (O_PATH | O_NOFOLLOW); a symlink fails with ELOOP; anything

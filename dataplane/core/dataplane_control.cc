@@ -12,6 +12,7 @@
 
 #include "common/cidr_overlap.h"
 #include "common/log.h"
+#include "common/socket_name.h"
 #include "dataplane/core/crash_points.h"
 #include "dataplane/core/rxq_placement.h"
 #include "dataplane/core/routed_prefix_policy.h"
@@ -493,33 +494,50 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   for (uint16_t n = 0; n < port_table_ && !vdev; ++n)
     if (ports_[n] && ports_[n]->isPod() && ports_[n]->socket_path == socket_path)
       return absl::AlreadyExistsError(absl::StrCat("socket ", socket_path, " belongs to port ", n));
-  bool made_subdir = false;
-  if (!req.socket_subdir.empty()) {
-    std::string dir = absl::StrCat(config_.socket_dir, "/", req.socket_subdir);
-    if (::mkdir(dir.c_str(), 0755) == 0) {
-      made_subdir = true;
-    } else if (errno != EEXIST) {
-      return absl::InternalError(absl::StrCat("creating ", dir, ": ", std::strerror(errno)));
-    }
+  // A pod directory is reached only through a descriptor (a pod that
+  // mounts the socket dir may have swapped it for a symlink), and DPDK is
+  // given the socket's path through that descriptor.
+  PodSocketDir pod_dir;
+  std::string open_path = socket_path;  // the path the backend binds or connects to
+  const std::string socket_file = socket_path.substr(socket_path.rfind('/') + 1);
+  if (!req.socket_subdir.empty() && !vdev) {
+    const bool pod_volume_link =
+        req.socket_subdir == podSocketLinkName(req.attachment.container_id, req.attachment.ifname);
+    absl::StatusOr<PodSocketDir> opened =
+        PodSocketDir::open(config_.socket_dir, req.socket_subdir, pod_volume_link, PodSocketDir::Create::kIfMissing);
+    if (!opened.ok()) return opened.status();
+    pod_dir = std::move(*opened);
+    open_path = pod_dir.pathOf(socket_file);
   }
+  // Removes the directory again if this call made it.
+  auto undoSubdir = [&pod_dir] {
+    if (pod_dir.made()) pod_dir.closeAndRemoveIfEmpty();
+  };
   bool client = req.vhost_mode == VhostMode::kClient;
   // A server socket left by a sluiced that died would make bind() fail; the
-  // path is ours (validated to lie in the socket directory).
-  if (!client && !vdev) ::unlink(socket_path.c_str());
+  // path is ours (validated to lie in the socket directory), and in a pod
+  // directory only a socket is removed, through its descriptor.
+  if (!client && !vdev) {
+    if (pod_dir.isOpen()) {
+      pod_dir.removeSocket(socket_file);
+    } else {
+      ::unlink(socket_path.c_str());
+    }
+  }
   crashPoint(CrashPoint::kAddPortBeforePortOpen);
   auto created = vdev ? backend_.createVdev(port_no, req.devargs)
-                      : backend_.createVhostUser(port_no, socket_path, client, static_cast<uint16_t>(req.queues));
+                      : backend_.createVhostUser(port_no, open_path, client, static_cast<uint16_t>(req.queues));
   if (!created.ok()) {
-    if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
+    undoSubdir();
     return created.status();
   }
   // The socket was made just now, as root: the group the request named gets
   // it again every time (AddPort and restore alike), so that a non-root pod
   // can connect after sluiced restarted as before.
   if (!client && !vdev && req.socket_group) {
-    if (absl::Status s = setSocketGroupAndMode(socket_path, *req.socket_group, 0660); !s.ok()) {
+    if (absl::Status s = setSocketGroupAndMode(open_path, *req.socket_group, 0660); !s.ok()) {
       backend_.destroy(*created);
-      if (made_subdir) ::rmdir(absl::StrCat(config_.socket_dir, "/", req.socket_subdir).c_str());
+      undoSubdir();
       return absl::Status(s.code(), absl::StrCat("socket_group: ", s.message()));
     }
   }
@@ -540,6 +558,7 @@ absl::Status DataplaneControl::createPortLocked(uint16_t port_no, const PortRequ
   entry.tx_locks = std::make_unique<rte_spinlock_t[]>(created->tx_queues);
   for (uint16_t q = 0; q < created->tx_queues; ++q) rte_spinlock_init(&entry.tx_locks[q]);
   entry.tx_usable = backend_.enabledTxQueues(*created);
+  entry.socket_dir = std::move(pod_dir);
   ports_[port_no] = std::move(entry);
   by_attachment_[req.attachment] = port_no;
   zeroPortCountersLocked(port_no);
@@ -677,9 +696,17 @@ RestoreSummary DataplaneControl::restore(const CheckpointState& state) {
     if (struct stat st {}; !rec.netns.empty() && ::stat(rec.netns.c_str(), &st) != 0 && errno == ENOENT) {
       // The pod went away while we were down: nothing to restore.
       logInfo(who, " garbage-collected: pod netns ", rec.netns, " no longer exists");
-      if (req->vhost_mode == VhostMode::kServer) ::unlink(rec.socket_path.c_str());
-      if (!req->socket_subdir.empty())
-        ::rmdir(absl::StrCat(config_.socket_dir, "/", req->socket_subdir).c_str());  // only if empty
+      const bool server = req->vhost_mode == VhostMode::kServer;
+      if (req->socket_subdir.empty()) {
+        if (server) ::unlink(rec.socket_path.c_str());
+      } else if (absl::StatusOr<PodSocketDir> dir = PodSocketDir::open(
+                     config_.socket_dir, req->socket_subdir,
+                     req->socket_subdir == podSocketLinkName(req->attachment.container_id, req->attachment.ifname),
+                     PodSocketDir::Create::kNever);
+                 dir.ok()) {
+        if (server) dir->removeSocket(rec.socket_path.substr(rec.socket_path.rfind('/') + 1));
+        dir->closeAndRemoveIfEmpty();  // only if empty
+      }
       ++summary.garbage_collected;
       continue;
     }
@@ -792,9 +819,14 @@ void DataplaneControl::removePortLocked(uint16_t port_no) {
   // Returns without waiting on the pod (a vhost-user socket is unregistered
   // on the backend's own thread): the locks held here are every API call's.
   backend_.destroy(entry.dpdk);
-  if (entry.request.vhost_mode == VhostMode::kServer && !entry.socket_path.empty()) ::unlink(entry.socket_path.c_str());
-  if (!entry.request.socket_subdir.empty())
-    ::rmdir(absl::StrCat(config_.socket_dir, "/", entry.request.socket_subdir).c_str());  // only if empty
+  if (entry.request.vhost_mode == VhostMode::kServer && !entry.socket_path.empty()) {
+    if (entry.socket_dir.isOpen()) {
+      entry.socket_dir.removeSocket(entry.socket_path.substr(entry.socket_path.rfind('/') + 1));
+    } else {
+      ::unlink(entry.socket_path.c_str());
+    }
+  }
+  entry.socket_dir.closeAndRemoveIfEmpty();  // only if empty
   logInfo("port ", port_no, " removed: ", entry.request.attachment.container_id, "/",
           entry.request.attachment.ifname);
 }

@@ -38,6 +38,7 @@
 #include "dataplane/core/flow_control.h"
 #include "dataplane/core/numa_topology.h"
 #include "dataplane/core/pmd_stats.h"
+#include "dataplane/core/pod_socket_dir.h"
 #include "dataplane/core/port_backend.h"
 #include "dataplane/core/port_request.h"
 #include "dataplane/datapath/drop_reason.h"
@@ -268,6 +269,9 @@ class DataplaneControl {
     // Placed while its NUMA socket was unknown (a vhost-user port before its
     // pod connected), not pinned: placed once more when the socket is known.
     bool socket_pending = false;
+    // A pod port with a socket_subdir: that directory, held open; the
+    // socket is reached only through it (pod_socket_dir.h).
+    PodSocketDir socket_dir{};
     bool isPod() const { return module_label.empty(); }
   };
   // Raw counter sums over all PMDs; statistics report raw minus baseline.

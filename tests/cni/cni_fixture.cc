@@ -78,10 +78,14 @@ nlohmann::json CniTest::conf(const std::string& version) const {
 }
 
 void CniTest::writeNodeConfig(const nlohmann::json& extra) {
+  // Most tests run without K8S_POD_UID, so their sockets go below the
+  // shared socketDir: allowed here, refused by the plugin's own defaults.
   nlohmann::json node = {{"deviceInfoDir", devinfo_dir_},
                          {"logDir", log_dir_},
                          {"dataDirRoot", dir_.string()},
-                         {"socketDirRoot", dir_.string()}};
+                         {"socketDirRoot", dir_.string()},
+                         {"apiSockets", {api_socket_}},
+                         {"allowSharedSocketDir", true}};
   node.update(extra);
   std::ofstream(node_config_) << node.dump();
 }

@@ -111,7 +111,7 @@ TEST(PodSocketVolumeTest, NetworkConfigKeysAreTypedAndVhostUserOnly) {
   json base = {{"cniVersion", "1.1.0"}, {"name", "n"}, {"type", "sluice-cni"}};
   absl::StatusOr<NetConf> c = parseNetConf(base.dump());
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_FALSE(c->per_pod_sockets) << "off unless the network config asks";
+  EXPECT_TRUE(c->per_pod_sockets) << "on unless the network config says false";
   EXPECT_EQ(c->socket_volume, "sluice-sockets");
   EXPECT_EQ(c->pod_socket_dir, "/var/run/sluice");
   EXPECT_FALSE(c->socket_group);
@@ -372,6 +372,7 @@ TEST_F(PodSocketsTest, WithoutAPodUidTheSocketGoesBelowSocketDirAsBefore) {
 
 TEST_F(PodSocketsTest, WithoutPerPodSocketsAGroupMakesThePodDirectoryGroupWritable) {
   json c = conf();
+  c["perPodSockets"] = false;
   c["vhostMode"] = "client";
   c["socketGroup"] = 3456;
   ASSERT_EQ(run(podEnv("ADD"), c).rc, 0);

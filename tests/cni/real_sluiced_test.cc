@@ -42,9 +42,14 @@ class RealSluicedTest : public ::testing::Test {
     dir_ = sluiced_->dir() + "/cni";
     fs::create_directories(dir_);
     // The node config allows this test's directories for the device-info
-    // file and the records, and sluiced's for the sockets.
-    std::ofstream(dir_ + "/node-cni.json")
-        << json{{"deviceInfoDir", dir_}, {"dataDirRoot", dir_}, {"socketDirRoot", sluiced_->socketDir()}}.dump();
+    // file and the records, sluiced's for the sockets (below it: no pod UID
+    // here) and its API socket.
+    std::ofstream(dir_ + "/node-cni.json") << json{{"deviceInfoDir", dir_},
+                                                   {"dataDirRoot", dir_},
+                                                   {"socketDirRoot", sluiced_->socketDir()},
+                                                   {"allowSharedSocketDir", true},
+                                                   {"apiSockets", {sluiced_->apiSocket()}}}
+                                                  .dump();
   }
   void TearDown() override {
     sluiced_.reset();

@@ -26,7 +26,9 @@ TEST(NetConf, DefaultsApplyWhenFieldsAreAbsent) {
   EXPECT_EQ(c->interface_type, InterfaceType::kVhostUser);
   // sluiced connects to the pod's socket (and reconnects after a restart).
   EXPECT_EQ(c->vhost_mode, VhostMode::kClient);
-  EXPECT_EQ(c->api_socket, "/var/run/sluice/sluice.sock");
+  EXPECT_EQ(c->api_socket, "") << "the node config's first apiSockets entry";
+  EXPECT_TRUE(c->per_pod_sockets);
+  EXPECT_TRUE(c->source_validation);
   EXPECT_EQ(c->socket_dir, "/var/run/sluice/vhost");
   EXPECT_EQ(c->timeout_ms, 5000u);
   EXPECT_FALSE(c->mtu.has_value());

@@ -146,7 +146,9 @@ TEST_F(CniTest, SourceValidationIsOnUnlessTheNetworkTurnsItOffAsABoolean) {
   r = run(env("ADD", kContainerId, "net2"), on);
   ASSERT_EQ(r.rc, 0) << r.stdout_text;
   EXPECT_FALSE(fake_->addRequests()[1].has_source_validation());
-  // false (a router pod's network): asked for explicitly.
+  // false (a router pod's network, on a node that allows it): asked for
+  // explicitly.
+  writeNodeConfig({{"allowSourceValidationOff", true}});
   json off = conf();
   off["sourceValidation"] = false;
   r = run(env("ADD", kContainerId, "net3"), off);

@@ -134,6 +134,7 @@ jq --arg d "$vhost_dir" '."socket-dir" = $d' "$work/volumes/config/default.json"
 mv "$work/default.json" "$work/volumes/config/default.json"
 pod_cidr=$(jq -r '."pod-cidr"' "$work/volumes/config/default.json")
 net=se2e-image-$id
+allow_api_socket "$run_dir/sluice.sock"
 jq -n --arg name "$net" --arg api "$run_dir/sluice.sock" --arg sd "$vhost_dir" --arg dd "$work/records" \
   --arg ipam "$work/ipam" --arg subnet "$pod_cidr" '{
     cniVersion: "1.0.0", name: $name,

@@ -70,8 +70,11 @@ e2e_init() {
   # The plugin keeps the paths a network config names (dataDir, logFile,
   # device-info file, socketDir) inside the directories its node config allows; the
   # tests' live under the work directory. Exported, so that the runtimes the
-  # tests start (cnitool, containerd) pass it on to the plugin.
-  jq -n --arg w "$work" '{deviceInfoDir: $w, logDir: $w, dataDirRoot: $w, socketDirRoot: $w}' >"$work/node-cni.json"
+  # tests start (cnitool, containerd) pass it on to the plugin. cnitool
+  # passes no K8S_POD_UID, so sockets go below the shared socketDir, which
+  # the node must allow; start_sluiced lists each sluiced's API socket.
+  jq -n --arg w "$work" '{deviceInfoDir: $w, logDir: $w, dataDirRoot: $w, socketDirRoot: $w,
+                          allowSharedSocketDir: true, apiSockets: [$w + "/api.sock"]}' >"$work/node-cni.json"
   export SLUICE_CNI_NODE_CONFIG="$work/node-cni.json"
 }
 
@@ -94,6 +97,13 @@ ctl() { "$SLUICECTL" --socket "${node_dir:-$work}/api.sock" --timeout 10000 "$@"
 
 sluiced_healthy() { ctl health; }
 
+# Adds $1 to the node config's apiSockets (the sluiced API sockets a network
+# config may name), once.
+allow_api_socket() {
+  jq --arg s "$1" '.apiSockets = ((.apiSockets // []) + [$s] | unique)' "$SLUICE_CNI_NODE_CONFIG" >"$work/node.tmp"
+  mv "$work/node.tmp" "$SLUICE_CNI_NODE_CONFIG"
+}
+
 # Starts sluiced on the pod CIDR $1 with its API and vhost sockets in $work;
 # further arguments are more sluiced options (e.g. --pod-cidr-v6 CIDR).
 start_sluiced() {
@@ -101,6 +111,7 @@ start_sluiced() {
   # ports of whatever ran before.
   local d=${node_dir:-$work}
   mkdir -p "$d"
+  allow_api_socket "$d/api.sock"
   "$SLUICED" --api-socket "$d/api.sock" --socket-dir "$d/vhost" --state-dir "$d/state" --pod-cidr "$1" \
     --main-core 0 --pmd-cores 1 --max-ports 8 --mbufs 16384 \
     --eal "--no-huge --no-pci -m 512 --no-shconf --file-prefix=se2e-$id${node_dir:+-${node_dir##*/}}" "${@:2}" \

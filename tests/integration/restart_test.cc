@@ -334,11 +334,13 @@ TEST_F(RestartTest, CniGcWithValidAttachmentsWorksAgainstARestartedSluiced) {
       "/ipam\", \"ranges\": [[{\"subnet\": \"10.250.0.0/24\", \"gateway\": \"10.250.0.1\"}]]}";
   // The node's own plugin config lets the records and sockets live in this
   // test's directory (a network config alone may not put them elsewhere than
-  // /var/lib/cni and /var/run/sluice).
+  // /var/lib/cni and /var/run/sluice; no pod UID here, so below socketDir)
+  // and names this sluiced's API socket.
   std::filesystem::create_directories(work);
   const std::string node_config = "SLUICE_CNI_NODE_CONFIG=" + work + "/node-cni.json";
   std::ofstream(work + "/node-cni.json") << "{\"dataDirRoot\": \"" << work << "\", \"socketDirRoot\": \""
-                                         << node_->dir() << "\"}\n";
+                                         << node_->dir() << "\", \"apiSockets\": [\"" << node_->apiSocket()
+                                         << "\"], \"allowSharedSocketDir\": true}\n";
   auto env = [&](const std::string& command, const std::string& cid) {
     return std::vector<std::string>{"CNI_COMMAND=" + command, "CNI_CONTAINERID=" + cid,
                                     "CNI_NETNS=/var/run/netns/" + cid, "CNI_IFNAME=net1", "CNI_PATH=/usr/lib/cni",

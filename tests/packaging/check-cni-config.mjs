@@ -44,7 +44,9 @@ for (const f of files) {
   const objects = parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS()).filter(Boolean);
   const cm = objects.find((o) => o.kind === 'ConfigMap' && !o.metadata?.labels?.grafana_dashboard);
   const nodeConfig = join(tmp, `${basename(f, '.yaml')}-cni.json`);
-  writeFileSync(nodeConfig, cm.data['cni.json']);
+  // The networks' apiSocket is the node config's (check-rendered.mjs); here
+  // both name a socket nobody listens on, so STATUS stops at sluiced.
+  writeFileSync(nodeConfig, JSON.stringify({ ...JSON.parse(cm.data['cni.json']), apiSockets: [join(tmp, 'nobody-listens.sock')] }));
   for (const [key, text] of Object.entries(cm.data).filter(([k]) => k.startsWith('cni-'))) {
     // What node-config does on the node, then the test's own changes.
     const conf = JSON.parse(text.replaceAll('@NODE_POD_CIDR@', '10.244.9.0/24')
@@ -54,10 +56,12 @@ for (const f of files) {
   }
 }
 // The checks themselves must be able to fail: a config the plugin rejects,
-// and a VF setting the node config (the plugin's defaults here) refuses.
+// and a VF setting the node config (the plugin's defaults here, but for the
+// API socket nobody listens on) refuses.
 const bad = structuredClone(cases[0][1]);
 bad.mtu = 99999;
-const defaultsOnly = join(tmp, 'no-node-config.json');
+const defaultsOnly = join(tmp, 'defaults-node-config.json');
+writeFileSync(defaultsOnly, JSON.stringify({ apiSockets: [join(tmp, 'nobody-listens.sock')] }));
 
 try {
   for (const [name, conf, nodeConfig] of cases) {

@@ -30,8 +30,11 @@ function check(what, sets, fn) {
   } catch (e) { failed++; console.log(`FAIL ${what}: ${e.message}`); }
 }
 
-check('defaults: no VF trust, no spoofchk off, sockets only in sluiced\'s socket dir', [], ({ node, sriov }) => {
-  assert.deepEqual(node, { allowVfTrust: false, allowVfSpoofchkOff: false, socketDirRoot: '/var/run/sluice/vhost' });
+check('defaults: no VF trust, no spoofchk off, no source validation off, no shared socket dir, sockets only in sluiced\'s socket dir, only its API socket', [], ({ node, sriov }) => {
+  assert.deepEqual(node, {
+    allowVfTrust: false, allowVfSpoofchkOff: false, allowSourceValidationOff: false, allowSharedSocketDir: false,
+    socketDirRoot: '/var/run/sluice/vhost', apiSockets: ['/var/run/sluice/sluice.sock'],
+  });
   assert.equal(sriov.trust, 'off');
   assert.equal(sriov.spoofchk, 'on');
 });
@@ -40,10 +43,12 @@ check('the caps, the directories and the socket dir come from the values', [
   'networks.sriov.trust=on', 'networks.sriov.spoofchk=off',
   'cni.nodePolicy.deviceInfoDir=/run/devinfo', 'cni.nodePolicy.logDir=/var/log/net',
   'cni.nodePolicy.dataDirRoot=/srv/cni', 'vhostUser.socketDir=/run/dpdk/vhost',
+  'cni.nodePolicy.allowSourceValidationOff=true', 'cni.nodePolicy.allowSharedSocketDir=true',
 ], ({ node, sriov }) => {
   assert.deepEqual(node, {
     allowVfTrust: true, allowVfSpoofchkOff: true, deviceInfoDir: '/run/devinfo', logDir: '/var/log/net',
-    dataDirRoot: '/srv/cni', socketDirRoot: '/run/dpdk/vhost',
+    dataDirRoot: '/srv/cni', socketDirRoot: '/run/dpdk/vhost', allowSourceValidationOff: true,
+    allowSharedSocketDir: true, apiSockets: ['/var/run/sluice/sluice.sock'],
   });
   assert.equal(sriov.trust, 'on');
   assert.equal(sriov.spoofchk, 'off');

@@ -130,9 +130,12 @@ check('install-cni writes sluice-cni\'s node config to the host\'s /etc/sluice/c
 
 check('sluice-cni\'s node config: the plugin\'s keys only, socketDirRoot is sluiced\'s socket dir, and it allows what the chart\'s SR-IOV network asks for', () => {
   const node = JSON.parse(cm.data['cni.json']);
-  const kNodeKeys = ['deviceInfoDir', 'logDir', 'dataDirRoot', 'socketDirRoot', 'kubeletDir', 'allowVfTrust', 'allowVfSpoofchkOff'];
+  const kNodeKeys = ['deviceInfoDir', 'logDir', 'dataDirRoot', 'socketDirRoot', 'kubeletDir', 'allowVfTrust', 'allowVfSpoofchkOff',
+    'allowSourceValidationOff', 'allowSharedSocketDir', 'apiSockets'];
   for (const k of Object.keys(node)) assert.ok(kNodeKeys.includes(k), `unknown node config key ${k}`);
   assert.equal(node.socketDirRoot, def['socket-dir']);
+  assert.deepEqual(node.apiSockets, [def['api-socket']], 'only this release\'s sluiced may be named');
+  for (const c of Object.values(cniConfs)) assert.ok(node.apiSockets.includes(c.apiSocket), `${c.name}: apiSocket allowed`);
   assert.equal(typeof node.allowVfTrust, 'boolean');
   assert.equal(typeof node.allowVfSpoofchkOff, 'boolean');
   for (const sriov of Object.values(cniConfs).filter((c) => c.interfaceType === 'sriov')) {

@@ -7,6 +7,7 @@
 #include <absl/status/statusor.h>
 
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
@@ -33,7 +34,7 @@ class FakePortBackend : public PortBackend {
   absl::StatusOr<CreatedPort> createVhostUser(uint16_t port_no, const std::string& socket_path, bool client_mode,
                                               uint16_t queues) override {
     if (refuse_all) return absl::UnimplementedError("no ports in this test");
-    if (fail_next || refuse_socket == socket_path) {
+    if (fail_next || refusesSocket(socket_path)) {
       fail_next = false;
       return absl::InternalError("fake: refused");
     }
@@ -61,6 +62,14 @@ class FakePortBackend : public PortBackend {
   bool queue_change = false;
   bool fail_next = false;
   std::string refuse_socket;
+  // A pod directory's socket comes as /proc/self/fd/<n>/<file>: compared
+  // as the file it names.
+  bool refusesSocket(const std::string& path) const {
+    if (refuse_socket.empty()) return false;
+    std::error_code ec;
+    return refuse_socket == path || std::filesystem::weakly_canonical(refuse_socket, ec) ==
+                                        std::filesystem::weakly_canonical(path, ec);
+  }
   // Called before a port is destroyed (e.g. to check no PMD still uses it).
   std::function<void(const CreatedPort&)> on_destroy;
 

@@ -194,7 +194,8 @@ and routedPrefixRanges when network.routedPrefixRanges is set (as sluiced
 and the agent get it; absent, the plugin allows none).
 */}}
 {{- define "sluice.cniNodeConfig" -}}
-{{- $n := dict "socketDirRoot" .Values.vhostUser.socketDir -}}
+{{- /* Only this release's sluiced may be named as a network's apiSocket. */ -}}
+{{- $n := dict "socketDirRoot" .Values.vhostUser.socketDir "apiSockets" (list (include "sluice.apiSocket" .)) -}}
 {{- with .Values.network.routedPrefixRanges -}}
 {{- $_ := set $n "routedPrefixRanges" . -}}
 {{- end -}}
@@ -286,6 +287,9 @@ node with an uplink (without one sluiced has no overlay and no node table).
 {{- end -}}
 {{- if and $sriov.enabled (eq $sriov.spoofchk "off") (not .Values.cni.nodePolicy.allowVfSpoofchkOff) -}}
 {{- fail "networks.sriov.spoofchk \"off\" needs cni.nodePolicy.allowVfSpoofchkOff: true (sluice-cni refuses a VF with spoof checking off unless the node config allows it)" -}}
+{{- end -}}
+{{- if and .Values.networks.vhostUser.enabled (not .Values.vhostUser.perPodSockets) (not .Values.cni.nodePolicy.allowSharedSocketDir) -}}
+{{- fail "vhostUser.perPodSockets false needs cni.nodePolicy.allowSharedSocketDir: true (sluice-cni refuses sockets in the socket directory all such pods mount unless the node config allows it)" -}}
 {{- end -}}
 {{- include "sluice.validateDpdkMemory" . -}}
 {{- $_ := include "sluice.memory" . -}}

@@ -15,8 +15,10 @@ cri() { "$CRI_CLIENT" --endpoint "$ctd/containerd.sock" "$@"; }
 
 # Writes the network containerd's CRI plugin runs for every sandbox:
 # sluice-cni (cniVersion 1.0.0) with host-local addresses 10.250.0.10-19,
-# its socketDir, records and log in the work directory. Args: the network's
-# name, then a JSON object merged into the plugin's config.
+# its socketDir, records and log in the work directory, its sockets in the
+# shared socketDir (perPodSockets false: the tests' pod UIDs are no
+# UUIDs, and they declare no emptyDir). Args: the network's name, then a
+# JSON object merged into the plugin's config.
 cri_write_netconf() {
   local extra=${2:-}
   [[ -n $extra ]] || extra='{}'
@@ -25,6 +27,7 @@ cri_write_netconf() {
     --arg dd "$work/records" --arg ipam "$work/ipam" '{
       cniVersion: "1.0.0", name: $name,
       plugins: [({type: "sluice-cni", apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
+                  perPodSockets: false,
                   ipam: {type: "host-local", dataDir: $ipam,
                          ranges: [[{subnet: "10.250.0.0/24", rangeStart: "10.250.0.10", rangeEnd: "10.250.0.19"}]]}}
                  + $extra)]
