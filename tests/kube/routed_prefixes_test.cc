@@ -108,7 +108,9 @@ TEST(RoutedPrefixesPlan, PrefixesGoWithTheNodeAndOverlapsAreRefused) {
 // joined yet get theirs) or a special range; the node keeps the rest, and
 // every refused prefix is reported with why.
 TEST(RoutedPrefixesPlan, OnlyPrefixesInsideTheAllowedRangesAndOutsideTheClusterCidrsAreRouted) {
-  PlanInput in = input({parsed(node("a", "192.168.77.2", "10.244.2.0/24",
+  // Its VTEP lies outside every prefix it claims: a Node whose VTEP is
+  // inside its own claims is left out whole (bad_vtep), tested elsewhere.
+  PlanInput in = input({parsed(node("a", "10.77.0.2", "10.244.2.0/24",
                                     R"(["10.100.1.0/24", "128.0.0.0/1", "10.245.0.0/16", "10.200.0.0/16",
                                         "fd00:100::/48", "fd00:200::/48"])"))});
   in.routed_prefix_ranges = *parsePrefixRanges("10.100.0.0/16,10.240.0.0/12,fd00:100::/32");
