@@ -135,10 +135,13 @@ mv "$work/default.json" "$work/volumes/config/default.json"
 pod_cidr=$(jq -r '."pod-cidr"' "$work/volumes/config/default.json")
 net=se2e-image-$id
 allow_api_socket "$run_dir/sluice.sock"
+# The test's pod UIDs are no UUIDs: the shared socket directory, which the
+# node config of lib.sh allows (allowSharedSocketDir).
 jq -n --arg name "$net" --arg api "$run_dir/sluice.sock" --arg sd "$vhost_dir" --arg dd "$work/records" \
   --arg ipam "$work/ipam" --arg subnet "$pod_cidr" '{
     cniVersion: "1.0.0", name: $name,
     plugins: [{type: "sluice-cni", apiSocket: $api, socketDir: $sd, dataDir: $dd, logFile: ($dd + "/cni.log"),
+               perPodSockets: false,
                ipam: {type: "host-local", dataDir: $ipam, ranges: [[{subnet: $subnet}]]}}]
   }' >"$work/cni-conf/10-sluice.conflist"
 c() { ctr --address "$ctd/containerd.sock" -n "$ns" "$@"; }

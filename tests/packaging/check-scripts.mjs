@@ -286,7 +286,8 @@ await check('install-cni: the host\'s /etc/sluice/cni.json replaced by the Confi
     assert.equal(r.status, 0, r.stderr);
     assert.equal(readFileSync(join(root, 'host-etc-sluice', 'cni.json'), 'utf8'), cm.data['cni.json']);
     assert.deepEqual(readJson(join(root, 'host-etc-sluice', 'cni.json')),
-      { allowVfTrust: false, allowVfSpoofchkOff: false, socketDirRoot: '/var/run/sluice/vhost' });
+      { allowVfTrust: false, allowVfSpoofchkOff: false, allowSourceValidationOff: false, allowSharedSocketDir: false,
+        apiSockets: ['/var/run/sluice/sluice.sock'], socketDirRoot: '/var/run/sluice/vhost' });
     assert.ok(!existsSync(join(root, 'host-etc-sluice', '.cni.json.tmp')), 'temporary file renamed away');
     assert.ok(existsSync(join(root, 'cni-bin', 'sluice-cni')), 'binary installed');
   } finally { rmSync(root, { recursive: true }); }
