@@ -296,11 +296,10 @@ int nodeDel(Client& client, const std::vector<std::string>& args) {
 std::map<std::string, std::string> options(const std::vector<std::string>& args, size_t from,
                                            const std::vector<std::string>& names) {
   std::map<std::string, std::string> out;
-  for (size_t i = from; i < args.size(); ++i) {
+  for (size_t i = from; i < args.size(); i += 2) {
     if (std::find(names.begin(), names.end(), args[i]) == names.end() || i + 1 >= args.size())
       throw po::error("unexpected argument " + args[i]);
     out[args[i]] = args[i + 1];
-    ++i;
   }
   return out;
 }

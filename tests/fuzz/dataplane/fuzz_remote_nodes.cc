@@ -32,7 +32,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!req.ParseFromArray(data, static_cast<int>(size))) return 0;
   static const sluice::LocalPodCidrs ours{*sluice::Ipv4Cidr::parse("10.244.1.0/24"),
                                           sluice::Ipv6Cidr::parse("fd00:10:244:1::/64")};
-  static const sluice::Ipv4Address our_vtep = *sluice::Ipv4Address::parse("192.168.77.1");
+  static const sluice::OverlayConfig overlay = [] {
+    sluice::OverlayConfig c;
+    c.uplink.emplace();
+    c.uplink->vtep = *sluice::Ipv4Address::parse("192.168.77.1");
+    c.uplink->vtep_prefix = 24;
+    return c;
+  }();
   std::vector<sluice::RemoteNodeConfig> accepted;
   for (const sluice::v1::NodeOp& op : req.ops()) {
     if (!op.has_put()) continue;
@@ -43,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         node.pod_cidrs_v6.size() > sluice::kMaxPodCidrsPerFamily ||
         node.routed_prefixes.size() + node.routed_prefixes_v6.size() > sluice::kMaxRoutedPrefixesPerNode)
       __builtin_trap();
-    if (!sluice::validateRemoteNode(node, ours, our_vtep, accepted, std::nullopt).ok()) continue;
+    if (!sluice::validateRemoteNode(node, ours, overlay, accepted).ok()) continue;
     for (const sluice::RemoteNodeConfig& o : accepted) {
       if (o.name == node.name) continue;
       if ((o.vtep == node.vtep && o.vtep6 == node.vtep6) || anyOverlap(o.claimed(), node.claimed()) ||
