@@ -28,7 +28,9 @@ inline constexpr uint32_t kMaxIpv4Fragments = (kMaxPortMtu - 20 + 47) / 48;
 // Splits the frame m (untagged Ethernet + IPv4, headers validated and in
 // its first segment, DF clear) into fragments of at most `mtu` bytes of IP
 // each, written to out[0, n); returns n, or 0 when it could not (mbufs
-// exhausted, or a frame the library refuses). Consumes m either way: the
+// exhausted, a frame the library refuses, a frame shorter than its IP total
+// length, or a fragment whose data would end beyond 65535: its pieces'
+// offsets cannot be written). Consumes m either way: the
 // fragments hold references to its data, a failure frees it.
 uint32_t fragmentIpv4(rte_mbuf* m, uint16_t mtu, rte_mempool* pool, rte_mbuf** out);
 
