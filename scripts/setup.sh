@@ -12,7 +12,7 @@ fi
 
 packages=(
   # toolchain
-  build-essential cmake pkg-config clang libclang-rt-dev
+  build-essential cmake ninja-build lld pkg-config clang libclang-rt-dev
   # DPDK 22.11: libraries, the net PMDs (vhost, virtio_user, pcap, null, tap, ...) and dpdk-testpmd
   libdpdk-dev dpdk dpdk-dev librte-meta-net
   # control plane and API
