@@ -321,12 +321,14 @@ assert_jq "$(cat "$work/state/checkpoint.json")" \
 }
 # Flat memory: from the middle to the end (the same mix of cycles) VmRSS may
 # grow by less than what leaking a tenth of a port per cycle would add, and
-# never by more than 2 MiB. The floor of the bound, 256 kB, is page-granular
-# noise (malloc trimming, gRPC's per-connection buffers).
+# never by more than 2 MiB. The floor of the bound, 1 MiB, is above the
+# noise of glibc's per-thread arenas and gRPC's per-connection buffers (308
+# kB seen once between two halves of a run that leaked nothing: the fds and
+# every mapping's growth were flat).
 growth=$((rss_end - rss_mid))
 rss_bound=$((port_kb * (cycles - half) / 10))
 ((rss_bound > 2048)) && rss_bound=2048
-((rss_bound < 256)) && rss_bound=256
+((rss_bound < 1024)) && rss_bound=1024
 ((growth < rss_bound)) ||
   fail "sluiced's VmRSS grew ${growth} kB over the second $((cycles - half)) cycles (bound ${rss_bound} kB): start $rss_start, middle $rss_mid, end $rss_end"
 
