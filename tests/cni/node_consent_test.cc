@@ -23,7 +23,9 @@
 #include "tests/cni/cni_fixture.h"
 
 namespace sluice::cni::testing {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace node_consent_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -220,5 +222,5 @@ TEST_F(CniTest, APodDirectoryInTheSharedSocketDirIsRootsUnlessItsGroupMustWriteI
   }
 }
 
-}  // namespace
+}  // namespace node_consent_test
 }  // namespace sluice::cni::testing

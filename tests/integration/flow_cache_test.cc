@@ -18,7 +18,9 @@
 #include "tests/integration/virtio_pod.h"
 
 namespace sluice::test {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace flow_cache_test {
 
 const Ipv4Address kIpA = *Ipv4Address::parse("10.250.0.20");
 const Ipv4Address kIpB = *Ipv4Address::parse("10.250.0.21");
@@ -254,5 +256,5 @@ TEST_F(FlowExpiryTest, IdleMegaflowsExpire) {
   EXPECT_TRUE(waitFor([&] { return listFlows().flows_size() == 1; }));
 }
 
-}  // namespace
+}  // namespace flow_cache_test
 }  // namespace sluice::test

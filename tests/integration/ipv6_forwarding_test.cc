@@ -13,7 +13,9 @@
 #include "tests/integration/virtio_pod.h"
 
 namespace sluice::test {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace ipv6_forwarding_test {
 
 const Ipv4Address kIpA = *Ipv4Address::parse("10.250.0.10");
 const Ipv6Address kIp6A = *Ipv6Address::parse("fd00:250::a");
@@ -241,5 +243,5 @@ TEST(Ipv6RefusedTest, ANodeWithoutPodCidrV6RefusesAnIpv6Attachment) {
   EXPECT_EQ(node->stop(), 0) << node->log();
 }
 
-}  // namespace
+}  // namespace ipv6_forwarding_test
 }  // namespace sluice::test

@@ -16,7 +16,9 @@
 #include "tests/integration/virtio_pod.h"
 
 namespace sluice::test {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace live_config_test {
 
 namespace fs = std::filesystem;
 
@@ -261,11 +263,11 @@ TEST_F(LiveConfigTest, TurningTheEmcOffTakesEffectInTheDatapath) {
   EXPECT_GT(p.smc_hits() + p.megaflow_hits(), 0u) << p.DebugString();
 }
 
-}  // namespace
+}  // namespace live_config_test
 }  // namespace sluice::test
 
 namespace sluice::test {
-namespace {
+namespace live_config_test {
 
 TEST_F(LiveConfigTest, AllowingThePmdToSleepTakesEffectAndTurningItOffStopsIt) {
   startPods();
@@ -292,5 +294,5 @@ TEST_F(LiveConfigTest, AllowingThePmdToSleepTakesEffectAndTurningItOffStopsIt) {
   EXPECT_EQ(sleeps(), after_off);
 }
 
-}  // namespace
+}  // namespace live_config_test
 }  // namespace sluice::test

@@ -16,7 +16,9 @@
 #include "tests/integration/virtio_pod.h"
 
 namespace sluice::test {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace mtu_test {
 
 const Ipv4Address kGateway = *Ipv4Address::parse("10.251.0.1");
 const Ipv4Address kIpA = *Ipv4Address::parse("10.251.0.10");
@@ -238,5 +240,5 @@ TEST_F(MtuPodsTest, AJumboFrameCrossesTheNodeWholeAndOneTooBigForItsPortIsAnswer
   pc->reset();
 }
 
-}  // namespace
+}  // namespace mtu_test
 }  // namespace sluice::test

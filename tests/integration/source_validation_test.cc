@@ -15,7 +15,9 @@
 #include "tests/integration/virtio_pod.h"
 
 namespace sluice::test {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace source_validation_test {
 
 const Ipv4Address kIpA = *Ipv4Address::parse("10.250.0.10");
 const Ipv4Address kIpB = *Ipv4Address::parse("10.250.0.11");
@@ -177,5 +179,5 @@ TEST_F(SourceValidationTest, ARouterPodForwardsForeignSourcesAndKeepsItsSettingA
                           {"srcval-pod-a", true}, {"srcval-pod-b", true}, {"srcval-pod-r", false}}));
 }
 
-}  // namespace
+}  // namespace source_validation_test
 }  // namespace sluice::test

@@ -23,7 +23,9 @@
 #include "tests/support/frames.h"
 
 namespace sluice {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace flow_pipeline_differential_test {
 
 using flow::FlowKey;
 using flow::MegaflowActions;
@@ -902,5 +904,5 @@ TEST(FlowPipelineDifferentialTest, RoutedPrefixesAreDecidedByTheCurrentTables) {
   EXPECT_GT(control.counters()[0].revalidated, 0u);
 }
 
-}  // namespace
+}  // namespace flow_pipeline_differential_test
 }  // namespace sluice

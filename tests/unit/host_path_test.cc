@@ -26,7 +26,9 @@
 #include "tests/support/translate_checks.h"
 
 namespace sluice {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace host_path_test {
 
 using flow::FlowKey;
 using flow::MegaflowActions;
@@ -447,5 +449,5 @@ TEST(HostPathConfigTest, AllowedPortsParseAndValidate) {
             "config: host-path-allowed-ports: needs host-interface (the TAP the node is reached through)");
 }
 
-}  // namespace
+}  // namespace host_path_test
 }  // namespace sluice

@@ -12,7 +12,9 @@
 #include "tests/support/frames.h"
 
 namespace sluice {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace l3_forward_test {
 
 using test::Frame;
 
@@ -347,5 +349,5 @@ TEST(ForwardingTableTest, FindsEveryEntryAndNothingElse) {
   EXPECT_EQ(fib.lookup(0), nullptr);
 }
 
-}  // namespace
+}  // namespace l3_forward_test
 }  // namespace sluice

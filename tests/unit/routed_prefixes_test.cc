@@ -15,7 +15,9 @@
 #include "tests/support/frames.h"
 
 namespace sluice {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace routed_prefixes_test {
 
 using flow::FlowKey;
 using flow::MegaflowActions;
@@ -353,5 +355,5 @@ TEST(RoutedPrefixCheckpointTest, PrefixesSurviveARoundTripAndABadValueIsRefused)
   EXPECT_NE(bad.status().message().find("routed_prefixes"), std::string::npos) << bad.status();
 }
 
-}  // namespace
+}  // namespace routed_prefixes_test
 }  // namespace sluice

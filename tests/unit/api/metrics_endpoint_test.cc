@@ -12,7 +12,9 @@
 #include <thread>
 
 namespace sluice {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace metrics_endpoint_test {
 
 // The endpoint's options on loopback: `port` (0: any free one), `allowed`.
 MetricsHttpOptions loopback(uint16_t port = 0, Ipv4AllowList allowed = {}) {
@@ -82,5 +84,5 @@ TEST(MetricsEndpoint, StopEndsTheRetriesOfAPortNeverFreed) {
   ::close(holder);
 }
 
-}  // namespace
+}  // namespace metrics_endpoint_test
 }  // namespace sluice

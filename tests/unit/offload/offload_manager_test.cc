@@ -16,7 +16,9 @@
 #include "tests/unit/offload/offload_test_util.h"
 
 namespace sluice::offload {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace offload_manager_test {
 
 using testing::l3Key;
 using testing::l3Mask;
@@ -450,5 +452,5 @@ TEST_F(OffloadManagerTest, FlowControlOffersUpcallsFromTheOffloadPortAndRemovesO
   EXPECT_EQ(manager_.stats().removed, 2u);
 }
 
-}  // namespace
+}  // namespace offload_manager_test
 }  // namespace sluice::offload

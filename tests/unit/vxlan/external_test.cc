@@ -18,7 +18,9 @@
 #include "tests/unit/vxlan/fake_uplink.h"
 
 namespace sluice {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace external_test {
 
 using namespace std::chrono_literals;
 
@@ -343,5 +345,5 @@ TEST(ExternalConfig, KeysAreCheckedAgainstTheUplinkAndThePodCidrs) {
   }
 }
 
-}  // namespace
+}  // namespace external_test
 }  // namespace sluice

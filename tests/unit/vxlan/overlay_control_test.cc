@@ -16,7 +16,9 @@
 #include "tests/unit/vxlan/fake_uplink.h"
 
 namespace sluice {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace overlay_control_test {
 
 using namespace std::chrono_literals;
 
@@ -552,5 +554,5 @@ TEST(OverlayControlBatch, TheIndexesRefuseExactlyWhatComparingWithEveryNodeRefus
   EXPECT_GT(refused, 100);
 }
 
-}  // namespace
+}  // namespace overlay_control_test
 }  // namespace sluice

@@ -16,7 +16,9 @@
 #include "tests/unit/vxlan/fake_uplink.h"
 
 namespace sluice::vxlan {
-namespace {
+// Named, not anonymous: the program is a unity build, and this file's
+// helpers share names with another file's.
+namespace underlay6_test {
 
 using Frame = std::vector<uint8_t>;
 
@@ -286,19 +288,19 @@ TEST(Underlay6Nd, SolicitationIsExactAndAdvertisementsAreChecked) {
     EXPECT_FALSE(parseNeighborAdvertisement(na.data(), len).has_value()) << len;
 }
 
-}  // namespace
+}  // namespace underlay6_test
 }  // namespace sluice::vxlan
 
 namespace sluice {
-namespace {
+namespace underlay6_test {
 
 using test::FakeUplink;
 
 // The advertisement `from` (its MAC) sends for `target` to our VTEP and MAC.
 std::vector<uint8_t> advertisement(MacAddress from, const Ipv6Address& target, bool solicited = true) {
-  std::vector<uint8_t> f = buildNeighborSolicitation(from, target, vxlan::kOurVtep);
-  std::memcpy(f.data(), vxlan::kOurMac.bytes.data(), 6);
-  std::memcpy(f.data() + 38, vxlan::kOurVtep.bytes.data(), 16);
+  std::vector<uint8_t> f = buildNeighborSolicitation(from, target, vxlan::underlay6_test::kOurVtep);
+  std::memcpy(f.data(), vxlan::underlay6_test::kOurMac.bytes.data(), 6);
+  std::memcpy(f.data() + 38, vxlan::underlay6_test::kOurVtep.bytes.data(), 16);
   uint8_t* icmp = f.data() + 54;
   icmp[0] = 136;
   icmp[4] = solicited ? 0x60 : 0x20;  // solicited, override
@@ -315,7 +317,7 @@ struct Fixture6 {
   Fixture6() {
     config.uplink = UplinkConfig{};
     config.uplink->devargs = "fake";
-    config.uplink->vtep6 = vxlan::kOurVtep;
+    config.uplink->vtep6 = vxlan::underlay6_test::kOurVtep;
     config.uplink->vtep6_prefix = 64;
     config.uplink->next_hop6 = *Ipv6Address::parse("fd00:77::fe");
     config.vni = 42;
@@ -349,7 +351,7 @@ TEST(OverlayControl6, OneFamilyPerUnderlayAndTunnelIdsInTheTables) {
   ASSERT_TRUE(*o.addNode(node6("c", "fd00:99::3", "10.244.3.0/24")));
   EXPECT_EQ(o.addNode(node6("d", "fd00:77::2", "10.244.4.0/24")).status().code(), absl::StatusCode::kAlreadyExists);
   auto t = o.tables();
-  EXPECT_EQ(t->tunnelForVtep6(vxlan::kPeerVtep.bytes.data()), 0);
+  EXPECT_EQ(t->tunnelForVtep6(vxlan::underlay6_test::kPeerVtep.bytes.data()), 0);
   EXPECT_EQ(t->tunnelForVtep6(Ipv6Address::parse("fd00:99::3")->bytes.data()), 1);
   EXPECT_EQ(t->tunnelForVtep6(Ipv6Address::parse("fd00:99::4")->bytes.data()), vxlan::kNoTunnel);
   // What decapsulated packets carry in tun_src, and what translation checks.
@@ -359,13 +361,13 @@ TEST(OverlayControl6, OneFamilyPerUnderlayAndTunnelIdsInTheTables) {
   ASSERT_EQ(nodes.size(), 2u);
   EXPECT_EQ(nodes[0].next_hop6->toString(), "fd00:77::2") << "inside the VTEP's /64: on-link";
   EXPECT_EQ(nodes[1].next_hop6->toString(), "fd00:77::fe") << "outside: via next-hop";
-  EXPECT_EQ(nodes[0].node.mac, MacAddress::fromIpv6(vxlan::kPeerVtep));
+  EXPECT_EQ(nodes[0].node.mac, MacAddress::fromIpv6(vxlan::underlay6_test::kPeerVtep));
   vxlan::OverlaySnapshot s;
   o.fillSnapshot(s, 0);
   EXPECT_TRUE(s.underlay_ipv6);
-  EXPECT_EQ(0, std::memcmp(s.decap6.vtep, vxlan::kOurVtep.bytes.data(), 16));
+  EXPECT_EQ(0, std::memcmp(s.decap6.vtep, vxlan::underlay6_test::kOurVtep.bytes.data(), 16));
   EXPECT_EQ(s.overlay_mtu, 1430u);
-  EXPECT_TRUE(s.vtep_nd.isGateway(vxlan::kOurVtep.bytes.data()));
+  EXPECT_TRUE(s.vtep_nd.isGateway(vxlan::underlay6_test::kOurVtep.bytes.data()));
 }
 
 // The IPv6 VTEPs no node can have, each refused with its reason: the
@@ -411,15 +413,15 @@ TEST(OverlayControl6, NextHopsAreResolvedByNeighborDiscovery) {
   EXPECT_FALSE(o.tables()->tunnel6(0).valid);
   const auto t0 = NeighborTable::Clock::time_point{} + std::chrono::hours(1);
   // Unsolicited before we asked: refused.
-  f.uplink.punted.push_back(advertisement(vxlan::kPeerMac, vxlan::kPeerVtep));
+  f.uplink.punted.push_back(advertisement(vxlan::underlay6_test::kPeerMac, vxlan::underlay6_test::kPeerVtep));
   EXPECT_FALSE(o.poll(t0));
   ASSERT_EQ(f.uplink.sent.size(), 1u);
-  EXPECT_EQ(f.uplink.sent[0], buildNeighborSolicitation(vxlan::kOurMac, vxlan::kOurVtep, vxlan::kPeerVtep));
+  EXPECT_EQ(f.uplink.sent[0], buildNeighborSolicitation(vxlan::underlay6_test::kOurMac, vxlan::underlay6_test::kOurVtep, vxlan::underlay6_test::kPeerVtep));
   EXPECT_EQ(o.arpRefusals()[static_cast<size_t>(ArpRefusal::kUnsolicited)], 1u);
   // Not solicited (S clear), and not for a next hop: refused by name.
-  f.uplink.punted.push_back(advertisement(vxlan::kPeerMac, vxlan::kPeerVtep, false));
-  f.uplink.punted.push_back(advertisement(vxlan::kPeerMac, *Ipv6Address::parse("fd00:77::9")));
-  std::vector<uint8_t> broken = advertisement(vxlan::kPeerMac, vxlan::kPeerVtep);
+  f.uplink.punted.push_back(advertisement(vxlan::underlay6_test::kPeerMac, vxlan::underlay6_test::kPeerVtep, false));
+  f.uplink.punted.push_back(advertisement(vxlan::underlay6_test::kPeerMac, *Ipv6Address::parse("fd00:77::9")));
+  std::vector<uint8_t> broken = advertisement(vxlan::underlay6_test::kPeerMac, vxlan::underlay6_test::kPeerVtep);
   broken[60] ^= 1;
   f.uplink.punted.push_back(broken);
   EXPECT_FALSE(o.poll(t0));
@@ -427,11 +429,11 @@ TEST(OverlayControl6, NextHopsAreResolvedByNeighborDiscovery) {
   EXPECT_EQ(o.arpRefusals()[static_cast<size_t>(ArpRefusal::kNotANextHop)], 1u);
   EXPECT_EQ(o.arpRefusals()[static_cast<size_t>(ArpRefusal::kMalformed)], 1u);
   // The answer: learned, the template valid with the peer's MAC.
-  f.uplink.punted.push_back(advertisement(vxlan::kPeerMac, vxlan::kPeerVtep));
+  f.uplink.punted.push_back(advertisement(vxlan::underlay6_test::kPeerMac, vxlan::underlay6_test::kPeerVtep));
   EXPECT_TRUE(o.poll(t0));
   const vxlan::EncapTemplate6& tmpl = o.tables()->tunnel6(0);
   EXPECT_TRUE(tmpl.valid);
-  EXPECT_EQ(0, std::memcmp(tmpl.outer, vxlan::kPeerMac.bytes.data(), 6));
+  EXPECT_EQ(0, std::memcmp(tmpl.outer, vxlan::underlay6_test::kPeerMac.bytes.data(), 6));
   EXPECT_EQ(o.listNodes(t0)[0].neighbor_state, "reachable");
   // Stale after reachable_time: asked again, still used; forgotten later.
   f.uplink.sent.clear();
@@ -442,5 +444,5 @@ TEST(OverlayControl6, NextHopsAreResolvedByNeighborDiscovery) {
   EXPECT_FALSE(o.tables()->tunnel6(0).valid);
 }
 
-}  // namespace
+}  // namespace underlay6_test
 }  // namespace sluice
