@@ -110,8 +110,17 @@ std::optional<std::chrono::system_clock::time_point> parseRfc3339(std::string_vi
   tm.tm_hour = *hour;
   tm.tm_min = *minute;
   tm.tm_sec = *second;
-  const time_t secs = ::timegm(&tm);
-  return std::chrono::system_clock::from_time_t(secs - offset);
+  const time_t secs = ::timegm(&tm) - offset;
+  // system_clock counts nanoseconds in 64 bits: from 1677 to 2262. A time
+  // outside that is no time an API server sends; converting it would
+  // overflow.
+  using std::chrono::duration_cast;
+  using std::chrono::seconds;
+  using std::chrono::system_clock;
+  if (secs <= duration_cast<seconds>(system_clock::time_point::min().time_since_epoch()).count() ||
+      secs >= duration_cast<seconds>(system_clock::time_point::max().time_since_epoch()).count())
+    return std::nullopt;
+  return system_clock::from_time_t(secs);
 }
 
 ParsedVtep parseVtepAnnotation(std::string_view value) {

@@ -165,6 +165,12 @@ TEST(NodeParser, Rfc3339) {
   EXPECT_FALSE(parseRfc3339("1970-01-02 00:00:00Z"));
   EXPECT_FALSE(parseRfc3339("1970-13-02T00:00:00Z"));
   EXPECT_FALSE(parseRfc3339("1970-01-02T00:00:00"));
+  // Beyond what system_clock holds (1677-2262): refused, not overflowed
+  // (found by fuzz_kube_node).
+  EXPECT_TRUE(parseRfc3339("2262-01-01T00:00:00Z"));
+  EXPECT_FALSE(parseRfc3339("2263-01-01T00:00:00Z"));
+  EXPECT_FALSE(parseRfc3339("4808-12-02T03:04:05.5+01:00"));
+  EXPECT_FALSE(parseRfc3339("1600-01-01T00:00:00Z"));
 }
 
 TEST(LineSplitter, SplitsLinesAcrossPieces) {
