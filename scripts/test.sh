@@ -19,6 +19,7 @@ jobs=${JOBS:-$(nproc)}
 passed=0
 failed=0
 skipped=0
+ctest_runs=0
 log_dir=$(mktemp -d)
 mapfile -t expected_skips < <(sed -E 's/#.*//; s/[[:space:]]+$//; /^$/d' .ci/expected-skips)
 
@@ -78,7 +79,8 @@ run_ctest() {
   shift
   local tree out line total bad skips name
   tree=$(basename "$dir")
-  out="$log_dir/ctest-$tree-$RANDOM.log"
+  ctest_runs=$((ctest_runs + 1))
+  out="$log_dir/ctest-$ctest_runs-$tree.log"  # one tree may run ctest twice
   (cd "$dir" && ctest --output-on-failure "$@") 2>&1 | tee "$out"
   line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$out" | tail -1)
   if [[ -z $line ]]; then
