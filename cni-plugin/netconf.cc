@@ -44,7 +44,7 @@ const std::set<std::string, std::less<>> kKnownIgnored = {
     "cni.dev/attachments",  // handled with valid-attachments below
 };
 
-absl::Status invalid(std::string_view field, std::string_view why) {
+absl::Status invalidField(std::string_view field, std::string_view why) {
   return cniError(ErrorCode::kInvalidConfig, cat("network config: \"", field, "\" ", why));
 }
 
@@ -62,10 +62,10 @@ bool isSafeName(std::string_view s) {
 absl::StatusOr<std::string> getString(const json& obj, std::string_view field, bool required) {
   auto it = obj.find(field);
   if (it == obj.end() || it->is_null()) {
-    if (required) return invalid(field, "is required");
+    if (required) return invalidField(field, "is required");
     return std::string();
   }
-  if (!it->is_string()) return invalid(field, "must be a string");
+  if (!it->is_string()) return invalidField(field, "must be a string");
   return it->get<std::string>();
 }
 
@@ -77,16 +77,16 @@ absl::StatusOr<std::optional<int64_t>> getInteger(const json& obj, std::string_v
   if (it->is_number_unsigned()) {
     uint64_t u = it->get<uint64_t>();
     if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return invalid(field, cat("must be between ", min, " and ", max));
+      return invalidField(field, cat("must be between ", min, " and ", max));
     }
     value = static_cast<int64_t>(u);
   } else if (it->is_number_integer()) {
     value = it->get<int64_t>();
   } else {
-    return invalid(field, "must be an integer");
+    return invalidField(field, "must be an integer");
   }
   if (value < min || value > max) {
-    return invalid(field, cat("must be between ", min, " and ", max, ", got ", value));
+    return invalidField(field, cat("must be between ", min, " and ", max, ", got ", value));
   }
   return std::optional<int64_t>(value);
 }
@@ -96,16 +96,16 @@ absl::StatusOr<std::string> getAbsolutePath(const json& obj, std::string_view fi
   absl::StatusOr<std::string> value = getString(obj, field, false);
   if (!value.ok()) return value.status();
   if (value->empty()) return std::string(fallback);
-  if ((*value)[0] != '/') return invalid(field, "must be an absolute path");
-  if (value->size() > max_len) return invalid(field, cat("is longer than ", max_len, " bytes"));
-  if (value->find('\0') != std::string::npos) return invalid(field, "must not contain NUL");
+  if ((*value)[0] != '/') return invalidField(field, "must be an absolute path");
+  if (value->size() > max_len) return invalidField(field, cat("is longer than ", max_len, " bytes"));
+  if (value->find('\0') != std::string::npos) return invalidField(field, "must not contain NUL");
   return value;
 }
 
 absl::StatusOr<std::optional<bool>> getBoolean(const json& obj, std::string_view field) {
   auto it = obj.find(field);
   if (it == obj.end() || it->is_null()) return std::optional<bool>();
-  if (!it->is_boolean()) return invalid(field, "must be true or false");
+  if (!it->is_boolean()) return invalidField(field, "must be true or false");
   return std::optional<bool>(it->get<bool>());
 }
 
@@ -116,43 +116,43 @@ absl::StatusOr<std::optional<bool>> getOnOff(const json& obj, std::string_view f
   if (it->is_boolean()) return std::optional<bool>(it->get<bool>());
   if (it->is_string() && it->get<std::string>() == "on") return std::optional<bool>(true);
   if (it->is_string() && it->get<std::string>() == "off") return std::optional<bool>(false);
-  return invalid(field, "must be \"on\" or \"off\"");
+  return invalidField(field, "must be \"on\" or \"off\"");
 }
 
 absl::Status parseRuntimeConfig(const json& doc, NetConf& conf) {
   auto it = doc.find("runtimeConfig");
   if (it == doc.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_object()) return invalid("runtimeConfig", "must be an object");
+  if (!it->is_object()) return invalidField("runtimeConfig", "must be an object");
   const json& rc = *it;
   if (auto f = rc.find("CNIDeviceInfoFile"); f != rc.end() && !f->is_null()) {
-    if (!f->is_string()) return invalid("runtimeConfig.CNIDeviceInfoFile", "must be a string");
+    if (!f->is_string()) return invalidField("runtimeConfig.CNIDeviceInfoFile", "must be a string");
     std::string path = f->get<std::string>();
     if (!path.empty()) {
-      if (path[0] != '/') return invalid("runtimeConfig.CNIDeviceInfoFile", "must be an absolute path");
+      if (path[0] != '/') return invalidField("runtimeConfig.CNIDeviceInfoFile", "must be an absolute path");
       if (path.find('\0') != std::string::npos || path.size() > 4096) {
-        return invalid("runtimeConfig.CNIDeviceInfoFile", "is not a usable path");
+        return invalidField("runtimeConfig.CNIDeviceInfoFile", "is not a usable path");
       }
       conf.device_info_file = std::move(path);
     }
   }
   if (auto f = rc.find("deviceID"); f != rc.end() && !f->is_null()) {
-    if (!f->is_string()) return invalid("runtimeConfig.deviceID", "must be a string");
+    if (!f->is_string()) return invalidField("runtimeConfig.deviceID", "must be a string");
     if (conf.device_id.empty()) conf.device_id = f->get<std::string>();
   }
   if (auto f = rc.find("mac"); f != rc.end() && !f->is_null()) {
     std::optional<MacAddress> mac = f->is_string() ? MacAddress::parse(f->get<std::string>()) : std::nullopt;
     if (!mac || (mac->bytes[0] & 1) != 0 || *mac == MacAddress{}) {
-      return invalid("runtimeConfig.mac", "must be a unicast MAC like 02:00:00:00:00:01");
+      return invalidField("runtimeConfig.mac", "must be a unicast MAC like 02:00:00:00:00:01");
     }
     conf.runtime_mac = *mac;
   }
   if (auto f = rc.find("ips"); f != rc.end() && !f->is_null()) {
     if (!f->is_array() || f->size() > kMaxRuntimeIps) {
-      return invalid("runtimeConfig.ips", cat("must be an array of at most ", kMaxRuntimeIps, " addresses"));
+      return invalidField("runtimeConfig.ips", cat("must be an array of at most ", kMaxRuntimeIps, " addresses"));
     }
     for (const json& ip : *f) {
       if (!ip.is_string() || (!parseIpv4Cidr(ip.get<std::string>()) && !parseIpv6Cidr(ip.get<std::string>()))) {
-        return invalid("runtimeConfig.ips", "entries must be IPv4 or IPv6 addresses with a prefix, like "
+        return invalidField("runtimeConfig.ips", "entries must be IPv4 or IPv6 addresses with a prefix, like "
                                             "10.1.2.3/24 or fd00:10:244::3/64");
       }
       conf.runtime_ips.push_back(ip.get<std::string>());
@@ -167,14 +167,14 @@ absl::Status parseValidAttachments(const json& doc, NetConf& conf) {
   for (std::string_view key : {"cni.dev/valid-attachments", "cni.dev/attachments"}) {
     auto it = doc.find(key);
     if (it == doc.end() || it->is_null()) continue;
-    if (!it->is_array()) return invalid(key, "must be an array");
+    if (!it->is_array()) return invalidField(key, "must be an array");
     std::vector<AttachmentId> list;
     for (const json& entry : *it) {
-      if (!entry.is_object()) return invalid(key, "entries must be objects");
+      if (!entry.is_object()) return invalidField(key, "entries must be objects");
       auto cid = entry.find("containerID");
       auto ifn = entry.find("ifname");
       if (cid == entry.end() || !cid->is_string() || ifn == entry.end() || !ifn->is_string()) {
-        return invalid(key, "entries need string \"containerID\" and \"ifname\"");
+        return invalidField(key, "entries need string \"containerID\" and \"ifname\"");
       }
       list.push_back({cid->get<std::string>(), ifn->get<std::string>()});
     }
@@ -191,7 +191,7 @@ absl::StatusOr<std::optional<std::vector<std::string>>> getRoutedPrefixes(const 
   auto it = obj.find(field);
   if (it == obj.end() || it->is_null()) return std::optional<std::vector<std::string>>();
   if (!it->is_array() || it->size() > kMaxRoutedPrefixes)
-    return invalid(where, cat("must be an array of at most ", kMaxRoutedPrefixes, " CIDR strings"));
+    return invalidField(where, cat("must be an array of at most ", kMaxRoutedPrefixes, " CIDR strings"));
   std::vector<std::string> out;
   for (const json& entry : *it) {
     const std::string text = entry.is_string() ? entry.get<std::string>() : std::string();
@@ -199,9 +199,9 @@ absl::StatusOr<std::optional<std::vector<std::string>>> getRoutedPrefixes(const 
     if (auto v4 = Ipv4Cidr::parse(text)) normal = v4->toString();
     else if (auto v6 = Ipv6Cidr::parse(text)) normal = v6->toString();
     else
-      return invalid(where, cat("entries must be IPv4 or IPv6 CIDRs with host bits zero, like 10.100.0.0/16 or "
+      return invalidField(where, cat("entries must be IPv4 or IPv6 CIDRs with host bits zero, like 10.100.0.0/16 or "
                                 "fd00:100::/48; got ", entry.dump()));
-    if (std::find(out.begin(), out.end(), normal) != out.end()) return invalid(where, cat("lists ", normal, " twice"));
+    if (std::find(out.begin(), out.end(), normal) != out.end()) return invalidField(where, cat("lists ", normal, " twice"));
     out.push_back(std::move(normal));
   }
   return std::optional(std::move(out));
@@ -294,12 +294,12 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
 
   if (s = getString(doc, "name", true); !s.ok()) return s.status();
   if (!isSafeName(*s)) {
-    return invalid("name", "must start with an alphanumeric and contain only alphanumerics, '_', '.', '-'");
+    return invalidField("name", "must start with an alphanumeric and contain only alphanumerics, '_', '.', '-'");
   }
   conf.name = *s;
 
   if (s = getString(doc, "type", true); !s.ok()) return s.status();
-  if (*s != kPluginType) return invalid("type", cat("must be \"", kPluginType, "\", got \"", *s, "\""));
+  if (*s != kPluginType) return invalidField("type", cat("must be \"", kPluginType, "\", got \"", *s, "\""));
 
   if (s = getString(doc, "interfaceType", false); !s.ok()) return s.status();
   if (s->empty() || *s == "vhost-user") {
@@ -307,7 +307,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   } else if (*s == "sriov") {
     conf.interface_type = InterfaceType::kSriov;
   } else {
-    return invalid("interfaceType", cat("must be \"vhost-user\" or \"sriov\", got \"", *s, "\""));
+    return invalidField("interfaceType", cat("must be \"vhost-user\" or \"sriov\", got \"", *s, "\""));
   }
 
   if (s = getString(doc, "vhostMode", false); !s.ok()) return s.status();
@@ -316,7 +316,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   } else if (*s == "server") {
     conf.vhost_mode = VhostMode::kServer;
   } else {
-    return invalid("vhostMode", cat("must be \"server\" or \"client\", got \"", *s, "\""));
+    return invalidField("vhostMode", cat("must be \"server\" or \"client\", got \"", *s, "\""));
   }
 
   if (s = getAbsolutePath(doc, "apiSocket", "", kMaxSocketPathLen); !s.ok()) return s.status();
@@ -340,7 +340,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   if (absl::Status st = parseRoutedPrefixes(doc, conf); !st.ok()) return st;
   if (s = getString(doc, "socketVolume", false); !s.ok()) return s.status();
   if (!s->empty()) {
-    if (absl::Status v = validateVolumeName(*s); !v.ok()) return invalid("socketVolume", sv(v.message()));
+    if (absl::Status v = validateVolumeName(*s); !v.ok()) return invalidField("socketVolume", sv(v.message()));
     conf.socket_volume = *s;
   }
   // The pod's socket, <podSocketDir>/<ifname ≤ 15>.sock, must fit sun_path
@@ -349,7 +349,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
     return s.status();
   }
   std::optional<std::string> pod_dir = normaliseAbsolutePath(*s);
-  if (!pod_dir || *pod_dir == "/") return invalid("podSocketDir", "must be an absolute path below / without \"..\"");
+  if (!pod_dir || *pod_dir == "/") return invalidField("podSocketDir", "must be an absolute path below / without \"..\"");
   conf.pod_socket_dir = *pod_dir;
 
   // uid_t's largest value, (uid_t)-1, means "unchanged" to chown: not a group.
@@ -367,10 +367,10 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   if (*n) conf.timeout_ms = static_cast<uint32_t>(**n);
 
   if (auto it = doc.find("ipam"); it != doc.end() && !it->is_null()) {
-    if (!it->is_object()) return invalid("ipam", "must be an object");
+    if (!it->is_object()) return invalidField("ipam", "must be an object");
     absl::StatusOr<std::string> type = getString(*it, "type", false);
-    if (!type.ok() || type->empty()) return invalid("ipam.type", "is required and must be a string");
-    if (!isSafeName(*type)) return invalid("ipam.type", "must be a plugin name, not a path");
+    if (!type.ok() || type->empty()) return invalidField("ipam.type", "is required and must be a string");
+    if (!isSafeName(*type)) return invalidField("ipam.type", "must be a plugin name, not a path");
     conf.ipam = IpamConfig{*type};
   }
 
@@ -380,7 +380,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   // Multus passes a deviceID for any network backed by a device plugin
   // resource; only an SR-IOV attachment uses (and so checks) it.
   if (conf.interface_type == InterfaceType::kSriov && !conf.device_id.empty() && !isPciAddress(conf.device_id)) {
-    return invalid("deviceID", cat("must be a PCI address like 0000:3b:02.1, got \"", conf.device_id, "\""));
+    return invalidField("deviceID", cat("must be a PCI address like 0000:3b:02.1, got \"", conf.device_id, "\""));
   }
 
   if (s = getString(doc, "sriovMode", false); !s.ok()) return s.status();
@@ -389,7 +389,7 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   } else if (*s == "dpdk") {
     conf.sriov_mode = SriovMode::kDpdk;
   } else {
-    return invalid("sriovMode", cat("must be \"kernel\" or \"dpdk\", got \"", *s, "\""));
+    return invalidField("sriovMode", cat("must be \"kernel\" or \"dpdk\", got \"", *s, "\""));
   }
   absl::StatusOr<std::optional<bool>> onoff = getOnOff(doc, "trust");
   if (!onoff.ok()) return onoff.status();
@@ -402,10 +402,10 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   if (absl::EqualsIgnoreCase(*s, "802.1ad")) {
     conf.vlan_proto = VlanProto::k8021AD;
   } else if (!s->empty() && !absl::EqualsIgnoreCase(*s, "802.1Q")) {
-    return invalid("vlanProto", cat("must be \"802.1Q\" or \"802.1ad\", got \"", *s, "\""));
+    return invalidField("vlanProto", cat("must be \"802.1Q\" or \"802.1ad\", got \"", *s, "\""));
   }
   if (conf.vlan == 0 && (conf.vlan_qos != 0 || conf.vlan_proto != VlanProto::k8021Q)) {
-    return invalid(conf.vlan_qos != 0 ? "vlanQoS" : "vlanProto", "needs a \"vlan\"");
+    return invalidField(conf.vlan_qos != 0 ? "vlanQoS" : "vlanProto", "needs a \"vlan\"");
   }
   if (s = getString(doc, "link_state", false); !s.ok()) return s.status();
   if (*s == "auto") {
@@ -415,32 +415,32 @@ absl::StatusOr<NetConf> parseNetConf(std::string_view text) {
   } else if (*s == "disable") {
     conf.link_state = VfLinkState::kDisable;
   } else if (!s->empty()) {
-    return invalid("link_state", cat("must be \"auto\", \"enable\" or \"disable\", got \"", *s, "\""));
+    return invalidField("link_state", cat("must be \"auto\", \"enable\" or \"disable\", got \"", *s, "\""));
   }
   if (n = getInteger(doc, "min_tx_rate", 0, kMaxTxRate); !n.ok()) return n.status();
   if (*n) conf.min_tx_rate = static_cast<uint32_t>(**n);
   if (n = getInteger(doc, "max_tx_rate", 0, kMaxTxRate); !n.ok()) return n.status();
   if (*n) conf.max_tx_rate = static_cast<uint32_t>(**n);
   if (conf.max_tx_rate != 0 && conf.min_tx_rate > conf.max_tx_rate) {
-    return invalid("min_tx_rate", cat("is above max_tx_rate (", conf.min_tx_rate, " > ", conf.max_tx_rate, ")"));
+    return invalidField("min_tx_rate", cat("is above max_tx_rate (", conf.min_tx_rate, " > ", conf.max_tx_rate, ")"));
   }
   if (conf.interface_type == InterfaceType::kVhostUser) {
     for (std::string_view key : {"sriovMode", "trust", "spoofchk", "vlanQoS", "vlanProto", "link_state",
                                  "min_tx_rate", "max_tx_rate"}) {
-      if (doc.contains(key)) return invalid(key, "applies to interfaceType \"sriov\" only");
+      if (doc.contains(key)) return invalidField(key, "applies to interfaceType \"sriov\" only");
     }
   } else {
     for (std::string_view key :
          {"perPodSockets", "socketVolume", "podSocketDir", "socketGroup", "sourceValidation", "queues",
           "allowPodRoutedPrefixes"}) {
-      if (doc.contains(key)) return invalid(key, "applies to interfaceType \"vhost-user\" only");
+      if (doc.contains(key)) return invalidField(key, "applies to interfaceType \"vhost-user\" only");
     }
     // sluiced routes only to its own ports, not to a VF.
-    if (!conf.routed_prefixes.empty()) return invalid("routedPrefixes", "applies to interfaceType \"vhost-user\" only");
+    if (!conf.routed_prefixes.empty()) return invalidField("routedPrefixes", "applies to interfaceType \"vhost-user\" only");
   }
 
   if (auto it = doc.find("prevResult"); it != doc.end() && !it->is_null()) {
-    if (!it->is_object()) return invalid("prevResult", "must be an object");
+    if (!it->is_object()) return invalidField("prevResult", "must be an object");
     conf.prev_result = *it;
   }
   if (absl::Status st = parseValidAttachments(doc, conf); !st.ok()) return st;

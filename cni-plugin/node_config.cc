@@ -21,7 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-absl::Status invalid(std::string_view origin, std::string_view why) {
+absl::Status invalidNodeConfig(std::string_view origin, std::string_view why) {
   return cniError(ErrorCode::kInvalidConfig, cat("node config ", origin, ": ", why));
 }
 
@@ -30,7 +30,7 @@ absl::Status readDirectory(const json& doc, std::string_view key, std::string_vi
   if (it == doc.end()) return absl::OkStatus();
   std::optional<std::string> dir;
   if (it->is_string()) dir = normaliseAbsolutePath(it->get<std::string>());
-  if (!dir) return invalid(origin, cat("\"", key, "\" must be an absolute path without \"..\" components"));
+  if (!dir) return invalidNodeConfig(origin, cat("\"", key, "\" must be an absolute path without \"..\" components"));
   out = *dir;
   return absl::OkStatus();
 }
@@ -42,7 +42,7 @@ absl::Status readSocketList(const json& doc, std::string_view key, std::string_v
   auto it = doc.find(key);
   if (it == doc.end()) return absl::OkStatus();
   const auto bad = [&] {
-    return invalid(origin, cat("\"", key, "\" must be a non-empty array of distinct absolute socket paths of at most ",
+    return invalidNodeConfig(origin, cat("\"", key, "\" must be a non-empty array of distinct absolute socket paths of at most ",
                                kMaxSocketPathLen, " bytes without \"..\" components"));
   };
   if (!it->is_array() || it->empty()) return bad();
@@ -61,7 +61,7 @@ absl::Status readSocketList(const json& doc, std::string_view key, std::string_v
 absl::Status readBool(const json& doc, std::string_view key, std::string_view origin, bool& out) {
   auto it = doc.find(key);
   if (it == doc.end()) return absl::OkStatus();
-  if (!it->is_boolean()) return invalid(origin, cat("\"", key, "\" must be true or false"));
+  if (!it->is_boolean()) return invalidNodeConfig(origin, cat("\"", key, "\" must be true or false"));
   out = it->get<bool>();
   return absl::OkStatus();
 }
@@ -70,7 +70,7 @@ absl::Status readBool(const json& doc, std::string_view key, std::string_view or
 
 absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_view origin) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object()) return invalid(origin, "not a JSON object");
+  if (!doc.is_object()) return invalidNodeConfig(origin, "not a JSON object");
   // The keys, declared once: what each fills in.
   NodeConfig node;
   struct DirKey {
@@ -99,7 +99,7 @@ absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_vi
     known = known || key == "routedPrefixRanges";
     known = known || key == kApiSockets;
     // A misspelt key of a security setting must not silently fall back to a default.
-    if (!known) return invalid(origin, cat("unknown key \"", key, "\""));
+    if (!known) return invalidNodeConfig(origin, cat("unknown key \"", key, "\""));
   }
   for (const DirKey& d : kDirs) {
     if (absl::Status s = readDirectory(doc, d.key, origin, node.*d.field); !s.ok()) return s;
@@ -114,9 +114,9 @@ absl::StatusOr<NodeConfig> parseNodeConfig(std::string_view text, std::string_vi
       strings = strings && e.is_string();
       if (strings) entries.push_back(e.get<std::string>());
     }
-    if (!strings) return invalid(origin, "\"routedPrefixRanges\" must be an array of CIDR strings");
+    if (!strings) return invalidNodeConfig(origin, "\"routedPrefixRanges\" must be an array of CIDR strings");
     absl::StatusOr<PrefixRanges> ranges = parsePrefixRanges(entries);
-    if (!ranges.ok()) return invalid(origin, cat("\"routedPrefixRanges\": ", sv(ranges.status().message())));
+    if (!ranges.ok()) return invalidNodeConfig(origin, cat("\"routedPrefixRanges\": ", sv(ranges.status().message())));
     node.routed_prefix_ranges = *std::move(ranges);
   }
   if (absl::Status s = readSocketList(doc, kApiSockets, origin, node.api_sockets); !s.ok()) return s;

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "common/device_names.h"
+#include "dataplane/config/config_error.h"
 #include "dataplane/config/config_keys.h"
 #include "dataplane/config/ipv4_allow_list.h"
 #include "dataplane/datapath/host_path.h"
@@ -37,22 +38,18 @@ bool isBooleanKey(const std::string& key) {
   return known != nullptr && known->kind == ConfigKeyKind::kBoolean;
 }
 
-absl::Status invalid(const std::string& key, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat("config: ", key, ": ", why));
-}
-
 absl::StatusOr<std::vector<unsigned>> parseCoreList(const std::string& key, const std::string& text) {
   std::vector<unsigned> cores;
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     unsigned core = 0;
     if (!absl::SimpleAtoi(part, &core) || core >= 128)
-      return invalid(key, absl::StrCat("'", part, "' is not an lcore id 0-127"));
+      return invalidKey(key, absl::StrCat("'", part, "' is not an lcore id 0-127"));
     cores.push_back(core);
   }
-  if (cores.empty()) return invalid(key, "needs at least one lcore");
-  if (cores.size() > kMaxPmds) return invalid(key, absl::StrCat("at most ", kMaxPmds, " PMD cores"));
+  if (cores.empty()) return invalidKey(key, "needs at least one lcore");
+  if (cores.size() > kMaxPmds) return invalidKey(key, absl::StrCat("at most ", kMaxPmds, " PMD cores"));
   std::set<unsigned> unique(cores.begin(), cores.end());
-  if (unique.size() != cores.size()) return invalid(key, "lists an lcore twice");
+  if (unique.size() != cores.size()) return invalidKey(key, "lists an lcore twice");
   return cores;
 }
 
@@ -63,21 +60,21 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
   auto number = [&](uint64_t max, uint64_t min = 0) -> absl::StatusOr<uint64_t> {
     uint64_t v = 0;
     if (!absl::SimpleAtoi(value, &v) || v < min || v > max)
-      return invalid(key, absl::StrCat("'", value, "' is not an integer in ", min, "..", max));
+      return invalidKey(key, absl::StrCat("'", value, "' is not an integer in ", min, "..", max));
     return v;
   };
   if (key == "api-socket") {
-    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    if (value.empty() || value[0] != '/') return invalidKey(key, "must be an absolute path");
     c.api_socket = value;
   } else if (key == "agent-api-socket") {
-    if (!value.empty() && value[0] != '/') return invalid(key, "must be an absolute path (or empty: none)");
+    if (!value.empty() && value[0] != '/') return invalidKey(key, "must be an absolute path (or empty: none)");
     c.agent_api_socket = value;
   } else if (key == "agent-api-gid") {
     auto v = number(std::numeric_limits<uint32_t>::max() - 1);  // (gid_t)-1 means "no change" to chown
     if (!v.ok()) return v.status();
     c.agent_api_gid = static_cast<uint32_t>(*v);
   } else if (key == "socket-dir") {
-    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    if (value.empty() || value[0] != '/') return invalidKey(key, "must be an absolute path");
     c.socket_dir = value;
   } else if (key == "pmd-cores") {
     auto cores = parseCoreList(key, value);
@@ -91,12 +88,12 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     c.eal_args = value;
   } else if (key == "pod-cidr") {
     auto cidr = Ipv4Cidr::parse(value);
-    if (!cidr) return invalid(key, absl::StrCat("'", value, "' is not an IPv4 CIDR like 10.244.1.0/24 (host bits zero)"));
-    if (cidr->prefix_len < 8 || cidr->prefix_len > 30) return invalid(key, "prefix length must be 8..30");
+    if (!cidr) return invalidKey(key, absl::StrCat("'", value, "' is not an IPv4 CIDR like 10.244.1.0/24 (host bits zero)"));
+    if (cidr->prefix_len < 8 || cidr->prefix_len > 30) return invalidKey(key, "prefix length must be 8..30");
     c.pod_cidr = *cidr;
   } else if (key == "gateway") {
     auto ip = Ipv4Address::parse(value);
-    if (!ip) return invalid(key, absl::StrCat("'", value, "' is not an IPv4 address"));
+    if (!ip) return invalidKey(key, absl::StrCat("'", value, "' is not an IPv4 address"));
     c.gateway = *ip;
   } else if (key == "pod-cidr-v6") {
     if (value.empty()) {
@@ -105,15 +102,15 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     }
     auto cidr = Ipv6Cidr::parse(value);
     if (!cidr)
-      return invalid(key, absl::StrCat("'", value, "' is not an IPv6 CIDR like fd00:10:244:1::/64 (host bits zero)"));
+      return invalidKey(key, absl::StrCat("'", value, "' is not an IPv6 CIDR like fd00:10:244:1::/64 (host bits zero)"));
     // /124 leaves 15 addresses beside the network one; longer ones (/128 is
     // a single address) cannot hold a gateway and pods. Shorter than /16 is
     // no node's share of a cluster.
     if (cidr->prefix_len < 16 || cidr->prefix_len > 124)
-      return invalid(key, absl::StrCat("prefix length /", cidr->prefix_len,
+      return invalidKey(key, absl::StrCat("prefix length /", cidr->prefix_len,
                                        " must be 16..124 (a /125 or longer leaves too few pod addresses)"));
     if (cidr->network.isMulticast() || cidr->network.isLinkLocal())
-      return invalid(key, "must be a unicast network, not multicast or link-local (fe80::/10)");
+      return invalidKey(key, "must be a unicast network, not multicast or link-local (fe80::/10)");
     c.pod_cidr_v6 = *cidr;
   } else if (key == "gateway-v6") {
     if (value.empty()) {
@@ -121,7 +118,7 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
       return absl::OkStatus();
     }
     auto ip = Ipv6Address::parse(value);
-    if (!ip) return invalid(key, absl::StrCat("'", value, "' is not an IPv6 address"));
+    if (!ip) return invalidKey(key, absl::StrCat("'", value, "' is not an IPv6 address"));
     c.gateway_v6 = *ip;
   } else if (key == "ipv6-router-lifetime") {
     auto v = number(kMaxRouterLifetimeS);
@@ -133,7 +130,7 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
       return absl::OkStatus();
     }
     auto ip = Ipv4Address::parse(value);
-    if (!ip) return invalid(key, absl::StrCat("'", value, "' is not an IPv4 address (the external network is IPv4 only)"));
+    if (!ip) return invalidKey(key, absl::StrCat("'", value, "' is not an IPv4 address (the external network is IPv4 only)"));
     c.external_gateway = *ip;
   } else if (key == "external-vlan") {
     // 0 and 4095 are reserved VLAN IDs (IEEE 802.1Q); 0 here means untagged.
@@ -143,28 +140,28 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
   } else if (key == "gateway-mac") {
     auto mac = MacAddress::parse(value);
     if (!mac || mac->isMulticast() || mac->isZero())
-      return invalid(key, absl::StrCat("'", value, "' is not a unicast MAC like 02:00:00:00:00:01"));
+      return invalidKey(key, absl::StrCat("'", value, "' is not a unicast MAC like 02:00:00:00:00:01"));
     c.gateway_mac = *mac;
   } else if (key == "host-interface") {
     if (!value.empty() && !isNetdevName(value))
-      return invalid(key, absl::StrCat("'", value, "' is not an interface name (1..15 characters, no '/', ':' or space)"));
+      return invalidKey(key, absl::StrCat("'", value, "' is not an interface name (1..15 characters, no '/', ':' or space)"));
     c.host_interface = value;
   } else if (key == "host-addresses") {
     HostAddresses a;
     for (absl::string_view part : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
       const std::string text(absl::StripAsciiWhitespace(part));
       if (auto v4 = Ipv4Address::parse(text)) {
-        if (a.v4) return invalid(key, absl::StrCat("more than one IPv4 address (", a.v4->toString(), ", ", text, ")"));
+        if (a.v4) return invalidKey(key, absl::StrCat("more than one IPv4 address (", a.v4->toString(), ", ", text, ")"));
         if (v4->value == 0 || (v4->value >> 28) >= 14 || (v4->value >> 24) == 127)
-          return invalid(key, absl::StrCat(text, " is not a unicast address of a node"));
+          return invalidKey(key, absl::StrCat(text, " is not a unicast address of a node"));
         a.v4 = *v4;
       } else if (auto v6 = Ipv6Address::parse(text)) {
-        if (a.v6) return invalid(key, absl::StrCat("more than one IPv6 address (", a.v6->toString(), ", ", text, ")"));
+        if (a.v6) return invalidKey(key, absl::StrCat("more than one IPv6 address (", a.v6->toString(), ", ", text, ")"));
         if (v6->isZero() || v6->isMulticast() || v6->isLinkLocal())
-          return invalid(key, absl::StrCat(text, " is not a global unicast address of a node"));
+          return invalidKey(key, absl::StrCat(text, " is not a global unicast address of a node"));
         a.v6 = *v6;
       } else {
-        return invalid(key, absl::StrCat("'", text, "' is not an IPv4 or IPv6 address"));
+        return invalidKey(key, absl::StrCat("'", text, "' is not an IPv4 or IPv6 address"));
       }
     }
     c.host_addresses = a;
@@ -182,15 +179,15 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
       uint32_t port = 0;
       if (slash == std::string::npos || (proto != "tcp" && proto != "udp") ||
           !absl::SimpleAtoi(text.substr(0, slash), &port) || port == 0 || port > 65535)
-        return invalid(key, absl::StrCat("'", text, "' is not PORT/tcp or PORT/udp with a port in 1..65535 (or give all)"));
+        return invalidKey(key, absl::StrCat("'", text, "' is not PORT/tcp or PORT/udp with a port in 1..65535 (or give all)"));
       if (port >= kHostReplyPortsFrom)
-        return invalid(key, absl::StrCat("'", text, "': ports from ", kHostReplyPortsFrom,
+        return invalidKey(key, absl::StrCat("'", text, "': ports from ", kHostReplyPortsFrom,
                                          " up are always open (the node's own connections get their answers there)"));
       std::vector<uint16_t>& list = proto == "tcp" ? ports.tcp : ports.udp;
       if (std::find(list.begin(), list.end(), port) != list.end())
-        return invalid(key, absl::StrCat("'", text, "' is listed twice"));
+        return invalidKey(key, absl::StrCat("'", text, "' is listed twice"));
       if (list.size() == kMaxHostPathPorts)
-        return invalid(key, absl::StrCat("more than ", kMaxHostPathPorts, " ", proto, " ports"));
+        return invalidKey(key, absl::StrCat("more than ", kMaxHostPathPorts, " ", proto, " ports"));
       list.push_back(static_cast<uint16_t>(port));
     }
     std::sort(ports.tcp.begin(), ports.tcp.end());
@@ -198,7 +195,7 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     c.host_path_allowed_ports = ports;
   } else if (key == "routed-prefix-ranges" || key == "service-cidr") {
     absl::StatusOr<PrefixRanges> ranges = parsePrefixRanges(value);
-    if (!ranges.ok()) return invalid(key, std::string(ranges.status().message()));
+    if (!ranges.ok()) return invalidKey(key, std::string(ranges.status().message()));
     (key == "service-cidr" ? c.service_cidrs : c.routed_prefix_ranges) = *ranges;
   } else if (key == "tx-flush-interval") {
     auto v = number(1'000'000);  // 1 s: anything longer is surely a unit mistake
@@ -219,16 +216,16 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
   } else if (key == "metrics-address") {
     in6_addr buf{};
     if (::inet_pton(AF_INET, value.c_str(), &buf) != 1 && ::inet_pton(AF_INET6, value.c_str(), &buf) != 1)
-      return invalid(key, absl::StrCat("'", value, "' is not an IPv4 or IPv6 address"));
+      return invalidKey(key, absl::StrCat("'", value, "' is not an IPv4 or IPv6 address"));
     c.metrics_address = value;
   } else if (key == "metrics-allowed-cidrs") {
     auto list = Ipv4AllowList::parse(value);
-    if (!list.ok()) return invalid(key, std::string(list.status().message()));
+    if (!list.ok()) return invalidKey(key, std::string(list.status().message()));
     c.metrics_allowed_cidrs = value;
   } else if (key == "metrics-pod-labels") {
     if (value == "true" || value == "1") c.metrics_pod_labels = true;
     else if (value == "false" || value == "0") c.metrics_pod_labels = false;
-    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
+    else return invalidKey(key, absl::StrCat("'", value, "' is not true or false"));
   } else if (key == "metrics-port") {
     auto v = number(65535);
     if (!v.ok()) return v.status();
@@ -246,7 +243,7 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
   } else if (key == "emc-entries") {
     auto v = number(1u << 20, 2);  // 1M entries = 128 MB: beyond that it is no cache
     if (!v.ok()) return v.status();
-    if ((*v & (*v - 1)) != 0) return invalid(key, absl::StrCat("'", value, "' is not a power of two"));
+    if ((*v & (*v - 1)) != 0) return invalidKey(key, absl::StrCat("'", value, "' is not a power of two"));
     c.emc_entries = static_cast<uint32_t>(*v);
   } else if (key == "emc-insert-inv-prob") {
     auto v = number(1'000'000);  // 0 = EMC off, 1 = always insert
@@ -255,7 +252,7 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
   } else if (key == "smc-enable") {
     if (value == "true" || value == "1") c.smc_enable = true;
     else if (value == "false" || value == "0") c.smc_enable = false;
-    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
+    else return invalidKey(key, absl::StrCat("'", value, "' is not true or false"));
   } else if (key == "flow-limit") {
     auto v = number(4'000'000, 1);  // 4M megaflows = 1.5 GB per PMD
     if (!v.ok()) return v.status();
@@ -281,19 +278,19 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     if (!v.ok()) return v.status();
     c.port_mtu = static_cast<uint32_t>(*v);
   } else if (key == "state-dir") {
-    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    if (value.empty() || value[0] != '/') return invalidKey(key, "must be an absolute path");
     c.state_dir = value;
   } else if (key == "checkpoint-fsync") {
     if (value == "true" || value == "1") c.checkpoint_fsync = true;
     else if (value == "false" || value == "0") c.checkpoint_fsync = false;
-    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
+    else return invalidKey(key, absl::StrCat("'", value, "' is not true or false"));
   } else if (key == "gc-interval-ms") {
     auto v = number(86'400'000);  // a day; 0 switches the periodic check off
     if (!v.ok()) return v.status();
     c.gc_interval_ms = static_cast<uint32_t>(*v);
   } else if (key == "offload-provider") {
     if (value != "off" && value != "rte_flow" && value != "software")
-      return invalid(key, "must be off, rte_flow or software");
+      return invalidKey(key, "must be off, rte_flow or software");
     c.offload_provider = value;
   } else if (key == "offload-max-flows") {
     auto v = number(MarkTableLimit, 1);
@@ -301,24 +298,24 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     c.offload_max_flows = static_cast<uint32_t>(*v);
   } else if (key == "offload-port") {
     if (!value.empty() && value.find('/') == std::string::npos)
-      return invalid(key, "must be container-id/ifname of a pod port");
+      return invalidKey(key, "must be container-id/ifname of a pod port");
     c.offload_port = value;
   } else if (key == "sysfs-root") {
-    if (value.empty() || value[0] != '/') return invalid(key, "must be an absolute path");
+    if (value.empty() || value[0] != '/') return invalidKey(key, "must be an absolute path");
     c.sysfs_root = value;
   } else if (key == "sriov-pf-control") {
-    if (value != "netlink" && value != "fake") return invalid(key, "must be netlink or fake (tests only)");
+    if (value != "netlink" && value != "fake") return invalidKey(key, "must be netlink or fake (tests only)");
     c.sriov_pf_control = value;
   } else if (key == "allow-vdev-ports") {
     if (value == "true" || value == "1") c.allow_vdev_ports = true;
     else if (value == "false" || value == "0") c.allow_vdev_ports = false;
-    else return invalid(key, absl::StrCat("'", value, "' is not true or false"));
+    else return invalidKey(key, absl::StrCat("'", value, "' is not true or false"));
   } else if (key == "log-level") {
     static const std::set<std::string> levels = {"error", "warning", "info", "debug"};
-    if (!levels.contains(value)) return invalid(key, "must be error, warning, info or debug");
+    if (!levels.contains(value)) return invalidKey(key, "must be error, warning, info or debug");
     c.log_level = value;
   } else {
-    return invalid(key, "unknown setting");
+    return invalidKey(key, "unknown setting");
   }
   return absl::OkStatus();
 }
@@ -330,30 +327,30 @@ namespace {
 // a configured remote node's), and a VLAN only with it.
 absl::Status validateExternalNetwork(const SluicedConfig& c) {
   if (!c.external_gateway) {
-    if (c.external_vlan != 0) return invalid("external-vlan", "needs external-gateway");
+    if (c.external_vlan != 0) return invalidKey("external-vlan", "needs external-gateway");
     return absl::OkStatus();
   }
   const Ipv4Address gw = *c.external_gateway;
   const std::string key = "external-gateway";
-  if (!c.overlay.uplink) return invalid(key, "needs an uplink (the external network is reached through it)");
+  if (!c.overlay.uplink) return invalidKey(key, "needs an uplink (the external network is reached through it)");
   const UplinkConfig& u = *c.overlay.uplink;
-  if (u.vtep6) return invalid(key, "the external network is IPv4 only; this uplink's VTEP is IPv6");
+  if (u.vtep6) return invalidKey(key, "the external network is IPv4 only; this uplink's VTEP is IPv6");
   if (gw.value == 0 || (gw.value >> 28) >= 14 || (gw.value >> 24) == 127)
-    return invalid(key, absl::StrCat(gw.toString(), " is not a unicast host address"));
-  if (gw == u.vtep) return invalid(key, absl::StrCat(gw.toString(), " is this node's VTEP address"));
+    return invalidKey(key, absl::StrCat(gw.toString(), " is not a unicast host address"));
+  if (gw == u.vtep) return invalidKey(key, absl::StrCat(gw.toString(), " is this node's VTEP address"));
   if (u.vtep_prefix < 32) {
     const Ipv4Cidr subnet{Ipv4Address{u.vtep.value & (u.vtep_prefix == 0 ? 0 : ~0u << (32 - u.vtep_prefix))},
                           u.vtep_prefix};
     if (!subnet.contains(gw) || gw == subnet.network || gw == subnet.broadcast())
-      return invalid(key, absl::StrCat(gw.toString(), " is not a host address on the uplink's subnet ",
+      return invalidKey(key, absl::StrCat(gw.toString(), " is not a host address on the uplink's subnet ",
                                        subnet.toString()));
   }
   if (c.pod_cidr.contains(gw))
-    return invalid(key, absl::StrCat(gw.toString(), " lies inside pod-cidr ", c.pod_cidr.toString()));
+    return invalidKey(key, absl::StrCat(gw.toString(), " lies inside pod-cidr ", c.pod_cidr.toString()));
   for (const RemoteNodeConfig& n : c.overlay.remote_nodes)
     for (const Ipv4Cidr& cidr : n.claimed())
       if (cidr.contains(gw))
-        return invalid(key, absl::StrCat(gw.toString(), " lies inside ", cidr.toString(), " of remote node ", n.name));
+        return invalidKey(key, absl::StrCat(gw.toString(), " lies inside ", cidr.toString(), " of remote node ", n.name));
   return absl::OkStatus();
 }
 
@@ -363,17 +360,17 @@ absl::Status validateExternalNetwork(const SluicedConfig& c) {
 absl::Status validateHostPath(const SluicedConfig& c) {
   const HostAddresses& a = c.host_addresses;
   if (c.host_interface.empty()) {
-    if (!a.empty()) return invalid("host-addresses", "needs host-interface (the TAP the node is reached through)");
+    if (!a.empty()) return invalidKey("host-addresses", "needs host-interface (the TAP the node is reached through)");
     if (c.host_path_allowed_ports != HostPathPorts{})
-      return invalid("host-path-allowed-ports", "needs host-interface (the TAP the node is reached through)");
+      return invalidKey("host-path-allowed-ports", "needs host-interface (the TAP the node is reached through)");
     return absl::OkStatus();
   }
-  if (a.empty()) return invalid("host-interface", "needs host-addresses (the node's addresses pods may reach)");
+  if (a.empty()) return invalidKey("host-interface", "needs host-addresses (the node's addresses pods may reach)");
   if (a.v4 && c.pod_cidr.contains(*a.v4))
-    return invalid("host-addresses", absl::StrCat(a.v4->toString(), " is inside pod-cidr ", c.pod_cidr.toString()));
-  if (a.v6 && !c.pod_cidr_v6) return invalid("host-addresses", absl::StrCat(a.v6->toString(), ": IPv6 needs pod-cidr-v6"));
+    return invalidKey("host-addresses", absl::StrCat(a.v4->toString(), " is inside pod-cidr ", c.pod_cidr.toString()));
+  if (a.v6 && !c.pod_cidr_v6) return invalidKey("host-addresses", absl::StrCat(a.v6->toString(), ": IPv6 needs pod-cidr-v6"));
   if (a.v6 && c.pod_cidr_v6->contains(*a.v6))
-    return invalid("host-addresses",
+    return invalidKey("host-addresses",
                    absl::StrCat(a.v6->toString(), " is inside pod-cidr-v6 ", c.pod_cidr_v6->toString()));
   return absl::OkStatus();
 }
@@ -384,24 +381,24 @@ absl::Status validate(SluicedConfig& c, bool gateway_given, bool gateway_mac_giv
   if (!gateway_mac_given) c.gateway_mac = MacAddress::fromIpv4(c.gateway);
   if (!c.pod_cidr.contains(c.gateway) || c.gateway == c.pod_cidr.network ||
       c.gateway == c.pod_cidr.broadcast())
-    return invalid("gateway", absl::StrCat(c.gateway.toString(), " is not a host address in pod-cidr ",
+    return invalidKey("gateway", absl::StrCat(c.gateway.toString(), " is not a host address in pod-cidr ",
                                            c.pod_cidr.toString()));
   if (c.pod_cidr_v6) {
     if (!c.gateway_v6) c.gateway_v6 = c.pod_cidr_v6->host(1);
     if (!c.pod_cidr_v6->contains(*c.gateway_v6) || *c.gateway_v6 == c.pod_cidr_v6->network)
-      return invalid("gateway-v6", absl::StrCat(c.gateway_v6->toString(), " is not a host address in pod-cidr-v6 ",
+      return invalidKey("gateway-v6", absl::StrCat(c.gateway_v6->toString(), " is not a host address in pod-cidr-v6 ",
                                                 c.pod_cidr_v6->toString()));
     if (c.port_mtu < kMinIpv6PortMtu)
-      return invalid("port-mtu", absl::StrCat(c.port_mtu, " is below IPv6's minimum link MTU ", kMinIpv6PortMtu,
+      return invalidKey("port-mtu", absl::StrCat(c.port_mtu, " is below IPv6's minimum link MTU ", kMinIpv6PortMtu,
                                               " (pod-cidr-v6 is set)"));
   } else if (c.gateway_v6) {
-    return invalid("gateway-v6", "needs pod-cidr-v6 (the node serves no IPv6 without it)");
+    return invalidKey("gateway-v6", "needs pod-cidr-v6 (the node serves no IPv6 without it)");
   } else if (c.ipv6_router_lifetime_s != 0) {
-    return invalid("ipv6-router-lifetime", "needs pod-cidr-v6 (the node serves no IPv6 without it)");
+    return invalidKey("ipv6-router-lifetime", "needs pod-cidr-v6 (the node serves no IPv6 without it)");
   }
   for (unsigned core : c.pmd_cores)
     if (core == c.main_core)
-      return invalid("pmd-cores", absl::StrCat("lcore ", core, " is also main-core"));
+      return invalidKey("pmd-cores", absl::StrCat("lcore ", core, " is also main-core"));
   LocalPodCidrs ours(c.pod_cidr, c.pod_cidr_v6);
   ours.gateway = c.gateway;
   ours.gateway_v6 = c.gateway_v6;
@@ -422,7 +419,7 @@ absl::StatusOr<std::vector<sriov::PoolConfig>> parseSriovPools(const nlohmann::j
   // PCIe's TotalVFs is a 16-bit field: no PF has more.
   constexpr uint64_t kMaxVfs = 65535;
   if (!value.is_array())
-    return invalid(key, "must be an array of {\"pf\": NAME, \"sysfs-root\": PATH, \"vfs\": N, \"mode\": MODE}");
+    return invalidKey(key, "must be an array of {\"pf\": NAME, \"sysfs-root\": PATH, \"vfs\": N, \"mode\": MODE}");
   std::vector<sriov::PoolConfig> pools;
   for (const nlohmann::json& entry : value) {
     sriov::PoolConfig pool;
@@ -432,7 +429,7 @@ absl::StatusOr<std::vector<sriov::PoolConfig>> parseSriovPools(const nlohmann::j
       for (const auto& [k, v] : entry.items()) {
         if (k == "vfs") {
           if (!v.is_number_unsigned() || v.get<uint64_t>() > kMaxVfs)
-            return invalid(key, absl::StrCat("\"vfs\" must be a VF count 0..", kMaxVfs));
+            return invalidKey(key, absl::StrCat("\"vfs\" must be a VF count 0..", kMaxVfs));
           pool.vfs = v.get<uint32_t>();
           continue;
         }
@@ -440,24 +437,24 @@ absl::StatusOr<std::vector<sriov::PoolConfig>> parseSriovPools(const nlohmann::j
           const std::string mode = v.is_string() ? v.get<std::string>() : std::string();
           if (mode == "vfio") pool.mode = sriov::VfDriverMode::kVfio;
           else if (mode == "kernel") pool.mode = sriov::VfDriverMode::kKernel;
-          else return invalid(key, "\"mode\" must be \"vfio\" or \"kernel\"");
+          else return invalidKey(key, "\"mode\" must be \"vfio\" or \"kernel\"");
           continue;
         }
         if (k != "pf" && k != "sysfs-root") {
           ignored.push_back(absl::StrCat("sriov-pools[].", k));
           continue;
         }
-        if (!v.is_string()) return invalid(key, absl::StrCat("\"", k, "\" must be a string"));
+        if (!v.is_string()) return invalidKey(key, absl::StrCat("\"", k, "\" must be a string"));
         (k == "pf" ? pool.pf : pool.sysfs_root) = v.get<std::string>();
       }
     } else {
-      return invalid(key, "entries must be objects or PF names");
+      return invalidKey(key, "entries must be objects or PF names");
     }
-    if (!isNetdevName(pool.pf)) return invalid(key, absl::StrCat("pf '", pool.pf, "' is not a netdev name"));
+    if (!isNetdevName(pool.pf)) return invalidKey(key, absl::StrCat("pf '", pool.pf, "' is not a netdev name"));
     if (!pool.sysfs_root.empty() && pool.sysfs_root[0] != '/')
-      return invalid(key, absl::StrCat("pf ", pool.pf, ": sysfs-root must be an absolute path"));
+      return invalidKey(key, absl::StrCat("pf ", pool.pf, ": sysfs-root must be an absolute path"));
     for (const sriov::PoolConfig& other : pools)
-      if (other.pf == pool.pf) return invalid(key, absl::StrCat("pf ", pool.pf, " is listed twice"));
+      if (other.pf == pool.pf) return invalidKey(key, absl::StrCat("pf ", pool.pf, " is listed twice"));
     pools.push_back(pool);
   }
   return pools;
@@ -486,13 +483,13 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
         continue;
       }
       // {"provider": "...", "max-flows": N, "port": "..."} -> offload-* settings.
-      if (!value.is_object()) return invalid(key, "must be true, false or an object");
+      if (!value.is_object()) return invalidKey(key, "must be true, false or an object");
       for (const auto& [sub, v] : value.items()) {
         std::string text;
         if (v.is_string()) text = v.get<std::string>();
         else if (v.is_number_unsigned()) text = std::to_string(v.get<uint64_t>());
-        else return invalid("offload." + sub, absl::StrCat("has the wrong type (", v.type_name(), ")"));
-        if (sub != "provider" && sub != "max-flows" && sub != "port") return invalid("offload." + sub, "unknown setting");
+        else return invalidKey("offload." + sub, absl::StrCat("has the wrong type (", v.type_name(), ")"));
+        if (sub != "provider" && sub != "max-flows" && sub != "port") return invalidKey("offload." + sub, "unknown setting");
         if (absl::Status s = applySetting(c, "offload-" + sub, text); !s.ok()) return s;
       }
       continue;
@@ -511,21 +508,21 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
     } else if ((key == "host-addresses" || key == "routed-prefix-ranges" || key == "service-cidr") &&
                value.is_array()) {
       for (const auto& address : value) {
-        if (!address.is_string()) return invalid(key, "array must hold address or CIDR strings");
+        if (!address.is_string()) return invalidKey(key, "array must hold address or CIDR strings");
         text += (text.empty() ? "" : ",") + address.get<std::string>();
       }
     } else if (key == "host-path-allowed-ports" && value.is_array()) {
       for (const auto& port : value) {
-        if (!port.is_string()) return invalid(key, "array must hold strings like \"10250/tcp\"");
+        if (!port.is_string()) return invalidKey(key, "array must hold strings like \"10250/tcp\"");
         text += (text.empty() ? "" : ",") + port.get<std::string>();
       }
     } else if (key == "pmd-cores" && value.is_array()) {
       for (const auto& core : value) {
-        if (!core.is_number_unsigned()) return invalid(key, "array must hold lcore numbers");
+        if (!core.is_number_unsigned()) return invalidKey(key, "array must hold lcore numbers");
         text += (text.empty() ? "" : ",") + std::to_string(core.get<uint64_t>());
       }
     } else {
-      return invalid(key, absl::StrCat("has the wrong type (", value.type_name(), ")"));
+      return invalidKey(key, absl::StrCat("has the wrong type (", value.type_name(), ")"));
     }
     if (absl::Status s = applySetting(c, key, text); !s.ok()) return s;
   }

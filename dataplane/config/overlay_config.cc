@@ -8,14 +8,10 @@
 #include "common/vtep_address.h"
 #include "common/prefix_ranges.h"
 #include "common/remote_node_limits.h"
+#include "dataplane/config/config_error.h"
 
 namespace sluice {
 namespace {
-
-absl::Status invalid(const std::string& key, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat("config: ", key, ": ", why));
-}
-
 
 // A node's CIDRs of one family against ours of that family and each other.
 template <typename Cidr>
@@ -52,21 +48,21 @@ bool isUnicastVtep6(const Ipv6Address& a) {
 }
 
 absl::Status parseUplink(const nlohmann::json& v, UplinkConfig& u) {
-  if (!v.is_object()) return invalid("uplink", "must be an object");
+  if (!v.is_object()) return invalidKey("uplink", "must be an object");
   for (const auto& [k, field] : v.items()) {
     const std::string key = "uplink." + k;
     if (k == "devargs") {
-      if (!field.is_string() || field.get<std::string>().empty()) return invalid(key, "must be a non-empty string");
+      if (!field.is_string() || field.get<std::string>().empty()) return invalidKey(key, "must be a non-empty string");
       u.devargs = field.get<std::string>();
     } else if (k == "vtep" || k == "vtep-ip") {
-      if (!field.is_string()) return invalid(key, "must be a string");
+      if (!field.is_string()) return invalidKey(key, "must be a string");
       std::string text = field.get<std::string>();
       std::vector<std::string> parts = absl::StrSplit(text, '/');
       if (auto ip6 = Ipv6Address::parse(parts[0])) {
         uint32_t prefix6 = 128;
         if (parts.size() > 2 || (parts.size() == 2 && (!absl::SimpleAtoi(parts[1], &prefix6) || prefix6 > 128)))
-          return invalid(key, absl::StrCat("'", text, "' is not an IPv6 address (optionally /prefix)"));
-        if (!isUnicastVtep6(*ip6)) return invalid(key, "must be a global or unique-local unicast address");
+          return invalidKey(key, absl::StrCat("'", text, "' is not an IPv6 address (optionally /prefix)"));
+        if (!isUnicastVtep6(*ip6)) return invalidKey(key, "must be a global or unique-local unicast address");
         u.vtep6 = *ip6;
         u.vtep6_prefix = static_cast<uint8_t>(prefix6);
         continue;
@@ -74,13 +70,13 @@ absl::Status parseUplink(const nlohmann::json& v, UplinkConfig& u) {
       auto ip = Ipv4Address::parse(parts[0]);
       uint32_t prefix = 32;
       if (!ip || parts.size() > 2 || (parts.size() == 2 && (!absl::SimpleAtoi(parts[1], &prefix) || prefix > 32)))
-        return invalid(key, absl::StrCat("'", text, "' is not an IPv4 address (optionally /prefix)"));
-      if (ip->value == 0 || (ip->value >> 28) >= 14) return invalid(key, "must be a unicast address");
+        return invalidKey(key, absl::StrCat("'", text, "' is not an IPv4 address (optionally /prefix)"));
+      if (ip->value == 0 || (ip->value >> 28) >= 14) return invalidKey(key, "must be a unicast address");
       u.vtep = *ip;
       u.vtep_prefix = static_cast<uint8_t>(prefix);
     } else if (k == "mac") {
       auto mac = field.is_string() ? MacAddress::parse(field.get<std::string>()) : std::nullopt;
-      if (!mac || mac->isMulticast() || mac->isZero()) return invalid(key, "must be a unicast MAC");
+      if (!mac || mac->isMulticast() || mac->isZero()) return invalidKey(key, "must be a unicast MAC");
       u.mac = *mac;
     } else if (k == "next-hop") {
       const std::string text = field.is_string() ? field.get<std::string>() : std::string();
@@ -89,15 +85,15 @@ absl::Status parseUplink(const nlohmann::json& v, UplinkConfig& u) {
         continue;
       }
       auto ip = Ipv4Address::parse(text);
-      if (!ip) return invalid(key, "must be an IPv4 or IPv6 address");
+      if (!ip) return invalidKey(key, "must be an IPv4 or IPv6 address");
       u.next_hop = *ip;
     } else if (k == "mtu") {
       // 68: IPv4's minimum; 9216: common jumbo ceiling.
       if (!field.is_number_unsigned() || field.get<uint64_t>() < 68 + 50 || field.get<uint64_t>() > 9216)
-        return invalid(key, "must be an integer in 118..9216");
+        return invalidKey(key, "must be an integer in 118..9216");
       u.mtu = static_cast<uint32_t>(field.get<uint64_t>());
     } else if (k == "static-neighbors") {
-      if (!field.is_array()) return invalid(key, "must be an array of {ip, mac}");
+      if (!field.is_array()) return invalidKey(key, "must be an array of {ip, mac}");
       for (const auto& n : field) {
         auto ip = n.is_object() && n.contains("ip") && n["ip"].is_string() ? Ipv4Address::parse(n["ip"].get<std::string>())
                                                                            : std::nullopt;
@@ -105,36 +101,36 @@ absl::Status parseUplink(const nlohmann::json& v, UplinkConfig& u) {
                        ? MacAddress::parse(n["mac"].get<std::string>())
                        : std::nullopt;
         if (!ip || !mac || mac->isMulticast() || mac->isZero())
-          return invalid(key, "each entry needs an IPv4 \"ip\" and a unicast \"mac\"");
+          return invalidKey(key, "each entry needs an IPv4 \"ip\" and a unicast \"mac\"");
         u.static_neighbors.push_back({*ip, *mac});
       }
     } else {
-      return invalid(key, "unknown setting");
+      return invalidKey(key, "unknown setting");
     }
   }
-  if (u.devargs.empty()) return invalid("uplink.devargs", "is required");
-  if (u.vtep.value == 0 && !u.vtep6) return invalid("uplink.vtep", "is required");
-  if (u.vtep6 && u.next_hop) return invalid("uplink.next-hop", "must be IPv6 on an IPv6 underlay (vtep is IPv6)");
-  if (!u.vtep6 && u.next_hop6) return invalid("uplink.next-hop", "must be IPv4 on an IPv4 underlay (vtep is IPv4)");
+  if (u.devargs.empty()) return invalidKey("uplink.devargs", "is required");
+  if (u.vtep.value == 0 && !u.vtep6) return invalidKey("uplink.vtep", "is required");
+  if (u.vtep6 && u.next_hop) return invalidKey("uplink.next-hop", "must be IPv6 on an IPv6 underlay (vtep is IPv6)");
+  if (!u.vtep6 && u.next_hop6) return invalidKey("uplink.next-hop", "must be IPv4 on an IPv4 underlay (vtep is IPv4)");
   if (u.vtep6 && !u.static_neighbors.empty())
-    return invalid("uplink.static-neighbors", "are IPv4 only (an IPv6 underlay resolves its next hops)");
+    return invalidKey("uplink.static-neighbors", "are IPv4 only (an IPv6 underlay resolves its next hops)");
   // 1280: IPv6's minimum link MTU, which the inner packets need too.
-  if (u.vtep6 && u.mtu < 1280 + 70) return invalid("uplink.mtu", "must be at least 1350 on an IPv6 underlay");
+  if (u.vtep6 && u.mtu < 1280 + 70) return invalidKey("uplink.mtu", "must be at least 1350 on an IPv6 underlay");
   return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, RemoteNodeConfig& n) {
-  if (!v.is_object()) return invalid(where, "must be an object");
+  if (!v.is_object()) return invalidKey(where, "must be an object");
   for (const auto& [k, field] : v.items()) {
     const std::string key = absl::StrCat(where, ".", k);
     if (k == "name") {
-      if (!field.is_string()) return invalid(key, "must be a string");
+      if (!field.is_string()) return invalidKey(key, "must be a string");
       n.name = field.get<std::string>();
     } else if (k == "vtep") {
       if (!field.is_string() || !parseVtep(field.get<std::string>(), n))
-        return invalid(key, "must be an IPv4 or IPv6 address");
+        return invalidKey(key, "must be an IPv4 or IPv6 address");
     } else if (k == "pod-cidr" || k == "pod-cidrs" || k == "routed-prefixes") {
       // Pod CIDRs and the prefixes its pods own read alike, into their own lists.
       const bool prefixes = k == "routed-prefixes";
@@ -148,15 +144,15 @@ absl::Status parseRemoteNode(const nlohmann::json& v, const std::string& where, 
         } else if (auto v6 = Ipv6Cidr::parse(text)) {
           (prefixes ? n.routed_prefixes_v6 : n.pod_cidrs_v6).push_back(*v6);
         } else {
-          return invalid(key, "must hold CIDRs like 10.244.1.0/24 or fd00:10:244:1::/64 (host bits zero)");
+          return invalidKey(key, "must hold CIDRs like 10.244.1.0/24 or fd00:10:244:1::/64 (host bits zero)");
         }
       }
     } else if (k == "mac") {
       auto mac = field.is_string() ? MacAddress::parse(field.get<std::string>()) : std::nullopt;
-      if (!mac || mac->isMulticast() || mac->isZero()) return invalid(key, "must be a unicast MAC");
+      if (!mac || mac->isMulticast() || mac->isZero()) return invalidKey(key, "must be a unicast MAC");
       n.mac = *mac;
     } else {
-      return invalid(key, "unknown setting");
+      return invalidKey(key, "unknown setting");
     }
   }
   return absl::OkStatus();
@@ -290,10 +286,10 @@ absl::Status applyOverlayJson(const std::string& key, const nlohmann::json& valu
     c.uplink = std::move(u);
   } else if (key == "vni") {
     if (!value.is_number_unsigned() || value.get<uint64_t>() < 1 || value.get<uint64_t>() > 0xffffff)
-      return invalid(key, "must be an integer in 1..16777215");
+      return invalidKey(key, "must be an integer in 1..16777215");
     c.vni = static_cast<uint32_t>(value.get<uint64_t>());
   } else if (key == "remote-nodes") {
-    if (!value.is_array()) return invalid(key, "must be an array of {name, vtep, pod-cidrs}");
+    if (!value.is_array()) return invalidKey(key, "must be an array of {name, vtep, pod-cidrs}");
     c.remote_nodes.clear();
     for (size_t i = 0; i < value.size(); ++i) {
       RemoteNodeConfig n;
@@ -307,13 +303,13 @@ absl::Status applyOverlayJson(const std::string& key, const nlohmann::json& valu
 }
 
 absl::Status validateOverlay(const OverlayConfig& c, const LocalPodCidrs& ours) {
-  if (!c.remote_nodes.empty() && !c.uplink) return invalid("remote-nodes", "need an uplink");
+  if (!c.remote_nodes.empty() && !c.uplink) return invalidKey("remote-nodes", "need an uplink");
   std::vector<RemoteNodeConfig> seen;
   for (const RemoteNodeConfig& n : c.remote_nodes) {
     for (const RemoteNodeConfig& o : seen)
-      if (o.name == n.name) return invalid("remote-nodes", absl::StrCat("node ", n.name, " is listed twice"));
+      if (o.name == n.name) return invalidKey("remote-nodes", absl::StrCat("node ", n.name, " is listed twice"));
     if (absl::Status s = validateRemoteNode(n, ours, c, seen); !s.ok())
-      return invalid(absl::StrCat("remote-nodes[", n.name, "]"), std::string(s.message()));
+      return invalidKey(absl::StrCat("remote-nodes[", n.name, "]"), std::string(s.message()));
     seen.push_back(n);
   }
   return absl::OkStatus();

@@ -12,14 +12,11 @@
 
 #include "common/log.h"
 #include "common/net_address.h"
+#include "dataplane/core/pmd_grace_period.h"
 #include "dataplane/datapath/drop_reason.h"
 
 namespace sluice {
 namespace {
-
-// As DataplaneControl's snapshot acknowledgement: PMDs pass their quiescent
-// point every loop iteration (microseconds).
-constexpr auto kAckPollInterval = std::chrono::microseconds(20);
 
 // The identity of a megaflow: its mask and masked key (match words only).
 std::string matchBytes(const flow::FlowMask& mask, const flow::FlowKey& masked_key) {
@@ -344,7 +341,7 @@ void FlowControl::commit(PerPmd& p, std::unique_lock<std::mutex>* unlocked_while
   if (unlocked_while_waiting != nullptr) unlocked_while_waiting->unlock();
   while (p.pmd->mailbox.running.load(std::memory_order_seq_cst) &&
          p.pmd->mailbox.classifier_acked.load(std::memory_order_acquire) != c)
-    std::this_thread::sleep_for(kAckPollInterval);
+    std::this_thread::sleep_for(kPmdAckPollInterval);
   if (unlocked_while_waiting != nullptr) unlocked_while_waiting->lock();
   p.spare = std::move(p.published);
   p.published = std::move(p.next);

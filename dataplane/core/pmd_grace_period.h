@@ -14,6 +14,12 @@
 
 namespace sluice {
 
+// How often control re-checks a PMD's acknowledgement (of a snapshot, a
+// classifier, a grace period). PMDs acknowledge at their next loop iteration
+// (microseconds), so this bounds the added latency of a change, not its
+// correctness.
+inline constexpr auto kPmdAckPollInterval = std::chrono::microseconds(20);
+
 // Returns once every PMD in `pmds` that is running has passed its quiescent
 // point after this call began (a sleeping PMD when it wakes, within
 // pmd-max-sleep-us); a stopped PMD is not waited for.
@@ -25,7 +31,7 @@ inline void waitForPmdGracePeriod(const std::vector<PmdMailbox*>& pmds) {
     // A PMD's loop takes microseconds; a sleeping one wakes within 10 ms.
     while (pmds[i]->running.load(std::memory_order_seq_cst) &&
            pmds[i]->grace_passed.load(std::memory_order_acquire) < targets[i])
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      std::this_thread::sleep_for(kPmdAckPollInterval);
   }
 }
 

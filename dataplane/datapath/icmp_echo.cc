@@ -12,9 +12,6 @@ namespace {
 
 using wire::addBytes;
 using wire::finish;
-using wire::load16;
-using wire::load32;
-using wire::store16;
 
 constexpr uint32_t kEth = sizeof(rte_ether_hdr);
 constexpr uint32_t kIpv4Header = 20;
@@ -58,18 +55,18 @@ bool ipv6Loopback(const uint8_t* a) {
 Refusal buildIpv4EchoReply(rte_mbuf* m, const rte_ether_addr& gateway_mac) {
   uint8_t* f = rte_pktmbuf_mtod(m, uint8_t*);
   const uint32_t len = rte_pktmbuf_data_len(m);
-  if (len < kEth + kIpv4Header || load16(f + 12) != RTE_ETHER_TYPE_IPV4) return Refusal::kMalformed;
+  if (len < kEth + kIpv4Header || loadBe16(f + 12) != RTE_ETHER_TYPE_IPV4) return Refusal::kMalformed;
   uint8_t* ip = f + kEth;
   const uint32_t ihl = (ip[0] & 0x0fu) * 4u;
-  const uint32_t total = load16(ip + 2);
+  const uint32_t total = loadBe16(ip + 2);
   if ((ip[0] >> 4) != 4 || ihl < kIpv4Header || total < ihl + 8 || total > len - kEth || ip[9] != kProtoIcmp)
     return Refusal::kMalformed;
   // Any fragment (more-fragments or an offset): the request is not whole here.
-  if ((load16(ip + 6) & 0x3fff) != 0) return Refusal::kNotFirstFragment;
+  if ((loadBe16(ip + 6) & 0x3fff) != 0) return Refusal::kNotFirstFragment;
   uint8_t* icmp = ip + ihl;
   if (icmp[0] != kIpv4EchoRequest || icmp[1] != 0) return Refusal::kMalformed;
   if (groupMac(f)) return Refusal::kMulticastDestination;
-  const uint32_t src = load32(ip + 12);
+  const uint32_t src = loadBe32(ip + 12);
   const uint32_t top = src >> 24;
   if (groupMac(f + 6) || top == 0 || top == 127 || top >= 224) return Refusal::kSourceNotUnique;
   if (!writable(m)) return Refusal::kNotWritable;
@@ -80,11 +77,11 @@ Refusal buildIpv4EchoReply(rte_mbuf* m, const rte_ether_addr& gateway_mac) {
   std::memcpy(ip + 12, ip + 16, 4);
   std::memcpy(ip + 16, addr, 4);
   ip[8] = kEchoReplyTtl;
-  store16(ip + 10, 0);
-  store16(ip + 10, finish(addBytes(0, ip, ihl)));
+  storeBe16(ip + 10, 0);
+  storeBe16(ip + 10, finish(addBytes(0, ip, ihl)));
   icmp[0] = kIpv4EchoReply;
-  store16(icmp + 2, 0);
-  store16(icmp + 2, finish(addBytes(0, icmp, total - ihl)));
+  storeBe16(icmp + 2, 0);
+  storeBe16(icmp + 2, finish(addBytes(0, icmp, total - ihl)));
   reshape(m, kEth + total, RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_ICMP);
   return Refusal::kNone;
 }
@@ -92,9 +89,9 @@ Refusal buildIpv4EchoReply(rte_mbuf* m, const rte_ether_addr& gateway_mac) {
 Refusal buildIpv6EchoReply(rte_mbuf* m, const rte_ether_addr& gateway_mac) {
   uint8_t* f = rte_pktmbuf_mtod(m, uint8_t*);
   const uint32_t len = rte_pktmbuf_data_len(m);
-  if (len < kEth + kIpv6Header || load16(f + 12) != RTE_ETHER_TYPE_IPV6) return Refusal::kMalformed;
+  if (len < kEth + kIpv6Header || loadBe16(f + 12) != RTE_ETHER_TYPE_IPV6) return Refusal::kMalformed;
   uint8_t* ip = f + kEth;
-  const uint32_t payload = load16(ip + 4);
+  const uint32_t payload = loadBe16(ip + 4);
   if ((ip[0] >> 4) != 6 || ip[6] != kProtoIcmpv6 || payload < 8 || kIpv6Header + payload > len - kEth)
     return Refusal::kMalformed;
   uint8_t* icmp = ip + kIpv6Header;
@@ -111,14 +108,14 @@ Refusal buildIpv6EchoReply(rte_mbuf* m, const rte_ether_addr& gateway_mac) {
   std::memcpy(ip + 24, addr, 16);
   ip[7] = kEchoReplyTtl;
   icmp[0] = kIpv6EchoReply;
-  store16(icmp + 2, 0);
+  storeBe16(icmp + 2, 0);
   // RFC 4443 2.3: the pseudo-header (source, destination, upper-layer
   // length, next header) and the whole ICMPv6 message.
   uint32_t sum = addBytes(0, ip + 8, 32);
   sum += payload;
   sum += kProtoIcmpv6;
   sum = addBytes(sum, icmp, payload);
-  store16(icmp + 2, finish(sum));
+  storeBe16(icmp + 2, finish(sum));
   reshape(m, kEth + kIpv6Header + payload, RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV6 | RTE_PTYPE_L4_ICMP);
   return Refusal::kNone;
 }

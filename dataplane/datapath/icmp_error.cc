@@ -14,9 +14,6 @@ namespace {
 
 using wire::addBytes;
 using wire::finish;
-using wire::load16;
-using wire::load32;
-using wire::store16;
 
 constexpr uint32_t kEth = sizeof(rte_ether_hdr);  // untagged: the only framing the fast path routes
 constexpr uint32_t kIpv4Header = 20;
@@ -26,11 +23,6 @@ constexpr uint8_t kProtoIcmpv6 = 58;
 // IPv6 extension headers that may stand between the IPv6 header and the
 // upper layer (RFC 8200 4.1), walked to find whether the packet is ICMPv6.
 constexpr uint8_t kHopByHop = 0, kRouting = 43, kFragment = 44, kAuthentication = 51, kDestinationOptions = 60;
-
-void store32(uint8_t* p, uint32_t v) {
-  store16(p, static_cast<uint16_t>(v >> 16));
-  store16(p + 2, static_cast<uint16_t>(v));
-}
 
 bool groupMac(const uint8_t* mac) { return (mac[0] & 0x01) != 0; }  // multicast or broadcast
 
@@ -58,24 +50,24 @@ struct Ipv4Frame {
 };
 
 Ipv4Frame checkIpv4(const uint8_t* f, uint32_t len, uint32_t frame_len) {
-  if (len < kEth + kIpv4Header || load16(f + 12) != RTE_ETHER_TYPE_IPV4) return {Refusal::kMalformed, 0};
+  if (len < kEth + kIpv4Header || loadBe16(f + 12) != RTE_ETHER_TYPE_IPV4) return {Refusal::kMalformed, 0};
   const uint8_t* ip = f + kEth;
   const uint32_t ihl = (ip[0] & 0x0fu) * 4u;
-  const uint32_t total = load16(ip + 2);
+  const uint32_t total = loadBe16(ip + 2);
   if ((ip[0] >> 4) != 4 || ihl < kIpv4Header || total < ihl || total > frame_len - kEth)
     return {Refusal::kMalformed, 0};
   // RFC 1812 4.3.2.7: no error about a link-layer broadcast (or multicast).
   if (groupMac(f)) return {Refusal::kMulticastDestination, 0};
   if (groupMac(f + 6)) return {Refusal::kSourceNotUnique, 0};  // no sender to send it back to
-  const uint32_t src = load32(ip + 12);
-  const uint32_t dst = load32(ip + 16);
+  const uint32_t src = loadBe32(ip + 12);
+  const uint32_t dst = loadBe32(ip + 16);
   // IP multicast (224/4) or the limited broadcast.
   if ((dst >> 28) == 0xe || dst == 0xffffffffu) return {Refusal::kMulticastDestination, 0};
   // Zero (0/8, "this network"), loopback (127/8), multicast (224/4), class
   // E and the limited broadcast (240/4): no single host.
   const uint32_t top = src >> 24;
   if (top == 0 || top == 127 || top >= 224) return {Refusal::kSourceNotUnique, 0};
-  if ((load16(ip + 6) & 0x1fff) != 0) return {Refusal::kNotFirstFragment, 0};
+  if ((loadBe16(ip + 6) & 0x1fff) != 0) return {Refusal::kNotFirstFragment, 0};
   if (ip[9] == kProtoIcmp) {
     if (total < ihl + 1 || ihl + 1 > len - kEth) return {Refusal::kMalformed, 0};  // no type to tell
     if (!ipv4IcmpInformational(ip[ihl])) return {Refusal::kAboutIcmpError, 0};
@@ -99,9 +91,9 @@ bool ipv6Loopback(const uint8_t* a) {
 }
 
 Ipv6Frame checkIpv6(const uint8_t* f, uint32_t len, uint32_t frame_len, uint8_t type) {
-  if (len < kEth + kIpv6Header || load16(f + 12) != RTE_ETHER_TYPE_IPV6) return {Refusal::kMalformed, 0};
+  if (len < kEth + kIpv6Header || loadBe16(f + 12) != RTE_ETHER_TYPE_IPV6) return {Refusal::kMalformed, 0};
   const uint8_t* ip = f + kEth;
-  const uint32_t packet_len = kIpv6Header + load16(ip + 4);
+  const uint32_t packet_len = kIpv6Header + loadBe16(ip + 4);
   if ((ip[0] >> 4) != 6 || packet_len > frame_len - kEth) return {Refusal::kMalformed, 0};
   // The walk below reads within the packet and within the first segment.
   const uint32_t readable = std::min(packet_len, len - kEth);
@@ -127,7 +119,7 @@ Ipv6Frame checkIpv6(const uint8_t* f, uint32_t len, uint32_t frame_len, uint8_t 
     }
     if (next == kFragment) {
       if (off + 8 > readable) return {Refusal::kMalformed, 0};
-      const bool later = (load16(ip + off + 2) & 0xfff8) != 0;
+      const bool later = (loadBe16(ip + off + 2) & 0xfff8) != 0;
       next = ip[off];
       off += 8;
       // A later fragment of ICMPv6 hides its type: it may be an error's.
@@ -157,7 +149,7 @@ bool writable(const rte_mbuf* m, uint16_t prepend) {
 void writeEthernet(uint8_t* f, const uint8_t* to_mac, const rte_ether_addr& from_mac, uint16_t ether_type) {
   std::memcpy(f, to_mac, RTE_ETHER_ADDR_LEN);
   std::memcpy(f + 6, from_mac.addr_bytes, RTE_ETHER_ADDR_LEN);
-  store16(f + 12, ether_type);
+  storeBe16(f + 12, ether_type);
 }
 
 // The frame now starts `prepend` bytes earlier and ends after `frame_len`
@@ -231,24 +223,24 @@ Refusal buildIpv4Error(rte_mbuf* m, const Ipv4ErrorParams& p) {
   uint8_t* ip = f + kEth;
   ip[0] = 0x45;
   ip[1] = 0xc0;  // precedence 6, internetwork control (RFC 1812 4.3.2.5)
-  store16(ip + 2, static_cast<uint16_t>(kIpv4Header + icmp_len));
-  store16(ip + 4, 0);       // identification: any value in an atomic datagram (RFC 6864)
-  store16(ip + 6, 0x4000);  // DF, offset 0
+  storeBe16(ip + 2, static_cast<uint16_t>(kIpv4Header + icmp_len));
+  storeBe16(ip + 4, 0);       // identification: any value in an atomic datagram (RFC 6864)
+  storeBe16(ip + 6, 0x4000);  // DF, offset 0
   ip[8] = kErrorTtl;
   ip[9] = kProtoIcmp;
-  store16(ip + 10, 0);
+  storeBe16(ip + 10, 0);
   std::memcpy(ip + 12, &p.source_be, 4);
   std::memcpy(ip + 16, sender_ip, 4);
-  store16(ip + 10, finish(addBytes(0, ip, kIpv4Header)));
+  storeBe16(ip + 10, finish(addBytes(0, ip, kIpv4Header)));
 
   uint8_t* icmp = ip + kIpv4Header;
   icmp[0] = p.type;
   icmp[1] = p.code;
-  store16(icmp + 2, 0);
-  store16(icmp + 4, 0);
+  storeBe16(icmp + 2, 0);
+  storeBe16(icmp + 4, 0);
   const bool frag_needed = p.type == kIpv4DestinationUnreachable && p.code == kIpv4CodeFragmentationNeeded;
-  store16(icmp + 6, frag_needed ? p.next_hop_mtu : 0);
-  store16(icmp + 2, finish(addBytes(0, icmp, icmp_len)));
+  storeBe16(icmp + 6, frag_needed ? p.next_hop_mtu : 0);
+  storeBe16(icmp + 2, finish(addBytes(0, icmp, icmp_len)));
 
   reshape(m, kIpv4ErrorPrepend, kEth + kIpv4Header + icmp_len, RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4 |
                                                                     RTE_PTYPE_L4_ICMP);
@@ -270,8 +262,8 @@ Refusal buildIpv6Error(rte_mbuf* m, const Ipv6ErrorParams& p) {
   writeEthernet(f, sender_mac, p.mac, RTE_ETHER_TYPE_IPV6);
 
   uint8_t* ip = f + kEth;
-  store32(ip, 0x60000000u);  // version 6, traffic class 0, flow label 0
-  store16(ip + 4, static_cast<uint16_t>(icmp_len));
+  storeBe32(ip, 0x60000000u);  // version 6, traffic class 0, flow label 0
+  storeBe16(ip + 4, static_cast<uint16_t>(icmp_len));
   ip[6] = kProtoIcmpv6;
   ip[7] = kErrorTtl;
   std::memcpy(ip + 8, p.source.data(), 16);
@@ -280,8 +272,8 @@ Refusal buildIpv6Error(rte_mbuf* m, const Ipv6ErrorParams& p) {
   uint8_t* icmp = ip + kIpv6Header;
   icmp[0] = p.type;
   icmp[1] = p.code;
-  store16(icmp + 2, 0);
-  store32(icmp + 4, p.type == kIpv6PacketTooBig ? p.mtu : 0);
+  storeBe16(icmp + 2, 0);
+  storeBe32(icmp + 4, p.type == kIpv6PacketTooBig ? p.mtu : 0);
   // RFC 4443 2.3: the pseudo-header of RFC 8200 8.1 (source, destination,
   // upper-layer length, next header) and the whole ICMPv6 message.
   uint32_t sum = addBytes(0, ip + 8, 32);
@@ -289,7 +281,7 @@ Refusal buildIpv6Error(rte_mbuf* m, const Ipv6ErrorParams& p) {
   sum += icmp_len & 0xffff;
   sum += kProtoIcmpv6;
   sum = addBytes(sum, icmp, icmp_len);
-  store16(icmp + 2, finish(sum));
+  storeBe16(icmp + 2, finish(sum));
 
   reshape(m, kIpv6ErrorPrepend, kEth + kIpv6Header + icmp_len, RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV6 |
                                                                     RTE_PTYPE_L4_ICMP);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/big_endian.h"
 #include "dataplane/datapath/neighbor_discovery.h"
 
 namespace sluice {
@@ -16,7 +17,6 @@ constexpr uint8_t kOptionSourceLinkLayer = 1;
 constexpr uint8_t kOptionTargetLinkLayer = 2;
 constexpr uint8_t kFlagSolicited = 0x40;
 
-uint16_t get16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
 
 }  // namespace
 
@@ -50,9 +50,9 @@ std::vector<uint8_t> buildNeighborSolicitation(MacAddress mac, const Ipv6Address
 }
 
 std::optional<NeighborAdvertisement> parseNeighborAdvertisement(const uint8_t* data, size_t len) {
-  if (len < kEthLen + kIpv6Len + kNdBodyLen || get16(data + 12) != 0x86dd) return std::nullopt;
+  if (len < kEthLen + kIpv6Len + kNdBodyLen || loadBe16(data + 12) != 0x86dd) return std::nullopt;
   const uint8_t* ipv6 = data + kEthLen;
-  const size_t payload = get16(ipv6 + 4);
+  const size_t payload = loadBe16(ipv6 + 4);
   if ((ipv6[0] >> 4) != 6 || ipv6[6] != kProtoIcmpv6 || ipv6[7] != kNdHopLimit) return std::nullopt;
   if (payload < kNdBodyLen || payload > len - kEthLen - kIpv6Len) return std::nullopt;
   const uint8_t* icmp = ipv6 + kIpv6Len;
