@@ -18,7 +18,7 @@
 #include "cni-plugin/node_policy.h"
 #include "cni-plugin/pod_paths.h"
 #include "cni-plugin/pod_socket_volume.h"
-#include "cni-plugin/scope_guard.h"
+#include "cni-plugin/undo_stack.h"
 #include "cni-plugin/sriov_netdev.h"
 #include "cni-plugin/text.h"
 #include "absl/strings/ascii.h"

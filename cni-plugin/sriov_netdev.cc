@@ -2,7 +2,7 @@
 #include "cni-plugin/sriov_netdev.h"
 
 #include "cni-plugin/rtnetlink.h"
-#include "cni-plugin/scope_guard.h"
+#include "cni-plugin/undo_stack.h"
 #include "cni-plugin/text.h"
 
 namespace sluice::cni {

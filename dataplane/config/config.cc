@@ -26,12 +26,8 @@ namespace sluice {
 namespace po = boost::program_options;
 namespace {
 
-// Keys later features will read (uplink, caches, SR-IOV...). Present in the
-// chart already; accepted silently so a newer config does not fail here.
-const std::set<std::string> kFutureKeys = {};
-
 // offload-max-flows: marks are twice the cap and must fit MarkTable's 24 bits.
-constexpr uint64_t MarkTableLimit = 1u << 22;
+constexpr uint64_t kMarkTableLimit = 1u << 22;
 
 bool isBooleanKey(const std::string& key) {
   const ConfigKey* known = findConfigKey(key);
@@ -293,7 +289,7 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
       return invalidKey(key, "must be off, rte_flow or software");
     c.offload_provider = value;
   } else if (key == "offload-max-flows") {
-    auto v = number(MarkTableLimit, 1);
+    auto v = number(kMarkTableLimit, 1);
     if (!v.ok()) return v.status();
     c.offload_max_flows = static_cast<uint32_t>(*v);
   } else if (key == "offload-port") {
@@ -492,10 +488,6 @@ absl::StatusOr<SluicedConfig> applyConfigJson(const std::string& json_text, Slui
         if (sub != "provider" && sub != "max-flows" && sub != "port") return invalidKey("offload." + sub, "unknown setting");
         if (absl::Status s = applySetting(c, "offload-" + sub, text); !s.ok()) return s;
       }
-      continue;
-    }
-    if (kFutureKeys.contains(key)) {
-      c.ignored_keys.push_back(key);
       continue;
     }
     std::string text;

@@ -33,8 +33,9 @@ inline constexpr uint16_t kNextDrop = kInvalidPort;
 uint16_t l3ForwardBurst(const PmdSnapshot& snap, uint16_t in_port, rte_mbuf* const* pkts,
                         uint16_t n, uint16_t* next, DropReason* reason);
 
-// The per-packet actions, shared with the cached pipeline (pmd.cc), which
-// decides once per megaflow and then only applies them:
+// --- The per-packet actions, shared with the cached pipeline (pmd.cc),
+// which decides once per megaflow and then only applies them.
+
 // The ARP stage: answers a request for the gateway or (proxy ARP) another
 // address in the pod CIDR in place; returns in_port, or kNextDrop with *reason.
 // ARP stays a per-packet action and is never cached: the reply is built

@@ -122,7 +122,7 @@ inline constexpr uint32_t kDecapPop = vxlan::kOuterLen;  // 50
 // and IPv4 header (what the rewrite reads and writes).
 inline constexpr uint32_t kDecapMinFrame = kDecapPop + RTE_ETHER_HDR_LEN + sizeof(rte_ipv4_hdr);
 
-// The checks of classifyUplinkFrame (vxlan_decap.cc) that the rule does not
+// The checks of classifyUplinkFrame (vxlan_decap.h) that the rule does not
 // guarantee, for a frame whose outer header is exactly 50 bytes: true and
 // *hit when popping kDecapPop bytes and trimming to hit->inner_len gives the
 // inner frame the uplink stage would give, holding an IPv4 header.

@@ -43,7 +43,8 @@ void Pmd::run() {
   // One TSC read per iteration: it ends one iteration and starts the next,
   // and it is the time stamp of every packet received in the next (batching,
   // megaflow use, upcall pacing need no finer clock). A read costs about 25
-  // cycles on this machine's virtualised TSC, a packet's whole lookup ~40.
+  // cycles on a virtualised TSC (the VMs it was measured on), a packet's
+  // whole lookup ~40.
   uint64_t now = rte_rdtsc();
   while (!mailbox_.stop.load(std::memory_order_relaxed)) {
     // Quiescent point: no packet, snapshot or classifier pointer is held across it.
@@ -209,7 +210,7 @@ uint16_t Pmd::extractKeys(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n, u
 }
 
 void Pmd::decideRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs, uint64_t now) {
-  if (screen(in_port, pkts, n_runs) != 0) lookUp(in_port, pkts, 0, n_runs, now);
+  if (screen(in_port, pkts, n_runs) != 0) lookupRuns(in_port, pkts, 0, n_runs, now);
 }
 
 uint16_t Pmd::screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs) {
@@ -262,7 +263,7 @@ uint16_t Pmd::screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs) {
   return to_lookup;
 }
 
-void Pmd::lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t first, uint16_t end, uint64_t now) {
+void Pmd::lookupRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t first, uint16_t end, uint64_t now) {
   // Indexed by run number (first..end), as keys_ and decisions_ are.
   flow::MegaflowIndex flows[kBurstSize];
   uint16_t misses[kBurstSize];

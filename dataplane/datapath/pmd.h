@@ -109,7 +109,7 @@ class Pmd {
   // screened); returns how many runs are left to look up.
   uint16_t screen(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_runs);
   // Looks up runs [first, end).
-  void lookUp(uint16_t in_port, rte_mbuf* const* pkts, uint16_t first, uint16_t end, uint64_t now);
+  void lookupRuns(uint16_t in_port, rte_mbuf* const* pkts, uint16_t first, uint16_t end, uint64_t now);
   // decideRuns for a burst being traced (pmd_trace.cc): the same decisions,
   // one run at a time so that each run's tier is known, and a record per
   // packet that passes the trace's filter.

@@ -48,7 +48,7 @@ void Pmd::decideRunsTraced(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_r
       const uint64_t sent = counters_.upcalls.read();
       const uint64_t lost = counters_.lost_upcalls.read();
       const uint64_t coalesced = counters_.upcalls_coalesced.read();
-      lookUp(in_port, pkts, r, static_cast<uint16_t>(r + 1), now);
+      lookupRuns(in_port, pkts, r, static_cast<uint16_t>(r + 1), now);
       const flow::TierCounters& after = lookup_.counters();
       if (after.emc_hits != before.emc_hits) {
         tier = TraceTier::kEmc;
@@ -95,7 +95,7 @@ void Pmd::decideRunsTraced(uint16_t in_port, rte_mbuf* const* pkts, uint16_t n_r
           rec->megaflow = d.flow;
           rec->mf_key = megaflows_.at(d.flow).key;
           rec->mf_mask = megaflows_.at(d.flow).mask;
-        } else {  // a miss: the translation lookUp made for this run
+        } else {  // a miss: the translation lookupRuns made for this run
           rec->mf_mask = missed_[r].mask;
           rec->mf_key = flow::applyMask(keys_[r], missed_[r].mask);
         }

@@ -49,7 +49,7 @@ class TierPolicy {
   uint8_t mode() const { return mode_; }
   // Whether record() uses the cycles of the next burst: only while probing.
   // The caller reads the TSC only then (two reads per burst cost as much as
-  // a few packets' lookups on this machine's virtualised TSC).
+  // a few packets' lookups on a virtualised TSC).
   bool measuring() const { return probing_; }
   // Feeds back the burst just run in mode(): its lookup cycles and packets.
   void record(uint64_t cycles, uint32_t packets);
