@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The folders' dependency picture, checked: every project #include of a file
 # in a layered folder names a folder that folder may depend on, so the
-# folders form no circle (modules/<m>/api -> api, modules/<m> -> core ->
-# config -> datapath -> common; a module never includes another module);
+# folders form no circle (sluiced -> api, modules/<m>/api -> api,
+# modules/<m> -> core -> config -> datapath -> common; a module never
+# includes another module);
 # and no CMakeLists.txt compiles another folder's files. Includes of other
 # libraries (Abseil, DPDK) are not the picture's concern.
 # Usage: folder_layers_test.sh REPO_ROOT
@@ -22,6 +23,9 @@ declare -A allowed=(
   [dataplane/stand_ins/fake_pf]="dataplane/stand_ins/fake_pf dataplane/modules/sriov $below_modules"
   [dataplane/stand_ins/software_offload]="dataplane/stand_ins/software_offload dataplane/modules/offload $below_modules"
   [dataplane/api]="dataplane/api $below_modules sluice/v1"
+  # The daemon composes the API, the core and what is below it; it names no
+  # module (features register themselves).
+  [dataplane/sluiced]="dataplane/sluiced dataplane/api $below_modules"
   [cni-plugin]="cni-plugin common common/rtnetlink sluice/v1"
   # The node controller talks to sluiced only through the API (sluice/v1).
   [agent]="agent common sluice/v1"

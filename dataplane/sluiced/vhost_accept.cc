@@ -4,7 +4,7 @@
 //
 // The library accepts with accept(fd, NULL, NULL) on its event thread and
 // offers no hook before it reads; this definition in the executable stands
-// in for libc's as connect() does (unix_connect_nofollow.cc). The listening
+// in for libc's as connect() does (connect_nofollow.cc). The listening
 // socket's own address tells whether it is a port's: only those
 // connections are changed; every other accept (the metrics endpoint's)
 // is libc's accept4 with no flags, as accept is.
