@@ -149,9 +149,12 @@ run_ctest build -j "$jobs"
 phase "clang tree: unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 # One tree for both: the fuzz targets need the same sanitizers (and clang),
 # and sharing the libraries halves what this phase compiles. Both sanitizer
-# trees link the normal tree's generated API code (SLUICE_PROTO_FROM).
+# trees link the normal tree's generated API code (SLUICE_PROTO_FROM). Being
+# clang's, this tree also checks the lock annotations (-Wthread-safety as an
+# error).
 CC=clang CXX=clang++ cmake -S . -B build-asan "${common[@]}" -DCMAKE_BUILD_TYPE=Debug \
-  -DSLUICE_SANITIZE=ON -DSLUICE_FUZZ=ON -DSLUICE_BENCH=OFF -DSLUICE_PROTO_FROM="$root/build" >/dev/null ||
+  -DSLUICE_SANITIZE=ON -DSLUICE_FUZZ=ON -DSLUICE_BENCH=OFF -DSLUICE_THREAD_SAFETY=ON \
+  -DSLUICE_PROTO_FROM="$root/build" >/dev/null ||
   die "cmake configure (asan) failed"
 cmake --build build-asan -j "$jobs" --target sanitized_unit_tests fuzz_targets || die "build (asan) failed"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -246,7 +246,7 @@ void FlowControl::evictLeastRecentlyUsed(PerPmd& p, uint32_t free) {
   p.c.evicted += n;
 }
 
-void FlowControl::handleUpcalls(const RouteTables& tables, std::unique_lock<std::mutex>* unlocked_while_waiting) {
+void FlowControl::handleUpcalls(const RouteTables& tables, Mutex* unlocked_while_waiting) {
   FlowTranslation t;
   for (PerPmd& p : pmds_) {
     if (p.pmd->megaflows == nullptr) continue;
@@ -328,11 +328,11 @@ void FlowControl::expireIdle() {
   }
 }
 
-void FlowControl::commit(std::unique_lock<std::mutex>* unlocked_while_waiting) {
+void FlowControl::commit(Mutex* unlocked_while_waiting) {
   for (PerPmd& p : pmds_) commit(p, unlocked_while_waiting);
 }
 
-void FlowControl::commit(PerPmd& p, std::unique_lock<std::mutex>* unlocked_while_waiting) {
+void FlowControl::commit(PerPmd& p, Mutex* unlocked_while_waiting) {
   if (!p.next) return;
   const flow::Classifier* c = p.next.get();
   p.pmd->mailbox.classifier.store(c, std::memory_order_seq_cst);

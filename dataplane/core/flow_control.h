@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "dataplane/core/flow_offload_sink.h"
 #include "dataplane/datapath/flow/classifier.h"
 #include "dataplane/datapath/flow/megaflow.h"
@@ -81,7 +82,7 @@ class FlowControl {
   // flows keep being cached when old or hostile ones filled it (the PMD
   // forwards either way; an evicted flow's next packet upcalls again).
   // Call commit() after. `unlocked_while_waiting`: as for commit().
-  void handleUpcalls(const RouteTables& tables, std::unique_lock<std::mutex>* unlocked_while_waiting = nullptr);
+  void handleUpcalls(const RouteTables& tables, Mutex* unlocked_while_waiting = nullptr);
   // Re-translates every megaflow's masked key with `tables`; kills those whose
   // mask or actions changed. Call before the PMDs see the new tables, commit() after.
   void revalidate(const RouteTables& tables);
@@ -90,7 +91,7 @@ class FlowControl {
   // Publishes changed classifier versions, waits for the PMDs, recycles.
   // `unlocked_while_waiting`: a lock the caller holds that readers need; it
   // is let go while PMDs acknowledge (nothing list() reads changes then).
-  void commit(std::unique_lock<std::mutex>* unlocked_while_waiting = nullptr);
+  void commit(Mutex* unlocked_while_waiting = nullptr);
 
   std::vector<FlowView> list() const;
   std::vector<FlowControlCounters> counters() const;
@@ -129,7 +130,9 @@ class FlowControl {
   void classifierRemove(PerPmd& p, const flow::Megaflow& m);
   void kill(PerPmd& p, flow::MegaflowIndex i);
   // Publishes p's changes, waits for its PMD, recycles the killed slots.
-  void commit(PerPmd& p, std::unique_lock<std::mutex>* unlocked_while_waiting);
+  // The caller holds `unlocked_while_waiting` when it gives one (the
+  // analysis cannot follow a lock that is optional).
+  void commit(PerPmd& p, Mutex* unlocked_while_waiting) ABSL_NO_THREAD_SAFETY_ANALYSIS;
   // Kills the least recently used megaflows until `free` slots will be free.
   void evictLeastRecentlyUsed(PerPmd& p, uint32_t free);
 

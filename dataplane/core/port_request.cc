@@ -122,17 +122,12 @@ absl::Status validateAttachment(const AttachmentId& id) {
   return checkInterfaceName("attachment.ifname", id.ifname);
 }
 
-absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
-                                             Ipv4Address gateway, const VdevPolicy& vdev,
-                                             const std::optional<Ipv6PodCidr>& v6, uint32_t default_mtu) {
-  PortRequest req;
-  req.attachment = {raw.container_id, raw.ifname};
-  if (absl::Status s = validateAttachment(req.attachment); !s.ok()) return s;
-  if (absl::Status s = checkKubernetesName("pod_namespace", raw.pod_namespace); !s.ok()) return s;
-  if (absl::Status s = checkKubernetesName("pod_name", raw.pod_name); !s.ok()) return s;
-  req.pod_namespace = raw.pod_namespace;
-  req.pod_name = raw.pod_name;
+namespace {
 
+// The request's IPv4 and IPv6 addresses (at least one), each a pod's of
+// this node.
+absl::Status parseAddresses(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr, Ipv4Address gateway,
+                            const std::optional<Ipv6PodCidr>& v6, PortRequest& req) {
   if (raw.ip.empty() && raw.ipv6.empty()) return invalid("ip", "required (or ipv6 for an IPv6-only attachment)");
   if (!raw.ip.empty()) {
     auto ip = Ipv4Address::parse(raw.ip);
@@ -160,6 +155,23 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
           absl::StrCat("ipv6: ", ip6->toString(), " is the network or gateway address"));
     req.ipv6 = *ip6;
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ipv4Cidr& pod_cidr,
+                                             Ipv4Address gateway, const VdevPolicy& vdev,
+                                             const std::optional<Ipv6PodCidr>& v6, uint32_t default_mtu) {
+  PortRequest req;
+  req.attachment = {raw.container_id, raw.ifname};
+  if (absl::Status s = validateAttachment(req.attachment); !s.ok()) return s;
+  if (absl::Status s = checkKubernetesName("pod_namespace", raw.pod_namespace); !s.ok()) return s;
+  if (absl::Status s = checkKubernetesName("pod_name", raw.pod_name); !s.ok()) return s;
+  req.pod_namespace = raw.pod_namespace;
+  req.pod_name = raw.pod_name;
+
+  if (absl::Status s = parseAddresses(raw, pod_cidr, gateway, v6, req); !s.ok()) return s;
 
   if (raw.mtu != 0 && (raw.mtu < kMinPortMtu || raw.mtu > kMaxPortMtu))
     return invalid("mtu", absl::StrCat(raw.mtu, " is not in ", kMinPortMtu, "..", kMaxPortMtu,
@@ -232,6 +244,26 @@ bool vhostSocketPathMatches(const std::string& socket_dir, const PortRequest& re
   return req.socket_subdir.empty() && ifnameFileComponent(ifname) == ifname &&
          recorded == absl::StrCat(socket_dir, "/", req.attachment.container_id.substr(0, kShortIdLen), "-", ifname,
                                   ".sock");
+}
+
+absl::Status checkPortAllowed(const PortRequest& req, const PortLimits& limits) {
+  if (req.kind == PortKind::kSriovVf)
+    return absl::UnimplementedError("type: SR-IOV VF ports are not supported by this sluiced yet");
+  if (req.kind == PortKind::kDpdkVdev && !limits.allow_vdev_ports)
+    return absl::FailedPreconditionError("type: DPDK vdev ports need sluiced's allow-vdev-ports (benchmarks, tests)");
+  if (req.pmd && *req.pmd >= limits.pmds)
+    return absl::InvalidArgumentError(absl::StrCat("pmd: there is no PMD ", *req.pmd, " (this sluiced runs ",
+                                                   limits.pmds, ", 0..", limits.pmds - 1, ")"));
+  if (req.queues > limits.max_queues_per_port)
+    return absl::InvalidArgumentError(absl::StrCat("queues: ", req.queues, " is more than this node allows (",
+                                                   "max-queues-per-port ", limits.max_queues_per_port, ")"));
+  return absl::OkStatus();
+}
+
+absl::Status validateNetnsPath(const std::string& netns) {
+  if (!netns.empty() && (netns[0] != '/' || netns.size() >= 4096 || netns.find('\0') != std::string::npos))
+    return absl::InvalidArgumentError("netns: must be an absolute path");
+  return absl::OkStatus();
 }
 
 }  // namespace sluice

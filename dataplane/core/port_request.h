@@ -111,6 +111,23 @@ absl::StatusOr<PortRequest> parsePortRequest(const RawPortRequest& raw, const Ip
                                              const std::optional<Ipv6PodCidr>& v6 = std::nullopt,
                                              uint32_t default_mtu = kDefaultPortMtu);
 
+// What this node allows a new port beyond its request's own checks.
+struct PortLimits {
+  bool allow_vdev_ports = false;  // allow-vdev-ports (benchmarks, tests)
+  size_t pmds = 0;                // how many PMDs run (a pinned port's must be one of them)
+  unsigned max_queues_per_port = 1;
+};
+
+// Whether this node can make the port `req` asks for (AddPort, after
+// parsePortRequest): Unimplemented for an SR-IOV VF (a module's to make),
+// FailedPrecondition for a vdev without allow-vdev-ports, InvalidArgument
+// for a PMD this sluiced does not run or more queues than it allows.
+absl::Status checkPortAllowed(const PortRequest& req, const PortLimits& limits);
+
+// InvalidArgument unless `netns` (a pod's netns path, CNI_NETNS) is empty or
+// an absolute path: it is only ever stat()ed, never opened.
+absl::Status validateNetnsPath(const std::string& netns);
+
 // Checks an attachment id alone (DeletePort takes only that).
 absl::Status validateAttachment(const AttachmentId& id);
 

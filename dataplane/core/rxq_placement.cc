@@ -4,6 +4,10 @@
 #include <cmath>
 #include <map>
 
+#include "common/log.h"
+#include "dataplane/core/numa_topology.h"
+#include "dataplane/core/port_table.h"
+
 namespace sluice {
 
 std::vector<unsigned> placeRxQueues(const std::vector<RxqItem>& items, const std::vector<double>& loads,
@@ -58,6 +62,64 @@ std::vector<unsigned> placeRxQueues(const std::vector<RxqItem>& items, const std
     ++mine[best];
   }
   return out;
+}
+
+namespace {
+
+// A pod port's queues as placement items. Only a port with queues to place
+// needs its socket (a vhost-user port's is read from its pod's device). A
+// port placed while its socket was unknown is placed again, once, when it
+// is known (its pod connected, so its traffic and caches are just
+// starting): with PMDs on that socket, those of its queues polled from
+// another socket move there.
+void addPodQueues(uint16_t n, PortEntry& e, const std::vector<unsigned>& pmd_sockets, const NumaTopology* topology,
+                  std::vector<RxqItem>& items) {
+  const bool place = !e.placed || e.socket_pending;
+  const std::optional<unsigned> socket =
+      place && topology != nullptr ? topology->portSocket(e.dpdk) : std::nullopt;
+  bool again = false;
+  if (e.placed && e.socket_pending && socket) {
+    e.socket_pending = false;
+    for (unsigned pmd : e.queue_pmds) again |= pmd_sockets[pmd] != *socket;
+    if (std::find(pmd_sockets.begin(), pmd_sockets.end(), *socket) == pmd_sockets.end()) again = false;
+    if (again)
+      logInfo("port ", n, ": its pod connected on NUMA socket ", *socket, "; its rx queues move to that socket's PMDs");
+  }
+  if (!e.placed) e.socket_pending = topology != nullptr && !socket && !e.request.pmd;
+  for (uint16_t q = 0; q < e.dpdk.rx_queues; ++q) {
+    const bool stays = e.placed && !(again && pmd_sockets[e.queue_pmds[q]] != *socket);
+    items.push_back({n, q, stays ? std::optional<unsigned>(e.queue_pmds[q]) : std::nullopt, e.request.pmd, socket});
+  }
+}
+
+}  // namespace
+
+PmdRxQueues planRxQueues(PortTable& ports, const std::vector<double>& loads, const std::vector<unsigned>& pmd_sockets,
+                         const NumaTopology* topology) {
+  PmdRxQueues target(loads.size());
+  std::vector<RxqItem> pod_queues;
+  std::vector<unsigned> module_queues(loads.size(), 0);
+  ports.forEachPort([&](uint16_t n, PortEntry& e) {
+    if (!e.isPod()) {
+      target[e.pmd].push_back({n, 0});  // a module's port stays where the module put it
+      ++module_queues[e.pmd];
+      return;
+    }
+    addPodQueues(n, e, pmd_sockets, topology, pod_queues);
+  });
+  const std::vector<unsigned> placed =
+      placeRxQueues(pod_queues, loads, module_queues, topology != nullptr ? pmd_sockets : std::vector<unsigned>{});
+  for (size_t i = 0; i < pod_queues.size(); ++i) {
+    const RxqItem& q = pod_queues[i];
+    target[placed[i]].push_back({q.port_no, q.queue});
+    // Every packet of a queue polled from another socket crosses the
+    // interconnect: worth a line when it is decided.
+    if (!q.current && q.socket && pmd_sockets[placed[i]] != *q.socket)
+      logInfo("port ", q.port_no, " rx queue ", q.queue, ": polled by PMD ", placed[i], " on NUMA socket ",
+              pmd_sockets[placed[i]], ", across from the port's socket ", *q.socket,
+              q.pinned && *q.pinned == placed[i] ? " (pinned there)" : " (no PMD on the port's socket)");
+  }
+  return target;
 }
 
 }  // namespace sluice

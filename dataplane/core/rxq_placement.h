@@ -20,15 +20,23 @@
 // connected), or whose socket has no PMD, is placed over every PMD. A pin
 // still wins, on whichever socket its PMD is.
 //
-// Pure: the control thread measures the loads (PMD counters) and applies the
-// result; tests drive it directly.
+// placeRxQueues is pure: tests drive it directly. planRxQueues gathers its
+// input from the port table (the control thread measures the loads from the
+// PMD counters) and returns every port's queues by PMD.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace sluice {
+
+class PortTable;
+class NumaTopology;
+
+// Each PMD's rx queues: (port number, queue id) pairs.
+using PmdRxQueues = std::vector<std::vector<std::pair<uint16_t, uint16_t>>>;
 
 // Loads closer than this (a share of a PMD's cycles) are a tie.
 inline constexpr double kRxqLoadStep = 0.05;
@@ -51,5 +59,14 @@ struct RxqItem {
 std::vector<unsigned> placeRxQueues(const std::vector<RxqItem>& queues, const std::vector<double>& loads,
                                     std::vector<unsigned> fixed_queues,
                                     const std::vector<unsigned>& pmd_sockets = {});
+
+// Where every port's rx queues go now: a module's port stays on its PMD; a
+// pod port's placed queues stay, its new ones are placed (placeRxQueues),
+// and a port placed while its NUMA socket was unknown is placed once more
+// when it is known (its pod connected). Updates the ports' socket_pending
+// marks; `recordPlacement` records the result. `loads` and `pmd_sockets`:
+// one per PMD; `topology` null: one socket, ports' unknown.
+PmdRxQueues planRxQueues(PortTable& ports, const std::vector<double>& loads,
+                         const std::vector<unsigned>& pmd_sockets, const NumaTopology* topology);
 
 }  // namespace sluice

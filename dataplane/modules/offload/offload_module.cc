@@ -46,6 +46,7 @@ void OffloadModule::portClosing(uint16_t port_no) {
 bool OffloadModule::tick(std::chrono::steady_clock::time_point) {
   offload::PmdGracePeriods& grace = manager_.pmdGracePeriods();
   if (const uint64_t token = grace.outstanding(); token != 0) {
+    core_.assertInChange();  // ticks run within the flow thread's change
     core_.quiesceLocked();
     grace.complete(token);
   }

@@ -17,6 +17,7 @@ absl::StatusOr<std::unique_ptr<OverlayModule>> OverlayModule::attach(DataplaneCo
   // A remote node's CIDRs and prefixes must not overlap our pods' routed
   // prefixes (checked within the node change, under the core's locks).
   overlay.setLocalClaims([&core](const RemoteNodeConfig& node) {
+    core.assertInChange();
     for (const Ipv4Cidr& c : node.claimed())
       for (const Ipv4Cidr& mine : core.routedPrefixesLocked())
         if (cidrsOverlap(c, mine))

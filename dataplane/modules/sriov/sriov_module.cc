@@ -57,6 +57,7 @@ absl::StatusOr<AddVfResult> SriovModule::addVf(const RawPortRequest& raw, const 
 bool SriovModule::holds(const AttachmentId& id) const { return sriov_ != nullptr && sriov_->holds(id); }
 
 absl::StatusOr<bool> SriovModule::release(const AttachmentId& id) {
+  core_.assertInChange();  // the core's DeletePort calls it within its change
   sriov_->detach(id);
   // The VF is free either way; a failed write is retried by the next change.
   if (absl::Status s = core_.writeCheckpointLocked(); !s.ok()) return s;
