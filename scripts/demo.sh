@@ -28,7 +28,7 @@ seconds=${1:-5}
 work=$(mktemp -d /tmp/sluice-demo.XXXXXX)
 api="$work/sluice.sock"
 vhost="$work/vhost"
-ctl() { "$root/build/dataplane/api/sluicectl" --socket "$api" "$@"; }
+ctl() { "$root/build/dataplane/sluicectl" --socket "$api" "$@"; }
 pids=()
 
 cleanup() {

@@ -100,7 +100,7 @@ fi
 jumbo=
 ((frame_size > 1514)) && jumbo=1
 [[ $EUID -eq 0 ]] || { echo "node_bench.sh: needs root (DPDK, network namespaces)" >&2; exit 2; }
-needed=("$build/bench/node/node_pcap_gen" "$build/dataplane/sluiced" "$build/dataplane/api/sluicectl")
+needed=("$build/bench/node/node_pcap_gen" "$build/dataplane/sluiced" "$build/dataplane/sluicectl")
 if [[ $systems == *sluice-base* ]]; then
   [[ -n $base_sluiced ]] || { echo "node_bench.sh: sluice-base needs --base-sluiced PATH" >&2; exit 2; }
   needed+=("$base_sluiced")

@@ -210,7 +210,7 @@ run_floor() {  # scenario pcap packets
 }
 
 # ---------------------------------------------------------------- Sluice
-ctl() { "$build/dataplane/api/sluicectl" --socket "$work/api.sock" "$@"; }
+ctl() { "$build/dataplane/sluicectl" --socket "$work/api.sock" "$@"; }
 sluiced_pid=
 
 sluiced_sent() { ctl stats 2>/dev/null | awk '/packets sent:/ { print $3; exit }'; }

@@ -3,7 +3,7 @@
 # playing both pods in one process. Sourced, not run. Expects $root, $build,
 # $seconds and $work to be set by the caller.
 
-ctl() { "$build/dataplane/api/sluicectl" --socket "$work/api.sock" "$@"; }
+ctl() { "$build/dataplane/sluicectl" --socket "$work/api.sock" "$@"; }
 dp_pid=
 
 cleanup() {

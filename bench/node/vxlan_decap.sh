@@ -24,7 +24,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-ctl() { "$build/dataplane/api/sluicectl" --socket "$work/api.sock" "$@"; }
+ctl() { "$build/dataplane/sluicectl" --socket "$work/api.sock" "$@"; }
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 run() {  # flows udp-port -> "cycles/packet packets drops"

@@ -34,7 +34,7 @@ mkdir -p "$out"
 api=$work/api.sock
 sluiced_pid=
 probe_pid=
-ctl() { "$build/dataplane/api/sluicectl" --socket "$api" --timeout 2000 "$@"; }
+ctl() { "$build/dataplane/sluicectl" --socket "$api" --timeout 2000 "$@"; }
 stop_all() {
   [[ -n $probe_pid ]] && kill "$probe_pid" 2>/dev/null && wait "$probe_pid" 2>/dev/null
   [[ -n $sluiced_pid ]] && kill -TERM "$sluiced_pid" 2>/dev/null && wait "$sluiced_pid" 2>/dev/null

@@ -41,7 +41,7 @@ api=$work/api.sock
 sluiced_pid=
 tool_pid=
 
-ctl() { "$build/dataplane/api/sluicectl" --socket "$api" --timeout 2000 "$@"; }
+ctl() { "$build/dataplane/sluicectl" --socket "$api" --timeout 2000 "$@"; }
 
 cleanup() {
   [[ -n $tool_pid ]] && kill -INT "$tool_pid" 2>/dev/null && wait "$tool_pid" 2>/dev/null

@@ -58,7 +58,7 @@ done
 systems=${systems:-new=$build/dataplane/sluiced}
 [[ $EUID -eq 0 ]] || { echo "idle_ports.sh: needs root (DPDK)" >&2; exit 2; }
 command -v dpdk-testpmd >/dev/null || { echo "idle_ports.sh: dpdk-testpmd missing (package dpdk)" >&2; exit 2; }
-for b in "$build/dataplane/api/sluicectl" "$build/bench/pvp_traffic" "$build/bench/pmd_sleep/wake_latency"; do
+for b in "$build/dataplane/sluicectl" "$build/bench/pvp_traffic" "$build/bench/pmd_sleep/wake_latency"; do
   [[ -x $b ]] || { echo "idle_ports.sh: $b is not built" >&2; exit 2; }
 done
 for s in $systems; do
@@ -78,7 +78,7 @@ tag=idleports-$$
 # its place (setsid execs in place too: a script's job leads no process
 # group), so a background job's $! is the program's pid.
 boosted() { setsid sh -c 'echo -20 >"/proc/$$/autogroup" 2>/dev/null; exec "$0" "$@"' "$@"; }
-ctl() { boosted "$build/dataplane/api/sluicectl" --socket "$work/api.sock" --timeout 5000 "$@"; }
+ctl() { boosted "$build/dataplane/sluicectl" --socket "$work/api.sock" --timeout 5000 "$@"; }
 dp_pid= idle_pids=() idle_fds=() failed=
 
 stop_pods() {

@@ -2,8 +2,9 @@
 # The folders' dependency picture, checked: every project #include of a file
 # in a layered folder names a folder that folder may depend on, so the
 # folders form no circle (sluiced -> api, modules/<m>/api -> api,
+# modules/<m>/cli -> sluicectl -> api's client-side formatters and sluice/v1,
 # modules/<m> -> core -> config -> datapath -> common; a module never
-# includes another module);
+# includes another module, and nothing below sluicectl includes it);
 # and no CMakeLists.txt compiles another folder's files. Includes of other
 # libraries (Abseil, DPDK) are not the picture's concern.
 # Usage: folder_layers_test.sh REPO_ROOT
@@ -26,19 +27,28 @@ declare -A allowed=(
   # The daemon composes the API, the core and what is below it; it names no
   # module (features register themselves).
   [dataplane/sluiced]="dataplane/sluiced dataplane/api $below_modules"
+  # The operator's CLI: a gRPC client, so the API's messages and the
+  # formatters of its replies, nothing of the daemon; it names no module
+  # (each module's cli/ folder registers its commands).
+  [dataplane/sluicectl]="dataplane/sluicectl dataplane/api sluice/v1"
   [cni-plugin]="cni-plugin common common/rtnetlink sluice/v1"
   # The node controller talks to sluiced only through the API (sluice/v1).
   [agent]="agent common sluice/v1"
 )
 # Every module folder, found as sluiced's build finds them: its control side
 # sees only what is below modules; its api/ folder also the core's API
-# folder, the module itself and the stand-ins for the module's hardware.
+# folder, the module itself and the stand-ins for the module's hardware; its
+# cli/ folder (sluicectl's commands of the module) only sluicectl, the API's
+# formatters and messages, and the module's api/ folder.
 for module in dataplane/modules/*/; do
   module=${module%/}
   name=$(basename "$module")
   allowed[$module]="$module $below_modules"
   [[ -d $module/api ]] &&
     allowed[$module/api]="$module/api $module dataplane/api dataplane/stand_ins/* $below_modules sluice/v1"
+  if [[ -d $module/cli ]]; then
+    allowed[$module/cli]="$module/cli $module/api dataplane/sluicectl dataplane/api sluice/v1"
+  fi
 done
 
 failures=0
