@@ -32,13 +32,13 @@ declare -A allowed=(
 )
 # Every module folder, found as sluiced's build finds them: its control side
 # sees only what is below modules; its api/ folder also the core's API
-# folder, the module itself and the stand-ins for the module's hardware.
+# folder and the module itself. Neither names a stand-in: stand-ins register
+# themselves with the module's provider registry.
 for module in dataplane/modules/*/; do
   module=${module%/}
-  name=$(basename "$module")
   allowed[$module]="$module $below_modules"
   [[ -d $module/api ]] &&
-    allowed[$module/api]="$module/api $module dataplane/api dataplane/stand_ins/* $below_modules sluice/v1"
+    allowed[$module/api]="$module/api $module dataplane/api $below_modules sluice/v1"
 done
 
 failures=0
