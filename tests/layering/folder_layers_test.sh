@@ -11,13 +11,21 @@ set -euo pipefail
 root=${1:?usage: $0 REPO_ROOT}
 cd "$root"
 
-datapath="dataplane/datapath dataplane/datapath/flow"
+# The fast path: Pmd and its pipeline in datapath/, which may include its
+# feature subfolders; a feature subfolder may include datapath/ (the
+# pipeline's types), the flow caches and another feature subfolder, and
+# nothing below datapath/ includes one.
+datapath_features="dataplane/datapath/overlay dataplane/datapath/icmp dataplane/datapath/nd"
+datapath="dataplane/datapath dataplane/datapath/flow $datapath_features"
 below_modules="dataplane/core dataplane/config $datapath common common/rtnetlink"
 declare -A allowed=(
   [common]="common"
   [common/rtnetlink]="common/rtnetlink"
   [dataplane/datapath/flow]="dataplane/datapath/flow common"
   [dataplane/datapath]="$datapath common"
+  [dataplane/datapath/overlay]="$datapath common"
+  [dataplane/datapath/icmp]="$datapath common"
+  [dataplane/datapath/nd]="$datapath common"
   [dataplane/config]="dataplane/config $datapath common"
   [dataplane/core]="dataplane/core dataplane/config $datapath common"
   [dataplane/stand_ins/fake_pf]="dataplane/stand_ins/fake_pf dataplane/modules/sriov $below_modules"
