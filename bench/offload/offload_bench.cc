@@ -40,7 +40,7 @@
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/mark_branch.h"
 #include "dataplane/stand_ins/software_offload/sw_engine_rx.h"
-#include "dataplane/datapath/uplink_stage.h"
+#include "dataplane/datapath/overlay/uplink_stage.h"
 #include "tests/unit/flow/frame_builder.h"
 #include "tests/unit/offload/offload_test_util.h"
 #include "tests/unit/vxlan/vxlan_frames.h"

@@ -19,6 +19,7 @@
 #include "dataplane/config/config_error.h"
 #include "dataplane/config/config_keys.h"
 #include "dataplane/config/ipv4_allow_list.h"
+#include "dataplane/config/provider_names.h"
 #include "dataplane/datapath/host_path.h"
 #include "dataplane/datapath/limits.h"
 
@@ -285,8 +286,8 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     if (!v.ok()) return v.status();
     c.gc_interval_ms = static_cast<uint32_t>(*v);
   } else if (key == "offload-provider") {
-    if (value != "off" && value != "rte_flow" && value != "software")
-      return invalidKey(key, "must be off, rte_flow or software");
+    if (value != "off" && !isProviderName(key, value))
+      return invalidKey(key, absl::StrCat("must be ", providerChoices(key, {"off"})));
     c.offload_provider = value;
   } else if (key == "offload-max-flows") {
     auto v = number(kMarkTableLimit, 1);
@@ -300,7 +301,9 @@ absl::Status applySetting(SluicedConfig& c, const std::string& key, const std::s
     if (value.empty() || value[0] != '/') return invalidKey(key, "must be an absolute path");
     c.sysfs_root = value;
   } else if (key == "sriov-pf-control") {
-    if (value != "netlink" && value != "fake") return invalidKey(key, "must be netlink or fake (tests only)");
+    // The stand-in ("fake") programs nothing: tests only.
+    if (!isProviderName(key, value))
+      return invalidKey(key, absl::StrCat("must be ", providerChoices(key), " (tests only)"));
     c.sriov_pf_control = value;
   } else if (key == "allow-vdev-ports") {
     if (value == "true" || value == "1") c.allow_vdev_ports = true;

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "dataplane/datapath/neighbor_discovery.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
 #include "dataplane/datapath/parse_drop.h"
 
 namespace sluice {

@@ -38,7 +38,7 @@
 #include "dataplane/datapath/forwarding_table.h"
 #include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/host_path.h"
-#include "dataplane/datapath/overlay_tables.h"
+#include "dataplane/datapath/overlay/overlay_tables.h"
 #include "dataplane/datapath/routed_prefix_table.h"
 #include "dataplane/datapath/source_check.h"
 

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "dataplane/datapath/arp_responder.h"
-#include "dataplane/datapath/neighbor_discovery.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
 
 namespace sluice {
 namespace {

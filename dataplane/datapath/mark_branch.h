@@ -41,7 +41,7 @@
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/mark_table.h"
-#include "dataplane/datapath/vxlan_decap.h"
+#include "dataplane/datapath/overlay/vxlan_decap.h"
 
 namespace sluice::offload {
 

@@ -10,7 +10,7 @@
 
 #include "common/thread_sanitizer.h"
 #include "dataplane/datapath/l3_forward.h"
-#include "dataplane/datapath/neighbor_discovery.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
 #include "dataplane/datapath/parse_drop.h"
 #include "dataplane/datapath/pmd_actions.h"
 

@@ -43,7 +43,7 @@
 #include "dataplane/datapath/flow/megaflow.h"
 #include "dataplane/datapath/fixed_array.h"
 #include "dataplane/datapath/flow_translate.h"
-#include "dataplane/datapath/icmp_error_limiter.h"
+#include "dataplane/datapath/icmp/icmp_error_limiter.h"
 #include "dataplane/datapath/ipv4_fragment.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/mark_table.h"
@@ -54,7 +54,7 @@
 #include "dataplane/datapath/rx_schedule.h"
 #include "dataplane/datapath/upcall_gate.h"
 #include "dataplane/datapath/upcall_queue.h"
-#include "dataplane/datapath/uplink_stage.h"
+#include "dataplane/datapath/overlay/uplink_stage.h"
 
 namespace sluice {
 

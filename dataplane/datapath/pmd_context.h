@@ -12,7 +12,7 @@
 
 #include "dataplane/datapath/flow/flow_lookup.h"
 #include "dataplane/datapath/flow/megaflow.h"
-#include "dataplane/datapath/icmp_error_limiter.h"
+#include "dataplane/datapath/icmp/icmp_error_limiter.h"
 #include "dataplane/datapath/mark_table.h"
 #include "dataplane/datapath/pmd_counters.h"
 #include "dataplane/datapath/pmd_snapshot.h"

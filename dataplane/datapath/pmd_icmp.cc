@@ -32,11 +32,11 @@
 // by the pipeline or the partial-offload branch) get no answer: the error
 // would have to be encapsulated back to the sending node's VTEP, and the
 // uplink carries no pod's traffic unencapsulated.
-#include "dataplane/datapath/icmp_echo.h"
-#include "dataplane/datapath/icmp_error.h"
+#include "dataplane/datapath/icmp/icmp_echo.h"
+#include "dataplane/datapath/icmp/icmp_error.h"
 #include "dataplane/datapath/pmd.h"
 #include "dataplane/datapath/pmd_actions.h"
-#include "dataplane/datapath/uplink_stage.h"
+#include "dataplane/datapath/overlay/uplink_stage.h"
 
 #include <rte_ether.h>
 #include <rte_ip.h>

@@ -32,7 +32,7 @@
 #include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/host_path.h"
 #include "dataplane/datapath/limits.h"
-#include "dataplane/datapath/overlay_snapshot.h"
+#include "dataplane/datapath/overlay/overlay_snapshot.h"
 #include "dataplane/datapath/routed_prefix_table.h"
 #include "dataplane/datapath/source_check.h"
 #include "dataplane/datapath/vhost_port.h"

@@ -12,13 +12,21 @@ set -euo pipefail
 root=${1:?usage: $0 REPO_ROOT}
 cd "$root"
 
-datapath="dataplane/datapath dataplane/datapath/flow"
+# The fast path: Pmd and its pipeline in datapath/, which may include its
+# feature subfolders; a feature subfolder may include datapath/ (the
+# pipeline's types), the flow caches and another feature subfolder, and
+# nothing below datapath/ includes one.
+datapath_features="dataplane/datapath/overlay dataplane/datapath/icmp dataplane/datapath/nd"
+datapath="dataplane/datapath dataplane/datapath/flow $datapath_features"
 below_modules="dataplane/core dataplane/config $datapath common common/rtnetlink"
 declare -A allowed=(
   [common]="common"
   [common/rtnetlink]="common/rtnetlink"
   [dataplane/datapath/flow]="dataplane/datapath/flow common"
   [dataplane/datapath]="$datapath common"
+  [dataplane/datapath/overlay]="$datapath common"
+  [dataplane/datapath/icmp]="$datapath common"
+  [dataplane/datapath/nd]="$datapath common"
   [dataplane/config]="dataplane/config $datapath common"
   [dataplane/core]="dataplane/core dataplane/config $datapath common"
   [dataplane/stand_ins/fake_pf]="dataplane/stand_ins/fake_pf dataplane/modules/sriov $below_modules"
@@ -37,15 +45,15 @@ declare -A allowed=(
 )
 # Every module folder, found as sluiced's build finds them: its control side
 # sees only what is below modules; its api/ folder also the core's API
-# folder, the module itself and the stand-ins for the module's hardware; its
-# cli/ folder (sluicectl's commands of the module) only sluicectl, the API's
+# folder and the module itself. Neither names a stand-in: stand-ins register
+# themselves with the module's provider registry. Its cli/ folder
+# (sluicectl's commands of the module) sees only sluicectl, the API's
 # formatters and messages, and the module's api/ folder.
 for module in dataplane/modules/*/; do
   module=${module%/}
-  name=$(basename "$module")
   allowed[$module]="$module $below_modules"
   [[ -d $module/api ]] &&
-    allowed[$module/api]="$module/api $module dataplane/api dataplane/stand_ins/* $below_modules sluice/v1"
+    allowed[$module/api]="$module/api $module dataplane/api $below_modules sluice/v1"
   if [[ -d $module/cli ]]; then
     allowed[$module/cli]="$module/cli $module/api dataplane/sluicectl dataplane/api sluice/v1"
   fi

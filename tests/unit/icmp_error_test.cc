@@ -1,4 +1,4 @@
-// The ICMP/ICMPv6 error builders (dataplane/datapath/icmp_error.h) on
+// The ICMP/ICMPv6 error builders (dataplane/datapath/icmp/icmp_error.h) on
 // hand-built frames in hand-made mbufs (no EAL): the exact bytes of the
 // error (the expected frames and their checksums were computed apart from
 // this code, and the checksums are verified again here with the test
@@ -6,7 +6,7 @@
 // is sent (with the frame then left as it was). Also the per-PMD limiter on
 // a hand-driven clock. And the gateway's echo replies (icmp_echo.h), the
 // same way.
-#include "dataplane/datapath/icmp_error.h"
+#include "dataplane/datapath/icmp/icmp_error.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "dataplane/datapath/icmp_echo.h"
-#include "dataplane/datapath/icmp_error_limiter.h"
+#include "dataplane/datapath/icmp/icmp_echo.h"
+#include "dataplane/datapath/icmp/icmp_error_limiter.h"
 #include "tests/support/frames.h"
 
 namespace sluice::icmp {

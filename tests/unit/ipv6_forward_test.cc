@@ -13,7 +13,7 @@
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/l3_forward.h"
-#include "dataplane/datapath/neighbor_discovery.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
 #include "tests/support/frames.h"
 
 namespace sluice {

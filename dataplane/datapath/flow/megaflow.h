@@ -47,7 +47,7 @@ inline constexpr MegaflowIndex kNoMegaflow = 0xffffffffU;
 // action stage will need; the flow components never interpret it.
 struct MegaflowActions {
   // kEncap: VXLAN-encapsulate toward tunnel `arg` and output on `out_port`
-  // (the uplink); see datapath/uplink_stage.h. kExternal: toward the
+  // (the uplink); see datapath/overlay/uplink_stage.h. kExternal: toward the
   // external network's gateway on `out_port` (the uplink), its MAC and VLAN
   // from the snapshot (datapath/external_network.h).
   enum class Kind : uint8_t { kDrop = 0, kOutput = 1, kEncap = 2, kExternal = 3 };

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "dataplane/datapath/vxlan_decap.h"
+#include "dataplane/datapath/overlay/vxlan_decap.h"
 
 namespace sluice::offload {
 namespace {

@@ -7,9 +7,11 @@
 #include <rte_flow.h>
 
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 #include "dataplane/core/rx_marks.h"
+#include "dataplane/modules/offload/offload_provider_registry.h"
 
 namespace sluice::offload {
 namespace {
@@ -128,3 +130,12 @@ absl::Status RteFlowProvider::flush(uint16_t dpdk_port) {
 }
 
 }  // namespace sluice::offload
+
+namespace {
+std::unique_ptr<sluice::offload::OffloadProvider> makeRteFlowProvider(uint32_t max_flows) {
+  (void)max_flows;  // the NIC's flow table is the NIC's
+  return std::make_unique<sluice::offload::RteFlowProvider>();
+}
+}  // namespace
+
+SLUICE_REGISTER_OFFLOAD_PROVIDER(rte_flow, makeRteFlowProvider);

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "common/big_endian.h"
-#include "dataplane/datapath/neighbor_discovery.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
 
 namespace sluice {
 namespace {

@@ -31,7 +31,7 @@
 #include "dataplane/modules/overlay/neighbor_table.h"
 #include "dataplane/config/overlay_config.h"
 #include "dataplane/modules/overlay/uplink_io.h"
-#include "dataplane/datapath/overlay_snapshot.h"
+#include "dataplane/datapath/overlay/overlay_snapshot.h"
 
 namespace sluice {
 

@@ -11,9 +11,11 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "common/rtnetlink/netlink_message.h"
 #include "common/rtnetlink/netlink_socket.h"
+#include "dataplane/modules/sriov/pf_control_registry.h"
 
 namespace sluice::sriov {
 namespace {
@@ -205,3 +207,11 @@ absl::Status NetlinkPfControl::resetVf(const std::string& pf, uint32_t vf) {
 }
 
 }  // namespace sluice::sriov
+
+namespace {
+std::unique_ptr<sluice::sriov::PfControl> makeNetlinkPfControl() {
+  return std::make_unique<sluice::sriov::NetlinkPfControl>();
+}
+}  // namespace
+
+SLUICE_REGISTER_PF_CONTROL(netlink, makeNetlinkPfControl);

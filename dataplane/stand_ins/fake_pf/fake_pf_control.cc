@@ -3,6 +3,10 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <memory>
+
+#include "dataplane/modules/sriov/pf_control_registry.h"
+
 namespace sluice::sriov {
 
 absl::Status FakePfControl::record(const std::string& kind, const std::string& pf, uint32_t vf,
@@ -85,3 +89,11 @@ void FakePfControl::failOn(std::string kind) {
 }
 
 }  // namespace sluice::sriov
+
+namespace {
+std::unique_ptr<sluice::sriov::PfControl> makeFakePfControl() { return std::make_unique<sluice::sriov::FakePfControl>(); }
+}  // namespace
+
+SLUICE_REGISTER_PF_CONTROL_STAND_IN(fake, makeFakePfControl,
+                                    "*** sriov-pf-control is \"fake\": VF MAC, VLAN, trust and spoof-check are NOT "
+                                    "programmed on any PF. This is for tests only; never use it on a real node. ***");

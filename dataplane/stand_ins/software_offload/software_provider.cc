@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "dataplane/modules/offload/offload_provider_registry.h"
 
 namespace sluice::offload {
 namespace {
@@ -454,3 +455,14 @@ uint64_t SoftwareProvider::packetsMarked() const {
 }
 
 }  // namespace sluice::offload
+
+namespace {
+// Twice the cap: marks of destroyed rules wait a grace period before reuse.
+std::unique_ptr<sluice::offload::OffloadProvider> makeSoftwareProvider(uint32_t max_flows) {
+  return std::make_unique<sluice::offload::SoftwareProvider>(2 * max_flows);
+}
+}  // namespace
+
+SLUICE_REGISTER_OFFLOAD_PROVIDER_STAND_IN(software, makeSoftwareProvider,
+                                          "OFFLOAD: provider \"software\" configured: a SOFTWARE flow engine stands "
+                                          "in for NIC hardware (tests and demos only, not hardware offload)");

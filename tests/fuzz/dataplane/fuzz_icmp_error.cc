@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "dataplane/datapath/icmp_error.h"
+#include "dataplane/datapath/icmp/icmp_error.h"
 
 namespace {
 

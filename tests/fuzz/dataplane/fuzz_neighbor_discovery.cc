@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "dataplane/datapath/neighbor_discovery.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
 
 namespace {
 

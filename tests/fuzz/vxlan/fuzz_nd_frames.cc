@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dataplane/datapath/neighbor_discovery.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
 #include "dataplane/modules/overlay/nd_frames.h"
 
 namespace {

@@ -2,7 +2,7 @@
 // a frame received on the uplink. classifyUplinkFrame must never read past
 // the frame, and when it decapsulates, the inner frame it names must lie
 // inside the outer one and parse as a flow key with the tunnel metadata, as
-// the PMD does next (datapath/uplink_stage.cc), and must not be IPv6
+// the PMD does next (datapath/overlay/uplink_stage.cc), and must not be IPv6
 // neighbor discovery (the seeds hold inner IPv4, inner IPv6 and inner ND).
 // Every input is classified as an IPv6 underlay would too
 // (classifyUplinkFrame6, seeds outer IPv6 toward fd00:77::1): the same
@@ -20,8 +20,8 @@
 
 #include "dataplane/datapath/external_network.h"
 #include "dataplane/datapath/flow/flow_key.h"
-#include "dataplane/datapath/vxlan_decap.h"
-#include "dataplane/datapath/vxlan_decap6.h"
+#include "dataplane/datapath/overlay/vxlan_decap.h"
+#include "dataplane/datapath/overlay/vxlan_decap6.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 65535) return 0;

@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "dataplane/datapath/flow/flow_key.h"
-#include "dataplane/datapath/overlay_snapshot.h"
-#include "dataplane/datapath/uplink_stage.h"
-#include "dataplane/datapath/vxlan_decap.h"
-#include "dataplane/datapath/vxlan_decap6.h"
+#include "dataplane/datapath/overlay/overlay_snapshot.h"
+#include "dataplane/datapath/overlay/uplink_stage.h"
+#include "dataplane/datapath/overlay/vxlan_decap.h"
+#include "dataplane/datapath/overlay/vxlan_decap6.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // classifyUplinkFrame: every check, in the order the header documents.
 #include <gtest/gtest.h>
 
-#include "dataplane/datapath/vxlan_decap.h"
+#include "dataplane/datapath/overlay/vxlan_decap.h"
 #include "tests/unit/vxlan/vxlan_frames.h"
 
 namespace sluice::vxlan {

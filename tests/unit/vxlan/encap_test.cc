@@ -5,7 +5,7 @@
 #include <cstring>
 #include <set>
 
-#include "dataplane/datapath/encap_template.h"
+#include "dataplane/datapath/overlay/encap_template.h"
 #include "tests/support/frames.h"
 
 namespace sluice::vxlan {

@@ -12,7 +12,7 @@
 #include "dataplane/datapath/external_decision.h"
 #include "dataplane/datapath/external_network.h"
 #include "dataplane/datapath/flow_translate.h"
-#include "dataplane/datapath/overlay_tables.h"
+#include "dataplane/datapath/overlay/overlay_tables.h"
 #include "dataplane/modules/overlay/arp_frames.h"
 #include "dataplane/modules/overlay/overlay_control.h"
 #include "tests/unit/vxlan/fake_uplink.h"

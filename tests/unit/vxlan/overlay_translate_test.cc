@@ -9,7 +9,7 @@
 #include "dataplane/datapath/flow_translate.h"
 #include "dataplane/datapath/forwarding_table_v6.h"
 #include "dataplane/datapath/host_path.h"
-#include "dataplane/datapath/overlay_tables.h"
+#include "dataplane/datapath/overlay/overlay_tables.h"
 
 namespace sluice {
 namespace {

@@ -8,9 +8,9 @@
 #include <functional>
 #include <vector>
 
-#include "dataplane/datapath/encap_template6.h"
-#include "dataplane/datapath/neighbor_discovery.h"
-#include "dataplane/datapath/vxlan_decap6.h"
+#include "dataplane/datapath/overlay/encap_template6.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
+#include "dataplane/datapath/overlay/vxlan_decap6.h"
 #include "dataplane/modules/overlay/nd_frames.h"
 #include "dataplane/modules/overlay/overlay_control.h"
 #include "tests/unit/vxlan/fake_uplink.h"

@@ -1,6 +1,7 @@
 // Partial offload as a feature of sluiced: the offload manager and its
-// provider (the NIC's rte_flow engine, or the software stand-in for tests
-// and demos) are made before the PMDs, which read its mark table; the
+// provider (found by its configured name among the registered ones: the
+// NIC's rte_flow engine, or the software stand-in for tests and demos) are
+// made before the PMDs, which read its mark table; the
 // offload module offers megaflows to it and attaches the offload port (a
 // configured pod attachment, else the uplink) when that port appears; its
 // thread runs while the PMDs do; its figures are part of GetStats.
@@ -15,8 +16,7 @@
 #include "dataplane/datapath/pmd_context.h"
 #include "dataplane/modules/offload/offload_manager.h"
 #include "dataplane/modules/offload/offload_module.h"
-#include "dataplane/modules/offload/rte_flow_provider.h"
-#include "dataplane/stand_ins/software_offload/software_provider.h"
+#include "dataplane/modules/offload/offload_provider_registry.h"
 
 namespace sluice {
 namespace {
@@ -73,17 +73,12 @@ class OffloadFeature final : public Feature, public ServiceExtension {
 };
 
 absl::StatusOr<std::unique_ptr<Feature>> makeOffloadFeature(const SluicedConfig& config) {
-  std::unique_ptr<offload::OffloadProvider> provider;
   if (config.offload_provider == "off") return nullptr;
-  if (config.offload_provider == "rte_flow") {
-    provider = std::make_unique<offload::RteFlowProvider>();
-  } else if (config.offload_provider == "software") {
-    logWarning("OFFLOAD: provider \"software\" configured: a SOFTWARE flow engine stands in for NIC hardware "
-               "(tests and demos only, not hardware offload)");
-    provider = std::make_unique<offload::SoftwareProvider>(2 * config.offload_max_flows);
-  } else {
+  const offload::OffloadProviderRegistration* registered = offload::findOffloadProvider(config.offload_provider);
+  if (registered == nullptr)
     return absl::InvalidArgumentError("offload-provider: unknown provider \"" + config.offload_provider + "\"");
-  }
+  if (registered->warning != nullptr) logWarning(registered->warning);
+  std::unique_ptr<offload::OffloadProvider> provider = registered->make(config.offload_max_flows);
   if (config.offload_port.empty() && !config.overlay.uplink)
     logWarning("offload: neither an offload-port nor an uplink configured; nothing will be offloaded");
   // Partial offload marks the uplink's packets unless a port is configured

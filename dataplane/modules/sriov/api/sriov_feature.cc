@@ -16,12 +16,11 @@
 #include "dataplane/api/feature.h"
 #include "dataplane/config/config.h"
 #include "dataplane/modules/sriov/api/sriov_service.h"
-#include "dataplane/modules/sriov/netlink_pf_control.h"
+#include "dataplane/modules/sriov/pf_control_registry.h"
 #include "dataplane/modules/sriov/sriov_control.h"
 #include "dataplane/modules/sriov/sriov_module.h"
 #include "dataplane/modules/sriov/sysfs_access.h"
 #include "dataplane/modules/sriov/vf_provisioner.h"
-#include "dataplane/stand_ins/fake_pf/fake_pf_control.h"
 
 namespace sluice {
 namespace {
@@ -77,14 +76,11 @@ class SriovFeature final : public Feature, public ServiceExtension {
 
 absl::StatusOr<std::unique_ptr<Feature>> makeSriovFeature(const SluicedConfig& config) {
   if (config.sriov_pools.empty()) return std::make_unique<SriovFeature>(nullptr, nullptr);
-  std::unique_ptr<sriov::PfControl> pf_control;
-  if (config.sriov_pf_control == "fake") {
-    logWarning("*** sriov-pf-control is \"fake\": VF MAC, VLAN, trust and spoof-check are NOT programmed ",
-               "on any PF. This is for tests only; never use it on a real node. ***");
-    pf_control = std::make_unique<sriov::FakePfControl>();
-  } else {
-    pf_control = std::make_unique<sriov::NetlinkPfControl>();
-  }
+  const sriov::PfControlProvider* provider = sriov::findPfControl(config.sriov_pf_control);
+  if (provider == nullptr)
+    return absl::InvalidArgumentError("sriov-pf-control: unknown PF control \"" + config.sriov_pf_control + "\"");
+  if (provider->warning != nullptr) logWarning(provider->warning);
+  std::unique_ptr<sriov::PfControl> pf_control = provider->make();
   sriov::FileSysfs sysfs;
   std::vector<sriov::ProvisionRecord> provisioned;
   auto undoAll = [&] {

@@ -6,10 +6,10 @@
 
 #include <cstring>
 
-#include "dataplane/datapath/neighbor_discovery.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
 #include "dataplane/datapath/tsan_dpdk.h"
-#include "dataplane/datapath/uplink_stage.h"
-#include "dataplane/datapath/vxlan_decap6.h"
+#include "dataplane/datapath/overlay/uplink_stage.h"
+#include "dataplane/datapath/overlay/vxlan_decap6.h"
 
 namespace sluice::vxlan {
 namespace {

@@ -17,8 +17,8 @@
 #include <cstring>
 #include <vector>
 
-#include "dataplane/datapath/encap_template.h"
-#include "dataplane/datapath/encap_template6.h"
+#include "dataplane/datapath/overlay/encap_template.h"
+#include "dataplane/datapath/overlay/encap_template6.h"
 
 namespace sluice::vxlan {
 

@@ -1,5 +1,5 @@
 // Building ICMP and ICMPv6 errors in place (icmp_error.h).
-#include "dataplane/datapath/icmp_error.h"
+#include "dataplane/datapath/icmp/icmp_error.h"
 
 #include <rte_byteorder.h>
 #include <rte_ip.h>
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "dataplane/datapath/icmp_wire.h"
+#include "dataplane/datapath/icmp/icmp_wire.h"
 
 namespace sluice::icmp {
 namespace {

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dataplane/datapath/encap_template.h"
-#include "dataplane/datapath/vxlan_decap6.h"
+#include "dataplane/datapath/overlay/encap_template.h"
+#include "dataplane/datapath/overlay/vxlan_decap6.h"
 
 namespace sluice::vxlan {
 

@@ -15,9 +15,9 @@
 #include "dataplane/datapath/external_network.h"
 #include "dataplane/datapath/limits.h"
 #include "dataplane/datapath/pmd_counters.h"
-#include "dataplane/datapath/overlay_tables.h"
-#include "dataplane/datapath/vxlan_decap.h"
-#include "dataplane/datapath/vxlan_decap6.h"
+#include "dataplane/datapath/overlay/overlay_tables.h"
+#include "dataplane/datapath/overlay/vxlan_decap.h"
+#include "dataplane/datapath/overlay/vxlan_decap6.h"
 #include "dataplane/datapath/forwarding_table_v6.h"
 
 namespace sluice::vxlan {

@@ -1,11 +1,11 @@
 // Building echo replies in place (icmp_echo.h).
-#include "dataplane/datapath/icmp_echo.h"
+#include "dataplane/datapath/icmp/icmp_echo.h"
 
 #include <rte_byteorder.h>
 
 #include <cstring>
 
-#include "dataplane/datapath/icmp_wire.h"
+#include "dataplane/datapath/icmp/icmp_wire.h"
 
 namespace sluice::icmp {
 namespace {

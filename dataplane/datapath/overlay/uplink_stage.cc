@@ -1,4 +1,4 @@
-#include "dataplane/datapath/uplink_stage.h"
+#include "dataplane/datapath/overlay/uplink_stage.h"
 
 #include <rte_arp.h>
 #include <rte_byteorder.h>

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "dataplane/datapath/drop_reason.h"
-#include "dataplane/datapath/neighbor_discovery.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
 
 namespace sluice::vxlan {
 

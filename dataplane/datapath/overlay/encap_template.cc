@@ -1,6 +1,6 @@
-#include "dataplane/datapath/encap_template.h"
+#include "dataplane/datapath/overlay/encap_template.h"
 
-#include "dataplane/datapath/encap_template6.h"
+#include "dataplane/datapath/overlay/encap_template6.h"
 
 #include <cstring>
 

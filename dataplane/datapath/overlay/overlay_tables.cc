@@ -1,4 +1,4 @@
-#include "dataplane/datapath/overlay_tables.h"
+#include "dataplane/datapath/overlay/overlay_tables.h"
 
 #include <algorithm>
 #include <bit>

@@ -20,7 +20,7 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
-#include "dataplane/datapath/icmp_error.h"
+#include "dataplane/datapath/icmp/icmp_error.h"
 
 namespace sluice::icmp {
 

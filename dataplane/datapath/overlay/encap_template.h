@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dataplane/datapath/vxlan_decap.h"
+#include "dataplane/datapath/overlay/vxlan_decap.h"
 
 namespace sluice::vxlan {
 

@@ -1,4 +1,4 @@
-#include "dataplane/datapath/neighbor_discovery.h"
+#include "dataplane/datapath/nd/neighbor_discovery.h"
 
 #include <cstring>
 

@@ -22,7 +22,7 @@
 #include "dataplane/datapath/flow/flow_key.h"
 #include "dataplane/datapath/l3_forward.h"
 #include "dataplane/datapath/limits.h"
-#include "dataplane/datapath/overlay_snapshot.h"
+#include "dataplane/datapath/overlay/overlay_snapshot.h"
 
 namespace sluice::vxlan {
 
