@@ -1,7 +1,7 @@
 // A real PortBackend of ethdevs: DPDK vdevs standing in for pods, and
 // vhost-user ports as hot-plugged `net_vhost` vdevs (each one of DPDK's
 // RTE_MAX_ETHPORTS; sluiced uses them only where a pod port must be an
-// ethdev, see sluiced_main.cc, and VhostPortBackend otherwise). Control thread only (DPDK's hot-plug
+// ethdev, see sluiced/control_core.cc, and VhostPortBackend otherwise). Control thread only (DPDK's hot-plug
 // calls are not for PMD threads).
 #pragma once
 

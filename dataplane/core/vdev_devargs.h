@@ -24,7 +24,7 @@
 namespace sluice {
 
 // Bytes a packet may hold in one of sluiced's mbufs: RTE_MBUF_DEFAULT_DATAROOM,
-// the data room of the pool sluiced_main.cc makes (RTE_MBUF_DEFAULT_BUF_SIZE
+// the data room of the pool sluiced/eal_session.cc makes (RTE_MBUF_DEFAULT_BUF_SIZE
 // minus the headroom). net_null writes `size` bytes into each mbuf unchecked.
 inline constexpr uint32_t kMbufDataRoom = 2048;
 

@@ -6,7 +6,7 @@
 // A peer that sends a header and withholds the payload would hold that
 // thread, so every other pod's vhost-user connection and every unregister,
 // for as long as it likes. sluiced's connect() and accept() (the
-// executable's, which the library calls: unix_connect_nofollow.cc,
+// executable's, which the library calls: sluiced/connect_nofollow.cc,
 // vhost_accept.cc) give each vhost-user socket these timeouts: the read (or
 // a reply's send to a peer that never reads) then fails, and the library
 // drops that connection (a client-mode port reconnects).
