@@ -22,8 +22,8 @@ packages=(
   libcivetweb-dev
   # the node controller (sluice-agent): HTTPS to the Kubernetes API, kubeconfig (YAML)
   libcurl4-openssl-dev libyaml-cpp-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # tests and benchmarks; ctags measures the core's files and functions (unit_sizes)
+  libgtest-dev libgmock-dev googletest libbenchmark-dev universal-ctags
   # a real Prometheus (and promtool) scraping sluiced in the metrics test; curl in the node benchmark
   prometheus curl
   # packet capture tests read pcap files back with libpcap

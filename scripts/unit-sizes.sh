@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 folders=("${@:-dataplane/core}")
 max_file=500 max_function=80
 status=0
+command -v ctags >/dev/null || { echo "unit-sizes: ctags missing (scripts/setup.sh installs universal-ctags)" >&2; exit 1; }
 files=$(find "${folders[@]}" -maxdepth 1 \( -name '*.cc' -o -name '*.h' \) | sort)
 echo "largest files:"
 wc -l $files | grep -v ' total$' | sort -rn | head -5
@@ -24,10 +25,11 @@ ctags --languages=C++ --kinds-C++=f --fields=+ne -o - $files 2>/dev/null |
       if ($i ~ /^end:/) end = substr($i, 5);
     }
     if (line != "" && end != "") printf "%d %s:%s %s\n", end - line + 1, $2, line, $1;
-  }' | sort -rn > /tmp/unit-sizes.$$
-head -5 /tmp/unit-sizes.$$
+  }' | sort -rn > "$sizes"
+if [[ ! -s $sizes ]]; then echo "unit-sizes: ctags found no functions in ${folders[*]}" >&2; rm -f "$sizes"; exit 1; fi
+head -5 "$sizes"
 while read -r lines where name; do
   if ((lines > max_function)); then echo "FAIL: $where $name has $lines lines (limit: $max_function)"; status=1; fi
-done < /tmp/unit-sizes.$$
-rm -f /tmp/unit-sizes.$$
+done < "$sizes"
+rm -f "$sizes"
 exit $status
